@@ -174,6 +174,10 @@ constexpr const chip& validate(const chip& c) {
     detail::expect_non_negative(c.memory.l2_read_rate.in(units::B_per_cycle), where,
                                 "memory.l2_read_rate");
     detail::expect_non_negative(c.memory.ub_size.in(units::B), where, "memory.ub_size");
+    detail::expect_non_negative(c.memory.l1_size.in(units::B), where, "memory.l1_size");
+    detail::expect_non_negative(c.memory.l0a_size.in(units::B), where, "memory.l0a_size");
+    detail::expect_non_negative(c.memory.l0b_size.in(units::B), where, "memory.l0b_size");
+    detail::expect_non_negative(c.memory.l0c_size.in(units::B), where, "memory.l0c_size");
     detail::expect_positive(c.alignment.in(units::B), where, "alignment");
     PERFCAST_EXPECTS(c.link.pcie_gen >= 1 && c.link.pcie_gen <= 6, where, "link.pcie_gen",
                      static_cast<double>(c.link.pcie_gen), "a PCIe generation 1..6");

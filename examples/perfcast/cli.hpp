@@ -1,0 +1,227 @@
+// examples/perfcast/cli.hpp: the `perfcast` command's argument parser and subcommand dispatch.
+//
+// Flags are `--name value` or `--name=value`; a flag declared without a value name is a switch
+// (`--help` is always accepted). `--` ends the flags. Anything else is positional. An unknown or
+// malformed flag throws usage_error, which dispatch() turns into the command's usage on stderr and
+// exit status 2. perfcast::error from the library becomes a message on stderr and status 1.
+#pragma once
+
+#include <cstddef>
+#include <exception>
+#include <initializer_list>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <perfcast/error.hpp>
+
+namespace perfcast::cli {
+
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failure = 1;  // the command ran and failed (bad input file, ...)
+inline constexpr int exit_usage = 2;    // the command line was wrong
+
+/// A wrong command line: unknown flag, missing value, bad choice.
+class usage_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// A flag a command accepts. `value_name` empty: a switch that takes no value.
+struct option {
+    std::string_view name;        // without the leading "--"
+    std::string_view value_name;  // e.g. "FORMAT"; empty for a switch
+    std::string_view help;
+};
+
+/// The result of parsing: flags by name (last occurrence wins) and positional arguments.
+class parsed_args {
+public:
+    std::vector<std::string> positional;
+
+    [[nodiscard]] bool has(std::string_view name) const noexcept {
+        for (const auto& [n, v] : flags_) {
+            if (n == name) return true;
+        }
+        return false;
+    }
+    [[nodiscard]] std::optional<std::string> get(std::string_view name) const {
+        std::optional<std::string> out;
+        for (const auto& [n, v] : flags_) {
+            if (n == name) out = v;
+        }
+        return out;
+    }
+    [[nodiscard]] std::string value_or(std::string_view name, std::string_view fallback) const {
+        if (auto v = get(name)) return *v;
+        return std::string(fallback);
+    }
+    void set(std::string_view name, std::string_view value) {
+        flags_.emplace_back(std::string(name), std::string(value));
+    }
+
+private:
+    std::vector<std::pair<std::string, std::string>> flags_;
+};
+
+/// Parses `args` (the words after the subcommand) against `options`.
+[[nodiscard]] inline parsed_args parse_args(std::span<const std::string_view> args,
+                                            std::span<const option> options) {
+    parsed_args out;
+    bool flags_done = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string_view a = args[i];
+        if (flags_done || a.size() < 3 || !a.starts_with("--")) {
+            if (!flags_done && a == "--") {
+                flags_done = true;
+                continue;
+            }
+            const bool negative_number =
+                a.size() > 1 && ((a[1] >= '0' && a[1] <= '9') || a[1] == '.');
+            if (!flags_done && a.size() > 1 && a.front() == '-' && !negative_number) {
+                if (a == "-h") {
+                    out.set("help", "");
+                    continue;
+                }
+                throw usage_error("unknown option '" + std::string(a) + "'");
+            }
+            out.positional.emplace_back(a);
+            continue;
+        }
+        std::string_view name = a.substr(2);
+        std::optional<std::string_view> inline_value;
+        if (const auto eq = name.find('='); eq != std::string_view::npos) {
+            inline_value = name.substr(eq + 1);
+            name = name.substr(0, eq);
+        }
+        const option* spec = nullptr;
+        for (const option& o : options) {
+            if (o.name == name) spec = &o;
+        }
+        if (spec == nullptr && name == "help") {
+            if (inline_value) throw usage_error("option '--help' takes no value");
+            out.set("help", "");
+            continue;
+        }
+        if (spec == nullptr) throw usage_error("unknown option '--" + std::string(name) + "'");
+        if (spec->value_name.empty()) {
+            if (inline_value) {
+                throw usage_error("option '--" + std::string(name) + "' takes no value");
+            }
+            out.set(name, "");
+            continue;
+        }
+        if (inline_value) {
+            out.set(name, *inline_value);
+        } else if (i + 1 < args.size()) {
+            out.set(name, args[++i]);
+        } else {
+            throw usage_error("option '--" + std::string(name) + "' needs a value (" +
+                              std::string(spec->value_name) + ")");
+        }
+    }
+    return out;
+}
+
+/// The value of flag `name`, which must be one of `choices`; `fallback` when absent.
+[[nodiscard]] inline std::string choice(const parsed_args& a, std::string_view name,
+                                        std::initializer_list<std::string_view> choices,
+                                        std::string_view fallback) {
+    std::string v = a.value_or(name, fallback);
+    for (std::string_view c : choices) {
+        if (v == c) return v;
+    }
+    std::string list;
+    for (std::string_view c : choices) {
+        if (!list.empty()) list += ", ";
+        list += c;
+    }
+    throw usage_error("option '--" + std::string(name) + "' must be one of " + list + ", not '" +
+                      v + "'");
+}
+
+/// "Options:" block of a usage text.
+[[nodiscard]] inline std::string options_text(std::span<const option> options) {
+    std::string out = "Options:\n";
+    std::vector<std::string> lefts;
+    std::size_t width = 0;
+    for (const option& o : options) {
+        std::string left = "  --" + std::string(o.name);
+        if (!o.value_name.empty()) left += " " + std::string(o.value_name);
+        width = left.size() > width ? left.size() : width;
+        lefts.push_back(std::move(left));
+    }
+    lefts.emplace_back("  --help");
+    width = lefts.back().size() > width ? lefts.back().size() : width;
+    for (std::size_t i = 0; i < lefts.size(); ++i) {
+        out += lefts[i];
+        out.append(width - lefts[i].size() + 2, ' ');
+        out += i < options.size() ? std::string(options[i].help) : std::string("show this help");
+        out += '\n';
+    }
+    return out;
+}
+
+/// A subcommand: `perfcast <name> ...`. `run` gets the words after the name and may throw
+/// usage_error (dispatch prints `usage()` and exits 2) or perfcast::error (exit 1).
+struct command {
+    std::string_view name;
+    std::string_view summary;
+    int (*run)(std::span<const std::string_view> args, std::ostream& out, std::ostream& err);
+    std::string (*usage)();
+};
+
+/// The program's usage: every subcommand with its summary.
+[[nodiscard]] inline std::string program_usage(std::span<const command> commands) {
+    std::string out = "Usage: perfcast <command> [options]\n\nCommands:\n";
+    std::size_t width = 0;
+    for (const command& c : commands) width = c.name.size() > width ? c.name.size() : width;
+    for (const command& c : commands) {
+        out += "  ";
+        out += c.name;
+        out.append(width - c.name.size() + 2, ' ');
+        out += c.summary;
+        out += '\n';
+    }
+    out += "\nRun 'perfcast <command> --help' for a command's options.\n";
+    return out;
+}
+
+/// Runs the subcommand named by args[0]. Returns the process exit status.
+[[nodiscard]] inline int dispatch(std::span<const std::string_view> args,
+                                  std::span<const command> commands, std::ostream& out,
+                                  std::ostream& err) {
+    if (args.empty()) {
+        err << program_usage(commands);
+        return exit_usage;
+    }
+    const std::string_view name = args.front();
+    if (name == "--help" || name == "-h" || name == "help") {
+        out << program_usage(commands);
+        return exit_ok;
+    }
+    for (const command& c : commands) {
+        if (c.name != name) continue;
+        try {
+            return c.run(args.subspan(1), out, err);
+        } catch (const usage_error& e) {
+            err << "perfcast " << c.name << ": " << e.what() << "\n\n" << c.usage();
+            return exit_usage;
+        } catch (const perfcast::error& e) {
+            err << "perfcast " << c.name << ": " << e.what() << '\n';
+            return exit_failure;
+        } catch (const std::exception& e) {
+            err << "perfcast " << c.name << ": error: " << e.what() << '\n';
+            return exit_failure;
+        }
+    }
+    err << "perfcast: unknown command '" << name << "'\n\n" << program_usage(commands);
+    return exit_usage;
+}
+
+}  // namespace perfcast::cli

@@ -1,0 +1,259 @@
+// examples/perfcast/cmd_op.hpp: `perfcast op`: the cost of one op on a chip under a core limit.
+//
+//   perfcast op --chip 910B1 --cube 12 --matmul 128,300,32 --batch 8 --dtype fp16
+//   perfcast op --chip 910B1 --vector 24 --elementwise 4000 --inputs 2 --dtype int64
+//   perfcast op --transfer 4MiB --link pcie5x4
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <perfcast/chips.hpp>
+#include <perfcast/cost.hpp>
+#include <perfcast/io/json.hpp>
+#include <perfcast/io/parse.hpp>
+#include <perfcast/io/table.hpp>
+#include <perfcast/link.hpp>
+#include <perfcast/op.hpp>
+
+#include "cli.hpp"
+
+namespace perfcast::cli {
+
+namespace op_detail {
+
+inline constexpr std::array<option, 24> options{{
+    {"chip", "NAME", "chip preset (default 910B1; see `perfcast chips`)"},
+    {"cube", "K", "cube-core limit (default: all)"},
+    {"vector", "K", "vector-core limit (default: all)"},
+    {"dtype", "T", "data type (default fp16): fp32 hf32 fp16 bf16 int8 int32 int64 ..."},
+    {"matmul", "M,N,K", "[M,K] x [K,N] on the cube"},
+    {"batch", "B", "batch count of a batch matmul (default 1)"},
+    {"broadcast-b", "", "B shared by every batch (broadcast BMM)"},
+    {"elementwise", "N", "elementwise op with N output elements"},
+    {"shapes", "A;B", "elementwise between broadcast shapes, e.g. '1,4000;400,1'"},
+    {"inputs", "N", "elementwise inputs (default 2)"},
+    {"ops-per-element", "X", "vector operations per output element (default 1)"},
+    {"out-dtype", "T", "output dtype of elementwise / cast (default: same as --dtype)"},
+    {"reduce", "ROWS,LEN", "reduce ROWS rows of LEN elements"},
+    {"gather", "N", "gather N rows"},
+    {"row-bytes", "SIZE", "gathered row size, e.g. 64B (default 64B)"},
+    {"table-rows", "N", "rows in the gathered table (default 1000000)"},
+    {"hot", "SHARE", "share of gather indices on a few hot rows (0..1)"},
+    {"topk", "ROWS,LEN,K", "TopK over ROWS rows of LEN"},
+    {"valid", "N", "TopK valid length (default LEN)"},
+    {"transpose", "D0,D1,..", "transpose a tensor whose innermost axis moves"},
+    {"transfer", "SIZE", "host-to-device transfer, e.g. 4MiB"},
+    {"link", "NAME", "host link for --transfer, e.g. pcie5x4 (default: the chip's)"},
+    {"format", "FORMAT", "table (default) or json"},
+    {"limit", "K", "core limit for the op's engine (alternative to --cube / --vector)"},
+}};
+
+inline std::vector<std::int64_t> ints(const parsed_args& a, std::string_view name,
+                                      std::size_t count) {
+    std::vector<std::int64_t> v;
+    for (std::string_view p : io::split(*a.get(name), ','))
+        v.push_back(io::parse_int(p, "--" + std::string(name)));
+    if (v.size() != count) {
+        throw usage_error("option '--" + std::string(name) + "' needs " + std::to_string(count) +
+                          " comma-separated integers, got '" + *a.get(name) + "'");
+    }
+    return v;
+}
+
+inline shape shape_of(std::string_view text, std::string_view field) {
+    std::vector<std::int64_t> d;
+    for (std::string_view p : io::split(text, ',')) d.push_back(io::parse_int(p, field));
+    PERFCAST_EXPECTS(d.size() >= 1 && d.size() <= shape::max_rank, "parse", field,
+                     std::string(text), "1 to 8 comma-separated dimensions");
+    shape s;
+    for (std::int64_t x : d) {
+        PERFCAST_EXPECTS(x >= 1, "parse", field, static_cast<double>(x), "every dimension >= 1");
+        s.dims_[s.rank_++] = x;
+    }
+    (void)s.elements(field);
+    return s;
+}
+
+inline std::int64_t int_flag(const parsed_args& a, std::string_view name, std::int64_t fallback) {
+    if (auto v = a.get(name)) return io::parse_int(*v, "--" + std::string(name));
+    return fallback;
+}
+
+/// The op the flags describe; exactly one op flag must be present.
+inline op op_of(const parsed_args& a) {
+    const dtype t = parse_dtype(a.value_or("dtype", "fp16"));
+    const std::array<std::string_view, 7> kinds{"matmul", "elementwise", "shapes", "reduce",
+                                                "gather",  "topk",        "transpose"};
+    int given = 0;
+    for (std::string_view k : kinds) given += a.has(k) ? 1 : 0;
+    if (given != 1) {
+        throw usage_error("give exactly one of --matmul, --elementwise, --shapes, --reduce, "
+                          "--gather, --topk, --transpose or --transfer");
+    }
+    elementwise_options eo;
+    eo.inputs = static_cast<int>(int_flag(a, "inputs", 2));
+    if (auto v = a.get("ops-per-element")) eo.ops_per_element = io::parse_double(*v, "--ops-per-element");
+    if (auto v = a.get("out-dtype")) {
+        eo.out_same_as_in = false;
+        eo.out_type = parse_dtype(*v);
+    }
+    if (a.has("matmul")) {
+        const auto d = ints(a, "matmul", 3);
+        return batch_matmul(int_flag(a, "batch", 1), d[0], d[1], d[2], t,
+                            {.broadcast_b = a.has("broadcast-b"), .out_type = t});
+    }
+    if (a.has("elementwise"))
+        return elementwise(io::parse_int(*a.get("elementwise"), "--elementwise"), t, eo);
+    if (a.has("shapes")) {
+        const auto parts = io::split(*a.get("shapes"), ';');
+        if (parts.size() != 2) throw usage_error("option '--shapes' needs two shapes 'A;B'");
+        return elementwise_broadcast(shape_of(parts[0], "--shapes"),
+                                     shape_of(parts[1], "--shapes"), t, eo);
+    }
+    if (a.has("reduce")) {
+        const auto d = ints(a, "reduce", 2);
+        return reduce(d[0], d[1], t);
+    }
+    if (a.has("gather")) {
+        gather_options go;
+        if (auto v = a.get("hot")) go.hot_fraction = io::parse_double(*v, "--hot");
+        return gather(io::parse_int(*a.get("gather"), "--gather"),
+                      io::parse_size(a.value_or("row-bytes", "64B"), "--row-bytes"),
+                      int_flag(a, "table-rows", 1000000), t, go);
+    }
+    if (a.has("topk")) {
+        const auto d = ints(a, "topk", 3);
+        return topk(d[0], d[1], d[2], t, int_flag(a, "valid", 0));
+    }
+    return transpose(shape_of(*a.get("transpose"), "--transpose"), t);
+}
+
+inline int limit_for(const parsed_args& a, const chip& c, engine e) {
+    const std::string_view flag = e == engine::cube ? "cube" : "vector";
+    if (auto v = a.get("limit")) return static_cast<int>(io::parse_int(*v, "--limit"));
+    if (e != engine::aicpu) {
+        if (auto v = a.get(flag)) return static_cast<int>(io::parse_int(*v, "--" + std::string(flag)));
+    }
+    return c.engine_of(e).cores;
+}
+
+/// One line of output: text fields first, then numbers.
+struct report {
+    std::vector<std::pair<std::string, std::string>> text;
+    std::vector<std::pair<std::string, double>> numbers;
+    std::vector<int> digits;
+    void num(std::string name, double v, int d) {
+        numbers.emplace_back(std::move(name), v);
+        digits.push_back(d);
+    }
+};
+
+inline void write(const report& r, std::ostream& out, const std::string& format) {
+    if (format == "json") {
+        io::json_writer j(out);
+        j.begin_object();
+        for (const auto& [k, v] : r.text) {
+            if (k == "cores") {
+                j.member(k, static_cast<int>(io::parse_int(v, k)));
+            } else {
+                j.member(k, std::string_view(v));
+            }
+        }
+        for (const auto& [k, v] : r.numbers) j.member(k, v);
+        j.end_object();
+        out << '\n';
+        return;
+    }
+    io::text_table tab({"field", "value"});
+    for (const auto& [k, v] : r.text) tab.add_row({k, v});
+    for (std::size_t i = 0; i < r.numbers.size(); ++i)
+        tab.add_row({r.numbers[i].first, io::format_fixed(r.numbers[i].second, r.digits[i])});
+    tab.write(out);
+}
+
+/// A host transfer: the link is the bound; it holds no cores.
+inline report transfer_report(const parsed_args& a, const chip& c) {
+    const data_size size = io::parse_size(*a.get("transfer"), "--transfer");
+    const pcie_link link = a.has("link") ? parse_link(*a.get("link")) : link_of(c);
+    const duration t = link.transfer_time(size);
+    report r;
+    r.text = {{"link", std::string(link_name(link).view())}, {"op", "transfer"}, {"cores", "0"},
+              {"bound", "link"}};
+    r.num("latency_us", t.in(units::us), 3);
+    r.num("core_time_us", 0, 3);
+    r.num("head_us", link.per_transfer.in(units::us), 3);
+    r.num("compute_us", 0, 3);
+    r.num("memory_us", (size / link.achievable()).in(units::us), 3);
+    r.num("utilization", link.effective_bandwidth(size) / link.achievable(), 4);
+    r.num("bytes", size.in(units::B), 0);
+    r.num("flops", 0, 0);
+    r.num("effective_gbps", link.effective_bandwidth(size).in(units::GBps), 3);
+    r.num("per_direction_gbps", link.per_direction().in(units::GBps), 3);
+    r.num("achievable_gbps", link.achievable().in(units::GBps), 3);
+    return r;
+}
+
+inline report op_report(const chip& c, const op& o, const op_cost& k) {
+    report r;
+    r.text = {{"chip", std::string(c.name.view())},
+              {"op", std::string(name_of(o.kind))},
+              {"engine", std::string(name_of(o.eng))},
+              {"dtype", std::string(name_of(o.type))},
+              {"cores", std::to_string(k.cores)},
+              {"bound", std::string(name_of(k.bound))}};
+    r.num("latency_us", k.latency.in(units::us), 3);
+    r.num("core_time_us", k.core_time.in(units::us), 3);
+    r.num("head_us", k.head.in(units::us), 3);
+    r.num("compute_us", k.compute.in(units::us), 3);
+    r.num("memory_us", k.memory.in(units::us), 3);
+    r.num("utilization", k.utilization, 4);
+    r.num("bytes", k.bytes.in(units::B), 0);
+    r.num("flops", k.flops.in(units::flop), 0);
+    return r;
+}
+
+}  // namespace op_detail
+
+[[nodiscard]] inline std::string op_usage() {
+    return "Usage: perfcast op [--chip NAME] [--cube K | --vector K] OP-FLAGS [--format table|json]\n"
+           "       perfcast op --transfer SIZE [--link pcie5x4]\n\n"
+           "Predict one op: latency, cores held, core-time, head / compute / memory split, bound\n"
+           "and utilization. Examples:\n"
+           "  perfcast op --chip 910B1 --cube 12 --matmul 128,300,32 --batch 8 --dtype fp16\n"
+           "  perfcast op --chip 910B1 --vector 24 --elementwise 4000 --inputs 2 --dtype int64\n"
+           "  perfcast op --transfer 4MiB --link pcie5x4\n\n" +
+           options_text(op_detail::options);
+}
+
+inline int run_op(std::span<const std::string_view> args, std::ostream& out,
+                  std::ostream& /*err*/) {
+    const parsed_args a = parse_args(args, op_detail::options);
+    if (a.has("help")) {
+        out << op_usage();
+        return exit_ok;
+    }
+    if (!a.positional.empty()) throw usage_error("unexpected argument '" + a.positional.front() + "'");
+    const std::string format = choice(a, "format", {"table", "json"}, "table");
+    const chip c = chips::get_chip(a.value_or("chip", "910B1"));
+    if (a.has("transfer")) {
+        op_detail::write(op_detail::transfer_report(a, c), out, format);
+        return exit_ok;
+    }
+    const op o = op_detail::op_of(a);
+    const int limit = op_detail::limit_for(a, c, o.eng);
+    op_detail::write(op_detail::op_report(c, o, cost(c, o, core_count{limit})), out, format);
+    return exit_ok;
+}
+
+inline constexpr command op_command{"op", "predict the cost of one op under a core limit", run_op,
+                                    op_usage};
+
+}  // namespace perfcast::cli

@@ -1,0 +1,170 @@
+// perfcast/chips/nvidia.hpp: constexpr presets for NVIDIA data-center GPUs.
+//
+// The model speaks Ascend: a cube engine (matrix unit), a vector engine, per-core memory rates.
+// A GPU maps onto it as follows (docs/model.md, "Chip parameters"):
+//  - cube.cores = SMs; cube ops_per_cycle = dense tensor-core MACs per cycle per SM, derived so
+//    that cores x ops x 2 x clock equals the datasheet's dense tensor peak;
+//  - vector.cores = SMs; vector ops_per_cycle = FP32 CUDA cores per SM for fp32, twice that for
+//    fp16/bf16 (packed half2). One vector op is one element operation, so the model's vector
+//    peak is half the datasheet's FMA-counted FP32 TFLOPS;
+//  - no AI CPU (aicpu.cores = 0): ops that Ascend runs there run on the host instead;
+//  - alignment 32 B: the DRAM sector size, the unit of a memory transaction.
+// Sources: NVIDIA A100 datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf) and Ampere
+// architecture whitepaper; NVIDIA H100 datasheet and Hopper architecture whitepaper; NVIDIA H200
+// datasheet; and a device check on an H200 (SM count, clocks, memory, L2, PCIe, per-SM copy
+// rates, launch costs), which is cited as such. Everything else says "assumption".
+#pragma once
+
+#include "../chip.hpp"
+#include "../dtype.hpp"
+#include "../units.hpp"
+#include "ascend.hpp"  // detail::make_rates
+
+namespace perfcast::chips {
+
+/// Model overheads for every GPU preset. Assumptions to calibrate against a profile
+/// (docs/model.md): launch 3 us, per_core (per SM) 0.02 us, host_dispatch 8 us (a CUDA launch
+/// from an eager framework), aicpu_launch 30 us (a host fallback op). What the H200 device check
+/// measured: a bare CUDA runtime launch call takes 4.2 us of host time (the floor under
+/// host_dispatch; frameworks add their own), launch + synchronize 10.1 us, and an empty kernel
+/// of 4224 blocks is not measurably slower than one of 1 block (per-SM cost < 0.03 us).
+inline constexpr overhead_spec default_gpu_overheads{
+    .launch = duration{3.0, units::us},
+    .per_core = duration{0.02, units::us},
+    .host_dispatch = duration{8.0, units::us},
+    .aicpu_launch = duration{30.0, units::us},
+};
+
+namespace detail {
+
+/// Per-SM memory rates shared by the GPU presets, measured on an H200 (this project's device
+/// check, a float4 copy kernel, one block of 1024 threads on one SM, SM clock 1980 MHz):
+///  - DRAM: 38.5 GB/s read while writing 38.5 GB/s -> 19.4 B/cycle each way; we use 20.
+///    132 SMs x 20 B x 1.98 GHz = 5.2 TB/s > HBM, so a full-chip stream is HBM-bound (the same
+///    kernel on all SMs moved 4.0 TB/s read+write, 83 % of the 4.8 TB/s peak).
+///  - L2 (an 8 MiB working set): 48 GB/s read per SM -> 24 B/cycle.
+/// One block is latency-bound (more resident warps per SM would move more), so these are the
+/// rates of a typical one-block-per-SM kernel, not hardware limits. For A100 and H100 they are
+/// assumptions carried over from the H200. Calibrate with a one-SM and an all-SM copy kernel.
+inline constexpr bytes_per_cycle gpu_sm_dram_rate{20.0, units::B_per_cycle};
+inline constexpr bytes_per_cycle gpu_sm_l2_rate{24.0, units::B_per_cycle};
+
+/// GPU CUDA-core element rates from the FP32 lane count per SM. fp16/bf16 twice (half2);
+/// int32 = INT32 lanes per SM; narrower integers one element per lane (assumption: no packing
+/// assumed); int64 a quarter of int32 (assumption: emulated with 32-bit instructions);
+/// fp64 = FP64 lanes per SM.
+[[nodiscard]] constexpr rate_table gpu_vector_rates(double fp32_lanes, double int32_lanes,
+                                                    double fp64_lanes) noexcept {
+    return make_rates({
+        {dtype::fp32, fp32_lanes},         {dtype::hf32, fp32_lanes},
+        {dtype::fp16, 2.0 * fp32_lanes},   {dtype::bf16, 2.0 * fp32_lanes},
+        {dtype::int32, int32_lanes},       {dtype::uint32, int32_lanes},
+        {dtype::int16, fp32_lanes},        {dtype::uint16, fp32_lanes},
+        {dtype::int8, fp32_lanes},         {dtype::uint8, fp32_lanes},
+        {dtype::bool_, fp32_lanes},        {dtype::int64, int32_lanes / 4.0},
+        {dtype::uint64, int32_lanes / 4.0}, {dtype::fp64, fp64_lanes},
+    });
+}
+
+}  // namespace detail
+
+/// NVIDIA A100 80GB SXM4. 108 SMs, boost 1410 MHz (A100 datasheet / Ampere whitepaper).
+/// Dense tensor peaks (datasheet): FP16/BF16 312 TFLOPS -> 312e12 / (2 x 108 x 1.41e9) = 1024
+/// MAC/cycle/SM; INT8 624 TOPS -> 2048; TF32 156 TFLOPS -> 512 (our hf32); FP64 tensor 19.5
+/// TFLOPS -> 64. fp32 without TF32 runs on CUDA cores: 19.5 TFLOPS = 108 x 64 FMA x 2 x 1.41 GHz
+/// -> 64 (assumption that the cube's fp32 path is the FMA path).
+/// 80 GB HBM2e at 2039 GB/s (datasheet, SXM); the datasheet's GB are binary here (nvidia-smi
+/// reports 81920 MiB), so 80 GiB; L2 40 MB (whitepaper; 41943040 B = 40 MiB in deviceQuery);
+/// 164 KiB max shared memory (ub) in a 192 KiB L1/shared array per SM (whitepaper);
+/// PCIe 4.0 x16 (datasheet). FP32 lanes 64, INT32 lanes 64, FP64 lanes 32 per SM (whitepaper).
+inline constexpr chip a100_80gb_sxm = validate(chip{
+    .name = "a100-80gb-sxm",
+    .cube = {.cores = 108,
+             .clock = frequency{1410.0, units::MHz},
+             .ops_per_cycle = detail::make_rates({
+                 {dtype::fp16, 1024.0},
+                 {dtype::bf16, 1024.0},
+                 {dtype::hf32, 512.0},
+                 {dtype::int8, 2048.0},
+                 {dtype::uint8, 2048.0},
+                 {dtype::fp32, 64.0},
+                 {dtype::fp64, 64.0},
+             })},
+    .vector = {.cores = 108,
+               .clock = frequency{1410.0, units::MHz},
+               .ops_per_cycle = detail::gpu_vector_rates(64.0, 64.0, 32.0)},
+    .aicpu = {},
+    .memory = {.hbm_size = data_size{80.0, units::GiB},
+               .hbm_bandwidth = bandwidth{2039.0, units::GBps},
+               .l2_size = data_size{40.0, units::MiB},
+               .core_read_rate = detail::gpu_sm_dram_rate,
+               .core_write_rate = detail::gpu_sm_dram_rate,
+               .l2_read_rate = detail::gpu_sm_l2_rate,
+               .ub_size = data_size{164.0, units::KiB},
+               .l1_size = data_size{192.0, units::KiB},
+               .l0a_size = {},  // no counterpart of Ascend's L0 buffers (registers: 256 KiB/SM)
+               .l0b_size = {},
+               .l0c_size = {}},
+    .alignment = data_size{32.0, units::B},
+    .link = {.pcie_gen = 4, .lanes = 16},
+    .overhead = default_gpu_overheads,
+});
+
+/// NVIDIA H100 SXM5. 132 SMs (H100 datasheet / Hopper whitepaper). Two clocks: the dense tensor
+/// peaks are quoted at 1830 MHz (FP16/BF16 989.4 TFLOPS = 132 x 2048 x 2 x 1.83 GHz; INT8 1978.9
+/// TOPS -> 4096; TF32 494.7 -> 1024), the FP32/FP64 peaks at 1980 MHz (FP32 66.9 TFLOPS = 132 x
+/// 128 x 2 x 1.98 GHz). The cube engine runs at 1830 MHz, so its FP64-tensor (66.9 TFLOPS) and
+/// FMA fp32 rates are scaled by 1980/1830 to keep the datasheet peaks; the vector engine runs at
+/// 1980 MHz with 128 FP32, 64 INT32 and 64 FP64 lanes per SM (whitepaper).
+/// 80 GB HBM3 at 3.35 TB/s, L2 50 MB, 228 KiB max shared memory in a 256 KiB L1/shared array per
+/// SM, PCIe 5.0 x16 (datasheet / whitepaper). GB read as GiB as for the A100 (assumption; a few
+/// hundred MiB are reserved by the driver either way).
+inline constexpr chip h100_sxm = validate(chip{
+    .name = "h100-sxm",
+    .cube = {.cores = 132,
+             .clock = frequency{1830.0, units::MHz},
+             .ops_per_cycle = detail::make_rates({
+                 {dtype::fp16, 2048.0},
+                 {dtype::bf16, 2048.0},
+                 {dtype::hf32, 1024.0},
+                 {dtype::int8, 4096.0},
+                 {dtype::uint8, 4096.0},
+                 {dtype::fp32, 128.0 * 1980.0 / 1830.0},
+                 {dtype::fp64, 128.0 * 1980.0 / 1830.0},
+             })},
+    .vector = {.cores = 132,
+               .clock = frequency{1980.0, units::MHz},
+               .ops_per_cycle = detail::gpu_vector_rates(128.0, 64.0, 64.0)},
+    .aicpu = {},
+    .memory = {.hbm_size = data_size{80.0, units::GiB},
+               .hbm_bandwidth = bandwidth{3.35, units::TBps},
+               .l2_size = data_size{50.0, units::MiB},
+               .core_read_rate = detail::gpu_sm_dram_rate,
+               .core_write_rate = detail::gpu_sm_dram_rate,
+               .l2_read_rate = detail::gpu_sm_l2_rate,
+               .ub_size = data_size{228.0, units::KiB},
+               .l1_size = data_size{256.0, units::KiB},
+               .l0a_size = {},
+               .l0b_size = {},
+               .l0c_size = {}},
+    .alignment = data_size{32.0, units::B},
+    .link = {.pcie_gen = 5, .lanes = 16},
+    .overhead = default_gpu_overheads,
+});
+
+/// NVIDIA H200 SXM: the H100 SXM's GH100 compute (same SMs, clocks and tensor peaks: H200
+/// datasheet FP16 1979 TFLOPS with sparsity = 989.5 dense) with 141 GB HBM3e at 4.8 TB/s
+/// (H200 datasheet). Checked on an H200 (this project's device check): 132 SMs, max SM clock
+/// 1980 MHz, nvidia-smi memory.total 143771 MiB (used here), CUDA l2CacheSize 62914560 B = 60 MiB
+/// (used here; more than the H100's 50 MB), 6016-bit bus at 3201 MHz = 4.8 TB/s, PCIe Gen5 x16
+/// (pinned 256 MiB copies: 54.6 GB/s H2D, 55.1 GB/s D2H, 85 % of 64 GB/s).
+inline constexpr chip h200_sxm = validate([] {
+    chip c = h100_sxm;
+    c.name = "h200-sxm";
+    c.memory.hbm_size = data_size{143771.0, units::MiB};
+    c.memory.hbm_bandwidth = bandwidth{4.8, units::TBps};
+    c.memory.l2_size = data_size{60.0, units::MiB};
+    return c;
+}());
+
+}  // namespace perfcast::chips

@@ -1,0 +1,238 @@
+// perfcast/cost.hpp: latency, cores held and bound of one op on k of N cores.
+//
+// latency = head + body, head = launch + per_core x b, b = min(k, work units): an op never holds
+// more cores than it can fill. body overlaps compute and memory:
+//   body = max(compute, memory) + (1 - overlap) x min(compute, memory)
+// compute = ceil(units / b) x ops per unit / (ops per cycle per core x clock x efficiency): the
+//   core with the most units sets the time (tiling tail), cube units are padded to the fractal.
+// memory  = aligned bytes / min(b x per-core rate x clock, HBM bandwidth x efficiency) with each
+//   contiguous run rounded up to the alignment unit, a penalty for misaligned runs, L2 re-reads
+//   at the per-core L2 rate, and contention of b cores on hot rows.
+// docs/model.md explains each term and where each default comes from.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "chip.hpp"
+#include "error.hpp"
+#include "op.hpp"
+#include "units.hpp"
+
+namespace perfcast {
+
+/// The model's tunable parameters. Defaults are assumptions unless a source is named; every one
+/// can be fitted with `perfcast calibrate`.
+struct model_params {
+    /// Cube pipeline efficiency: share of cycles the cube issues MACs on a large GEMM.
+    /// Assumption 0.9: the MAC pipe's busy share (aic_mac_ratio) of the large GEMMs in the real
+    /// 910B3 profile (tests/data/profiles/kernel_details_910B3_matmul.csv) reaches 0.82 with the
+    /// MTE2 pipe busy 96 % of the time, i.e. memory stalls included; 0.9 leaves those stalls to
+    /// the memory term. Calibrate with `perfcast calibrate`.
+    double cube_efficiency = 0.9;
+    /// Vector pipeline efficiency. Assumption.
+    double vector_efficiency = 0.8;
+    /// Share of the chip's HBM bandwidth that streaming reaches. Assumption 0.8 (DIGEST D gives
+    /// "about 80 % of theory" for PCIe; taken as the same order for HBM until calibrated).
+    double hbm_efficiency = 0.8;
+    /// Share of the shorter of compute and memory hidden under the longer (double buffering).
+    /// Assumption 0.9: in the 910B3 profile mac and mte2 busy ratios add up to 1.5 .. 1.8, so at
+    /// least half, and typically most, of the shorter pipe hides under the longer.
+    double overlap = 0.9;
+    /// Rate factor of a move whose contiguous run is not a multiple of the alignment unit
+    /// (DIGEST E: "moves that are not 32-byte aligned get low bandwidth"). Assumption 0.5.
+    double misaligned_efficiency = 0.5;
+    /// Extra memory time per additional core when all accesses hit hot rows (DIGEST L:
+    /// "more cores, more conflicts"). Assumption 0.1 per core.
+    double contention_per_core = 0.1;
+
+    [[nodiscard]] friend constexpr bool operator==(const model_params&,
+                                                   const model_params&) = default;
+};
+
+/// Checks a parameter set: efficiencies in (0, 1], overlap in [0, 1], contention >= 0.
+constexpr const model_params& validate(const model_params& p) {
+    constexpr std::string_view where = "validate(model_params)";
+    PERFCAST_EXPECTS(p.cube_efficiency > 0 && p.cube_efficiency <= 1, where, "cube_efficiency",
+                     p.cube_efficiency, "a share in (0, 1]");
+    PERFCAST_EXPECTS(p.vector_efficiency > 0 && p.vector_efficiency <= 1, where,
+                     "vector_efficiency", p.vector_efficiency, "a share in (0, 1]");
+    PERFCAST_EXPECTS(p.hbm_efficiency > 0 && p.hbm_efficiency <= 1, where, "hbm_efficiency",
+                     p.hbm_efficiency, "a share in (0, 1]");
+    PERFCAST_EXPECTS(p.overlap >= 0 && p.overlap <= 1, where, "overlap", p.overlap,
+                     "a share in [0, 1]");
+    PERFCAST_EXPECTS(p.misaligned_efficiency > 0 && p.misaligned_efficiency <= 1, where,
+                     "misaligned_efficiency", p.misaligned_efficiency, "a share in (0, 1]");
+    PERFCAST_EXPECTS(p.contention_per_core >= 0 && p.contention_per_core < 1e6, where,
+                     "contention_per_core", p.contention_per_core, "a finite value >= 0");
+    return p;
+}
+
+enum class bound_kind : unsigned char { compute, memory, overhead };
+
+[[nodiscard]] constexpr std::string_view name_of(bound_kind b) noexcept {
+    switch (b) {
+        case bound_kind::compute: return "compute";
+        case bound_kind::memory: return "memory";
+        case bound_kind::overhead: return "overhead";
+    }
+    return "?";
+}
+
+/// What one op costs under a core limit.
+struct op_cost {
+    duration latency{};
+    int cores = 0;          // cores held (b)
+    duration core_time{};   // cores x latency: the resource a core split saves (DIGEST L)
+    duration head{};        // launch + per-core overhead
+    duration compute{};
+    duration memory{};
+    bound_kind bound = bound_kind::compute;
+    double utilization = 0;  // useful ops / (b x latency x per-core peak)
+    data_size bytes{};       // bytes read + written (unique)
+    flop_count flops{};
+    [[nodiscard]] friend constexpr bool operator==(const op_cost&, const op_cost&) = default;
+};
+
+namespace detail {
+
+/// Bytes after rounding each contiguous run up to the alignment unit, and the rate factor.
+struct aligned_traffic {
+    double factor;       // aligned bytes / bytes
+    double rate_factor;  // 1, or the misaligned efficiency
+};
+
+constexpr aligned_traffic alignment_of(data_size run, data_size unit,
+                                       const model_params& p) noexcept {
+    const double r = run.in(units::B);
+    const double u = unit.in(units::B);
+    if (r <= 0 || u <= 0) return {1.0, 1.0};
+    const auto runs = static_cast<std::int64_t>(r);  // runs are whole bytes
+    const auto ub = static_cast<std::int64_t>(u);
+    const std::int64_t rounded = ceil_div(runs, ub) * ub;
+    const bool aligned = runs % ub == 0;
+    return {static_cast<double>(rounded) / r, aligned ? 1.0 : p.misaligned_efficiency};
+}
+
+constexpr bandwidth min_bw(bandwidth a, bandwidth b) noexcept { return a < b ? a : b; }
+constexpr duration max_d(duration a, duration b) noexcept { return a < b ? b : a; }
+constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b; }
+
+}  // namespace detail
+
+/// Memory time of `o` on `b` cores. Loads (MTE2) and stores (MTE3 / fixpipe) are separate pipes
+/// that run side by side, so the time is the longer of the two. Every load passes from L2 to a
+/// core at the per-core L2 rate; the unique bytes also come from HBM at
+/// min(b x per-core read rate, HBM x efficiency). Tiling re-reads hit L2. Stores run at
+/// min(b x per-core write rate, HBM x efficiency). Each contiguous run is rounded up to the
+/// alignment unit, a misaligned run moves at a reduced rate, and b cores on hot rows conflict
+/// (contention grows with b). Sharing HBM between streams is card.hpp's business.
+[[nodiscard]] constexpr duration memory_time(const chip& c, const op& o, int b,
+                                             const model_params& p = {}) noexcept {
+    const frequency clk = c.engine_of(o.eng).clock;
+    const double cores = static_cast<double>(b);
+    const bandwidth hbm = c.memory.hbm_bandwidth * p.hbm_efficiency;
+    const auto al = detail::alignment_of(o.run, c.alignment, p);
+    const bandwidth read_bw =
+        detail::min_bw(c.memory.core_read_rate * clk * cores, hbm) * al.rate_factor;
+    const bandwidth write_bw =
+        detail::min_bw(c.memory.core_write_rate * clk * cores, hbm) * al.rate_factor;
+    const data_size reads = o.bytes_read * al.factor;
+    duration load = reads / read_bw;
+    if (c.memory.l2_read_rate > bytes_per_cycle{}) {
+        const bandwidth l2_bw = c.memory.l2_read_rate * clk * cores * al.rate_factor;
+        load = detail::max_d(load, (reads + o.reread) / l2_bw);
+    }
+    const duration store = o.bytes_written * al.factor / write_bw;
+    const double contention = 1.0 + p.contention_per_core * o.hot_fraction * (cores - 1.0);
+    return detail::max_d(load, store) * contention;
+}
+
+/// Cost of `o` on chip `c` using at most `limit` cores of its engine.
+[[nodiscard]] constexpr op_cost cost(const chip& c, const op& o, core_count limit,
+                                     const model_params& p = {}) {
+    constexpr std::string_view where = "cost";
+    const engine_spec& e = c.engine_of(o.eng);
+    PERFCAST_EXPECTS(limit.value >= 1, where, "limit", static_cast<double>(limit.value),
+                     "at least 1 core");
+    PERFCAST_EXPECTS(limit.value <= e.cores, where,
+                     o.eng == engine::cube     ? "limit (cube cores)"
+                     : o.eng == engine::vector ? "limit (vector cores)"
+                                               : "limit (aicpu cores)",
+                     static_cast<double>(limit.value), "no more than the engine's cores");
+    PERFCAST_EXPECTS(o.work_units >= 1, where, "op.work_units", static_cast<double>(o.work_units),
+                     ">= 1");
+    const double rate = e.ops_per_cycle_for(o.type);
+    PERFCAST_EXPECTS(o.useful_ops == 0 || rate > 0, where, "dtype", name_of(o.type),
+                     "a dtype the op's engine supports on this chip");
+
+    const std::int64_t b64 = o.work_units < limit.value ? o.work_units : limit.value;
+    const int b = static_cast<int>(b64);
+    const std::int64_t per_core_units = ceil_div(o.work_units, b64);
+
+    op_cost r;
+    r.cores = b;
+    r.bytes = o.bytes();
+    r.flops = o.flops();
+    const double eff = o.eng == engine::cube     ? p.cube_efficiency
+                       : o.eng == engine::vector ? p.vector_efficiency
+                                                 : 1.0;
+    if (o.ops_per_unit > 0) {
+        const cycle_count cycles{static_cast<double>(per_core_units) * o.ops_per_unit / rate,
+                                 units::cycle};
+        r.compute = cycles / e.clock / eff;
+    }
+    r.memory = memory_time(c, o, b, p);
+    r.head = o.eng == engine::aicpu
+                 ? c.overhead.aicpu_launch
+                 : c.overhead.launch + c.overhead.per_core * static_cast<double>(b);
+    const duration body = detail::max_d(r.compute, r.memory) +
+                          (1.0 - p.overlap) * detail::min_d(r.compute, r.memory);
+    r.latency = r.head + body;
+    r.core_time = r.latency * static_cast<double>(b);
+    r.bound = r.head >= r.compute && r.head >= r.memory ? bound_kind::overhead
+              : r.compute >= r.memory                   ? bound_kind::compute
+                                                        : bound_kind::memory;
+    if (rate > 0) {
+        const double peak_ops = static_cast<double>(b) * rate * e.clock.in(units::Hz) *
+                                r.latency.in(units::s);
+        r.utilization = o.useful_ops / peak_ops;
+    }
+    return r;
+}
+
+/// Cost on every core of the op's engine.
+[[nodiscard]] constexpr op_cost cost(const chip& c, const op& o, const model_params& p = {}) {
+    return cost(c, o, core_count{c.engine_of(o.eng).cores}, p);
+}
+
+/// Achieved bandwidth of a move: bytes / time (DIGEST E's check).
+[[nodiscard]] constexpr bandwidth achieved_bandwidth(data_size bytes, duration t) {
+    PERFCAST_EXPECTS(t.in(units::s) > 0 && is_finite(t), "achieved_bandwidth", "time",
+                     t.in(units::us), "a finite time > 0 us");
+    PERFCAST_EXPECTS(bytes.in(units::B) >= 0 && is_finite(bytes), "achieved_bandwidth", "bytes",
+                     bytes.in(units::B), "a finite size >= 0");
+    return bytes / t;
+}
+
+/// Judgement of a measured move against what one core can move (DIGEST E).
+struct bandwidth_check {
+    bandwidth achieved{};
+    bandwidth per_core_peak{};  // core_read_rate x clock
+    double share = 0;           // achieved / per-core peak
+    bool far_below = false;     // share < 1 %: look for core conflicts or misalignment
+};
+
+/// `bytes` moved by one core in `t` on chip `c`: far below the per-core rate means something
+/// is wrong (DIGEST E: 6.5 KB per core in 1051 us, about 0.006 GB/s).
+[[nodiscard]] constexpr bandwidth_check check_bandwidth(const chip& c, data_size bytes,
+                                                        duration t) {
+    bandwidth_check r;
+    r.achieved = achieved_bandwidth(bytes, t);
+    r.per_core_peak = c.memory.core_read_rate * c.vector.clock;
+    r.share = r.achieved / r.per_core_peak;
+    r.far_below = r.share < 0.01;
+    return r;
+}
+
+}  // namespace perfcast

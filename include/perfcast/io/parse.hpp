@@ -1,0 +1,143 @@
+// perfcast/io/parse.hpp: strict text-to-number parsing for command lines and text formats.
+//
+// Every function rejects the whole text unless all of it is consumed, and throws perfcast::error
+// naming the field, the text and what was expected: "12x" is not 12, "1e400" is not infinity.
+#pragma once
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "../error.hpp"
+#include "../units.hpp"
+
+namespace perfcast::io {
+
+/// Leading and trailing blanks (space, tab, CR, LF) removed.
+[[nodiscard]] inline std::string_view trim(std::string_view s) noexcept {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' ||
+                          s.front() == '\n'))
+        s.remove_prefix(1);
+    while (!s.empty() &&
+           (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
+        s.remove_suffix(1);
+    return s;
+}
+
+/// A whole-text signed integer.
+[[nodiscard]] inline std::int64_t parse_int(std::string_view text, std::string_view field) {
+    const std::string_view t = trim(text);
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (t.empty() || ec != std::errc{} || end != t.data() + t.size()) {
+        detail::precondition_failed("parse", field, std::string("'") + std::string(text) + "'",
+                                    "an integer");
+    }
+    return v;
+}
+
+/// A whole-text finite number (no NaN, no infinity, no overflow).
+[[nodiscard]] inline double parse_double(std::string_view text, std::string_view field) {
+    const std::string_view t = trim(text);
+    double v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (t.empty() || ec != std::errc{} || end != t.data() + t.size() || !std::isfinite(v)) {
+        detail::precondition_failed("parse", field, std::string("'") + std::string(text) + "'",
+                                    "a finite number");
+    }
+    return v;
+}
+
+/// Splits on `sep` (empty pieces kept).
+[[nodiscard]] inline std::vector<std::string_view> split(std::string_view s, char sep) {
+    std::vector<std::string_view> out;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t p = s.find(sep, start);
+        out.push_back(s.substr(start, p == std::string_view::npos ? p : p - start));
+        if (p == std::string_view::npos) break;
+        start = p + 1;
+    }
+    return out;
+}
+
+/// "6,8,12" or a range "1-6" or a mix "1-3,8": the integers, in order, each >= `min_value`.
+[[nodiscard]] inline std::vector<std::int64_t> parse_int_list(std::string_view text,
+                                                              std::string_view field,
+                                                              std::int64_t min_value = 1) {
+    std::vector<std::int64_t> out;
+    for (std::string_view piece : split(text, ',')) {
+        const std::string_view p = trim(piece);
+        const std::size_t dash = p.find('-', 1);
+        std::int64_t lo = 0;
+        std::int64_t hi = 0;
+        if (dash == std::string_view::npos) {
+            lo = hi = parse_int(p, field);
+        } else {
+            lo = parse_int(p.substr(0, dash), field);
+            hi = parse_int(p.substr(dash + 1), field);
+            PERFCAST_EXPECTS(hi >= lo && hi - lo <= 100000, "parse", field,
+                             std::string(p), "a range LO-HI with LO <= HI");
+        }
+        PERFCAST_EXPECTS(lo >= min_value, "parse", field, static_cast<double>(lo),
+                         "values >= " + std::to_string(min_value));
+        for (std::int64_t v = lo; v <= hi; ++v) out.push_back(v);
+    }
+    return out;
+}
+
+/// "4MiB", "64 KB", "512B", "1.5GB": a data size with a decimal or binary unit (bare numbers
+/// are refused: the unit must be named).
+[[nodiscard]] inline data_size parse_size(std::string_view text, std::string_view field) {
+    const std::string_view t = trim(text);
+    std::size_t i = 0;
+    while (i < t.size() && ((t[i] >= '0' && t[i] <= '9') || t[i] == '.' || t[i] == 'e' ||
+                            t[i] == 'E' || t[i] == '+' || t[i] == '-'))
+        ++i;
+    const std::string_view unit_text = trim(t.substr(i));
+    struct named {
+        std::string_view name;
+        unit<data_dim> u;
+    };
+    constexpr named known[] = {{"B", units::B},     {"KB", units::KB},   {"MB", units::MB},
+                               {"GB", units::GB},   {"KiB", units::KiB}, {"MiB", units::MiB},
+                               {"GiB", units::GiB}, {"bit", units::bit}};
+    for (const named& n : known) {
+        if (n.name == unit_text) {
+            const double v = parse_double(t.substr(0, i), field);
+            PERFCAST_EXPECTS(v >= 0, "parse", field, v, "a size >= 0");
+            return data_size{v, n.u};
+        }
+    }
+    detail::precondition_failed("parse", field, std::string("'") + std::string(text) + "'",
+                                "a size with a unit: B, KB, MB, GB, KiB, MiB, GiB or bit");
+}
+
+/// "150us", "7.01ms", "2s": a time with its unit named.
+[[nodiscard]] inline duration parse_duration(std::string_view text, std::string_view field) {
+    const std::string_view t = trim(text);
+    struct named {
+        std::string_view name;
+        unit<time_dim> u;
+    };
+    constexpr named known[] = {{"ns", units::ns}, {"us", units::us}, {"ms", units::ms},
+                               {"s", units::s}};
+    for (const named& n : known) {
+        if (t.size() > n.name.size() && t.ends_with(n.name)) {
+            const std::string_view num = t.substr(0, t.size() - n.name.size());
+            // "ms" also ends with "s": only accept when the number part is all numeric.
+            if (!num.empty() && (num.back() < '0' || num.back() > '9') && num.back() != '.')
+                continue;
+            const double v = parse_double(num, field);
+            return duration{v, n.u};
+        }
+    }
+    detail::precondition_failed("parse", field, std::string("'") + std::string(text) + "'",
+                                "a time with a unit: ns, us, ms or s");
+}
+
+}  // namespace perfcast::io

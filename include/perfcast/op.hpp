@@ -1,0 +1,398 @@
+// perfcast/op.hpp: constexpr descriptions of the ops a recommendation model runs.
+//
+// An op knows its engine, its useful work (MACs on the cube, element operations elsewhere), the
+// bytes it reads and writes, the contiguous run length of its memory accesses and how many
+// parallel work units it offers. How long it takes on a chip is cost.hpp's business.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string_view>
+
+#include "chip.hpp"
+#include "dtype.hpp"
+#include "error.hpp"
+#include "shape.hpp"
+#include "units.hpp"
+
+namespace perfcast {
+
+enum class op_kind : unsigned char {
+    matmul,
+    batch_matmul,
+    elementwise,
+    reduce,
+    gather,
+    topk,
+    cast,
+    tile,
+    concat,
+    broadcast,
+    transpose,
+    generic,
+};
+
+[[nodiscard]] constexpr std::string_view name_of(op_kind k) noexcept {
+    switch (k) {
+        case op_kind::matmul: return "matmul";
+        case op_kind::batch_matmul: return "batch_matmul";
+        case op_kind::elementwise: return "elementwise";
+        case op_kind::reduce: return "reduce";
+        case op_kind::gather: return "gather";
+        case op_kind::topk: return "topk";
+        case op_kind::cast: return "cast";
+        case op_kind::tile: return "tile";
+        case op_kind::concat: return "concat";
+        case op_kind::broadcast: return "broadcast";
+        case op_kind::transpose: return "transpose";
+        case op_kind::generic: return "generic";
+    }
+    return "?";
+}
+
+/// Cube base tile (output block one core computes at a time): 128 x 256. Source: derived from the
+/// 910B L0C buffer, l0_c_size = 131072 B in CANN 8.1.RC1 Ascend910B*.ini, holding 128 x 256 fp32
+/// accumulators (4 B each). An assumption for other chips; calibrate with measured GEMMs.
+inline constexpr std::int64_t cube_tile_m = 128;
+inline constexpr std::int64_t cube_tile_n = 256;
+
+/// Vector work unit: one 32-byte block, the smallest unit of a DataCopy on Ascend
+/// (Ascend C: DataCopy lengths and UB addresses must be 32-byte aligned).
+inline constexpr std::int64_t vector_block_bytes = 32;
+
+/// One op. Fields that do not apply to the kind stay at their defaults. Build ops with the
+/// factory functions below rather than by hand: they check the arguments.
+struct op {
+    op_kind kind = op_kind::generic;
+    engine eng = engine::vector;
+    dtype type = dtype::fp16;      // compute dtype (inputs)
+    dtype out_type = dtype::fp16;  // output dtype
+
+    // Work and traffic, filled by the factories.
+    double useful_ops = 0;          // MACs (cube) or element operations (vector, AI CPU)
+    double ops_per_unit = 0;        // ops the hardware executes per work unit (with padding)
+    std::int64_t work_units = 1;    // parallel units the op offers (tiles, rows, blocks)
+    data_size bytes_read{};         // unique bytes read from global memory
+    data_size bytes_written{};      // bytes written to global memory
+    data_size reread{};             // extra reads implied by tiling (served by L2)
+    data_size run{};                // typical contiguous run of a memory access
+    double hot_fraction = 0;        // share of accesses that hit a few hot rows (gather)
+    double m_efficiency = 1;        // cube: M / M padded to the fractal (1/16 for M = 1)
+
+    [[nodiscard]] constexpr flop_count flops() const noexcept {
+        return flop_count{useful_ops * (eng == engine::cube ? 2.0 : 1.0), units::flop};
+    }
+    [[nodiscard]] constexpr data_size bytes() const noexcept { return bytes_read + bytes_written; }
+    [[nodiscard]] friend constexpr bool operator==(const op&, const op&) = default;
+};
+
+namespace detail {
+constexpr void expect_dim(std::int64_t v, std::string_view where, std::string_view field) {
+    PERFCAST_EXPECTS(v >= 1, where, field, static_cast<double>(v), "a dimension >= 1");
+}
+constexpr std::int64_t round_up(std::int64_t v, std::int64_t unit) noexcept {
+    return ceil_div(v, unit) * unit;
+}
+constexpr data_size bytes_of(std::int64_t elements, dtype t) noexcept {
+    return static_cast<double>(elements) * size_of(t);
+}
+constexpr std::int64_t blocks_of(std::int64_t elements, dtype t) noexcept {
+    const auto bytes = static_cast<std::int64_t>(size_of(t).in(units::B));
+    return ceil_div(elements * bytes, vector_block_bytes);
+}
+}  // namespace detail
+
+/// Options of a matrix multiply.
+struct matmul_options {
+    bool broadcast_b = false;  // B is shared by every batch (a broadcast BMM, DIGEST I)
+    dtype out_type = dtype::fp16;
+};
+
+/// batch x ([M, K] x [K, N]) on the cube. Padded to the dtype's fractal; tiled in 128 x 256
+/// output blocks (see cube_tile_m). A re-reads once per N tile and B once per M tile beyond the
+/// first: those re-reads are served by L2.
+[[nodiscard]] constexpr op batch_matmul(std::int64_t batch, std::int64_t m, std::int64_t n,
+                                        std::int64_t k, dtype t, matmul_options o = {}) {
+    constexpr std::string_view where = "batch_matmul";
+    detail::expect_dim(batch, where, "batch");
+    detail::expect_dim(m, where, "m");
+    detail::expect_dim(n, where, "n");
+    detail::expect_dim(k, where, "k");
+    const fractal_shape f = cube_fractal(t);
+    const std::int64_t mp = detail::round_up(m, f.m);
+    const std::int64_t np = detail::round_up(n, f.n);
+    const std::int64_t kp = detail::round_up(k, f.k);
+    const std::int64_t tm = mp < cube_tile_m ? mp : cube_tile_m;
+    const std::int64_t tn = np < cube_tile_n ? np : cube_tile_n;
+    const std::int64_t m_tiles = ceil_div(mp, tm);
+    const std::int64_t n_tiles = ceil_div(np, tn);
+
+    op r;
+    r.kind = batch == 1 ? op_kind::matmul : op_kind::batch_matmul;
+    r.eng = engine::cube;
+    r.type = t;
+    r.out_type = o.out_type;
+    const std::int64_t mk = checked_product(m, k, where, "m*k");
+    const std::int64_t kn = checked_product(k, n, where, "k*n");
+    const std::int64_t mn = checked_product(m, n, where, "m*n");
+    const std::int64_t macs = checked_product(checked_product(batch, mn, where, "batch*m*n"), k,
+                                              where, "batch*m*n*k");
+    r.useful_ops = static_cast<double>(macs);
+    r.work_units = checked_product(batch, m_tiles * n_tiles, where, "work units");
+    r.ops_per_unit = static_cast<double>(tm) * static_cast<double>(tn) * static_cast<double>(kp);
+    const data_size a = detail::bytes_of(checked_product(batch, mk, where, "batch*m*k"), t);
+    const data_size b_one = detail::bytes_of(kn, t);
+    const data_size b = o.broadcast_b ? b_one : static_cast<double>(batch) * b_one;
+    r.bytes_read = a + b;
+    r.bytes_written = detail::bytes_of(checked_product(batch, mn, where, "batch*m*n"), o.out_type);
+    r.reread = a * static_cast<double>(n_tiles - 1) +
+               static_cast<double>(batch) * b_one * static_cast<double>(m_tiles - 1);
+    r.run = static_cast<double>(k) * size_of(t);
+    r.m_efficiency = static_cast<double>(m) / static_cast<double>(mp);
+    return r;
+}
+
+/// [M, K] x [K, N] on the cube.
+[[nodiscard]] constexpr op matmul(std::int64_t m, std::int64_t n, std::int64_t k, dtype t,
+                                  matmul_options o = {}) {
+    return batch_matmul(1, m, n, k, t, o);
+}
+
+/// Options of an elementwise op.
+struct elementwise_options {
+    int inputs = 2;               // input tensors
+    int outputs = 1;              // output tensors
+    double ops_per_element = 1;   // vector operations per output element
+    std::int64_t read_elements = 0;  // elements read over all inputs; 0: inputs x elements
+    std::int64_t inner = 0;       // innermost dimension (contiguous run); 0: all elements
+    dtype out_type = dtype::fp16;
+    bool out_same_as_in = true;   // output dtype = input dtype (ignores out_type)
+};
+
+/// An elementwise op producing `elements` outputs on the vector unit.
+[[nodiscard]] constexpr op elementwise(std::int64_t elements, dtype t,
+                                       elementwise_options o = {}) {
+    constexpr std::string_view where = "elementwise";
+    detail::expect_dim(elements, where, "elements");
+    PERFCAST_EXPECTS(o.inputs >= 1, where, "inputs", static_cast<double>(o.inputs), ">= 1");
+    PERFCAST_EXPECTS(o.outputs >= 1, where, "outputs", static_cast<double>(o.outputs), ">= 1");
+    PERFCAST_EXPECTS(o.ops_per_element > 0 && o.ops_per_element < 1e9, where, "ops_per_element",
+                     o.ops_per_element, "a finite value > 0");
+    PERFCAST_EXPECTS(o.read_elements >= 0, where, "read_elements",
+                     static_cast<double>(o.read_elements), ">= 0");
+    PERFCAST_EXPECTS(o.inner >= 0, where, "inner", static_cast<double>(o.inner), ">= 0");
+    op r;
+    r.kind = op_kind::elementwise;
+    r.eng = engine::vector;
+    r.type = t;
+    r.out_type = o.out_same_as_in ? t : o.out_type;
+    r.useful_ops = static_cast<double>(elements) * o.ops_per_element;
+    r.work_units = detail::blocks_of(elements, t);
+    r.ops_per_unit = static_cast<double>(vector_block_bytes) / size_of(t).in(units::B) *
+                     o.ops_per_element;
+    const std::int64_t read = o.read_elements > 0
+                                  ? o.read_elements
+                                  : checked_product(elements, o.inputs, where, "read elements");
+    r.bytes_read = detail::bytes_of(read, t);
+    r.bytes_written =
+        detail::bytes_of(checked_product(elements, o.outputs, where, "written elements"),
+                         r.out_type);
+    r.run = detail::bytes_of(o.inner > 0 ? o.inner : elements, t);
+    return r;
+}
+
+/// An elementwise binary op between two broadcast-compatible shapes (numpy rules), e.g.
+/// Equal on [1, 4000] and [400, 1] (DIGEST G) produces [400, 4000].
+[[nodiscard]] constexpr op elementwise_broadcast(const shape& a, const shape& b, dtype t,
+                                                 elementwise_options o = {}) {
+    constexpr std::string_view where = "elementwise_broadcast";
+    const std::size_t rank = a.rank() > b.rank() ? a.rank() : b.rank();
+    std::int64_t out = 1;
+    for (std::size_t i = 0; i < rank; ++i) {
+        const std::int64_t da = i < a.rank() ? a[a.rank() - 1 - i] : 1;
+        const std::int64_t db = i < b.rank() ? b[b.rank() - 1 - i] : 1;
+        PERFCAST_EXPECTS(da == db || da == 1 || db == 1, where, "shapes",
+                         static_cast<double>(i), "broadcast-compatible dimensions");
+        out = checked_product(out, da > db ? da : db, where, "output elements");
+    }
+    o.inputs = 2;
+    o.read_elements = a.elements() + b.elements();
+    return elementwise(out, t, o);
+}
+
+/// Cast `elements` from one dtype to another on the vector unit.
+[[nodiscard]] constexpr op cast(std::int64_t elements, dtype from, dtype to) {
+    elementwise_options o;
+    o.inputs = 1;
+    o.out_same_as_in = false;
+    o.out_type = to;
+    op r = elementwise(elements, from, o);
+    r.kind = op_kind::cast;
+    return r;
+}
+
+/// Reduce `rows` rows of `length` elements each to one value per row.
+[[nodiscard]] constexpr op reduce(std::int64_t rows, std::int64_t length, dtype t) {
+    constexpr std::string_view where = "reduce";
+    detail::expect_dim(rows, where, "rows");
+    detail::expect_dim(length, where, "length");
+    const std::int64_t elements = checked_product(rows, length, where, "elements");
+    op r;
+    r.kind = op_kind::reduce;
+    r.eng = engine::vector;
+    r.type = t;
+    r.out_type = t;
+    r.useful_ops = static_cast<double>(elements);
+    r.work_units = detail::blocks_of(elements, t);
+    r.ops_per_unit = static_cast<double>(vector_block_bytes) / size_of(t).in(units::B);
+    r.bytes_read = detail::bytes_of(elements, t);
+    r.bytes_written = detail::bytes_of(rows, t);
+    r.run = detail::bytes_of(length, t);
+    return r;
+}
+
+/// Gather `indices` rows of `row_bytes` each from a table of `table_rows` rows. `hot_fraction`
+/// (0..1) is the share of indices that hit a few hot rows: cores then conflict on the same
+/// addresses (DIGEST G, L).
+struct gather_options {
+    double hot_fraction = 0;
+    dtype index_type = dtype::int32;
+};
+[[nodiscard]] constexpr op gather(std::int64_t indices, data_size row_bytes,
+                                  std::int64_t table_rows, dtype t, gather_options o = {}) {
+    constexpr std::string_view where = "gather";
+    detail::expect_dim(indices, where, "indices");
+    detail::expect_dim(table_rows, where, "table_rows");
+    PERFCAST_EXPECTS(row_bytes.in(units::B) >= 1 && row_bytes.in(units::B) < 1e15, where,
+                     "row_bytes", row_bytes.in(units::B), "a row of at least 1 byte");
+    PERFCAST_EXPECTS(o.hot_fraction >= 0 && o.hot_fraction <= 1, where, "hot_fraction",
+                     o.hot_fraction, "a share in [0, 1]");
+    op r;
+    r.kind = op_kind::gather;
+    r.eng = engine::vector;
+    r.type = t;
+    r.out_type = t;
+    r.useful_ops = 0;  // pure data movement
+    r.work_units = indices;
+    r.ops_per_unit = 0;
+    const data_size moved = static_cast<double>(indices) * row_bytes;
+    r.bytes_read = moved + detail::bytes_of(indices, o.index_type);
+    r.bytes_written = moved;
+    r.run = row_bytes;
+    r.hot_fraction = o.hot_fraction;
+    return r;
+}
+
+/// TopK over `rows` rows of `length` elements, of which only `valid` are real data (the rest
+/// padding). A kernel that knows the valid length reads and sorts only `valid` elements
+/// (DIGEST J); pass valid = length for the padded kernel. Integer values run on the AI CPU
+/// (DIGEST H).
+[[nodiscard]] constexpr op topk(std::int64_t rows, std::int64_t length, std::int64_t k, dtype t,
+                                std::int64_t valid = 0) {
+    constexpr std::string_view where = "topk";
+    detail::expect_dim(rows, where, "rows");
+    detail::expect_dim(length, where, "length");
+    detail::expect_dim(k, where, "k");
+    PERFCAST_EXPECTS(k <= length, where, "k", static_cast<double>(k), "k <= length");
+    if (valid == 0) valid = length;
+    PERFCAST_EXPECTS(valid >= 1 && valid <= length, where, "valid", static_cast<double>(valid),
+                     "1 <= valid <= length");
+    // Selection cost per element grows with log2(k) (a heap or merge of k candidates).
+    double log2k = 1;
+    for (std::int64_t v = 2; v < k; v *= 2) log2k += 1;
+    op r;
+    r.kind = op_kind::topk;
+    r.eng = is_integer(t) ? engine::aicpu : engine::vector;
+    r.type = t;
+    r.out_type = t;
+    const std::int64_t processed = checked_product(rows, valid, where, "rows*valid");
+    r.useful_ops = static_cast<double>(processed) * log2k;
+    r.work_units = rows;
+    r.ops_per_unit = static_cast<double>(valid) * log2k;
+    r.bytes_read = detail::bytes_of(processed, t);
+    r.bytes_written = detail::bytes_of(checked_product(rows, k, where, "rows*k"), t) +
+                      detail::bytes_of(rows * k, dtype::int32);
+    r.run = detail::bytes_of(valid, t);
+    return r;
+}
+
+namespace detail {
+constexpr op data_move(op_kind kind, std::int64_t read, std::int64_t written, std::int64_t run,
+                       dtype t) {
+    op r;
+    r.kind = kind;
+    r.eng = engine::vector;
+    r.type = t;
+    r.out_type = t;
+    r.useful_ops = 0;
+    r.work_units = blocks_of(written, t);
+    r.ops_per_unit = 0;
+    r.bytes_read = bytes_of(read, t);
+    r.bytes_written = bytes_of(written, t);
+    r.run = bytes_of(run, t);
+    return r;
+}
+}  // namespace detail
+
+/// Tile `in` by `multiples` (per dimension): reads the input once, writes the product.
+[[nodiscard]] constexpr op tile(const shape& in, const shape& multiples, dtype t) {
+    constexpr std::string_view where = "tile";
+    PERFCAST_EXPECTS(multiples.rank() == in.rank(), where, "multiples",
+                     static_cast<double>(multiples.rank()), "one multiple per input dimension");
+    const std::int64_t read = in.elements("tile input");
+    const std::int64_t written =
+        checked_product(read, multiples.elements("tile multiples"), where, "output elements");
+    return detail::data_move(op_kind::tile, read, written, in.inner(), t);
+}
+
+/// Concatenate tensors along one axis; `inner` is the contiguous run written per row.
+[[nodiscard]] constexpr op concat(std::initializer_list<shape> inputs, std::int64_t inner,
+                                  dtype t) {
+    constexpr std::string_view where = "concat";
+    PERFCAST_EXPECTS(inputs.size() >= 1, where, "inputs", static_cast<double>(inputs.size()),
+                     "at least one input");
+    detail::expect_dim(inner, where, "inner");
+    std::int64_t total = 0;
+    for (const shape& s : inputs) total += s.elements("concat input");
+    return detail::data_move(op_kind::concat, total, total, inner, t);
+}
+
+/// Broadcast `in` to `out` (materialized copy).
+[[nodiscard]] constexpr op broadcast(const shape& in, const shape& out, dtype t) {
+    return detail::data_move(op_kind::broadcast, in.elements("broadcast input"),
+                             out.elements("broadcast output"), in.inner(), t);
+}
+
+/// Transpose `in`. When the innermost axis moves, every element is its own contiguous run.
+[[nodiscard]] constexpr op transpose(const shape& in, dtype t, bool inner_axis_moves = true) {
+    const std::int64_t n = in.elements("transpose input");
+    return detail::data_move(op_kind::transpose, n, n, inner_axis_moves ? 1 : in.inner(), t);
+}
+
+/// Anything else: its engine, flops, bytes in and out, and its parallel work units.
+[[nodiscard]] constexpr op generic(engine e, flop_count flops, data_size in, data_size out,
+                                   std::int64_t work_units, dtype t = dtype::fp16) {
+    constexpr std::string_view where = "generic";
+    PERFCAST_EXPECTS(flops.in(units::flop) >= 0 && flops.in(units::flop) < 1e300, where, "flops",
+                     flops.in(units::flop), "a finite value >= 0");
+    PERFCAST_EXPECTS(in.in(units::B) >= 0 && in.in(units::B) < 1e300, where, "bytes_in",
+                     in.in(units::B), "a finite value >= 0");
+    PERFCAST_EXPECTS(out.in(units::B) >= 0 && out.in(units::B) < 1e300, where, "bytes_out",
+                     out.in(units::B), "a finite value >= 0");
+    detail::expect_dim(work_units, where, "work_units");
+    op r;
+    r.kind = op_kind::generic;
+    r.eng = e;
+    r.type = t;
+    r.out_type = t;
+    const double per_op = e == engine::cube ? 2.0 : 1.0;
+    r.useful_ops = flops.in(units::flop) / per_op;
+    r.work_units = work_units;
+    r.ops_per_unit = r.useful_ops / static_cast<double>(work_units);
+    r.bytes_read = in;
+    r.bytes_written = out;
+    r.run = data_size{4096, units::B};  // assume long contiguous runs
+    return r;
+}
+
+}  // namespace perfcast

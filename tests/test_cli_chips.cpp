@@ -1,0 +1,264 @@
+// The `perfcast` command's pieces: the io writers (table, CSV, JSON), the argument parser, the
+// dispatch table's exit codes, and `perfcast chips` in its three formats.
+#include <doctest/doctest.h>
+
+#include <perfcast/chips.hpp>
+#include <perfcast/io/csv.hpp>
+#include <perfcast/io/json.hpp>
+#include <perfcast/io/table.hpp>
+
+#include <array>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../examples/perfcast/cli.hpp"
+#include "../examples/perfcast/cmd_chips.hpp"
+
+namespace {
+
+using namespace perfcast;
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) out.push_back(line);
+    return out;
+}
+
+struct run_result {
+    int status;
+    std::string out;
+    std::string err;
+};
+
+constexpr cli::command test_commands[] = {cli::chips_command};
+
+run_result run(std::initializer_list<std::string_view> args) {
+    std::ostringstream out;
+    std::ostringstream err;
+    const std::vector<std::string_view> v(args);
+    const int status = cli::dispatch(v, test_commands, out, err);
+    return {status, out.str(), err.str()};
+}
+
+}  // namespace
+
+TEST_CASE("io: format_fixed and looks_numeric") {
+    CHECK(io::format_fixed(363.7248, 1) == "363.7");
+    CHECK(io::format_fixed(1600.0, 0) == "1600");
+    CHECK(io::format_fixed(-0.04, 1) == "0.0");
+    CHECK(io::format_fixed(std::numeric_limits<double>::quiet_NaN(), 2) == "NaN");
+    CHECK(io::format_shortest(0.1) == "0.1");
+    CHECK(io::looks_numeric("12"));
+    CHECK(io::looks_numeric("-1.5e+09"));
+    CHECK(io::looks_numeric(".5"));
+    CHECK_FALSE(io::looks_numeric("Gen5 x16"));
+    CHECK_FALSE(io::looks_numeric("-"));
+    CHECK_FALSE(io::looks_numeric("1e"));
+    CHECK_FALSE(io::looks_numeric(""));
+}
+
+TEST_CASE("io: text_table aligns columns, numbers to the right") {
+    io::text_table t({"name", "value", "note"});
+    t.add_row({"a", "1.5", "x"});
+    t.add_row({"longer", "100", ""});
+    const auto l = lines_of(t.str());
+    REQUIRE(l.size() == 4);
+    CHECK(l[0] == "name    value  note");
+    CHECK(l[1] == "------  -----  ----");
+    CHECK(l[2] == "a         1.5  x");
+    CHECK(l[3] == "longer    100");  // no trailing spaces
+    CHECK_THROWS_AS(t.add_row({"too", "few"}), perfcast::error);
+
+    io::text_table u({"µs", "n"});  // width counts code points, not bytes
+    u.add_row({"ab", "7"});
+    u.set_align(1, io::align::left);
+    const auto m = lines_of(u.str());
+    CHECK(m[0] == "µs  n");
+    CHECK(m[2] == "ab  7");
+}
+
+TEST_CASE("io: CSV quoting follows RFC 4180") {
+    CHECK(io::csv_field("plain") == "plain");
+    CHECK(io::csv_field("a,b") == "\"a,b\"");
+    CHECK(io::csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
+    CHECK(io::csv_field("two\nlines") == "\"two\nlines\"");
+    CHECK(io::csv_field("cr\r") == "\"cr\r\"");
+    CHECK(io::csv_field(" padded") == "\" padded\"");
+    CHECK(io::csv_field("") == "");
+    CHECK(io::csv_field("a;b", ';') == "\"a;b\"");
+    std::ostringstream os;
+    io::csv_writer w(os);
+    w.row({"x", "1,5", "q\""});
+    const std::vector<std::string> fields{"y", "2"};
+    w.row(fields);
+    CHECK(os.str() == "x,\"1,5\",\"q\"\"\"\ny,2\n");
+    std::ostringstream strict;
+    io::csv_writer s(strict, ',', "\r\n");
+    s.row({"a", "b"});
+    CHECK(strict.str() == "a,b\r\n");
+}
+
+TEST_CASE("io: JSON writer") {
+    SUBCASE("compact, with escaping and numbers") {
+        std::ostringstream os;
+        io::json_writer j(os, 0);
+        j.begin_object()
+            .member("s", "a\"b\\c\n\t\x01")
+            .member("i", 20)
+            .member("u", 7U)
+            .member("d", 294.912)
+            .member("big", 1e20)
+            .member("nan", std::numeric_limits<double>::quiet_NaN())
+            .member("inf", -std::numeric_limits<double>::infinity())
+            .member("t", true);
+        j.key("a").begin_array().value(1).value("x").null().end_array();
+        j.key("e").begin_object().end_object();
+        j.key("ea").begin_array().end_array();
+        j.end_object();
+        CHECK(j.done());
+        CHECK(os.str() ==
+              "{\"s\":\"a\\\"b\\\\c\\n\\t\\u0001\",\"i\":20,\"u\":7,\"d\":294.912,"
+              "\"big\":1e+20,\"nan\":null,\"inf\":null,\"t\":true,\"a\":[1,\"x\",null],"
+              "\"e\":{},\"ea\":[]}");
+    }
+    SUBCASE("indented") {
+        std::ostringstream os;
+        io::json_writer j(os);
+        j.begin_array().begin_object().member("k", 1).end_object().end_array();
+        CHECK(os.str() == "[\n  {\n    \"k\": 1\n  }\n]\n");
+    }
+    SUBCASE("misuse throws") {
+        std::ostringstream os;
+        io::json_writer j(os);
+        j.begin_object();
+        CHECK_THROWS_AS(j.value(1), perfcast::error);  // no key
+        j.key("k");
+        CHECK_THROWS_AS(j.key("again"), perfcast::error);
+        CHECK_THROWS_AS(j.end_object(), perfcast::error);  // key without value
+        j.value(2);
+        CHECK_THROWS_AS(j.end_array(), perfcast::error);
+        j.end_object();
+        CHECK(j.done());
+        CHECK_THROWS_AS(j.value(3), perfcast::error);  // second root
+        io::json_writer k(os);
+        k.begin_array();
+        CHECK_THROWS_AS(k.key("k"), perfcast::error);  // key in an array
+        CHECK_FALSE(k.done());
+    }
+}
+
+TEST_CASE("cli: argument parser") {
+    constexpr std::array<cli::option, 2> opts{{
+        {"format", "FORMAT", "output format"},
+        {"verbose", "", "more output"},
+    }};
+    SUBCASE("--name value, --name=value, switches, positional") {
+        const std::array<std::string_view, 6> args{"in.csv", "--format", "csv", "--verbose",
+                                                   "-3", "--format=json"};
+        const auto a = cli::parse_args(args, opts);
+        CHECK(a.value_or("format", "table") == "json");  // last wins
+        CHECK(a.has("verbose"));
+        CHECK_FALSE(a.has("help"));
+        REQUIRE(a.positional.size() == 2);
+        CHECK(a.positional[0] == "in.csv");
+        CHECK(a.positional[1] == "-3");  // a negative number is positional
+    }
+    SUBCASE("-- ends the flags; --help and -h are always known") {
+        const std::array<std::string_view, 3> args{"--help", "--", "--format"};
+        const auto a = cli::parse_args(args, opts);
+        CHECK(a.has("help"));
+        REQUIRE(a.positional.size() == 1);
+        CHECK(a.positional[0] == "--format");
+        const std::array<std::string_view, 1> h{"-h"};
+        CHECK(cli::parse_args(h, opts).has("help"));
+    }
+    SUBCASE("errors") {
+        const std::array<std::string_view, 1> unknown{"--colour"};
+        CHECK_THROWS_WITH_AS((void)cli::parse_args(unknown, opts), "unknown option '--colour'",
+                             cli::usage_error);
+        const std::array<std::string_view, 1> missing{"--format"};
+        CHECK_THROWS_AS((void)cli::parse_args(missing, opts), cli::usage_error);
+        const std::array<std::string_view, 1> switch_value{"--verbose=1"};
+        CHECK_THROWS_AS((void)cli::parse_args(switch_value, opts), cli::usage_error);
+        const std::array<std::string_view, 1> short_flag{"-x"};
+        CHECK_THROWS_AS((void)cli::parse_args(short_flag, opts), cli::usage_error);
+        const std::array<std::string_view, 1> bad_choice{"--format=xml"};
+        const auto a = cli::parse_args(bad_choice, opts);
+        CHECK_THROWS_AS((void)cli::choice(a, "format", {"table", "csv"}, "table"),
+                        cli::usage_error);
+    }
+}
+
+TEST_CASE("cli: dispatch exit codes") {
+    const auto none = run({});
+    CHECK(none.status == cli::exit_usage);
+    CHECK(none.err.find("Usage: perfcast") != std::string::npos);
+    const auto help = run({"--help"});
+    CHECK(help.status == cli::exit_ok);
+    CHECK(help.out.find("chips") != std::string::npos);
+    const auto unknown = run({"frobnicate"});
+    CHECK(unknown.status == cli::exit_usage);
+    CHECK(unknown.err.find("unknown command 'frobnicate'") != std::string::npos);
+    CHECK(unknown.out.empty());
+    const auto bad_flag = run({"chips", "--bogus"});
+    CHECK(bad_flag.status == cli::exit_usage);
+    CHECK(bad_flag.err.find("unknown option '--bogus'") != std::string::npos);
+    CHECK(bad_flag.err.find("Usage: perfcast chips") != std::string::npos);
+    CHECK(bad_flag.out.empty());
+    const auto bad_format = run({"chips", "--format", "xml"});
+    CHECK(bad_format.status == cli::exit_usage);
+    const auto extra = run({"chips", "extra"});
+    CHECK(extra.status == cli::exit_usage);
+    const auto chips_help = run({"chips", "--help"});
+    CHECK(chips_help.status == cli::exit_ok);
+    CHECK(chips_help.out.find("--format") != std::string::npos);
+}
+
+TEST_CASE("cli: perfcast chips lists every preset") {
+    SUBCASE("table") {
+        const auto r = run({"chips"});
+        REQUIRE(r.status == cli::exit_ok);
+        CHECK(r.err.empty());
+        const auto l = lines_of(r.out);
+        REQUIRE(l.size() == 2 + chips::all_presets().size());
+        CHECK(l[0].starts_with("chip "));
+        CHECK(l[0].find("fp16 TFLOP/s") != std::string::npos);
+        CHECK(l[0].find("PCIe") != std::string::npos);
+        // 910B1: 24 / 48 cores, 1850 MHz, 363.7 TFLOP/s fp16, 727.4 TOP/s int8, Gen5 x16.
+        CHECK(l[2].starts_with("ascend910b1 "));
+        for (std::string_view cell : {" 24 ", " 48 ", " 1850 ", " 363.7 ", " 727.4 ", " 64.0 ",
+                                      " 1600.0 ", " 192 ", " 32 ", "Gen5 x16"}) {
+            CAPTURE(cell);
+            CHECK(l[2].find(cell) != std::string::npos);
+        }
+    }
+    SUBCASE("csv") {
+        const auto r = run({"chips", "--format=csv"});
+        REQUIRE(r.status == cli::exit_ok);
+        const auto l = lines_of(r.out);
+        REQUIRE(l.size() == 1 + chips::all_presets().size());
+        CHECK(l[0] ==
+              "name,cube_cores,vector_cores,clock_mhz,fp16_tflops,int8_tops,hbm_gib,hbm_gbps,"
+              "l2_mib,ub_kib,alignment_b,pcie_gen,pcie_lanes,source");
+        CHECK(l[3].starts_with("ascend910b3,20,40,1800,294.912,589.824,64,1600,192,192,32,5,16,"));
+    }
+    SUBCASE("json") {
+        const auto r = run({"chips", "--format", "json"});
+        REQUIRE(r.status == cli::exit_ok);
+        CHECK(r.out.front() == '[');
+        CHECK(r.out.find("\"name\": \"h100-sxm\"") != std::string::npos);
+        CHECK(r.out.find("\"cube_cores\": 132") != std::string::npos);
+        CHECK(r.out.find("\"pcie_gen\": 4") != std::string::npos);
+        std::size_t objects = 0;
+        for (std::size_t p = r.out.find("\"name\""); p != std::string::npos;
+             p = r.out.find("\"name\"", p + 1)) {
+            ++objects;
+        }
+        CHECK(objects == chips::all_presets().size());
+    }
+}
