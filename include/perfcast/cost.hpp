@@ -11,6 +11,8 @@
 // docs/model.md explains each term and where each default comes from.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -34,6 +36,8 @@ struct model_params {
     double vector_efficiency = 0.8;
     /// Share of the chip's HBM bandwidth that streaming reaches. Assumption 0.8 (DIGEST D gives
     /// "about 80 % of theory" for PCIe; taken as the same order for HBM until calibrated).
+    /// Calibration may return a value above 1: the preset's HBM figure (itself an assumption for
+    /// every Ascend chip) is then lower than what the measured ops moved. Allowed up to 2.
     double hbm_efficiency = 0.8;
     /// Share of the shorter of compute and memory hidden under the longer (double buffering).
     /// Assumption 0.9: in the 910B3 profile mac and mte2 busy ratios add up to 1.5 .. 1.8, so at
@@ -45,6 +49,26 @@ struct model_params {
     /// Extra memory time per additional core when all accesses hit hot rows (DIGEST L:
     /// "more cores, more conflicts"). Assumption 0.1 per core.
     double contention_per_core = 0.1;
+    /// Share of L2 an op's inputs may fill and still be found there (the rest of L2 holds other
+    /// tensors). Assumption 0.9: on the 910B1 profile an Add reading 2 x 100.7 MB (= the 192 MiB
+    /// L2) streamed at HBM speed while a RealDiv reading 2 x 69.9 MB ran at 2.9 TB/s.
+    double l2_resident_share = 0.9;
+
+    /// Per-engine head cost (launch + per_core x b) replacing the chip's overhead figures when
+    /// `set`: what calibration fits, since launch costs differ between cube, vector and AI CPU
+    /// kernels. Indexed by engine (cube, vector, aicpu).
+    struct head_override {
+        bool set = false;
+        duration launch{};
+        duration per_core{};
+        [[nodiscard]] friend constexpr bool operator==(const head_override&,
+                                                       const head_override&) = default;
+    };
+    std::array<head_override, 3> head{};
+
+    [[nodiscard]] constexpr const head_override& head_of(engine e) const noexcept {
+        return head[static_cast<std::size_t>(e)];
+    }
 
     [[nodiscard]] friend constexpr bool operator==(const model_params&,
                                                    const model_params&) = default;
@@ -57,14 +81,23 @@ constexpr const model_params& validate(const model_params& p) {
                      p.cube_efficiency, "a share in (0, 1]");
     PERFCAST_EXPECTS(p.vector_efficiency > 0 && p.vector_efficiency <= 1, where,
                      "vector_efficiency", p.vector_efficiency, "a share in (0, 1]");
-    PERFCAST_EXPECTS(p.hbm_efficiency > 0 && p.hbm_efficiency <= 1, where, "hbm_efficiency",
-                     p.hbm_efficiency, "a share in (0, 1]");
+    PERFCAST_EXPECTS(p.hbm_efficiency > 0 && p.hbm_efficiency <= 2, where, "hbm_efficiency",
+                     p.hbm_efficiency, "a factor in (0, 2]");
     PERFCAST_EXPECTS(p.overlap >= 0 && p.overlap <= 1, where, "overlap", p.overlap,
                      "a share in [0, 1]");
     PERFCAST_EXPECTS(p.misaligned_efficiency > 0 && p.misaligned_efficiency <= 1, where,
                      "misaligned_efficiency", p.misaligned_efficiency, "a share in (0, 1]");
+    PERFCAST_EXPECTS(p.l2_resident_share >= 0 && p.l2_resident_share <= 1, where,
+                     "l2_resident_share", p.l2_resident_share, "a share in [0, 1]");
     PERFCAST_EXPECTS(p.contention_per_core >= 0 && p.contention_per_core < 1e6, where,
                      "contention_per_core", p.contention_per_core, "a finite value >= 0");
+    for (const auto& h : p.head) {
+        PERFCAST_EXPECTS(!h.set || (h.launch.in(units::us) >= 0 && h.launch.in(units::us) < 1e9),
+                         where, "head.launch", h.launch.in(units::us), "a time >= 0 us");
+        PERFCAST_EXPECTS(!h.set || (h.per_core.in(units::us) >= 0 &&
+                                    h.per_core.in(units::us) < 1e9),
+                         where, "head.per_core", h.per_core.in(units::us), "a time >= 0 us");
+    }
     return p;
 }
 
@@ -122,30 +155,48 @@ constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b
 
 /// Memory time of `o` on `b` cores. Loads (MTE2) and stores (MTE3 / fixpipe) are separate pipes
 /// that run side by side, so the time is the longer of the two. Every load passes from L2 to a
-/// core at the per-core L2 rate; the unique bytes also come from HBM at
-/// min(b x per-core read rate, HBM x efficiency). Tiling re-reads hit L2. Stores run at
-/// min(b x per-core write rate, HBM x efficiency). Each contiguous run is rounded up to the
-/// alignment unit, a misaligned run moves at a reduced rate, and b cores on hot rows conflict
-/// (contention grows with b). Sharing HBM between streams is card.hpp's business.
+/// core at the per-core L2 rate (tiling re-reads come from L2 too). An op whose inputs fit in
+/// L2 (l2_resident_share of it) finds them there, left by its producer, and its outputs are
+/// written back later: it moves at the cores' own rates. An op whose inputs exceed that streams
+/// through HBM (an LRU cache gets no hits on a cyclic stream larger than itself): loads and
+/// stores are each capped by HBM x efficiency and together share it.
+/// Each contiguous run is rounded up to the alignment unit, a misaligned run moves at a reduced
+/// rate, and b cores on hot rows conflict (contention grows with b). Sharing HBM and L2 between
+/// streams is card.hpp's business.
 [[nodiscard]] constexpr duration memory_time(const chip& c, const op& o, int b,
                                              const model_params& p = {}) noexcept {
     const frequency clk = c.engine_of(o.eng).clock;
     const double cores = static_cast<double>(b);
-    const bandwidth hbm = c.memory.hbm_bandwidth * p.hbm_efficiency;
     const auto al = detail::alignment_of(o.run, c.alignment, p);
-    const bandwidth read_bw =
-        detail::min_bw(c.memory.core_read_rate * clk * cores, hbm) * al.rate_factor;
-    const bandwidth write_bw =
-        detail::min_bw(c.memory.core_write_rate * clk * cores, hbm) * al.rate_factor;
     const data_size reads = o.bytes_read * al.factor;
+    const data_size writes = o.bytes_written * al.factor;
+    const bool in_l2 = reads <= c.memory.l2_size * p.l2_resident_share;
+    const bandwidth hbm = c.memory.hbm_bandwidth * p.hbm_efficiency * al.rate_factor;
+    bandwidth read_bw = c.memory.core_read_rate * clk * cores * al.rate_factor;
+    bandwidth write_bw = c.memory.core_write_rate * clk * cores * al.rate_factor;
+    if (!in_l2) {
+        read_bw = detail::min_bw(read_bw, hbm);
+        write_bw = detail::min_bw(write_bw, hbm);
+    }
     duration load = reads / read_bw;
     if (c.memory.l2_read_rate > bytes_per_cycle{}) {
         const bandwidth l2_bw = c.memory.l2_read_rate * clk * cores * al.rate_factor;
         load = detail::max_d(load, (reads + o.reread) / l2_bw);
     }
-    const duration store = o.bytes_written * al.factor / write_bw;
+    duration t = detail::max_d(load, writes / write_bw);
+    if (!in_l2) t = detail::max_d(t, (reads + writes) / hbm);
     const double contention = 1.0 + p.contention_per_core * o.hot_fraction * (cores - 1.0);
-    return detail::max_d(load, store) * contention;
+    return t * contention;
+}
+
+/// Head cost of a kernel on `b` cores of engine `e`: launch + per_core x b (AI CPU: its fixed
+/// launch), from the parameters' per-engine override when set, else from the chip.
+[[nodiscard]] constexpr duration head_time(const chip& c, engine e, int b,
+                                           const model_params& p = {}) noexcept {
+    const auto& h = p.head_of(e);
+    if (h.set) return h.launch + h.per_core * static_cast<double>(b);
+    if (e == engine::aicpu) return c.overhead.aicpu_launch;
+    return c.overhead.launch + c.overhead.per_core * static_cast<double>(b);
 }
 
 /// Cost of `o` on chip `c` using at most `limit` cores of its engine.
@@ -183,9 +234,7 @@ constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b
         r.compute = cycles / e.clock / eff;
     }
     r.memory = memory_time(c, o, b, p);
-    r.head = o.eng == engine::aicpu
-                 ? c.overhead.aicpu_launch
-                 : c.overhead.launch + c.overhead.per_core * static_cast<double>(b);
+    r.head = head_time(c, o.eng, b, p);
     const duration body = detail::max_d(r.compute, r.memory) +
                           (1.0 - p.overlap) * detail::min_d(r.compute, r.memory);
     r.latency = r.head + body;

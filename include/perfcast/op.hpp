@@ -163,7 +163,7 @@ struct elementwise_options {
     int inputs = 2;               // input tensors
     int outputs = 1;              // output tensors
     double ops_per_element = 1;   // vector operations per output element
-    std::int64_t read_elements = 0;  // elements read over all inputs; 0: inputs x elements
+    std::int64_t read_elements = -1;  // elements read over all inputs; -1: inputs x elements
     std::int64_t inner = 0;       // innermost dimension (contiguous run); 0: all elements
     dtype out_type = dtype::fp16;
     bool out_same_as_in = true;   // output dtype = input dtype (ignores out_type)
@@ -178,8 +178,8 @@ struct elementwise_options {
     PERFCAST_EXPECTS(o.outputs >= 1, where, "outputs", static_cast<double>(o.outputs), ">= 1");
     PERFCAST_EXPECTS(o.ops_per_element > 0 && o.ops_per_element < 1e9, where, "ops_per_element",
                      o.ops_per_element, "a finite value > 0");
-    PERFCAST_EXPECTS(o.read_elements >= 0, where, "read_elements",
-                     static_cast<double>(o.read_elements), ">= 0");
+    PERFCAST_EXPECTS(o.read_elements >= -1, where, "read_elements",
+                     static_cast<double>(o.read_elements), ">= 0 (or -1: inputs x elements)");
     PERFCAST_EXPECTS(o.inner >= 0, where, "inner", static_cast<double>(o.inner), ">= 0");
     op r;
     r.kind = op_kind::elementwise;
@@ -190,7 +190,7 @@ struct elementwise_options {
     r.work_units = detail::blocks_of(elements, t);
     r.ops_per_unit = static_cast<double>(vector_block_bytes) / size_of(t).in(units::B) *
                      o.ops_per_element;
-    const std::int64_t read = o.read_elements > 0
+    const std::int64_t read = o.read_elements >= 0
                                   ? o.read_elements
                                   : checked_product(elements, o.inputs, where, "read elements");
     r.bytes_read = detail::bytes_of(read, t);

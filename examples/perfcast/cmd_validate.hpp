@@ -1,0 +1,251 @@
+// examples/perfcast/cmd_validate.hpp and `perfcast calibrate`: the model against measurements.
+//
+//   perfcast calibrate PROFILE.csv --chip C -o FILE
+//   perfcast validate --chip C [--params F] --fit A.csv --test B.csv
+//   perfcast validate --chip C PROFILE.csv --holdout 0.3 --seed N
+//   perfcast validate --chip C [--params F] --test B.csv          (no fit: the given parameters)
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <fstream>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <perfcast/io/json.hpp>
+#include <perfcast/io/params_file.hpp>
+#include <perfcast/io/parse.hpp>
+#include <perfcast/io/table.hpp>
+#include <perfcast/profile/calibrate.hpp>
+#include <perfcast/profile/kernel_details.hpp>
+#include <perfcast/profile/validate.hpp>
+
+#include "cli.hpp"
+#include "common.hpp"
+
+namespace perfcast::cli {
+
+namespace validate_detail {
+
+inline constexpr std::array<option, 11> options{{
+    chip_option,
+    chip_ini_option,
+    params_option,
+    {"fit", "FILE", "profile whose rows calibrate the model"},
+    {"test", "FILE", "profile whose rows are predicted and scored"},
+    {"holdout", "SHARE", "with one PROFILE: hold out this share of rows (whole groups)"},
+    {"seed", "N", "seed of the hold-out draw (default 1)"},
+    {"tasks", "LIST", "task types to score, e.g. AI_CORE,AI_VECTOR_CORE (default: all)"},
+    {"types", "LIST", "op types to score, e.g. MatMul,BatchMatMul (default: all)"},
+    {"worst", "N", "worst rows to list (default 10)"},
+    {"format", "FORMAT", "table (default) or json"},
+}};
+
+inline constexpr std::array<option, 5> calibrate_options{{
+    chip_option,
+    chip_ini_option,
+    params_option,
+    {"output", "FILE", "write the fitted parameters here (also -o FILE)"},
+    {"tasks", "LIST", "task types to fit on (default: all)"},
+}};
+
+/// Keeps rows whose task type / op type is in the comma-separated lists (empty: all).
+struct row_filter {
+    std::vector<std::string> tasks;
+    std::vector<std::string> types;
+    bool operator()(const profile::kernel_row& r) const {
+        const auto in = [](const std::vector<std::string>& l, const std::string& v) {
+            if (l.empty()) return true;
+            for (const auto& x : l)
+                if (x == v) return true;
+            return false;
+        };
+        return in(tasks, r.task_text) && in(types, r.op_type);
+    }
+};
+
+inline std::vector<std::string> list_of(const parsed_args& a, std::string_view name) {
+    std::vector<std::string> out;
+    if (auto v = a.get(name)) {
+        for (std::string_view p : io::split(*v, ','))
+            if (!io::trim(p).empty()) out.emplace_back(io::trim(p));
+    }
+    return out;
+}
+
+inline std::vector<profile::kernel_row> filtered(const std::vector<profile::kernel_row>& rows,
+                                                 const row_filter& f) {
+    std::vector<profile::kernel_row> out;
+    for (const auto& r : rows)
+        if (f(r)) out.push_back(r);
+    return out;
+}
+
+inline void write_report(std::ostream& out, const profile::error_report& rep, std::size_t worst,
+                         const std::string& format, const profile::calibration_result* fit) {
+    if (format == "json") {
+        io::json_writer j(out);
+        j.begin_object()
+            .member("rows", static_cast<double>(rep.overall.rows))
+            .member("skipped", static_cast<double>(rep.skipped))
+            .member("mape", rep.overall.mape)
+            .member("median_ape", rep.overall.median_ape)
+            .member("p90_ape", rep.overall.p90_ape)
+            .member("max_ape", rep.overall.max_ape);
+        if (fit != nullptr) j.member("fit_rows", static_cast<double>(fit->rows));
+        j.key("by_type").begin_object();
+        for (const auto& t : rep.by_type) {
+            j.key(t.type).begin_object()
+                .member("rows", static_cast<double>(t.stats.rows))
+                .member("mape", t.stats.mape)
+                .member("median_ape", t.stats.median_ape)
+                .member("p90_ape", t.stats.p90_ape)
+                .end_object();
+        }
+        j.end_object();
+        j.key("worst").begin_array();
+        for (const auto& w : rep.worst(worst)) {
+            j.begin_object()
+                .member("line", static_cast<double>(w.line))
+                .member("name", std::string_view(w.name))
+                .member("type", std::string_view(w.type))
+                .member("cores", w.cores)
+                .member("measured_us", w.measured.in(units::us))
+                .member("predicted_us", w.predicted.in(units::us))
+                .member("ape", w.ape)
+                .end_object();
+        }
+        j.end_array();
+        j.end_object();
+        out << '\n';
+        return;
+    }
+    const auto pct = [](double v) { return io::format_fixed(100.0 * v, 1) + " %"; };
+    if (fit != nullptr) {
+        out << "fitted on " << fit->rows << " rows: rms log error "
+            << io::format_fixed(fit->rms_log_error_before, 3) << " -> "
+            << io::format_fixed(fit->rms_log_error_after, 3) << "\n\n";
+    }
+    out << "scored " << rep.overall.rows << " rows (" << rep.skipped
+        << " not mappable): MAPE " << pct(rep.overall.mape) << ", median "
+        << pct(rep.overall.median_ape) << ", P90 " << pct(rep.overall.p90_ape) << "\n\n";
+    io::text_table bt({"type", "rows", "MAPE", "median APE", "P90 APE"});
+    for (const auto& t : rep.by_type) {
+        bt.add_row({t.type, std::to_string(t.stats.rows), pct(t.stats.mape),
+                    pct(t.stats.median_ape), pct(t.stats.p90_ape)});
+    }
+    bt.write(out);
+    out << "\nworst rows:\n";
+    io::text_table wt({"line", "name", "type", "cores", "measured us", "predicted us", "APE"});
+    for (const auto& w : rep.worst(worst)) {
+        wt.add_row({std::to_string(w.line), w.name, w.type, std::to_string(w.cores),
+                    io::format_fixed(w.measured.in(units::us), 2),
+                    io::format_fixed(w.predicted.in(units::us), 2), pct(w.ape)});
+    }
+    wt.write(out);
+}
+
+}  // namespace validate_detail
+
+[[nodiscard]] inline std::string validate_usage() {
+    return "Usage: perfcast validate --chip C [--params F] --fit A.csv --test B.csv\n"
+           "       perfcast validate --chip C PROFILE.csv --holdout 0.3 [--seed N]\n"
+           "       perfcast validate --chip C [--params F] --test B.csv\n\n"
+           "Score the model against measured rows (msprof op_summary, torch_npu kernel_details\n"
+           "or the minimal subset in docs/profiles.md): MAPE, median and P90 absolute\n"
+           "percentage error, by op type, worst rows. With --fit (or --holdout) the model is\n"
+           "first calibrated on rows that are not scored.\n\n" +
+           options_text(validate_detail::options);
+}
+
+inline int run_validate(std::span<const std::string_view> args, std::ostream& out,
+                        std::ostream& /*err*/) {
+    using namespace validate_detail;
+    const parsed_args a = parse_args(args, options);
+    if (a.has("help")) {
+        out << validate_usage();
+        return exit_ok;
+    }
+    const std::string format = choice(a, "format", {"table", "json"}, "table");
+    const chip c = chip_from_args(a);
+    profile::calibration cal = params_from_args(a);
+    const row_filter keep{list_of(a, "tasks"), list_of(a, "types")};
+    const std::size_t worst = static_cast<std::size_t>(
+        a.has("worst") ? io::parse_int(*a.get("worst"), "--worst") : 10);
+
+    std::vector<profile::kernel_row> fit_rows;
+    std::vector<profile::kernel_row> test_rows;
+    if (a.has("holdout")) {
+        if (a.positional.size() != 1 || a.has("fit") || a.has("test"))
+            throw usage_error("--holdout takes one PROFILE and no --fit / --test");
+        const double share = io::parse_double(*a.get("holdout"), "--holdout");
+        const auto seed = static_cast<std::uint64_t>(
+            a.has("seed") ? io::parse_int(*a.get("seed"), "--seed") : 1);
+        const auto table = profile::read_kernel_details_file(a.positional[0]);
+        auto split = profile::split_holdout(table.rows, share, seed);
+        fit_rows = std::move(split.fit);
+        test_rows = filtered(split.test, keep);
+    } else {
+        if (!a.positional.empty()) throw usage_error("unexpected argument '" + a.positional[0] + "'");
+        if (!a.has("test")) throw usage_error("needs --test FILE (or PROFILE --holdout SHARE)");
+        if (a.has("fit")) fit_rows = profile::read_kernel_details_file(*a.get("fit")).rows;
+        test_rows = filtered(profile::read_kernel_details_file(*a.get("test")).rows, keep);
+    }
+    std::optional<profile::calibration_result> fit;
+    if (!fit_rows.empty()) {
+        fit = profile::calibrate(c, profile::measured_ops(c, fit_rows), cal.params);
+        cal = fit->fitted;
+    }
+    const auto rep = profile::evaluate(c, test_rows, cal);
+    write_report(out, rep, worst, format, fit ? &*fit : nullptr);
+    return exit_ok;
+}
+
+[[nodiscard]] inline std::string calibrate_usage() {
+    return "Usage: perfcast calibrate PROFILE.csv --chip C -o FILE\n\n"
+           "Fit the model's parameters (per-engine head costs, efficiencies, overlap, a work\n"
+           "factor per op type) to the profile's rows by least squares on log error, and write\n"
+           "them to FILE, which every command reads back with --params FILE.\n\n" +
+           options_text(validate_detail::calibrate_options);
+}
+
+inline int run_calibrate(std::span<const std::string_view> args, std::ostream& out,
+                         std::ostream& /*err*/) {
+    using namespace validate_detail;
+    // -o is the short spelling of --output.
+    std::vector<std::string_view> words(args.begin(), args.end());
+    for (auto& w : words)
+        if (w == "-o") w = "--output";
+    const parsed_args a = parse_args(words, calibrate_options);
+    if (a.has("help")) {
+        out << calibrate_usage();
+        return exit_ok;
+    }
+    if (a.positional.size() != 1) throw usage_error("needs exactly one PROFILE.csv");
+    if (!a.has("output")) throw usage_error("needs -o FILE");
+    const chip c = chip_from_args(a);
+    const profile::calibration start = params_from_args(a);
+    const row_filter keep{list_of(a, "tasks"), {}};
+    const auto rows = filtered(profile::read_kernel_details_file(a.positional[0]).rows, keep);
+    const auto res = profile::calibrate(c, profile::measured_ops(c, rows), start.params);
+    std::ofstream f(*a.get("output"));
+    if (!f) throw perfcast::error("perfcast calibrate: cannot write '" + *a.get("output") + "'");
+    io::write_params(f, res.fitted,
+                     "fitted on " + std::to_string(res.rows) + " rows of " + a.positional[0] +
+                         " for " + std::string(c.name.view()));
+    out << "fitted " << res.rows << " rows: rms log error "
+        << io::format_fixed(res.rms_log_error_before, 3) << " -> "
+        << io::format_fixed(res.rms_log_error_after, 3) << "; wrote " << *a.get("output") << '\n';
+    return exit_ok;
+}
+
+inline constexpr command validate_command{
+    "validate", "score the model against measured rows (MAPE, P90, by type)", run_validate,
+    validate_usage};
+inline constexpr command calibrate_command{
+    "calibrate", "fit the model's parameters to a profile", run_calibrate, calibrate_usage};
+
+}  // namespace perfcast::cli

@@ -1,0 +1,148 @@
+// perfcast/io/params_file.hpp: the calibrated-parameters text file (`perfcast calibrate -o F`,
+// read back by every command's `--params F`).
+//
+// Format (docs/calibration.md): one `key = value` a line, `#` starts a comment, blank lines
+// ignored. Keys:
+//   cube_efficiency, vector_efficiency, hbm_efficiency, overlap, misaligned_efficiency,
+//   contention_per_core, l2_resident_share                      numbers
+//   head.cube.launch_us, head.cube.per_core_us, head.vector.launch_us, head.vector.per_core_us,
+//   head.aicpu.launch_us                                         microseconds
+//   work.<OpType>                                                factor (e.g. work.LayerNormV3)
+// Unknown keys, repeated keys, non-numeric values and out-of-range values are errors naming the
+// file, line, column and key.
+#pragma once
+
+#include <cstddef>
+#include <fstream>
+#include <istream>
+#include <ostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "../cost.hpp"
+#include "../error.hpp"
+#include "../profile/ops.hpp"
+#include "parse.hpp"
+#include "table.hpp"
+
+namespace perfcast::io {
+
+namespace detail {
+[[noreturn]] inline void params_error(const std::string& source, std::size_t line,
+                                      std::size_t column, std::string_view what) {
+    throw perfcast::error("perfcast::read_params: " + source + ":" + std::to_string(line) + ":" +
+                          std::to_string(column) + ": " + std::string(what));
+}
+}  // namespace detail
+
+/// Reads a parameters file from a stream. Values not in the file keep their defaults.
+[[nodiscard]] inline profile::calibration read_params(std::istream& in,
+                                                      const std::string& source = "<params>") {
+    profile::calibration cal;
+    model_params& p = cal.params;
+    std::set<std::string> seen;
+    std::string text;
+    std::size_t line_no = 0;
+    while (std::getline(in, text)) {
+        ++line_no;
+        std::string_view line = text;
+        if (const auto hash = line.find('#'); hash != std::string_view::npos)
+            line = line.substr(0, hash);
+        if (trim(line).empty()) continue;
+        const auto eq = line.find('=');
+        if (eq == std::string_view::npos)
+            detail::params_error(source, line_no, 1, "expected 'key = value', got '" +
+                                                         std::string(trim(line)) + "'");
+        const std::string key(trim(line.substr(0, eq)));
+        const std::string_view value_text = line.substr(eq + 1);
+        const std::size_t value_col = eq + 2;
+        if (!seen.insert(key).second)
+            detail::params_error(source, line_no, 1, "key '" + key + "' given twice");
+        double v = 0;
+        try {
+            v = parse_double(value_text, key);
+        } catch (const perfcast::error&) {
+            detail::params_error(source, line_no, value_col,
+                                 "key '" + key + "': expected a number, got '" +
+                                     std::string(trim(value_text)) + "'");
+        }
+        const auto head_key = [&](engine e, bool launch) {
+            auto& h = p.head[static_cast<std::size_t>(e)];
+            if (!h.set) {
+                h.set = true;
+                h.launch = duration{};
+                h.per_core = duration{};
+            }
+            (launch ? h.launch : h.per_core) = duration{v, units::us};
+        };
+        if (key == "cube_efficiency") p.cube_efficiency = v;
+        else if (key == "vector_efficiency") p.vector_efficiency = v;
+        else if (key == "hbm_efficiency") p.hbm_efficiency = v;
+        else if (key == "overlap") p.overlap = v;
+        else if (key == "misaligned_efficiency") p.misaligned_efficiency = v;
+        else if (key == "contention_per_core") p.contention_per_core = v;
+        else if (key == "l2_resident_share") p.l2_resident_share = v;
+        else if (key == "head.cube.launch_us") head_key(engine::cube, true);
+        else if (key == "head.cube.per_core_us") head_key(engine::cube, false);
+        else if (key == "head.vector.launch_us") head_key(engine::vector, true);
+        else if (key == "head.vector.per_core_us") head_key(engine::vector, false);
+        else if (key == "head.aicpu.launch_us") head_key(engine::aicpu, true);
+        else if (key.starts_with("work.") && key.size() > 5) {
+            if (!(v > 0 && v < 1e6))
+                detail::params_error(source, line_no, value_col,
+                                     "key '" + key + "': expected a factor > 0, got " +
+                                         std::string(trim(value_text)));
+            cal.work_factor[key.substr(5)] = v;
+        } else {
+            detail::params_error(source, line_no, 1,
+                                 "unknown key '" + key + "' (see docs/calibration.md)");
+        }
+    }
+    try {
+        (void)validate(p);
+    } catch (const perfcast::error& e) {
+        throw perfcast::error(std::string(e.what()) + " (in " + source + ")");
+    }
+    return cal;
+}
+
+[[nodiscard]] inline profile::calibration read_params_file(const std::string& path) {
+    std::ifstream f(path);
+    if (!f) throw perfcast::error("perfcast::read_params: cannot open '" + path + "'");
+    return read_params(f, path);
+}
+
+[[nodiscard]] inline profile::calibration read_params_string(std::string_view text) {
+    std::istringstream s{std::string(text)};
+    return read_params(s, "<string>");
+}
+
+/// Writes every parameter (so the file documents the full model state), then the work factors.
+inline void write_params(std::ostream& out, const profile::calibration& cal,
+                         std::string_view header = {}) {
+    const model_params& p = cal.params;
+    out << "# perfcast model parameters (docs/calibration.md)\n";
+    if (!header.empty()) out << "# " << header << '\n';
+    const auto num = [&](std::string_view k, double v) {
+        out << k << " = " << format_shortest(v) << '\n';
+    };
+    num("cube_efficiency", p.cube_efficiency);
+    num("vector_efficiency", p.vector_efficiency);
+    num("hbm_efficiency", p.hbm_efficiency);
+    num("overlap", p.overlap);
+    num("misaligned_efficiency", p.misaligned_efficiency);
+    num("contention_per_core", p.contention_per_core);
+    num("l2_resident_share", p.l2_resident_share);
+    constexpr std::string_view names[] = {"cube", "vector", "aicpu"};
+    for (std::size_t i = 0; i < 3; ++i) {
+        const auto& h = p.head[i];
+        if (!h.set) continue;
+        num("head." + std::string(names[i]) + ".launch_us", h.launch.in(units::us));
+        if (i < 2) num("head." + std::string(names[i]) + ".per_core_us", h.per_core.in(units::us));
+    }
+    for (const auto& [type, f] : cal.work_factor) num("work." + type, f);
+}
+
+}  // namespace perfcast::io

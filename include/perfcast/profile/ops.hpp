@@ -1,0 +1,225 @@
+// perfcast/profile/ops.hpp: turn a measured profile row into a perfcast::op.
+//
+// MatMul rows are read as A[M,K] x B[K,N] or A[M,K] x B[N,K]^T (torch_npu writes the transposed
+// weight of a Linear layer that way), whichever agrees with the output shape; BatchMatMul rows
+// as [..., M, K] x [..., K, N] (either operand may be transposed, B may be broadcast). Vector
+// rows become elementwise ops over their output, Cast rows casts; anything else is a generic op
+// with the row's bytes on its engine. Rows whose shapes contradict each other give no op.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <optional>
+#include <string_view>
+
+#include "../cost.hpp"
+#include "../op.hpp"
+#include "kernel_details.hpp"
+
+namespace perfcast::profile {
+
+/// Dimensions of a GEMM read from a profile row.
+struct gemm_dims {
+    std::int64_t batch = 1;
+    std::int64_t m = 0;
+    std::int64_t n = 0;
+    std::int64_t k = 0;
+    bool broadcast_b = false;
+};
+
+namespace detail {
+inline bool positive(const tensor_shape& s) {
+    for (std::int64_t d : s.dims)
+        if (d < 1) return false;
+    return true;
+}
+inline std::int64_t product(const std::vector<std::int64_t>& d, std::size_t from,
+                            std::size_t to) {
+    std::int64_t p = 1;
+    for (std::size_t i = from; i < to; ++i) p *= d[i];
+    return p;
+}
+}  // namespace detail
+
+/// Whether an op type is a matrix multiply (MatMul, BatchMatMul and their V2 / V3 spellings).
+[[nodiscard]] inline bool is_gemm_type(std::string_view type) noexcept {
+    return detail::is_matmul_type(type);
+}
+
+/// What perfcast assumes about a vector op type it knows by name: vector operations per output
+/// element (transcendentals and fused kernels issue several) and whether the kernel reads its
+/// inputs at all (ZerosLike only uses the input's shape). Assumptions from the instruction count
+/// of a straightforward kernel; `perfcast calibrate` fits a work factor per type on top.
+struct vector_type_traits {
+    std::string_view type;
+    double ops_per_element;
+    bool reads_inputs;
+};
+
+inline constexpr std::array<vector_type_traits, 24> vector_types{{
+    {"Exp", 4, true},           {"Log", 4, true},          {"Sqrt", 4, true},
+    {"Rsqrt", 4, true},         {"Reciprocal", 4, true},   {"RealDiv", 4, true},
+    {"Div", 4, true},           {"Tanh", 6, true},         {"Sigmoid", 6, true},
+    {"FastGelu", 8, true},      {"Gelu", 10, true},        {"GeluGrad", 12, true},
+    {"FastGeluGrad", 10, true}, {"LayerNorm", 8, true},    {"LayerNormV3", 8, true},
+    {"LayerNormGrad", 12, true}, {"Softmax", 8, true},     {"ScaledMaskedSoftmax", 10, true},
+    {"SoftmaxGrad", 8, true},   {"ApplyAdamW", 16, true},  {"DropOutDoMask", 2, true},
+    {"ZerosLike", 1, false},    {"OnesLike", 1, false},    {"Fill", 1, false},
+}};
+
+[[nodiscard]] constexpr const vector_type_traits* traits_of(std::string_view type) noexcept {
+    for (const auto& t : vector_types)
+        if (t.type == type) return &t;
+    return nullptr;
+}
+
+/// What calibration learns on top of model_params: a work factor per op type (vector operations
+/// per element relative to the traits table), fitted where the measured rows of a type allow.
+struct calibration {
+    model_params params{};
+    std::map<std::string, double, std::less<>> work_factor;  // op type -> factor (1: none)
+
+    [[nodiscard]] double factor_of(std::string_view type) const {
+        const auto it = work_factor.find(type);
+        return it == work_factor.end() ? 1.0 : it->second;
+    }
+};
+
+[[nodiscard]] inline std::optional<op> op_of(const kernel_row& r);
+
+/// Whether an op type reduces its input (ReduceSum, ReduceMeanD, LpNormReduceV2, ArgMax...).
+[[nodiscard]] inline bool is_reduction_type(std::string_view type) noexcept {
+    return type.find("Reduce") != std::string_view::npos || type.starts_with("ArgM") ||
+           type.starts_with("ArgMin");
+}
+
+/// The GEMM a MatMul / BatchMatMul row describes, or nothing when no reading of its shapes
+/// agrees with its output shape.
+[[nodiscard]] inline std::optional<gemm_dims> gemm_of(const kernel_row& r) {
+    if (r.input_shapes.size() < 2 || r.output_shapes.empty()) return std::nullopt;
+    const tensor_shape& a = r.input_shapes[0];
+    const tensor_shape& b = r.input_shapes[1];
+    const tensor_shape& c = r.output_shapes[0];
+    if (a.rank() < 2 || b.rank() < 2 || c.rank() < 2 || !detail::positive(a) ||
+        !detail::positive(b) || !detail::positive(c))
+        return std::nullopt;
+    const std::int64_t cm = c.dims[c.rank() - 2];
+    const std::int64_t cn = c.dims[c.rank() - 1];
+    const std::int64_t cbatch = detail::product(c.dims, 0, c.rank() - 2);
+    const std::int64_t abatch = detail::product(a.dims, 0, a.rank() - 2);
+    const std::int64_t bbatch = detail::product(b.dims, 0, b.rank() - 2);
+    if (abatch != cbatch || (bbatch != cbatch && bbatch != 1)) return std::nullopt;
+    const std::int64_t a0 = a.dims[a.rank() - 2];
+    const std::int64_t a1 = a.dims[a.rank() - 1];
+    const std::int64_t b0 = b.dims[b.rank() - 2];
+    const std::int64_t b1 = b.dims[b.rank() - 1];
+    for (int ta = 0; ta < 2; ++ta) {
+        const std::int64_t m = ta ? a1 : a0;
+        const std::int64_t ka = ta ? a0 : a1;
+        for (int tb = 0; tb < 2; ++tb) {
+            const std::int64_t kb = tb ? b1 : b0;
+            const std::int64_t n = tb ? b0 : b1;
+            if (m == cm && n == cn && ka == kb) {
+                return gemm_dims{cbatch, m, n, ka, bbatch == 1 && cbatch > 1};
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+/// The compute dtype of a row: its first input's dtype perfcast knows.
+[[nodiscard]] inline std::optional<dtype> dtype_of(const kernel_row& r) {
+    for (const tensor_dtype& t : r.input_types)
+        if (t.type) return t.type;
+    for (const tensor_dtype& t : r.output_types)
+        if (t.type) return t.type;
+    return std::nullopt;
+}
+
+/// The engine the row ran on.
+[[nodiscard]] constexpr std::optional<engine> engine_of(task_type t) noexcept {
+    switch (t) {
+        case task_type::ai_core:
+        case task_type::mix_aic:
+            return engine::cube;
+        case task_type::ai_vector_core:
+        case task_type::mix_aiv:
+            return engine::vector;
+        case task_type::ai_cpu:
+            return engine::aicpu;
+        default:
+            return std::nullopt;
+    }
+}
+
+/// The op a row describes, or nothing (communication tasks, unknown dtypes, contradictory or
+/// missing shapes).
+[[nodiscard]] inline std::optional<op> op_of(const kernel_row& r, const calibration& cal) {
+    auto o = op_of(r);
+    if (o && o->eng != engine::cube) {
+        const double f = cal.factor_of(r.op_type);
+        o->useful_ops *= f;
+        o->ops_per_unit *= f;
+    }
+    return o;
+}
+
+[[nodiscard]] inline std::optional<op> op_of(const kernel_row& r) {
+    const auto eng = engine_of(r.task);
+    const auto t = dtype_of(r);
+    if (!eng || !t || r.has_note(note_kind::shape_conflict)) return std::nullopt;
+    if (is_gemm_type(r.op_type)) {
+        const auto g = gemm_of(r);
+        if (!g) return std::nullopt;
+        dtype out = *t;
+        if (!r.output_types.empty() && r.output_types[0].type) out = *r.output_types[0].type;
+        return batch_matmul(g->batch, g->m, g->n, g->k, *t,
+                            {.broadcast_b = g->broadcast_b, .out_type = out});
+    }
+    const auto bytes = r.bytes_moved();
+    if (!bytes || r.output_shapes.empty()) return std::nullopt;
+    const auto out_elems = r.output_shapes[0].elements();
+    if (!out_elems || *out_elems < 1) return std::nullopt;
+    if (*eng == engine::vector) {
+        // Reductions by name (ReduceSum, LpNormReduceV2, ArgMaxWithValue, ...): every input
+        // element is read once. Other vector ops read at most an output's worth of each input:
+        // broadcast inputs are smaller, sliced and strided views (AsStrided, StridedSlice) read
+        // only the elements they return.
+        std::int64_t read_all = 0;
+        std::int64_t read_viewed = 0;
+        for (const tensor_shape& s : r.input_shapes) {
+            const auto n = s.elements();
+            if (!n) return std::nullopt;
+            read_all += *n;
+            read_viewed += std::min(*n, *out_elems);
+        }
+        if (is_reduction_type(r.op_type) && read_all > *out_elems) {
+            op red = reduce(*out_elems, std::max<std::int64_t>(1, read_all / *out_elems), *t);
+            return red;
+        }
+        const vector_type_traits* traits = traits_of(r.op_type);
+        const std::int64_t read = traits && !traits->reads_inputs ? 0 : read_viewed;
+        elementwise_options o;
+        o.inputs = static_cast<int>(r.input_shapes.empty() ? 1 : r.input_shapes.size());
+        o.read_elements = read;
+        if (traits) o.ops_per_element = traits->ops_per_element;
+        o.inner = r.output_shapes[0].inner() > 0 ? r.output_shapes[0].inner() : 0;
+        if (!r.output_types.empty() && r.output_types[0].type && *r.output_types[0].type != *t) {
+            o.out_same_as_in = false;
+            o.out_type = *r.output_types[0].type;
+        }
+        op e = elementwise(*out_elems, *t, o);
+        if (r.op_type == "Cast") e.kind = op_kind::cast;
+        return e;
+    }
+    // Cube ops that are not GEMMs and AI CPU ops: their bytes, one work unit per 4 KiB moved.
+    const std::int64_t units = 1 + static_cast<std::int64_t>(bytes->in(units::B)) / 4096;
+    return generic(*eng, flop_count{static_cast<double>(*out_elems), units::flop}, *bytes,
+                   data_size{}, units, *t);
+}
+
+}  // namespace perfcast::profile
