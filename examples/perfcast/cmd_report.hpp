@@ -1,0 +1,329 @@
+// examples/perfcast/cmd_report.hpp:
+//   perfcast report PROFILE.csv [--chip C | --chip-ini FILE [--chip BASE]] [--top N]
+//                   [--format table|csv|json]
+//
+// Reads an msprof op_summary / torch_npu kernel_details CSV (or the minimal format of
+// docs/profiles.md) and reports utilization (DIGEST B formula), time by op type, the top ops with
+// their cube utilization recomputed for the chip, pipe bounds, the host-bound signal and the
+// findings with the seed's fixes. The chip is a preset (--chip) or the user's own CANN
+// platform_config file (--chip-ini); with both, the preset fills what the ini lacks.
+// Output: an aligned table (default), a tidy CSV (section,item,metric,value,unit,detail), or
+// JSON. The table rounds for reading; csv and json carry full precision.
+#pragma once
+
+#include <array>
+#include <charconv>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include <perfcast/chips.hpp>
+#include <perfcast/io/csv.hpp>
+#include <perfcast/io/ini.hpp>
+#include <perfcast/io/json.hpp>
+#include <perfcast/io/table.hpp>
+#include <perfcast/profile/report.hpp>
+
+#include "cli.hpp"
+#include "common.hpp"
+
+namespace perfcast::cli {
+
+namespace report_detail {
+
+inline constexpr std::array<option, 4> options{{
+    chip_option,
+    chip_ini_option,
+    {"top", "N", "ops in the top-ops table (default 10)"},
+    {"format", "FORMAT", "table (default), csv or json"},
+}};
+
+using io::format_fixed;
+using io::format_shortest;
+
+[[nodiscard]] inline std::string opt_fixed(const std::optional<double>& v, int digits) {
+    return v ? format_fixed(*v, digits) : std::string("-");
+}
+[[nodiscard]] inline std::string opt_shortest(const std::optional<double>& v) {
+    return v ? format_shortest(*v) : std::string();
+}
+[[nodiscard]] inline std::optional<double> pct(const std::optional<double>& v) {
+    if (v) return *v * 100.0;
+    return std::nullopt;
+}
+
+inline void write_table(std::ostream& out, const profile::profile_report& r, const chip& c) {
+    out << "perfcast report: " << r.source << '\n'
+        << r.format << ", " << r.rows << " rows, " << format_fixed(r.total_time.in(units::us), 3)
+        << " us of device time; chip " << r.chip_name << " (" << c.cube.cores << " cube / "
+        << c.vector.cores << " vector cores, " << format_fixed(c.cube.clock.in(units::MHz), 0)
+        << " MHz, HBM " << format_fixed(c.memory.hbm_bandwidth.in(units::GBps), 1) << " GB/s)\n\n";
+
+    out << "Utilization = sum(cycles) / (span x cores x clock) (DIGEST B). Seed span: last start "
+           "- first start;\nto-end span: first start to last end.\n";
+    io::text_table u({"engine", "tasks", "task us", "cycles", "cores", "MHz", "seed span us",
+                      "util %", "to-end span us", "util to end %"});
+    for (const auto& e : r.utilization) {
+        u.add_row(
+            {e.label, std::to_string(e.tasks), format_fixed(e.task_time.in(units::us), 3),
+             format_fixed(e.cycles.in(units::cycle), 0), std::to_string(e.cores),
+             format_fixed(e.clock.in(units::MHz), 0), format_fixed(e.seed_span.in(units::us), 3),
+             opt_fixed(pct(e.seed_utilization), 3), format_fixed(e.full_span.in(units::us), 3),
+             opt_fixed(pct(e.full_utilization), 3)});
+    }
+    u.write(out);
+
+    out << "\nTime by op type\n";
+    io::text_table t({"type", "task", "count", "total us", "mean us", "share %"});
+    for (const auto& x : r.by_type) {
+        const double mean = x.count ? x.total.in(units::us) / static_cast<double>(x.count) : 0.0;
+        t.add_row({x.op_type, x.task, std::to_string(x.count),
+                   format_fixed(x.total.in(units::us), 3), format_fixed(mean, 3),
+                   format_fixed(x.share * 100.0, 2)});
+    }
+    t.write(out);
+
+    out << "\nTop " << r.top_ops.size()
+        << " ops by duration (cube util recomputed for the chip; bound: pipes > threshold; GB/s: "
+           "inputs+outputs once / duration)\n";
+    io::text_table o({"line", "name", "type", "task", "us", "block", "cube util %", "profiled %",
+                      "bound", "GB/s", "% HBM", "notes"});
+    for (const auto& x : r.top_ops) {
+        o.add_row({std::to_string(x.line), x.name, x.op_type, x.task,
+                   format_fixed(x.time.in(units::us), 3),
+                   x.block_dim ? std::to_string(*x.block_dim) : std::string("-"),
+                   opt_fixed(x.cube_utilization_pct, 3),
+                   opt_fixed(x.profiled_cube_utilization_pct, 3), x.bound,
+                   x.achieved ? format_fixed(x.achieved->in(units::GBps), 1) : std::string("-"),
+                   opt_fixed(pct(x.hbm_share), 1), x.notes.empty() ? std::string("-") : x.notes});
+    }
+    o.write(out);
+
+    const auto& h = r.host;
+    out << "\nHost-bound signal (DIGEST C): " << h.timed_tasks << " timed tasks, window "
+        << format_fixed(h.window.in(units::us), 3) << " us, busy "
+        << format_fixed(h.busy.in(units::us), 3) << " us, idle "
+        << format_fixed(h.idle.in(units::us), 3) << " us (" << opt_fixed(pct(h.idle_share), 2)
+        << " %); " << h.gaps << " gaps, " << h.gaps_longer_than_next
+        << " longer than the task after them; Wait Time total "
+        << format_fixed(h.total_wait.in(units::us), 3) << " us over " << h.wait_rows << " rows\n";
+
+    out << "\nFindings (" << r.findings.size() << ")\n";
+    if (r.findings.empty()) out << "  none\n";
+    for (const auto& f : r.findings) {
+        const auto text = f.text();
+        out << "\n[" << profile::name_of(f.kind) << "] " << text.title << " (" << text.source
+            << ")\n  " << f.evidence << "\n  fix: " << text.fix << '\n';
+        if (!f.examples.empty()) {
+            io::text_table e({"  line", "name", "type", "us", "detail"});
+            for (const auto& x : f.examples) {
+                e.add_row({"  " + std::to_string(x.line), x.name, x.op_type,
+                           format_fixed(x.time.in(units::us), 3), x.detail});
+            }
+            e.set_align(0, io::align::right);
+            e.write(out);
+        }
+    }
+}
+
+inline void write_csv(std::ostream& out, const profile::profile_report& r) {
+    io::csv_writer w(out);
+    w.row({"section", "item", "metric", "value", "unit", "detail"});
+    const auto num = [&w](std::string_view sect, std::string_view item, std::string_view metric,
+                          const std::optional<double>& v, std::string_view unit,
+                          std::string_view det = {}) {
+        w.row({sect, item, metric, opt_shortest(v), unit, det});
+    };
+    num("profile", r.source, "rows", static_cast<double>(r.rows), "", r.format);
+    num("profile", r.source, "device_time", r.total_time.in(units::us), "us", r.chip_name);
+    for (const auto& e : r.utilization) {
+        num("utilization", e.label, "tasks", static_cast<double>(e.tasks), "");
+        num("utilization", e.label, "task_time", e.task_time.in(units::us), "us");
+        num("utilization", e.label, "cycles", e.cycles.in(units::cycle), "cycle");
+        num("utilization", e.label, "cores", static_cast<double>(e.cores), "");
+        num("utilization", e.label, "clock", e.clock.in(units::MHz), "MHz");
+        num("utilization", e.label, "seed_span", e.seed_span.in(units::us), "us",
+            "last start - first start (DIGEST B)");
+        num("utilization", e.label, "seed_utilization", pct(e.seed_utilization), "%");
+        num("utilization", e.label, "full_span", e.full_span.in(units::us), "us",
+            "first start .. last end");
+        num("utilization", e.label, "full_utilization", pct(e.full_utilization), "%");
+    }
+    for (const auto& x : r.by_type) {
+        const std::string item = x.op_type + "/" + x.task;
+        num("by_type", item, "count", static_cast<double>(x.count), "");
+        num("by_type", item, "total", x.total.in(units::us), "us");
+        num("by_type", item, "share", x.share * 100.0, "%");
+    }
+    for (const auto& x : r.top_ops) {
+        const std::string item = "line " + std::to_string(x.line) + " " + x.name;
+        num("top_op", item, "duration", x.time.in(units::us), "us", x.op_type + "/" + x.task);
+        if (x.block_dim) num("top_op", item, "block_dim", static_cast<double>(*x.block_dim), "");
+        num("top_op", item, "cube_utilization", x.cube_utilization_pct, "%", "recomputed");
+        num("top_op", item, "profiled_cube_utilization", x.profiled_cube_utilization_pct, "%");
+        w.row({"top_op", item, "bound", "", "", x.bound});
+        if (x.achieved)
+            num("top_op", item, "achieved_bandwidth", x.achieved->in(units::GBps), "GB/s");
+        if (x.hbm_share) num("top_op", item, "hbm_share", *x.hbm_share * 100.0, "%");
+        if (!x.notes.empty()) w.row({"top_op", item, "notes", "", "", x.notes});
+    }
+    const auto& h = r.host;
+    num("host", "device", "timed_tasks", static_cast<double>(h.timed_tasks), "");
+    num("host", "device", "window", h.window.in(units::us), "us");
+    num("host", "device", "busy", h.busy.in(units::us), "us");
+    num("host", "device", "idle", h.idle.in(units::us), "us");
+    num("host", "device", "idle_share", pct(h.idle_share), "%");
+    num("host", "device", "gaps", static_cast<double>(h.gaps), "");
+    num("host", "device", "gaps_longer_than_next", static_cast<double>(h.gaps_longer_than_next),
+        "");
+    num("host", "device", "total_wait", h.total_wait.in(units::us), "us");
+    for (const auto& f : r.findings) {
+        const auto text = f.text();
+        const std::string_view k = profile::name_of(f.kind);
+        num("finding", k, "rows", static_cast<double>(f.rows), "", f.evidence);
+        num("finding", k, "time", f.time.in(units::us), "us", text.title);
+        w.row({"finding", k, "fix", "", "",
+               std::string(text.fix) + " (" + std::string(text.source) + ")"});
+        for (const auto& x : f.examples) {
+            num("finding_row", k, "line " + std::to_string(x.line), x.time.in(units::us), "us",
+                x.op_type + " " + x.name + ": " + x.detail);
+        }
+    }
+}
+
+inline void write_json(std::ostream& out, const profile::profile_report& r) {
+    io::json_writer j(out);
+    const auto opt = [&j](std::string_view k, const std::optional<double>& v) {
+        j.key(k);
+        if (v) {
+            j.value(*v);
+        } else {
+            j.null();
+        }
+    };
+    j.begin_object();
+    j.member("source", r.source).member("format", r.format).member("chip", r.chip_name);
+    j.member("rows", r.rows).member("device_time_us", r.total_time.in(units::us));
+    j.key("utilization").begin_array();
+    for (const auto& e : r.utilization) {
+        j.begin_object().member("engine", e.label).member("tasks", e.tasks);
+        j.member("task_time_us", e.task_time.in(units::us));
+        j.member("cycles", e.cycles.in(units::cycle)).member("cores", e.cores);
+        j.member("clock_mhz", e.clock.in(units::MHz));
+        j.member("seed_span_us", e.seed_span.in(units::us));
+        opt("seed_utilization_pct", pct(e.seed_utilization));
+        j.member("full_span_us", e.full_span.in(units::us));
+        opt("full_utilization_pct", pct(e.full_utilization));
+        j.end_object();
+    }
+    j.end_array();
+    j.key("by_type").begin_array();
+    for (const auto& x : r.by_type) {
+        j.begin_object().member("type", x.op_type).member("task", x.task).member("count", x.count);
+        j.member("total_us", x.total.in(units::us)).member("share_pct", x.share * 100.0);
+        j.end_object();
+    }
+    j.end_array();
+    j.key("top_ops").begin_array();
+    for (const auto& x : r.top_ops) {
+        j.begin_object().member("line", x.line).member("name", x.name).member("type", x.op_type);
+        j.member("task", x.task).member("duration_us", x.time.in(units::us));
+        j.key("block_dim");
+        if (x.block_dim) {
+            j.value(*x.block_dim);
+        } else {
+            j.null();
+        }
+        opt("cube_utilization_pct", x.cube_utilization_pct);
+        opt("profiled_cube_utilization_pct", x.profiled_cube_utilization_pct);
+        j.member("bound", x.bound);
+        opt("achieved_gbps",
+            x.achieved ? std::optional<double>(x.achieved->in(units::GBps)) : std::nullopt);
+        opt("hbm_share_pct", pct(x.hbm_share));
+        j.member("notes", x.notes);
+        j.end_object();
+    }
+    j.end_array();
+    const auto& h = r.host;
+    j.key("host").begin_object();
+    j.member("timed_tasks", h.timed_tasks).member("window_us", h.window.in(units::us));
+    j.member("busy_us", h.busy.in(units::us)).member("idle_us", h.idle.in(units::us));
+    opt("idle_share_pct", pct(h.idle_share));
+    j.member("gaps", h.gaps).member("gaps_longer_than_next", h.gaps_longer_than_next);
+    j.member("total_wait_us", h.total_wait.in(units::us)).member("wait_rows", h.wait_rows);
+    j.end_object();
+    j.key("findings").begin_array();
+    for (const auto& f : r.findings) {
+        const auto text = f.text();
+        j.begin_object().member("kind", profile::name_of(f.kind)).member("title", text.title);
+        j.member("rows", f.rows).member("time_us", f.time.in(units::us));
+        j.member("evidence", f.evidence).member("fix", text.fix).member("source", text.source);
+        j.key("examples").begin_array();
+        for (const auto& x : f.examples) {
+            j.begin_object().member("line", x.line).member("name", x.name);
+            j.member("type", x.op_type).member("duration_us", x.time.in(units::us));
+            j.member("detail", x.detail).end_object();
+        }
+        j.end_array().end_object();
+    }
+    j.end_array();
+    j.end_object();
+}
+
+}  // namespace report_detail
+
+[[nodiscard]] inline std::string report_usage() {
+    return "Usage: perfcast report PROFILE.csv [--chip C | --chip-ini FILE [--chip BASE]]\n"
+           "                       [--top N] [--format table|csv|json]\n\n"
+           "Report on a measured profile (msprof op_summary_*.csv, torch_npu kernel_details.csv\n"
+           "or the minimal format of docs/profiles.md): utilization by the seed's formula,\n"
+           "time by op type, top ops with cube utilization recomputed for the chip, pipe\n"
+           "bounds, host-bound signal, and findings with the seed's fixes.\n\n" +
+           options_text(report_detail::options);
+}
+
+inline int run_report(std::span<const std::string_view> args, std::ostream& out,
+                      std::ostream& /*err*/) {
+    const parsed_args a = parse_args(args, report_detail::options);
+    if (a.has("help")) {
+        out << report_usage();
+        return exit_ok;
+    }
+    if (a.positional.size() != 1) {
+        throw usage_error(a.positional.empty() ? "needs a PROFILE.csv"
+                                               : "expects one PROFILE.csv, got " +
+                                                     std::to_string(a.positional.size()));
+    }
+    const std::string format = choice(a, "format", {"table", "csv", "json"}, "table");
+    profile::report_options ropt;
+    if (const auto top = a.get("top")) {
+        std::size_t n = 0;
+        const auto [p, ec] = std::from_chars(top->data(), top->data() + top->size(), n);
+        if (ec != std::errc{} || p != top->data() + top->size()) {
+            throw usage_error("option '--top' needs a non-negative integer, not '" + *top + "'");
+        }
+        ropt.top_ops = n;
+    }
+    const chip c = chip_from_args(a);
+    const profile::profile_report r = profile::build_report_file(a.positional.front(), c, ropt);
+    if (format == "table") {
+        report_detail::write_table(out, r, c);
+    } else if (format == "csv") {
+        report_detail::write_csv(out, r);
+    } else {
+        report_detail::write_json(out, r);
+    }
+    return exit_ok;
+}
+
+/// The dispatch-table entry for main.cpp.
+inline constexpr command report_command{
+    "report",
+    "utilization, bounds and findings of a measured profile (op_summary / kernel_details)",
+    run_report, report_usage};
+
+}  // namespace perfcast::cli
