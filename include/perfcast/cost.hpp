@@ -157,9 +157,9 @@ constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b
 /// that run side by side, so the time is the longer of the two. Every load passes from L2 to a
 /// core at the per-core L2 rate (tiling re-reads come from L2 too). An op whose inputs fit in
 /// L2 (l2_resident_share of it) finds them there, left by its producer, and its outputs are
-/// written back later: it moves at the cores' own rates. An op whose inputs exceed that streams
-/// through HBM (an LRU cache gets no hits on a cyclic stream larger than itself): loads and
-/// stores are each capped by HBM x efficiency and together share it.
+/// written back later: it moves at the cores' own rates. Inputs (or outputs) larger than that
+/// stream through HBM (an LRU cache gets no hits on a cyclic stream larger than itself): such
+/// loads (stores) are capped by HBM x efficiency and share it.
 /// Each contiguous run is rounded up to the alignment unit, a misaligned run moves at a reduced
 /// rate, and b cores on hot rows conflict (contention grows with b). Sharing HBM and L2 between
 /// streams is card.hpp's business.
@@ -170,21 +170,26 @@ constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b
     const auto al = detail::alignment_of(o.run, c.alignment, p);
     const data_size reads = o.bytes_read * al.factor;
     const data_size writes = o.bytes_written * al.factor;
-    const bool in_l2 = reads <= c.memory.l2_size * p.l2_resident_share;
+    const data_size resident = c.memory.l2_size * p.l2_resident_share;
+    const bool reads_in_l2 = reads <= resident;
+    const bool writes_in_l2 = writes <= resident;
     const bandwidth hbm = c.memory.hbm_bandwidth * p.hbm_efficiency * al.rate_factor;
     bandwidth read_bw = c.memory.core_read_rate * clk * cores * al.rate_factor;
     bandwidth write_bw = c.memory.core_write_rate * clk * cores * al.rate_factor;
-    if (!in_l2) {
-        read_bw = detail::min_bw(read_bw, hbm);
-        write_bw = detail::min_bw(write_bw, hbm);
-    }
+    if (!reads_in_l2) read_bw = detail::min_bw(read_bw, hbm);
+    if (!writes_in_l2) write_bw = detail::min_bw(write_bw, hbm);
     duration load = reads / read_bw;
     if (c.memory.l2_read_rate > bytes_per_cycle{}) {
         const bandwidth l2_bw = c.memory.l2_read_rate * clk * cores * al.rate_factor;
         load = detail::max_d(load, (reads + o.reread) / l2_bw);
     }
     duration t = detail::max_d(load, writes / write_bw);
-    if (!in_l2) t = detail::max_d(t, (reads + writes) / hbm);
+    if (!reads_in_l2 || !writes_in_l2) {
+        data_size through_hbm{};
+        if (!reads_in_l2) through_hbm += reads;
+        if (!writes_in_l2) through_hbm += writes;
+        t = detail::max_d(t, through_hbm / hbm);
+    }
     const double contention = 1.0 + p.contention_per_core * o.hot_fraction * (cores - 1.0);
     return t * contention;
 }
