@@ -34,7 +34,7 @@ namespace perfcast::io {
     std::int64_t v = 0;
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
     if (t.empty() || ec != std::errc{} || end != t.data() + t.size()) {
-        detail::precondition_failed("parse", field, std::string("'") + std::string(text) + "'",
+        ::perfcast::detail::precondition_failed("parse", field, std::string("'") + std::string(text) + "'",
                                     "an integer");
     }
     return v;
@@ -46,7 +46,7 @@ namespace perfcast::io {
     double v = 0;
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
     if (t.empty() || ec != std::errc{} || end != t.data() + t.size() || !std::isfinite(v)) {
-        detail::precondition_failed("parse", field, std::string("'") + std::string(text) + "'",
+        ::perfcast::detail::precondition_failed("parse", field, std::string("'") + std::string(text) + "'",
                                     "a finite number");
     }
     return v;
@@ -113,7 +113,7 @@ namespace perfcast::io {
             return data_size{v, n.u};
         }
     }
-    detail::precondition_failed("parse", field, std::string("'") + std::string(text) + "'",
+    ::perfcast::detail::precondition_failed("parse", field, std::string("'") + std::string(text) + "'",
                                 "a size with a unit: B, KB, MB, GB, KiB, MiB, GiB or bit");
 }
 
@@ -136,7 +136,7 @@ namespace perfcast::io {
             return duration{v, n.u};
         }
     }
-    detail::precondition_failed("parse", field, std::string("'") + std::string(text) + "'",
+    ::perfcast::detail::precondition_failed("parse", field, std::string("'") + std::string(text) + "'",
                                 "a time with a unit: ns, us, ms or s");
 }
 

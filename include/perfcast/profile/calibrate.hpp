@@ -250,7 +250,9 @@ struct param_space {
     std::map<std::string, std::vector<std::size_t>, std::less<>> by_type;
     for (std::size_t i = 0; i < rows.size(); ++i)
         if (rows[i].o.eng != engine::cube) by_type[rows[i].type].push_back(i);
-    for (const auto& [type, idx] : by_type) {
+    for (const auto& entry : by_type) {
+        const std::string& type = entry.first;
+        const std::vector<std::size_t>& idx = entry.second;  // named: lambdas capture it (C++20)
         if (idx.size() < static_cast<std::size_t>(opt.min_rows_per_type)) continue;
         const auto g = [&](double logf) {
             ++res.evaluations;

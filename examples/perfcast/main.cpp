@@ -1,0 +1,50 @@
+// examples/perfcast/main.cpp: the `perfcast` command.
+//
+//   perfcast chips [--format table|csv|json]
+//   perfcast --help
+//
+// Exit status: 0 success, 1 the command failed (message on stderr), 2 wrong command line (usage on
+// stderr).
+#include <iostream>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "cli.hpp"
+// One include per subcommand.
+#include "cmd_chips.hpp"
+#include "cmd_whatif.hpp"
+#include "cmd_op.hpp"
+#include "cmd_validate.hpp"
+#include "cmd_report.hpp"
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// THE DISPATCH TABLE. To add `perfcast <name>`:
+//   1. write examples/perfcast/cmd_<name>.hpp defining, in namespace perfcast::cli,
+//        int run_<name>(std::span<const std::string_view> args, std::ostream& out,
+//                       std::ostream& err);        // may throw usage_error / perfcast::error
+//        std::string <name>_usage();
+//        inline constexpr command <name>_command{"<name>", "one-line summary",
+//                                                run_<name>, <name>_usage};
+//      (parse flags with parse_args(args, options); see cmd_chips.hpp);
+//   2. include it above;
+//   3. add ONE line below. Order here is the order in `perfcast --help`.
+// ---------------------------------------------------------------------------------------------
+constexpr perfcast::cli::command commands[] = {
+    perfcast::cli::chips_command,
+    perfcast::cli::whatif_command,
+    perfcast::cli::op_command,
+    perfcast::cli::calibrate_command,
+    perfcast::cli::validate_command,
+    perfcast::cli::report_command,
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string_view> args;
+    for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+    return perfcast::cli::dispatch(args, commands, std::cout, std::cerr);
+}

@@ -1,0 +1,522 @@
+// perfcast/card.hpp: S instances (streams) of a model on one card, each with a core split.
+//
+// Every instance runs the serial timeline of graph.hpp; what they share makes each one slower:
+//
+// Cores. Instance i may use c_i cube and v_i vector cores. When sum c_i <= cube cores (and
+//   sum v_i <= vector cores) the splits are disjoint and nobody waits (DIGEST L). Otherwise the
+//   engine is time-shared: an op holding b cores of engine E, while the other instances hold U
+//   cores of E on average, runs max(1, (b + U) / N_E) times slower (processor sharing; an
+//   instance's average holding is sum(cores x op latency) / its latency). With every instance
+//   always on E this is the fair share N_E / sum of demands; when the others are on E only part
+//   of the time it costs less. Two 24-core instances of an op that takes 100 us alone each take
+//   200 us: no gain over one (DIGEST K: "without a core split, compute queues"), while two
+//   12-core instances run side by side. AI CPU cores are never split; they are always shared.
+//
+// HBM bandwidth. The same rule, with bandwidth for cores: an op demands x = its HBM bytes / its
+//   memory time while it moves data (at most the whole HBM); the other instances hold D on
+//   average (sum of x times the stretched memory time, over their latency). When x + D exceeds
+//   the chip's HBM bandwidth x hbm_efficiency, the op's memory time stretches by (x + D) / that
+//   bandwidth; so the bytes moved per second never exceed it by much, and once HBM is the
+//   bottleneck QPS = bandwidth / HBM bytes per inference. HBM bytes: a gather's table rows not in
+//   its hot share (embedding tables are far larger than L2), plus the L2 misses below.
+//
+// L2. An instance's working set W is the sum of its nodes' footprints (bytes written, shared
+//   matmul operands, inputs copied in; graph.hpp). While the instances' W together fit in L2,
+//   warm traffic (everything but a gather's cold embedding rows) is served by L2: the regime of
+//   cost.hpp, so one instance alone is exactly its serial latency. Past L2 (DIGEST K: "past a
+//   stream count, streams evict each other's cache") a share m = 1 - L2 / sum(W) of the warm
+//   traffic misses. A miss is HBM traffic (m x warm bytes join the op's HBM demand above), and
+//   the op's memory time moves a share m of the way from cost.hpp's time to the time cost.hpp
+//   gives an op whose inputs do not fit in L2 (streamed through HBM, capped by its bandwidth).
+//
+// Host link. A transfer holds the whole link while it streams; it streams (1 + D / rate) times
+//   slower when the other instances hold D of the link in that direction on average. The
+//   per-transfer cost is not shared.
+//
+// Host CPU. By default each instance has its own host thread (no contention). With
+//   `host_threads` = H, a host dispatch stretches by max(1, (1 + U) / H), U the other instances'
+//   average number of busy host threads.
+//
+// "The others demand on average" is a mean-field (Bard-Schweitzer) approximation: the others'
+// demands are those of the configuration itself, so they are solved together with the
+// latencies by fixed-point iteration from "every instance alone" (about 9 rounds on the default
+// sweep, with Aitken's extrapolation every third round; damped after 50), until no latency
+// moves by more than `tolerance`. In saturation it keeps the total demand of a resource at its
+// capacity, which is the regime QPS is judged in. One instance alone is exactly its serial
+// latency. Known limit (docs/model-card.md): a slower host can, for rare models, predict a
+// lower card latency.
+//
+// Card figures (DIGEST A): avg_latency is the mean latency over the requests served at saturation,
+// where instance i serves 1 / latency_i requests per unit time: avg = S / sum(1 / latency_i) (the
+// plain latency when all instances are alike). Then, exactly as computed and reported:
+//   qps = 1000 / avg_latency.in(ms) x S        throughput = qps x batch  (samples / s)
+// which also equals sum over instances of 1 / latency_i.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "chip.hpp"
+#include "cost.hpp"
+#include "error.hpp"
+#include "graph.hpp"
+#include "link.hpp"
+#include "units.hpp"
+
+namespace perfcast {
+
+/// `count` instances with the same split.
+struct instance_group {
+    core_split split{};
+    int count = 1;
+    [[nodiscard]] friend constexpr bool operator==(const instance_group&,
+                                                   const instance_group&) = default;
+};
+
+struct card_params {
+    graph_params graph{};
+    /// Host threads dispatching for the card; 0: one per instance.
+    int host_threads = 0;
+    /// The solution stops when no instance's latency moves by more than this share.
+    double tolerance = 1e-7;
+    int max_iterations = 500;
+    [[nodiscard]] friend constexpr bool operator==(const card_params&, const card_params&) = default;
+};
+
+constexpr const card_params& validate(const card_params& p) {
+    constexpr std::string_view where = "validate(card_params)";
+    validate(p.graph.model);
+    PERFCAST_EXPECTS(p.host_threads >= 0, where, "host_threads",
+                     static_cast<double>(p.host_threads), ">= 0 (0: one per instance)");
+    PERFCAST_EXPECTS(p.tolerance > 0 && p.tolerance < 1, where, "tolerance", p.tolerance,
+                     "a relative tolerance in (0, 1)");
+    PERFCAST_EXPECTS(p.max_iterations >= 1, where, "max_iterations",
+                     static_cast<double>(p.max_iterations), ">= 1");
+    return p;
+}
+
+/// What limits the card: the largest share of the instances' time (compute: cube, vector and
+/// AI CPU op time whose op is compute- or head-bound; memory: op time whose op is memory-bound;
+/// host: bubbles; link: transfers).
+enum class card_bound : unsigned char { compute, memory, host, link };
+
+[[nodiscard]] constexpr std::string_view name_of(card_bound b) noexcept {
+    switch (b) {
+        case card_bound::compute: return "compute";
+        case card_bound::memory: return "memory";
+        case card_bound::host: return "host";
+        case card_bound::link: return "link";
+    }
+    return "?";
+}
+
+/// One group of identical instances under load.
+struct instance_result {
+    core_split split{};
+    int count = 0;
+    duration latency{};   // one inference, all instances running: device+bubbles+aicpu+transfer
+    duration device{};    // AI Core op time (stretched)
+    duration bubbles{};
+    duration aicpu{};
+    duration transfer{};
+    duration compute{};   // op time in compute- or head-bound ops (AI CPU included)
+    duration memory{};    // op time in memory-bound ops
+    data_size working_set{};
+    double max_core_stretch = 1;  // largest core time-sharing factor seen on an op
+    double max_hbm_stretch = 1;   // largest HBM sharing factor seen on an op
+    [[nodiscard]] friend constexpr bool operator==(const instance_result&,
+                                                   const instance_result&) = default;
+};
+
+struct card_result {
+    static constexpr std::size_t max_groups = 16;
+
+    std::int64_t batch = 0;
+    int streams = 0;
+    std::array<instance_result, max_groups> groups{};
+    std::size_t group_count = 0;
+
+    duration avg_latency{};  // S / sum(1 / latency_i): mean over requests at saturation
+    double qps = 0;          // 1000 / avg_latency.in(units::ms) x streams
+    double throughput = 0;   // qps x batch, samples per second
+
+    double cube_utilization = 0;    // busy cube core cycles / available (DIGEST B's ratio)
+    double vector_utilization = 0;  // the same for the vector cores
+    double aicpu_utilization = 0;
+    double hbm_utilization = 0;     // HBM bytes per second / (bandwidth x hbm_efficiency)
+    double link_utilization = 0;    // busier direction: bytes per second / achievable rate
+    double host_utilization = 0;    // host dispatch time per second / host threads
+    data_size working_set{};        // sum over instances
+    double l2_miss = 0;             // share of warm traffic that misses L2
+    bool cube_shared = false;       // sum of cube splits > cube cores: time-shared
+    bool vector_shared = false;
+    card_bound bound = card_bound::compute;
+    int passes = 0;          // timeline walks the solution took (groups x rounds)
+    bool converged = false;  // settled within card_params::tolerance
+
+    [[nodiscard]] constexpr std::span<const instance_result> instances() const noexcept {
+        return {groups.data(), group_count};
+    }
+    [[nodiscard]] friend constexpr bool operator==(const card_result&, const card_result&) = default;
+};
+
+namespace detail {
+
+/// Average demands of one instance, the state of the fixed point.
+struct demand {
+    double cube = 0;     // cores held on average
+    double vector = 0;
+    double aicpu = 0;
+    double hbm = 0;      // bandwidth held on average (B/s): demand x time moving / latency
+    double link_in = 0;  // the same for the host link, host -> device
+    double link_out = 0;
+    double host = 0;     // host threads busy on average
+};
+
+struct card_pass {
+    instance_result r{};
+    demand d{};
+    double busy_cube = 0;  // core-seconds actually working per inference
+    double busy_vector = 0;
+    double busy_aicpu = 0;
+    double hbm_bytes = 0;  // bytes per inference (for utilization)
+    double link_in_bytes = 0;
+    double link_out_bytes = 0;
+    double hbm_held = 0;   // B/s x s per inference (for the demand)
+    double link_in_held = 0;
+    double link_out_held = 0;
+    double host_time = 0;
+};
+
+[[nodiscard]] constexpr double dmax(double a, double b) noexcept { return a < b ? b : a; }
+[[nodiscard]] constexpr double dmin(double a, double b) noexcept { return a < b ? a : b; }
+
+/// Solves the card. `eval(g, i)` returns node i's node_eval for group g (alone on the chip).
+template <class Eval>
+[[nodiscard]] constexpr card_result solve_card(const chip& c, std::size_t node_count,
+                                               std::int64_t batch,
+                                               std::span<const instance_group> groups,
+                                               const card_params& p, Eval&& eval) {
+    constexpr std::string_view where = "evaluate_card";
+    validate(p);
+    PERFCAST_EXPECTS(batch >= 1, where, "batch", static_cast<double>(batch), "a batch size >= 1");
+    PERFCAST_EXPECTS(!groups.empty(), where, "instances", 0.0, "at least one instance");
+    PERFCAST_EXPECTS(groups.size() <= card_result::max_groups, where, "instance groups",
+                     static_cast<double>(groups.size()), "at most 16 different splits");
+    card_result out;
+    out.batch = batch;
+    out.group_count = groups.size();
+    for (const instance_group& g : groups) {
+        PERFCAST_EXPECTS(g.count >= 1, where, "streams", static_cast<double>(g.count),
+                         "at least 1 stream (instance)");
+        validate(g.split, c);
+        out.streams += g.count;
+    }
+
+    // Working sets (the L2 miss share follows from them).
+    std::array<data_size, card_result::max_groups> ws{};
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+        for (std::size_t i = 0; i < node_count; ++i) {
+            const node_eval& e = eval(g, i);
+            ws[g] += e.footprint;
+        }
+    }
+    const data_size l2 = c.memory.l2_size;
+
+    const double hbm_rate = (c.memory.hbm_bandwidth * p.graph.model.hbm_efficiency).in(units::Bps);
+    const double link_rate = link_for(c, p.graph).achievable().in(units::Bps);
+    const double overlap = p.graph.model.overlap;
+    const double n_cube = static_cast<double>(c.cube.cores);
+    const double n_vector = static_cast<double>(c.vector.cores);
+    const double n_aicpu = static_cast<double>(c.aicpu.cores);
+    const double threads = static_cast<double>(p.host_threads);
+    const double inv_cube = 1.0 / n_cube;
+    const double inv_vector = 1.0 / n_vector;
+    const double inv_aicpu = n_aicpu > 0 ? 1.0 / n_aicpu : 0.0;
+
+    // One instance of group g in a population whose other instances demand `others` on average,
+    // with a share `miss` of warm traffic missing L2; cube_shared / vector_shared: whether the
+    // population's splits add up to more cores than the chip has.
+    auto run_pass = [&](std::size_t g, const demand& others, double miss, bool cube_shared,
+                        bool vector_shared) {
+        card_pass ps;
+        ps.r.split = groups[g].split;
+        ps.r.count = groups[g].count;
+        ps.r.working_set = ws[g];
+        const double host_stretch = threads > 0 ? dmax(1.0, (1.0 + others.host) / threads) : 1.0;
+        ps.r.bubbles = walk_timeline(node_count, [&](std::size_t i) {
+            const node_eval& e = eval(g, i);  // a reference, or a temporary kept alive
+            timed_node t;
+            t.mode = e.mode;
+            if (e.mode != dispatch::graph) {
+                t.host = host_stretch == 1.0 ? e.host_time : e.host_time * host_stretch;
+                ps.host_time += t.host.in(units::s);
+            }
+            if (e.is_transfer()) {
+                const bool in = e.direction == transfer_dir::to_device;
+                const double busy = in ? others.link_in : others.link_out;
+                const duration stream = busy > 0 && link_rate > 0
+                                            ? e.link_stream * (1.0 + busy / link_rate)
+                                            : e.link_stream;
+                t.device = stream == e.link_stream ? e.cost.latency : e.link_fixed + stream;
+                (in ? ps.link_in_bytes : ps.link_out_bytes) += e.link_bytes.in(units::B);
+                (in ? ps.link_in_held : ps.link_out_held) += link_rate * stream.in(units::s);
+                ps.r.transfer += t.device;
+                return t;
+            }
+            const double b = static_cast<double>(e.cost.cores);
+            double s_core = 1.0;
+            if (e.eng == engine::cube) {
+                if (cube_shared) s_core = dmax(1.0, (b + others.cube) * inv_cube);
+            } else if (e.eng == engine::vector) {
+                if (vector_shared) s_core = dmax(1.0, (b + others.vector) * inv_vector);
+            } else if (n_aicpu > 0) {
+                s_core = dmax(1.0, (b + others.aicpu) * inv_aicpu);
+            }
+            // L2 misses: the missed share of the warm bytes is HBM traffic, and moves as
+            // cost.hpp moves an op whose inputs do not fit in L2 (streamed through HBM).
+            double hbm_bytes = e.cold.in(units::B);
+            duration mem_t = e.cost.memory;
+            if (miss > 0) {
+                hbm_bytes += miss * e.warm.in(units::B);
+                mem_t = e.cost.memory + (e.memory_streamed - e.cost.memory) * miss;
+            }
+            // HBM sharing: the op alone demands x (at most the whole HBM: beyond that cost.hpp
+            // has it served by L2); it stretches when x and the others' demand exceed HBM.
+            double s_hbm = 1.0;
+            double x = 0;
+            if (hbm_bytes > 0 && hbm_rate > 0 && mem_t > duration{}) {
+                x = dmin(hbm_bytes / mem_t.in(units::s), hbm_rate);
+                if (x + others.hbm > hbm_rate) s_hbm = (x + others.hbm) / hbm_rate;
+            }
+            duration lat = e.cost.latency;
+            duration comp = e.cost.compute;
+            duration mem = e.cost.memory;
+            duration head = e.cost.head;
+            if (s_core != 1.0 || s_hbm != 1.0 || mem_t != e.cost.memory) {
+                head = e.cost.head * s_core;
+                comp = e.cost.compute * s_core;
+                mem = mem_t * dmax(s_core, s_hbm);
+                const duration body =
+                    (comp < mem ? mem : comp) + (1.0 - overlap) * (comp < mem ? comp : mem);
+                lat = head + body;
+                ps.r.max_core_stretch = dmax(ps.r.max_core_stretch, s_core);
+                ps.r.max_hbm_stretch = dmax(ps.r.max_hbm_stretch, s_hbm);
+            }
+            ps.hbm_bytes += hbm_bytes;
+            ps.hbm_held += x * mem.in(units::s);
+            const double held = b * lat.in(units::s);
+            const double busy = s_core == 1.0 ? held : held / s_core;
+            if (e.eng == engine::cube) {
+                ps.d.cube += held;
+                ps.busy_cube += busy;
+                ps.r.device += lat;
+            } else if (e.eng == engine::vector) {
+                ps.d.vector += held;
+                ps.busy_vector += busy;
+                ps.r.device += lat;
+            } else {
+                ps.d.aicpu += held;
+                ps.busy_aicpu += busy;
+                ps.r.aicpu += lat;
+            }
+            if (mem >= comp && mem >= head) {
+                ps.r.memory += lat;
+            } else {
+                ps.r.compute += lat;
+            }
+            t.device = lat;
+            return t;
+        });
+        ps.r.latency = ps.r.device + ps.r.aicpu + ps.r.transfer + ps.r.bubbles;
+        const double l = ps.r.latency.in(units::s);
+        if (l > 0) {
+            ps.d.cube /= l;
+            ps.d.vector /= l;
+            ps.d.aicpu /= l;
+            ps.d.hbm = ps.hbm_held / l;
+            ps.d.link_in = ps.link_in_held / l;
+            ps.d.link_out = ps.link_out_held / l;
+            ps.d.host = ps.host_time / l;
+        }
+        return ps;
+    };
+
+    // The others' average demands are the unknowns: start from none (every instance alone),
+    // walk each group's timeline with the demands of the last round, repeat until no latency
+    // moves by more than `tolerance` (damped after 50 rounds, in case it oscillates).
+    data_size total_ws{};
+    long long cube_claims = 0;
+    long long vector_claims = 0;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+        const auto k = static_cast<double>(groups[g].count);
+        total_ws += ws[g] * k;
+        cube_claims += static_cast<long long>(groups[g].count) * groups[g].split.cube.value;
+        vector_claims += static_cast<long long>(groups[g].count) * groups[g].split.vector.value;
+    }
+    out.working_set = total_ws;
+    out.l2_miss = l2 > data_size{} && total_ws > l2 ? 1.0 - l2 / total_ws : 0.0;
+    out.cube_shared = cube_claims > c.cube.cores;
+    out.vector_shared = vector_claims > c.vector.cores;
+
+    std::array<demand, card_result::max_groups> state{};
+    std::array<card_pass, card_result::max_groups> pass{};
+    struct history {
+        demand prev{};
+        demand prev2{};
+    };
+    std::array<history, card_result::max_groups> past{};
+    for (int it = 1; it <= p.max_iterations; ++it) {
+        demand total{};
+        for (std::size_t g = 0; g < groups.size(); ++g) {
+            const auto k = static_cast<double>(groups[g].count);
+            total.cube += k * state[g].cube;
+            total.vector += k * state[g].vector;
+            total.aicpu += k * state[g].aicpu;
+            total.hbm += k * state[g].hbm;
+            total.link_in += k * state[g].link_in;
+            total.link_out += k * state[g].link_out;
+            total.host += k * state[g].host;
+        }
+        bool settled = it > 1;
+        for (std::size_t g = 0; g < groups.size(); ++g) {
+            const demand& own = state[g];
+            const demand others{total.cube - own.cube,       total.vector - own.vector,
+                                total.aicpu - own.aicpu,     total.hbm - own.hbm,
+                                total.link_in - own.link_in, total.link_out - own.link_out,
+                                total.host - own.host};
+            const duration before = pass[g].r.latency;
+            pass[g] = run_pass(g, others, out.l2_miss, out.cube_shared, out.vector_shared);
+            const duration l = pass[g].r.latency;
+            if (abs(l - before) > l * p.tolerance) settled = false;
+        }
+        out.passes += static_cast<int>(groups.size());
+        // One instance alone waits for no one: the first walk is exact.
+        if (settled || out.streams == 1) {
+            out.converged = true;
+            break;
+        }
+        const double damping = it > 50 ? 0.5 : 1.0;
+        // Every third round (while undamped), Aitken's extrapolation of each demand: the
+        // rounds approach the fixed point geometrically from one side, and the extrapolation
+        // jumps most of the way. Taken only where the last two steps shrink with the same sign;
+        // the next round's walk then checks it like any other guess.
+        const bool extrapolate = damping == 1.0 && it % 3 == 0;
+        for (std::size_t g = 0; g < groups.size(); ++g) {
+            demand& st = state[g];
+            const demand& nw = pass[g].d;
+            auto step = [&](double& x, double next, double& prev, double& prev2) {
+                double v = x + damping * (next - x);
+                if (extrapolate) {
+                    const double d1 = v - prev;   // last step
+                    const double d0 = prev - prev2;  // the one before
+                    if (d1 != 0 && d0 != 0 && (d1 > 0) == (d0 > 0) && (d1 > 0 ? d1 < d0 : d1 > d0)) {
+                        const double aitken = v - d1 * d1 / (d1 - d0);
+                        if (aitken >= 0 && aitken == aitken) v = aitken;
+                    }
+                }
+                prev2 = prev;
+                prev = v;
+                x = v;
+            };
+            history& h = past[g];
+            step(st.cube, nw.cube, h.prev.cube, h.prev2.cube);
+            step(st.vector, nw.vector, h.prev.vector, h.prev2.vector);
+            step(st.aicpu, nw.aicpu, h.prev.aicpu, h.prev2.aicpu);
+            step(st.hbm, nw.hbm, h.prev.hbm, h.prev2.hbm);
+            step(st.link_in, nw.link_in, h.prev.link_in, h.prev2.link_in);
+            step(st.link_out, nw.link_out, h.prev.link_out, h.prev2.link_out);
+            step(st.host, nw.host, h.prev.host, h.prev2.host);
+        }
+    }
+
+    // Card figures from the last pass.
+    double rate = 0;  // requests per second
+    double busy_cube = 0, busy_vector = 0, busy_aicpu = 0, hbm = 0, link_in = 0, link_out = 0;
+    double host = 0, t_compute = 0, t_memory = 0, t_host = 0, t_link = 0;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+        const card_pass& ps = pass[g];
+        out.groups[g] = ps.r;
+        const double n = static_cast<double>(groups[g].count);
+        const double l = ps.r.latency.in(units::s);
+        rate += n / l;
+        busy_cube += n * ps.busy_cube / l;
+        busy_vector += n * ps.busy_vector / l;
+        busy_aicpu += n * ps.busy_aicpu / l;
+        hbm += n * ps.hbm_bytes / l;
+        link_in += n * ps.link_in_bytes / l;
+        link_out += n * ps.link_out_bytes / l;
+        host += n * ps.host_time / l;
+        t_compute += n * ps.r.compute.in(units::s) / l;
+        t_memory += n * ps.r.memory.in(units::s) / l;
+        t_host += n * ps.r.bubbles.in(units::s) / l;
+        t_link += n * ps.r.transfer.in(units::s) / l;
+    }
+    const double s_count = static_cast<double>(out.streams);
+    out.avg_latency = groups.size() == 1 ? pass[0].r.latency : duration{s_count / rate, units::s};
+    out.qps = 1000.0 / out.avg_latency.in(units::ms) * s_count;
+    out.throughput = out.qps * static_cast<double>(batch);
+    out.cube_utilization = busy_cube / n_cube;
+    out.vector_utilization = busy_vector / n_vector;
+    out.aicpu_utilization = n_aicpu > 0 ? busy_aicpu / n_aicpu : 0.0;
+    out.hbm_utilization = hbm_rate > 0 ? hbm / hbm_rate : 0.0;
+    out.link_utilization = link_rate > 0 ? dmax(link_in, link_out) / link_rate : 0.0;
+    out.host_utilization = host / (threads > 0 ? threads : s_count);
+    out.bound = card_bound::compute;
+    double best = t_compute;
+    if (t_memory > best) {
+        best = t_memory;
+        out.bound = card_bound::memory;
+    }
+    if (t_host > best) {
+        best = t_host;
+        out.bound = card_bound::host;
+    }
+    if (t_link > best) out.bound = card_bound::link;
+    return out;
+}
+
+}  // namespace detail
+
+/// Instances of `nodes` on chip `c` at batch `batch`, one group per distinct split.
+[[nodiscard]] constexpr card_result evaluate_card(const chip& c, std::span<const node> nodes,
+                                                  std::int64_t batch,
+                                                  std::span<const instance_group> groups,
+                                                  const card_params& p = {}) {
+    PERFCAST_EXPECTS(batch >= 1, "evaluate_card", "batch", static_cast<double>(batch),
+                     "a batch size >= 1");
+    for (const instance_group& g : groups) validate(g.split, c);
+    if (std::is_constant_evaluated()) {
+        return detail::solve_card(c, nodes.size(), batch, groups, p,
+                                  [&](std::size_t g, std::size_t i) {
+                                      return evaluate(c, nodes[i], batch, groups[g].split,
+                                                      p.graph);
+                                  });
+    }
+    // At run time evaluate every node once per group.
+    std::vector<node_eval> evals;
+    evals.reserve(nodes.size() * groups.size());
+    for (const instance_group& g : groups) {
+        for (const node& n : nodes) evals.push_back(evaluate(c, n, batch, g.split, p.graph));
+    }
+    return detail::solve_card(c, nodes.size(), batch, groups, p,
+                              [&](std::size_t g, std::size_t i) -> const node_eval& {
+                                  return evals[g * nodes.size() + i];
+                              });
+}
+
+/// `streams` identical instances, each with `split`.
+[[nodiscard]] constexpr card_result evaluate_card(const chip& c, std::span<const node> nodes,
+                                                  std::int64_t batch, int streams,
+                                                  const core_split& split,
+                                                  const card_params& p = {}) {
+    const std::array<instance_group, 1> g{{{split, streams}}};
+    return evaluate_card(c, nodes, batch, g, p);
+}
+
+}  // namespace perfcast

@@ -1,0 +1,534 @@
+// perfcast/io/model_file.hpp: models from a small text format (runtime only).
+//
+//   # the built-in scenario's attention, as text
+//   name ctr_ranking
+//   transfer  B,26                int64  dir=in name=in_item_ids
+//   tile      1,300,32;B*8,1,1    fp32
+//   bmm       B*8,1,32;B*8,32,300 hf32   out=fp32
+//   gather    B*4;20000000,32     fp16   host=1
+//
+// One op a line: `kind shapes dtype [key=value ...]`; `#` starts a comment; blank lines are
+// skipped; `name NAME` names the model. Shapes are separated by ';', dimensions by ','; a
+// dimension is a sum of terms, each an integer, `B` (the batch), `B*n` or `n*B` (`B*8+1`).
+// docs/model-file.md is the reference: every kind, its shapes and keys.
+//
+// Errors are `model_file_error` (a perfcast::error) carrying the file, line and column:
+//   perfcast::model_file: m.model:3:7: shapes = "B*x,4", expected a dimension: an integer, B,
+//   B*n or n*B, or a sum of those
+#pragma once
+
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "../dtype.hpp"
+#include "../error.hpp"
+#include "../graph.hpp"
+
+namespace perfcast::io {
+
+/// A model file error at a line and column (both from 1; column 0: the whole file).
+class model_file_error : public ::perfcast::error {
+public:
+    model_file_error(const std::string& what, std::string file, int line, int column)
+        : ::perfcast::error(what), file_(std::move(file)), line_(line), column_(column) {}
+    [[nodiscard]] const std::string& file() const noexcept { return file_; }
+    [[nodiscard]] int line() const noexcept { return line_; }
+    [[nodiscard]] int column() const noexcept { return column_; }
+
+private:
+    std::string file_;
+    int line_;
+    int column_;
+};
+
+/// The kinds the format knows, as written in files.
+inline constexpr std::string_view model_file_kinds =
+    "matmul, bmm, elementwise, gather, topk, cast, reduce, tile, concat, broadcast, transpose, "
+    "transfer or generic";
+
+namespace model_file_detail {
+
+struct token {
+    std::string_view text;
+    int column = 0;  // 1-based
+};
+
+class line_parser {
+public:
+    line_parser(std::string_view file, int line) : file_(file), line_(line) {}
+
+    [[noreturn]] void fail(int column, std::string_view field, std::string_view value,
+                           std::string_view expected) const {
+        std::string where = std::string(file_) + ":" + std::to_string(line_) + ":" +
+                            std::to_string(column) + ": " + std::string(field);
+        throw model_file_error(::perfcast::detail::message("model_file", where,
+                                                           "\"" + std::string(value) + "\"",
+                                                           expected),
+                               std::string(file_), line_, column);
+    }
+
+    [[nodiscard]] std::int64_t integer(const token& t, std::string_view field,
+                                       std::string_view expected) const {
+        std::int64_t v = 0;
+        const char* b = t.text.data();
+        const char* e = b + t.text.size();
+        auto [p, ec] = std::from_chars(b, e, v);
+        if (ec != std::errc{} || p != e || t.text.empty()) fail(t.column, field, t.text, expected);
+        return v;
+    }
+
+    [[nodiscard]] double number(const token& t, std::string_view field,
+                                std::string_view expected) const {
+        double v = 0;
+        const char* b = t.text.data();
+        const char* e = b + t.text.size();
+        auto [p, ec] = std::from_chars(b, e, v);
+        if (ec != std::errc{} || p != e || t.text.empty() || !(v == v) ||
+            v > std::numeric_limits<double>::max() || v < -std::numeric_limits<double>::max()) {
+            fail(t.column, field, t.text, expected);
+        }
+        return v;
+    }
+
+    [[nodiscard]] bool flag(const token& t, std::string_view field) const {
+        if (t.text == "1" || t.text == "true" || t.text == "yes") return true;
+        if (t.text == "0" || t.text == "false" || t.text == "no") return false;
+        fail(t.column, field, t.text, "0 or 1");
+    }
+
+    [[nodiscard]] dtype type(const token& t, std::string_view field) const {
+        if (auto d = try_parse_dtype(t.text)) return *d;
+        fail(t.column, field, t.text,
+             "a dtype: fp32, hf32, fp16, bf16, fp64, int8, uint8, int16, uint16, int32, uint32, "
+             "int64, uint64 or bool");
+    }
+
+    /// One dimension: terms joined by '+', each n, B, B*n or n*B.
+    [[nodiscard]] batch_dim dim(const token& t) const {
+        constexpr std::string_view expected =
+            "a dimension: an integer, B, B*n or n*B, or a sum of those (B*8+1), with a value >= 1";
+        if (t.text.empty()) fail(t.column, "shapes", t.text, expected);
+        batch_dim d{0, 0};
+        std::size_t pos = 0;
+        while (pos <= t.text.size()) {
+            const std::size_t plus = t.text.find('+', pos);
+            const std::string_view term =
+                t.text.substr(pos, plus == std::string_view::npos ? std::string_view::npos
+                                                                  : plus - pos);
+            const token tt{term, t.column + static_cast<int>(pos)};
+            if (term.empty()) fail(tt.column, "shapes", t.text, expected);
+            const std::size_t star = term.find('*');
+            if (star == std::string_view::npos) {
+                if (term == "B") {
+                    d.per_batch += 1;
+                } else {
+                    d.fixed += positive(tt, expected);
+                }
+            } else {
+                const token l{term.substr(0, star), tt.column};
+                const token r{term.substr(star + 1), tt.column + static_cast<int>(star) + 1};
+                if (l.text == "B" && r.text != "B") {
+                    d.per_batch += positive(r, expected);
+                } else if (r.text == "B" && l.text != "B") {
+                    d.per_batch += positive(l, expected);
+                } else {
+                    fail(tt.column, "shapes", t.text, expected);
+                }
+            }
+            if (plus == std::string_view::npos) break;
+            pos = plus + 1;
+        }
+        if (!d.valid()) fail(t.column, "shapes", t.text, expected);
+        return d;
+    }
+
+    /// Shapes: ';' between shapes, ',' between dimensions.
+    [[nodiscard]] std::vector<batched_shape> shapes(const token& t) const {
+        std::vector<batched_shape> out;
+        std::size_t pos = 0;
+        while (true) {
+            const std::size_t semi = t.text.find(';', pos);
+            const std::string_view one =
+                t.text.substr(pos, semi == std::string_view::npos ? std::string_view::npos
+                                                                  : semi - pos);
+            const int col = t.column + static_cast<int>(pos);
+            if (one.empty()) {
+                fail(col, "shapes", t.text,
+                     "shapes separated by ';', each of dimensions separated by ','");
+            }
+            batched_shape s;
+            std::size_t dpos = 0;
+            while (true) {
+                const std::size_t comma = one.find(',', dpos);
+                const token dt{one.substr(dpos, comma == std::string_view::npos
+                                                    ? std::string_view::npos
+                                                    : comma - dpos),
+                               col + static_cast<int>(dpos)};
+                if (s.rank == shape::max_rank) {
+                    fail(dt.column, "shapes", one, "at most 8 dimensions per shape");
+                }
+                s.push_back(dim(dt));
+                if (comma == std::string_view::npos) break;
+                dpos = comma + 1;
+            }
+            if (out.size() == node::max_shapes) {
+                fail(col, "shapes", t.text, "at most 8 shapes");
+            }
+            out.push_back(s);
+            if (semi == std::string_view::npos) break;
+            pos = semi + 1;
+        }
+        return out;
+    }
+
+private:
+    [[nodiscard]] std::int64_t positive(const token& t, std::string_view expected) const {
+        std::int64_t v = 0;
+        const char* b = t.text.data();
+        const char* e = b + t.text.size();
+        auto [p, ec] = std::from_chars(b, e, v);
+        if (ec != std::errc{} || p != e || t.text.empty() || v < 1) {
+            fail(t.column, "shapes", t.text, expected);
+        }
+        return v;
+    }
+
+    std::string_view file_;
+    int line_;
+};
+
+/// Splits a line (comment removed) into whitespace-separated tokens with their columns.
+[[nodiscard]] inline std::vector<token> tokens_of(std::string_view line) {
+    std::vector<token> out;
+    std::size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+        if (i >= line.size()) break;
+        const std::size_t start = i;
+        while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
+        out.push_back({line.substr(start, i - start), static_cast<int>(start) + 1});
+    }
+    return out;
+}
+
+struct key_value {
+    std::string_view key;
+    token value;
+    int column = 0;
+    bool used = false;
+};
+
+/// The node of one op line (kind already checked).
+[[nodiscard]] inline node parse_node(const line_parser& lp, const std::vector<token>& toks) {
+    const token& kind_t = toks[0];
+    const std::string_view kind = kind_t.text;
+    constexpr std::string_view known[] = {"matmul",    "bmm",       "batch_matmul", "elementwise",
+                                          "gather",    "topk",      "cast",         "reduce",
+                                          "tile",      "concat",    "broadcast",    "transpose",
+                                          "transfer",  "generic"};
+    bool is_known = false;
+    for (std::string_view k : known) is_known = is_known || k == kind;
+    if (!is_known) lp.fail(kind_t.column, "op", kind, std::string(model_file_kinds));
+    if (toks.size() < 2) {
+        lp.fail(kind_t.column + static_cast<int>(kind.size()), "shapes", "",
+                "shapes after the op kind (`" + std::string(kind) + " SHAPES DTYPE [key=value]`)");
+    }
+    const token& shapes_t = toks[1];
+    const std::vector<batched_shape> shapes = lp.shapes(shapes_t);
+    if (toks.size() < 3) {
+        lp.fail(shapes_t.column + static_cast<int>(shapes_t.text.size()), "dtype", "",
+                "a dtype after the shapes (fp16, fp32, int64, ...)");
+    }
+    const dtype t = lp.type(toks[2], "dtype");
+
+    std::vector<key_value> kvs;
+    for (std::size_t i = 3; i < toks.size(); ++i) {
+        const std::size_t eq = toks[i].text.find('=');
+        if (eq == std::string_view::npos || eq == 0 || eq + 1 == toks[i].text.size()) {
+            lp.fail(toks[i].column, "option", toks[i].text, "key=value");
+        }
+        const std::string_view key = toks[i].text.substr(0, eq);
+        for (const key_value& kv : kvs) {
+            if (kv.key == key) lp.fail(toks[i].column, "option", key, "each key at most once");
+        }
+        kvs.push_back({key, {toks[i].text.substr(eq + 1), toks[i].column + static_cast<int>(eq) + 1},
+                       toks[i].column, false});
+    }
+    auto find = [&](std::string_view key) -> key_value* {
+        for (key_value& kv : kvs) {
+            if (kv.key == key) {
+                kv.used = true;
+                return &kv;
+            }
+        }
+        return nullptr;
+    };
+    auto count_shapes = [&](std::size_t lo, std::size_t hi, std::string_view form) {
+        if (shapes.size() < lo || shapes.size() > hi) {
+            lp.fail(shapes_t.column, "shapes", shapes_t.text,
+                    std::string(form) + " for " + std::string(kind));
+        }
+    };
+    auto rank_at_least = [&](const batched_shape& s, std::size_t r, std::string_view form) {
+        if (s.rank < r) lp.fail(shapes_t.column, "shapes", shapes_t.text, form);
+    };
+
+    // Common keys read up front (they are the same for every kind).
+    const key_value* name_kv = find("name");
+    const key_value* host_kv = find("host");
+    const key_value* dynamic_kv = find("dynamic");
+    const key_value* host_us_kv = find("host_us");
+    const key_value* aicpu_kv = find("aicpu");
+    const key_value* fixed_kv = find("fixed");
+    const bool fixed = fixed_kv != nullptr && lp.flag(fixed_kv->value, "fixed");
+
+    node n;
+    try {
+        if (kind == "matmul" || kind == "bmm" || kind == "batch_matmul") {
+            // bmm and matmul are one kind: the batch is the product of A's leading dimensions.
+            count_shapes(2, 2, "two shapes A;B ([..., M, K];[..., K, N])");
+            rank_at_least(shapes[0], 2, "A with at least 2 dimensions [..., M, K]");
+            rank_at_least(shapes[1], 2, "B with at least 2 dimensions [..., K, N]");
+            matmul_options o;
+            o.out_type = t;
+            if (const auto* kv = find("broadcast_b")) o.broadcast_b = lp.flag(kv->value, "broadcast_b");
+            if (const auto* kv = find("out")) o.out_type = lp.type(kv->value, "out");
+            const batched_shape& a = shapes[0];
+            const batched_shape& b = shapes[1];
+            if (!(a[a.rank - 1] == b[b.rank - 2])) {
+                lp.fail(shapes_t.column, "shapes", shapes_t.text,
+                        "B's K (its second-last dimension) equal to A's K (its last dimension)");
+            }
+            n = nodes::matmul_shapes(a, b, t, o);
+        } else if (kind == "elementwise") {
+            count_shapes(1, 2, "one shape, or two broadcast-compatible shapes");
+            elementwise_options o;
+            if (const auto* kv = find("inputs")) {
+                o.inputs = static_cast<int>(lp.integer(kv->value, "inputs", "an integer >= 1"));
+            }
+            if (const auto* kv = find("outputs")) {
+                o.outputs = static_cast<int>(lp.integer(kv->value, "outputs", "an integer >= 1"));
+            }
+            if (const auto* kv = find("ops")) {
+                o.ops_per_element = lp.number(kv->value, "ops", "operations per element > 0");
+            }
+            if (const auto* kv = find("inner")) {
+                o.inner = lp.integer(kv->value, "inner", "an integer >= 0");
+            }
+            if (const auto* kv = find("out")) {
+                o.out_type = lp.type(kv->value, "out");
+                o.out_same_as_in = o.out_type == t;
+            }
+            n = shapes.size() == 2 ? nodes::elementwise_broadcast(shapes[0], shapes[1], t, o)
+                                   : nodes::elementwise(shapes[0], t, o);
+        } else if (kind == "gather") {
+            count_shapes(2, 2, "two shapes INDICES;ROWS,ROW_ELEMENTS");
+            if (shapes[1].rank != 2 || shapes[1].depends_on_batch()) {
+                lp.fail(shapes_t.column, "shapes", shapes_t.text,
+                        "a table shape ROWS,ROW_ELEMENTS without B after the indices");
+            }
+            gather_options o;
+            if (const auto* kv = find("hot")) o.hot_fraction = lp.number(kv->value, "hot", "a share in [0, 1]");
+            if (const auto* kv = find("index")) o.index_type = lp.type(kv->value, "index");
+            batch_dim indices = shapes[0][0];
+            if (shapes[0].rank != 1) {
+                lp.fail(shapes_t.column, "shapes", shapes_t.text,
+                        "the indices as one dimension (B*26, not B,26)");
+            }
+            n = nodes::gather(indices, shapes[1][1].fixed, shapes[1][0].fixed, t, o);
+        } else if (kind == "topk") {
+            count_shapes(1, 1, "one shape ROWS..,LENGTH");
+            const auto* kv = find("k");
+            if (kv == nullptr) {
+                lp.fail(toks.back().column, "k", "", "k=N: how many elements the TopK keeps");
+            }
+            const std::int64_t k = lp.integer(kv->value, "k", "an integer >= 1");
+            std::int64_t valid = 0;
+            if (const auto* v = find("valid")) valid = lp.integer(v->value, "valid", "an integer >= 1");
+            const batched_shape& s = shapes[0];
+            batch_dim rows{1};
+            if (s.rank == 2) rows = s[0];
+            if (s.rank > 2 || s.rank == 0) {
+                lp.fail(shapes_t.column, "shapes", shapes_t.text, "ROWS,LENGTH or LENGTH");
+            }
+            if (!s.inner().depends_on_batch() && k > s.inner().fixed) {
+                lp.fail(kv->value.column, "k", kv->value.text,
+                        "k <= the length (" + std::to_string(s.inner().fixed) + ")");
+            }
+            n = nodes::topk(rows, s.inner(), k, t, valid);
+        } else if (kind == "cast") {
+            count_shapes(1, 1, "one shape");
+            const auto* kv = find("to");
+            if (kv == nullptr) lp.fail(toks.back().column, "to", "", "to=DTYPE: the target dtype");
+            n = nodes::cast(shapes[0], t, lp.type(kv->value, "to"));
+        } else if (kind == "reduce") {
+            count_shapes(1, 1, "one shape ROWS,LENGTH (the last axis is reduced)");
+            const batched_shape& s = shapes[0];
+            if (s.rank != 2 && s.rank != 1) {
+                lp.fail(shapes_t.column, "shapes", shapes_t.text, "ROWS,LENGTH or LENGTH");
+            }
+            n = nodes::reduce(s.rank == 2 ? s[0] : batch_dim{1}, s.inner(), t);
+        } else if (kind == "tile") {
+            count_shapes(2, 2, "two shapes INPUT;MULTIPLES of the same rank");
+            if (shapes[0].rank != shapes[1].rank) {
+                lp.fail(shapes_t.column, "shapes", shapes_t.text,
+                        "MULTIPLES with one entry per input dimension");
+            }
+            n = nodes::tile(shapes[0], shapes[1], t);
+        } else if (kind == "concat") {
+            count_shapes(1, node::max_shapes, "one to eight input shapes");
+            std::int64_t inner = 0;
+            if (const auto* kv = find("inner")) inner = lp.integer(kv->value, "inner", "an integer >= 0");
+            n = nodes::concat({shapes[0]}, inner, t);
+            for (std::size_t i = 1; i < shapes.size(); ++i) n.shapes[n.shape_count++] = shapes[i];
+        } else if (kind == "broadcast") {
+            count_shapes(2, 2, "two shapes INPUT;OUTPUT");
+            n = nodes::broadcast(shapes[0], shapes[1], t);
+        } else if (kind == "transpose") {
+            count_shapes(1, 1, "one shape");
+            bool moves = true;
+            if (const auto* kv = find("inner_moves")) moves = lp.flag(kv->value, "inner_moves");
+            n = nodes::transpose(shapes[0], t, moves);
+        } else if (kind == "transfer") {
+            count_shapes(1, 1, "one shape (the elements copied)");
+            transfer_dir d = transfer_dir::to_device;
+            if (const auto* kv = find("dir")) {
+                if (kv->value.text == "out") {
+                    d = transfer_dir::to_host;
+                } else if (kv->value.text != "in") {
+                    lp.fail(kv->value.column, "dir", kv->value.text,
+                            "in (host to device) or out (device to host)");
+                }
+            }
+            n = nodes::transfer(shapes[0], t, d);
+        } else {  // generic
+            count_shapes(1, 1, "one shape (the elements the per-element figures apply to)");
+            engine e = engine::vector;
+            if (const auto* kv = find("engine")) {
+                if (kv->value.text == "cube") {
+                    e = engine::cube;
+                } else if (kv->value.text == "aicpu") {
+                    e = engine::aicpu;
+                } else if (kv->value.text != "vector") {
+                    lp.fail(kv->value.column, "engine", kv->value.text, "cube, vector or aicpu");
+                }
+            }
+            double flops = 0, in = 0, out = 0;
+            std::int64_t units = 0;
+            if (const auto* kv = find("flops")) flops = lp.number(kv->value, "flops", "flops per element >= 0");
+            if (const auto* kv = find("in")) in = lp.number(kv->value, "in", "bytes read per element >= 0");
+            if (const auto* kv = find("out")) out = lp.number(kv->value, "out", "bytes written per element >= 0");
+            if (const auto* kv = find("units")) units = lp.integer(kv->value, "units", "an integer >= 1");
+            n = nodes::generic(e, shapes[0], t, flops, in, out, units);
+        }
+        if (aicpu_kv != nullptr && lp.flag(aicpu_kv->value, "aicpu")) n = n.on_aicpu();
+    } catch (const model_file_error&) {
+        throw;
+    } catch (const ::perfcast::error& e) {
+        // A factory rejected a value: keep its message, add the location.
+        lp.fail(shapes_t.column, "op", kind, std::string("valid arguments (") + e.what() + ")");
+    }
+
+    for (const key_value& kv : kvs) {
+        if (!kv.used) {
+            lp.fail(kv.column, "option", kv.key,
+                    "a key " + std::string(kind) + " takes (see docs/model-file.md)");
+        }
+    }
+    if (!fixed && !n.depends_on_batch()) {
+        lp.fail(shapes_t.column, "shapes", shapes_t.text,
+                "a dimension with B (the batch), or fixed=1 for an op whose size does not "
+                "depend on the batch");
+    }
+    if (name_kv != nullptr) {
+        if (name_kv->value.text.size() > 31) {
+            lp.fail(name_kv->value.column, "name", name_kv->value.text, "at most 31 characters");
+        }
+        n = n.named(name_kv->value.text);
+    }
+    const bool host = host_kv != nullptr && lp.flag(host_kv->value, "host");
+    if (host_us_kv != nullptr) {  // a host time implies host dispatch
+        const double us = lp.number(host_us_kv->value, "host_us", "a host time >= 0 (in us)");
+        if (us < 0) lp.fail(host_us_kv->value.column, "host_us", host_us_kv->value.text, ">= 0");
+        n = n.host(duration{us, units::us});
+    } else if (host) {
+        n = n.host();
+    }
+    if (dynamic_kv != nullptr && lp.flag(dynamic_kv->value, "dynamic")) n = n.dynamic();
+    return n;
+}
+
+}  // namespace model_file_detail
+
+/// Reads a model from `text`; `source` names it in error messages.
+[[nodiscard]] inline model parse_model(std::string_view text, std::string_view source = "<text>") {
+    model m;
+    int line_no = 0;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        const std::size_t nl = text.find('\n', pos);
+        std::string_view line =
+            text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+        ++line_no;
+        if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) {
+            line = line.substr(0, hash);
+        }
+        const std::vector<model_file_detail::token> toks = model_file_detail::tokens_of(line);
+        const model_file_detail::line_parser lp(source, line_no);
+        if (!toks.empty()) {
+            if (toks[0].text == "name") {
+                if (toks.size() != 2) {
+                    lp.fail(toks[0].column, "name", line, "`name MODEL_NAME` (one word)");
+                }
+                m.name = std::string(toks[1].text);
+            } else {
+                m.nodes.push_back(model_file_detail::parse_node(lp, toks));
+            }
+        }
+        if (nl == std::string_view::npos) break;
+        pos = nl + 1;
+    }
+    if (m.nodes.empty()) {
+        throw model_file_error(::perfcast::detail::message("model_file",
+                                                           std::string(source) + ": op lines",
+                                                           "0", "at least one op line"),
+                               std::string(source), 0, 0);
+    }
+    if (m.name.empty()) {
+        // The file's stem.
+        std::string_view s = source;
+        if (const auto slash = s.find_last_of("/\\"); slash != std::string_view::npos) {
+            s = s.substr(slash + 1);
+        }
+        if (const auto dot = s.rfind('.'); dot != std::string_view::npos && dot > 0) {
+            s = s.substr(0, dot);
+        }
+        m.name = std::string(s);
+    }
+    return m;
+}
+
+/// Reads the model file at `path`.
+[[nodiscard]] inline model read_model_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw model_file_error(::perfcast::detail::message("model_file", "path", path,
+                                                           "a readable model file"),
+                               path, 0, 0);
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return parse_model(ss.str(), path);
+}
+
+}  // namespace perfcast::io

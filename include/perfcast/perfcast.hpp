@@ -1,0 +1,25 @@
+// perfcast/perfcast.hpp: the umbrella header of the constexpr model (no I/O).
+//
+// The runtime readers and writers are opt-in: <perfcast/profile/...> (profiler CSVs, reports,
+// calibration, validation) and <perfcast/io/...> (ini, tables, CSV, JSON, SVG, Chrome trace,
+// model files, parameter files).
+#pragma once
+
+#include "error.hpp"
+#include "units.hpp"
+#include "dtype.hpp"
+#include "shape.hpp"
+#include "chip.hpp"
+#include "chips.hpp"
+#include "link.hpp"
+#include "op.hpp"
+#include "cost.hpp"
+#include "fit.hpp"
+#include "traffic.hpp"
+#include "graph.hpp"
+#include "card.hpp"
+#include "whatif.hpp"
+#include "scenario.hpp"
+#include "batching.hpp"
+#include "distribution.hpp"
+#include "serving.hpp"

@@ -1,0 +1,327 @@
+// perfcast/whatif.hpp: sweeps of deployments (streams x cube limit x vector limit x batch),
+// ranked, with the Pareto front of QPS against latency and the best one under a latency target.
+//
+//   perfcast::whatif_grid g{.streams = {1, 2, 3, 4}, .cube = {6, 12, 24}, .vector = {12, 24, 48},
+//                           .batches = {16, 128}};
+//   auto r = perfcast::sweep(chip, model, g);               // r.ranked: best first
+//   auto pick = perfcast::best_under(r.ranked, 1_ms);       // expected-like: has_value() or not
+//   if (pick) use(*pick); else report(pick.closest(), pick.excess());
+//
+// Every configuration is evaluated with card.hpp (identical instances). Per-node costs do not
+// depend on the stream count, so they are computed once per (node, core limit, batch) and
+// shared by the whole grid.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "card.hpp"
+#include "chip.hpp"
+#include "error.hpp"
+#include "graph.hpp"
+#include "units.hpp"
+
+namespace perfcast {
+
+/// The axes of a sweep. Every value of every axis is combined with every other.
+struct whatif_grid {
+    std::vector<int> streams;
+    std::vector<int> cube;    // cube-core limit per instance
+    std::vector<int> vector;  // vector-core limit per instance
+    std::vector<std::int64_t> batches;
+
+    [[nodiscard]] std::size_t size() const noexcept {
+        return streams.size() * cube.size() * vector.size() * batches.size();
+    }
+};
+
+/// Rejects empty axes, zero or negative values and limits above the chip's cores, naming the
+/// axis, the value and the chip's core count.
+inline const whatif_grid& validate(const whatif_grid& g, const chip& c) {
+    constexpr std::string_view where = "validate(whatif_grid)";
+    auto need = [&](bool ok, std::string_view field, double v, const std::string& expected) {
+        if (!ok) detail::precondition_failed(where, field, v, expected);
+    };
+    need(!g.streams.empty(), "streams", 0, "at least one stream count");
+    need(!g.cube.empty(), "cube", 0, "at least one cube-core limit");
+    need(!g.vector.empty(), "vector", 0, "at least one vector-core limit");
+    need(!g.batches.empty(), "batches", 0, "at least one batch size");
+    for (int s : g.streams) need(s >= 1, "streams", s, "at least 1 stream (instance)");
+    for (int k : g.cube) {
+        need(k >= 1, "cube", k, "at least 1 cube core");
+        need(k <= c.cube.cores, "cube", k,
+             "at most " + std::to_string(c.cube.cores) + " (the cube cores of " +
+                 std::string(c.name.view()) + ")");
+    }
+    for (int k : g.vector) {
+        need(k >= 1, "vector", k, "at least 1 vector core");
+        need(k <= c.vector.cores, "vector", k,
+             "at most " + std::to_string(c.vector.cores) + " (the vector cores of " +
+                 std::string(c.name.view()) + ")");
+    }
+    for (std::int64_t b : g.batches) {
+        need(b >= 1, "batch", static_cast<double>(b), "a batch size >= 1");
+    }
+    return g;
+}
+
+/// One evaluated configuration (identical instances), in compact form.
+struct candidate {
+    int streams = 0;
+    core_split split{};
+    std::int64_t batch = 0;
+    duration latency{};      // card_result::avg_latency (all streams busy)
+    double qps = 0;          // 1000 / latency.in(ms) x streams, exactly
+    double throughput = 0;   // qps x batch, exactly
+    double cube_utilization = 0;
+    double vector_utilization = 0;
+    double hbm_utilization = 0;
+    double l2_miss = 0;
+    duration bubbles{};      // per inference, under load
+    duration transfer{};
+    card_bound bound = card_bound::compute;
+    bool cores_shared = false;  // a split is time-shared (sum of limits above the chip's cores)
+    [[nodiscard]] friend bool operator==(const candidate&, const candidate&) = default;
+};
+
+[[nodiscard]] inline candidate make_candidate(const card_result& r) {
+    candidate c;
+    c.streams = r.streams;
+    c.split = r.groups[0].split;
+    c.batch = r.batch;
+    c.latency = r.avg_latency;
+    c.qps = r.qps;
+    c.throughput = r.throughput;
+    c.cube_utilization = r.cube_utilization;
+    c.vector_utilization = r.vector_utilization;
+    c.hbm_utilization = r.hbm_utilization;
+    c.l2_miss = r.l2_miss;
+    c.bubbles = r.groups[0].bubbles;
+    c.transfer = r.groups[0].transfer;
+    c.bound = r.bound;
+    c.cores_shared = r.cube_shared || r.vector_shared;
+    return c;
+}
+
+enum class rank_by : unsigned char {
+    qps,         // requests per second (DIGEST F's figure), ties by latency
+    throughput,  // samples per second, ties by latency
+};
+
+/// Best first: higher QPS (or throughput), then lower latency, then fewer streams, cube cores,
+/// vector cores and a smaller batch (so that the order is total and repeatable).
+[[nodiscard]] inline bool ranks_before(const candidate& a, const candidate& b,
+                                       rank_by by = rank_by::qps) noexcept {
+    const double ka = by == rank_by::qps ? a.qps : a.throughput;
+    const double kb = by == rank_by::qps ? b.qps : b.throughput;
+    if (ka != kb) return ka > kb;
+    if (a.latency != b.latency) return a.latency < b.latency;
+    if (a.streams != b.streams) return a.streams < b.streams;
+    if (a.split.cube != b.split.cube) return a.split.cube < b.split.cube;
+    if (a.split.vector != b.split.vector) return a.split.vector < b.split.vector;
+    return a.batch < b.batch;
+}
+
+/// Indices of the Pareto front of QPS (higher is better) against latency (lower is better):
+/// the candidates no other candidate beats on both, ordered by latency. Among exact ties the
+/// first in `cands` stands for all.
+[[nodiscard]] inline std::vector<std::size_t> pareto_front(std::span<const candidate> cands) {
+    std::vector<std::size_t> order(cands.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        if (cands[a].latency != cands[b].latency) return cands[a].latency < cands[b].latency;
+        return cands[a].qps > cands[b].qps;
+    });
+    std::vector<std::size_t> front;
+    double best_qps = -1;
+    for (std::size_t i : order) {
+        if (cands[i].qps > best_qps) {
+            front.push_back(i);
+            best_qps = cands[i].qps;
+        }
+    }
+    return front;
+}
+
+/// The answer to "which configuration is best under this latency target": an expected-like
+/// result. When some candidate meets the target it holds the best of them (in ranking order);
+/// when none does it holds no value but still carries the closest candidate (the lowest
+/// latency) and by how much it misses.
+class selection {
+public:
+    selection(const candidate& c, duration target, bool met)
+        : chosen_(c), target_(target), met_(met) {}
+
+    [[nodiscard]] bool has_value() const noexcept { return met_; }
+    explicit operator bool() const noexcept { return met_; }
+
+    /// The best candidate under the target; perfcast::error when none meets it.
+    [[nodiscard]] const candidate& value() const {
+        if (!met_) {
+            detail::precondition_failed("selection::value", "latency target", why(),
+                                        "a target some candidate meets (see closest())");
+        }
+        return chosen_;
+    }
+    [[nodiscard]] const candidate& operator*() const { return value(); }
+    [[nodiscard]] const candidate* operator->() const { return &value(); }
+
+    /// The chosen candidate when the target is met, else the one closest to it.
+    [[nodiscard]] const candidate& closest() const noexcept { return chosen_; }
+    [[nodiscard]] duration target() const noexcept { return target_; }
+    /// closest().latency - target: <= 0 when met, the miss when not.
+    [[nodiscard]] duration excess() const noexcept { return chosen_.latency - target_; }
+
+    /// "none of the candidates meets 0.01 ms; the closest, 1 stream(s) of 24 cube / 48 vector
+    /// cores at batch 16, takes 0.3581 ms (0.3481 ms over)", or "met" when met.
+    [[nodiscard]] std::string why() const {
+        if (met_) return "met";
+        auto ms = [](duration t) {  // 4 significant digits: "0.01", "0.3581"
+            std::array<char, 64> buf{};
+            const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), t.in(units::ms),
+                                           std::chars_format::general, 4);
+            return std::string(buf.data(), res.ptr);
+        };
+        return "none of the candidates meets " + ms(target_) + " ms; the closest, " +
+               std::to_string(chosen_.streams) + " stream(s) of " +
+               std::to_string(chosen_.split.cube.value) + " cube / " +
+               std::to_string(chosen_.split.vector.value) + " vector cores at batch " +
+               std::to_string(chosen_.batch) + ", takes " + ms(chosen_.latency) + " ms (" +
+               ms(excess()) + " ms over)";
+    }
+
+private:
+    candidate chosen_;
+    duration target_;
+    bool met_;
+};
+
+/// The first candidate of `ranked` (ordered best first) whose latency is within `target`; or,
+/// when none is, the lowest-latency candidate (ties: the earlier one) with has_value() false.
+[[nodiscard]] inline selection best_under(std::span<const candidate> ranked, duration target) {
+    PERFCAST_EXPECTS(!ranked.empty(), "best_under", "candidates", 0.0, "at least one candidate");
+    PERFCAST_EXPECTS(target.in(units::ms) > 0 && is_finite(target), "best_under", "target",
+                     target.in(units::ms), "a finite latency target > 0 (in ms)");
+    for (const candidate& c : ranked) {
+        if (c.latency <= target) return {c, target, true};
+    }
+    const candidate* closest = &ranked.front();
+    for (const candidate& c : ranked) {
+        if (c.latency < closest->latency) closest = &c;
+    }
+    return {*closest, target, false};
+}
+
+/// Per-node costs of a model for every (batch, core limit) a grid needs. Costs depend on the
+/// core limit of the node's engine only, so one table serves every split and stream count.
+class node_eval_table {
+public:
+    node_eval_table(const chip& c, std::span<const node> nodes,
+                    std::span<const std::int64_t> batches, std::span<const int> cube_limits,
+                    std::span<const int> vector_limits, const graph_params& p = {})
+        : nodes_(nodes.size()), batches_(batches.begin(), batches.end()) {
+        stride_ = static_cast<std::size_t>(std::max(c.cube.cores, c.vector.cores)) + 1;
+        axis_.reserve(nodes.size());
+        for (const node& n : nodes) {
+            const engine e = engine_of(n);
+            axis_.push_back(n.is_transfer() || e == engine::aicpu ? limit_axis::none
+                            : e == engine::cube                   ? limit_axis::cube
+                                                                  : limit_axis::vector);
+        }
+        table_.resize(batches.size() * nodes_ * stride_);
+        for (std::size_t bi = 0; bi < batches.size(); ++bi) {
+            for (std::size_t i = 0; i < nodes_; ++i) {
+                const node& n = nodes[i];
+                if (axis_[i] == limit_axis::none) {
+                    table_[slot(bi, i, 0)] =
+                        evaluate_at(c, n, batches[bi], core_count{c.aicpu.cores}, p);
+                    continue;
+                }
+                for (int k : axis_[i] == limit_axis::cube ? cube_limits : vector_limits) {
+                    table_[slot(bi, i, k)] = evaluate_at(c, n, batches[bi], core_count{k}, p);
+                }
+            }
+        }
+    }
+
+    [[nodiscard]] std::size_t nodes() const noexcept { return nodes_; }
+    [[nodiscard]] std::span<const std::int64_t> batches() const noexcept { return batches_; }
+
+    /// Node i at batch index bi under `split` (a limit the table was built for).
+    [[nodiscard]] const node_eval& at(std::size_t bi, std::size_t i,
+                                      const core_split& split) const noexcept {
+        const int limit = axis_[i] == limit_axis::cube     ? split.cube.value
+                          : axis_[i] == limit_axis::vector ? split.vector.value
+                                                           : 0;
+        return table_[slot(bi, i, limit)];
+    }
+
+    /// Card result of `streams` instances with `split` at batch index bi: the same numbers as
+    /// evaluate_card, without re-costing the nodes.
+    [[nodiscard]] card_result card(const chip& c, std::size_t bi, int streams,
+                                   const core_split& split, const card_params& p) const {
+        const std::array<instance_group, 1> g{{{split, streams}}};
+        return detail::solve_card(
+            c, nodes_, batches_[bi], g, p,
+            [&](std::size_t, std::size_t i) -> const node_eval& { return at(bi, i, split); });
+    }
+
+private:
+    enum class limit_axis : unsigned char { none, cube, vector };
+
+    [[nodiscard]] std::size_t slot(std::size_t bi, std::size_t i, int limit) const noexcept {
+        return (bi * nodes_ + i) * stride_ + static_cast<std::size_t>(limit);
+    }
+
+    std::size_t nodes_ = 0;
+    std::size_t stride_ = 1;
+    std::vector<std::int64_t> batches_;
+    std::vector<limit_axis> axis_;
+    std::vector<node_eval> table_;
+};
+
+/// A sweep's answer: every candidate, best first, and the Pareto front (indices into ranked,
+/// by latency).
+struct whatif_result {
+    std::vector<candidate> ranked;
+    std::vector<std::size_t> pareto;
+    /// best_under(ranked, target).
+    [[nodiscard]] selection best_under(duration target) const {
+        return ::perfcast::best_under(ranked, target);
+    }
+};
+
+/// Evaluates every configuration of `grid` for `nodes` on chip `c`.
+[[nodiscard]] inline whatif_result sweep(const chip& c, std::span<const node> nodes,
+                                         const whatif_grid& grid, const card_params& p = {},
+                                         rank_by by = rank_by::qps) {
+    validate(grid, c);
+    validate(p);
+    PERFCAST_EXPECTS(!nodes.empty(), "sweep", "nodes", 0.0, "a model with at least one node");
+    const node_eval_table table(c, nodes, grid.batches, grid.cube, grid.vector, p.graph);
+    whatif_result r;
+    r.ranked.reserve(grid.size());
+    for (std::size_t bi = 0; bi < grid.batches.size(); ++bi) {
+        for (int s : grid.streams) {
+            for (int k : grid.cube) {
+                for (int v : grid.vector) {
+                    const core_split split{core_count{k}, core_count{v}};
+                    r.ranked.push_back(make_candidate(table.card(c, bi, s, split, p)));
+                }
+            }
+        }
+    }
+    std::sort(r.ranked.begin(), r.ranked.end(),
+              [by](const candidate& a, const candidate& b) { return ranks_before(a, b, by); });
+    r.pareto = pareto_front(r.ranked);
+    return r;
+}
+
+}  // namespace perfcast

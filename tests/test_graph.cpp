@@ -1,0 +1,213 @@
+// graph.hpp: batch-sized nodes, the serial timeline, host bubbles (DIGEST C), transfers (D).
+#include <doctest/doctest.h>
+
+#include <perfcast/chips.hpp>
+#include <perfcast/cost.hpp>
+#include <perfcast/graph.hpp>
+#include <perfcast/link.hpp>
+#include <perfcast/scenario.hpp>
+
+#include <array>
+#include <string>
+
+using namespace perfcast;
+using perfcast::batch_symbol::B;
+
+namespace {
+constexpr const chip& b1 = chips::ascend910b1;
+constexpr core_split split_12_24{core_count{12}, core_count{24}};
+
+template <class F>
+std::string error_of(F&& f) {
+    try {
+        f();
+    } catch (const perfcast::error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+bool has(const std::string& s, const std::string& needle) {
+    return s.find(needle) != std::string::npos;
+}
+
+// A host-bound model (DIGEST C): small ops, each launched by the host (40 us of host time,
+// well above the few us each takes on the device).
+constexpr duration host_time{40, units::us};
+constexpr std::array<node, 7> host_bound{
+    nodes::elementwise({B, 64}, dtype::fp16).host(host_time),
+    nodes::elementwise({B, 64}, dtype::fp16, {.ops_per_element = 2}).host(host_time),
+    nodes::matmul(B, 64, 64, dtype::fp16).host(host_time),
+    nodes::elementwise({B, 64}, dtype::fp16, {.ops_per_element = 2}).host(host_time),
+    nodes::matmul(B, 16, 64, dtype::fp16).host(host_time),
+    nodes::reduce(B, 16, dtype::fp16).host(host_time),
+    nodes::elementwise({B, 1}, dtype::fp16, {.inputs = 1, .ops_per_element = 4}).host(host_time),
+};
+}  // namespace
+
+// ---- batch dimensions ------------------------------------------------------------------------
+static_assert((B * 8).at(128) == 1024);
+static_assert((B * 26 + 1).at(4) == 105);
+static_assert((8 * B).per_batch == 8 && batch_dim{32}.fixed == 32);
+static_assert(!batch_dim{0}.valid() && batch_dim{0, 1}.valid() && !batch_dim{-1, 5}.valid());
+static_assert(batched_shape{B, 26}.depends_on_batch() && !batched_shape{1, 300}.depends_on_batch());
+static_assert(batched_shape{B * 8, 300}.at(16) == shape{128, 300});
+
+// ---- a node is the op.hpp op at every batch ------------------------------------------------
+static_assert(instantiate(nodes::batch_matmul(B * 8, 1, 300, 32, dtype::fp16), 128) ==
+              batch_matmul(1024, 1, 300, 32, dtype::fp16));
+static_assert(instantiate(nodes::matmul(B, 1024, 1261, dtype::fp16), 64) ==
+              matmul(64, 1024, 1261, dtype::fp16, {.broadcast_b = true}));
+static_assert(instantiate(nodes::gather(B * 26, 32, 1000, dtype::fp16, {.hot_fraction = 0.5}),
+                          10) ==
+              gather(260, data_size{64, units::B}, 1000, dtype::fp16, {.hot_fraction = 0.5}));
+static_assert(instantiate(nodes::tile({1, 300, 32}, {B * 8, 1, 1}, dtype::fp32), 128) ==
+              tile(shape{1, 300, 32}, shape{1024, 1, 1}, dtype::fp32));
+static_assert(instantiate(nodes::topk(B, 2000, 50, dtype::int32), 4).eng == engine::aicpu);
+static_assert(instantiate(nodes::elementwise({B, 4}, dtype::fp16).on_aicpu(), 4).eng ==
+              engine::aicpu);
+static_assert(transfer_bytes(nodes::transfer({B, 26}, dtype::int64), 10) ==
+              data_size{2080, units::B});
+
+TEST_CASE("a node described once gives the op.hpp op at any batch") {
+    const node n = nodes::batch_matmul(B * 8, 1, 300, 32, dtype::hf32, {.out_type = dtype::fp32});
+    for (std::int64_t b : {1, 7, 16, 128, 512}) {
+        CHECK(instantiate(n, b) ==
+              batch_matmul(8 * b, 1, 300, 32, dtype::hf32, {.out_type = dtype::fp32}));
+    }
+    const node mm = nodes::matmul_shapes({B, 8, 1, 32}, {32, 300}, dtype::fp16);
+    CHECK(mm.broadcast_b);
+    CHECK(instantiate(mm, 16) ==
+          batch_matmul(128, 1, 300, 32, dtype::fp16, {.broadcast_b = true}));
+}
+
+// ---- the serial timeline ---------------------------------------------------------------------
+constexpr serial_result scenario_128 = serial_latency(b1, scenario::ctr_ranking, 128);
+// Exactly the sum of its shares, by definition.
+static_assert(scenario_128.latency ==
+              scenario_128.device + scenario_128.aicpu + scenario_128.transfer +
+                  scenario_128.bubbles);
+static_assert(scenario_128.bubbles > duration{} && scenario_128.aicpu > duration{} &&
+              scenario_128.transfer > duration{});
+
+TEST_CASE("serial latency: shares add up, and a sunk graph is the sum of its op latencies") {
+    const auto sunk = sink(scenario::ctr_ranking);
+    for (std::int64_t b : {1, 16, 128, 512}) {
+        const serial_result r = serial_latency(b1, sunk, b, split_12_24);
+        CHECK(r.bubbles == duration{});
+        CHECK(r.latency == r.device + r.aicpu + r.transfer + r.bubbles);
+        // Op by op: device ops at their engine's limit, transfers over the chip's link.
+        duration device{}, aicpu{}, transfer{};
+        const pcie_link link = link_of(b1);
+        for (const node& n : sunk) {
+            if (n.is_transfer()) {
+                transfer += link.transfer_time(transfer_bytes(n, b));
+                continue;
+            }
+            const op o = instantiate(n, b);
+            const core_count k = o.eng == engine::cube     ? core_count{12}
+                                 : o.eng == engine::vector ? core_count{24}
+                                                           : core_count{b1.aicpu.cores};
+            (o.eng == engine::aicpu ? aicpu : device) += cost(b1, o, k).latency;
+        }
+        // Same terms added in the same order: equal to the last bit.
+        CHECK(r.device == device);
+        CHECK(r.aicpu == aicpu);
+        CHECK(r.transfer == transfer);
+        CHECK(r.host_dispatched == 0);
+    }
+}
+
+TEST_CASE("DIGEST C: host-bound model shows bubbles, sinking removes them, batch shrinks them") {
+    const serial_result small = serial_latency(b1, host_bound, 1);
+    // Every op's device time is below the 40 us host time, so the device waits between ops.
+    for (const node& n : host_bound) {
+        CHECK(evaluate(b1, n, 1, all_cores(b1)).cost.latency < host_time);
+    }
+    CHECK(small.bubbles > duration{});
+    CHECK(small.share(small.bubbles) > 0.5);  // host bound: most of the time is waiting
+    CHECK(small.host == host_time * 7.0);
+    // The host runs ahead: bubbles = host time of all ops - device time of all but the last
+    // (device waits t_host - d_{i-1} before each op, and t_host before the first). Tolerance:
+    // two sums of seven terms in a different order, 1e-12 relative.
+    const duration last = evaluate(b1, host_bound.back(), 1, all_cores(b1)).cost.latency;
+    CHECK(small.bubbles.in(units::us) ==
+          doctest::Approx((small.host - (small.device - last)).in(units::us)).epsilon(1e-12));
+
+    // Sunk as a graph: no per-op dispatch, no bubbles.
+    const serial_result sunk = serial_latency(b1, sink(host_bound), 1);
+    CHECK(sunk.bubbles == duration{});
+    CHECK(sunk.latency < small.latency);
+    CHECK(sunk.device == small.device);
+
+    // A larger batch makes ops longer: a smaller share of bubbles (DIGEST C: "larger batch").
+    // Up to 2^20 samples ([2^20, 64] fp16 is 128 MiB per op: ops longer than the host time).
+    double previous = 1.0;
+    for (std::int64_t b : {1, 64, 4096, 65536, 1 << 20}) {
+        const serial_result r = serial_latency(b1, host_bound, b);
+        CHECK(r.share(r.bubbles) < previous);
+        previous = r.share(r.bubbles);
+    }
+    CHECK(previous < 0.5 * small.share(small.bubbles));
+}
+
+TEST_CASE("a dynamic-shape op makes the host wait for it (DIGEST G task_wait)") {
+    // Two host ops; in the second model the first has a data-dependent output shape, so the
+    // host cannot prepare op 2 until op 1 has run: a full host time of bubble before op 2.
+    const node big = nodes::elementwise({B, 1 << 24}, dtype::fp32);  // 192 MiB: > 40 us
+    const node small = nodes::elementwise({B, 64}, dtype::fp16);
+    const std::array<node, 2> async{big.host(host_time), small.host(host_time)};
+    const std::array<node, 2> sync{big.host(host_time).dynamic(), small.host(host_time)};
+    CHECK(sync[0].mode == dispatch::host_sync);
+    const serial_result a = serial_latency(b1, async, 1);
+    const serial_result s = serial_latency(b1, sync, 1);
+    const duration d0 = evaluate(b1, big, 1, all_cores(b1)).cost.latency;
+    REQUIRE(d0 > host_time);  // the host would have been ready in time
+    CHECK(a.bubbles == host_time);  // only before the first op
+    CHECK(s.bubbles == host_time + host_time);
+    CHECK(s.latency - a.latency == host_time);
+}
+
+TEST_CASE("transfers: input and output copies over the chip's PCIe link (DIGEST D)") {
+    const std::array<node, 2> m{nodes::transfer({B, 26}, dtype::int64),
+                                nodes::transfer({B}, dtype::fp32, transfer_dir::to_host)};
+    const serial_result r = serial_latency(b1, m, 100);
+    const pcie_link l = link_of(b1);
+    CHECK(r.transfer == l.transfer_time(data_size{100 * 26 * 8, units::B}) +
+                            l.transfer_time(data_size{100 * 4, units::B}));
+    CHECK(r.latency == r.transfer);
+    CHECK(r.device_ops == 0);
+    // A slower link (the chip default is PCIe 5.0 x16): PCIe 3.0 x4 takes longer.
+    graph_params slow;
+    slow.link = pcie_link{3, 4};
+    CHECK(serial_latency(b1, m, 100, slow).transfer > r.transfer);
+}
+
+TEST_CASE("a core split slows one stream of the scenario (DIGEST L: single-stream latency)") {
+    for (std::int64_t b : {128, 256}) {
+        CHECK(serial_latency(b1, scenario::ctr_ranking, b, split_12_24).latency >
+              serial_latency(b1, scenario::ctr_ranking, b).latency);
+    }
+}
+
+TEST_CASE("graph errors name the field and the value") {
+    CHECK(has(error_of([] { (void)serial_latency(b1, host_bound, 0); }), "batch = 0"));
+    CHECK(has(error_of([] {
+              (void)serial_latency(b1, host_bound, 1, {core_count{25}, core_count{48}});
+          }),
+          "cube = 25, expected no more than the chip's cube cores"));
+    CHECK(has(error_of([] {
+              (void)serial_latency(b1, host_bound, 1, {core_count{24}, core_count{0}});
+          }),
+          "vector = 0"));
+    CHECK(has(error_of([] { (void)nodes::reduce(B * 0, 4, dtype::fp16); }), "rows"));
+    CHECK(has(error_of([] { (void)nodes::elementwise({B, 4}, dtype::fp16).host(-1 * host_time); }),
+              "host_time"));
+    // An op that is invalid at some batch only: the message names the node and the batch.
+    const std::array<node, 1> m{nodes::topk(B, 1000, 50, dtype::fp32).named("topk_b")};
+    const std::string e = error_of([&] { (void)serial_latency(b1, m, 1, all_cores(b1)); });
+    CHECK(e == "(no error)");
+    const std::array<node, 1> m2{nodes::topk(1, B, 50, dtype::fp32).named("topk_over_batch")};
+    const std::string e2 = error_of([&] { (void)serial_latency(b1, m2, 16, all_cores(b1)); });
+    CHECK(has(e2, "k = 50"));
+    CHECK(has(e2, "node 'topk_over_batch' at batch 16"));
+}

@@ -1,0 +1,191 @@
+// io/model_file.hpp: the text model format, its files in tests/data/models, and its errors (each
+// with the file, line and column and what was expected).
+#include <doctest/doctest.h>
+
+#include <perfcast/chips.hpp>
+#include <perfcast/graph.hpp>
+#include <perfcast/io/model_file.hpp>
+#include <perfcast/scenario.hpp>
+
+#include <string>
+#include <string_view>
+
+using namespace perfcast;
+using perfcast::batch_symbol::B;
+
+namespace {
+const std::string models = PERFCAST_SOURCE_DIR "/tests/data/models/";
+
+struct failure {
+    std::string what;
+    int line = -1;
+    int column = -1;
+};
+failure fail_of(std::string_view text) {
+    try {
+        (void)io::parse_model(text, "t.model");
+    } catch (const io::model_file_error& e) {
+        return {e.what(), e.line(), e.column()};
+    }
+    return {"(no error)"};
+}
+failure fail_file(const std::string& name) {
+    try {
+        (void)io::read_model_file(models + name);
+    } catch (const io::model_file_error& e) {
+        return {e.what(), e.line(), e.column()};
+    }
+    return {"(no error)"};
+}
+bool has(const std::string& s, const std::string& needle) {
+    return s.find(needle) != std::string::npos;
+}
+}  // namespace
+
+TEST_CASE("the scenario file reads back as the built-in scenario, node for node") {
+    const model m = io::read_model_file(models + "ctr_ranking.model");
+    CHECK(m.name == "ctr_ranking");
+    REQUIRE(m.nodes.size() == scenario::ctr_ranking.size());
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
+        INFO("node " << i << " " << scenario::ctr_ranking[i].name.view());
+        CHECK(m.nodes[i] == scenario::ctr_ranking[i]);
+    }
+    CHECK(serial_latency(chips::ascend910b1, m, 64).latency ==
+          serial_latency(chips::ascend910b1, scenario::ctr_ranking, 64).latency);
+}
+
+TEST_CASE("host_bound.model: host-launched ops with their own host time") {
+    const model m = io::read_model_file(models + "host_bound.model");
+    CHECK(m.name == "host_bound");
+    REQUIRE(m.nodes.size() == 9);
+    CHECK(m.nodes.front().is_transfer());
+    CHECK(m.nodes.back().direction == transfer_dir::to_host);
+    for (std::size_t i = 1; i + 1 < m.nodes.size(); ++i) {
+        CHECK(m.nodes[i].mode == dispatch::host);
+        CHECK(m.nodes[i].host_time_set);
+        CHECK(m.nodes[i].host_time == duration{40, units::us});
+    }
+    const serial_result r = serial_latency(chips::ascend910b1, m, 1);
+    CHECK(r.share(r.bubbles) > 0.5);
+}
+
+TEST_CASE("dimensions: integers, B, B*n, n*B and sums") {
+    const model m = io::parse_model(
+        "elementwise B,8*B,B*3+2,B+B,7 fp16\n"
+        "  # an indented comment\n"
+        "\n"
+        "cast B fp32 to=fp16   # trailing comment\n",
+        "dims.model");
+    CHECK(m.name == "dims");  // the file's stem when there is no `name` line
+    REQUIRE(m.nodes.size() == 2);
+    const batched_shape& s = m.nodes[0].shapes[0];
+    REQUIRE(s.rank == 5);
+    CHECK(s[0] == B);
+    CHECK(s[1] == B * 8);
+    CHECK(s[2] == B * 3 + 2);
+    CHECK(s[3] == B * 2);
+    CHECK(s[4] == batch_dim{7});
+    CHECK(m.nodes[1].kind == node_kind::cast);
+    CHECK(m.nodes[1].out_type == dtype::fp16);
+}
+
+TEST_CASE("keys: dispatch, placement, per-kind options") {
+    const model m = io::parse_model(
+        "gather B*4;1000,32 fp16 hot=0.3 index=int64 host=1\n"
+        "elementwise B,4 int64 aicpu=1 dynamic=1 host_us=12.5\n"
+        "bmm B,8,1,32;32,300 fp16 broadcast_b=1 out=fp32\n"
+        "topk B,2000 fp32 k=50 valid=200\n"
+        "transfer 1,300 int64 fixed=1 dir=out\n"
+        "generic B,16 fp16 engine=cube flops=64 in=4 out=2 units=3\n"
+        "concat B,8;B,5 fp16 inner=13\n"
+        "transpose B,64 fp16 inner_moves=0\n",
+        "keys.model");
+    REQUIRE(m.nodes.size() == 8);
+    CHECK(m.nodes[0].mode == dispatch::host);
+    CHECK(m.nodes[0].hot_fraction == 0.3);
+    CHECK(m.nodes[0].index_type == dtype::int64);
+    CHECK(m.nodes[1].eng == engine::aicpu);
+    CHECK(m.nodes[1].mode == dispatch::host_sync);
+    CHECK(m.nodes[1].host_time == duration{12.5, units::us});
+    CHECK(m.nodes[2].broadcast_b);
+    CHECK(instantiate(m.nodes[2], 4) ==
+          batch_matmul(32, 1, 300, 32, dtype::fp16, {.broadcast_b = true, .out_type = dtype::fp32}));
+    CHECK(m.nodes[3].k == 50);
+    CHECK(m.nodes[3].valid == 200);
+    CHECK(m.nodes[4].direction == transfer_dir::to_host);
+    CHECK_FALSE(m.nodes[4].depends_on_batch());
+    CHECK(m.nodes[5].eng == engine::cube);
+    CHECK(instantiate(m.nodes[5], 2).work_units == 3);
+    CHECK(m.nodes[6].shape_count == 2);
+    CHECK(m.nodes[6].inner == 13);
+    CHECK_FALSE(m.nodes[7].inner_axis_moves);
+}
+
+// ---- errors: each names file:line:column and what was expected ------------------------------------
+TEST_CASE("error files: unknown op, bad shape, missing batch dimension, non-numeric field") {
+    const failure op = fail_file("bad_unknown_op.model");
+    CHECK(op.line == 3);
+    CHECK(op.column == 1);
+    CHECK(has(op.what, "bad_unknown_op.model:3:1: op = \"softmax\", expected matmul, bmm,"));
+
+    const failure shape = fail_file("bad_shape.model");
+    CHECK(shape.line == 2);
+    CHECK(shape.column == 15);  // the 'x' of B*x
+    CHECK(has(shape.what, "bad_shape.model:2:15: shapes = \"x\", expected a dimension"));
+
+    const failure batch = fail_file("bad_missing_batch.model");
+    CHECK(batch.line == 2);
+    CHECK(batch.column == 13);
+    CHECK(has(batch.what, "expected a dimension with B (the batch), or fixed=1"));
+
+    const failure number = fail_file("bad_number.model");
+    CHECK(number.line == 1);
+    CHECK(number.column == 33);
+    CHECK(has(number.what, "hot = \"lots\", expected a share in [0, 1]"));
+
+    const failure missing = fail_file("no_such.model");
+    CHECK(has(missing.what, "expected a readable model file"));
+}
+
+TEST_CASE("inline errors name the place and the expectation") {
+    struct expect_case {
+        std::string_view text;
+        int line;
+        int column;
+        std::string_view message;
+    };
+    const expect_case cases[] = {
+        {"matmul B,64;32,16 fp16", 1, 8, "B's K (its second-last dimension) equal to A's K"},
+        {"topk B,10 fp32", 1, 11, "k=N: how many elements the TopK keeps"},
+        {"topk B,10 fp32 k=20", 1, 18, "k = \"20\", expected k <= the length (10)"},
+        {"cast B fp32", 1, 8, "to=DTYPE"},
+        {"gather B,26;100,32 fp16", 1, 8, "the indices as one dimension"},
+        {"gather B;B,32 fp16", 1, 8, "a table shape ROWS,ROW_ELEMENTS without B"},
+        {"elementwise B,4 fp16 foo=1", 1, 22, "option = \"foo\", expected a key elementwise takes"},
+        {"elementwise B,4 fp16 ops=2 ops=3", 1, 28, "each key at most once"},
+        {"elementwise B,4 fp16 inputs=two", 1, 29, "inputs = \"two\", expected an integer"},
+        {"elementwise B,4 fp16 host", 1, 22, "option = \"host\", expected key=value"},
+        {"elementwise B,4 fp16 host=maybe", 1, 27, "host = \"maybe\", expected 0 or 1"},
+        {"elementwise B,4", 1, 16, "a dtype after the shapes"},
+        {"elementwise B,4 fp17", 1, 17, "dtype = \"fp17\", expected a dtype"},
+        {"elementwise", 1, 12, "shapes after the op kind"},
+        {"elementwise B,0 fp16", 1, 15, "with a value >= 1"},
+        {"elementwise B;;4 fp16", 1, 15, "shapes separated by ';'"},
+        {"elementwise B,1,1,1,1,1,1,1,1 fp16", 1, 29, "at most 8 dimensions"},
+        {"tile B,4;2 fp16", 1, 6, "MULTIPLES with one entry per input dimension"},
+        {"transfer B int64 dir=sideways", 1, 22, "in (host to device) or out"},
+        {"generic B fp16 engine=gpu", 1, 23, "cube, vector or aicpu"},
+        {"matmul B,64;64,8 fp16 aicpu=1", 1, 8, "a vector op (not a matmul or a transfer)"},
+        {"elementwise B,4 fp16\nelementwise 4,4 fp16", 2, 13, "a dimension with B"},
+        {"name a b\nelementwise B fp16", 1, 1, "`name MODEL_NAME` (one word)"},
+        {"# only a comment\n", 0, 0, "op lines = 0, expected at least one op line"},
+    };
+    for (const expect_case& c : cases) {
+        INFO(c.text);
+        const failure f = fail_of(c.text);
+        CHECK(f.line == c.line);
+        CHECK(f.column == c.column);
+        CHECK(has(f.what, std::string(c.message)));
+        CHECK(f.what.rfind("perfcast::model_file: t.model", 0) == 0);
+    }
+}

@@ -1,0 +1,278 @@
+// whatif.hpp: sweeps, ranking, Pareto front, best under a latency target; the `perfcast whatif`
+// command (examples/perfcast/cmd_whatif.hpp) and its SVG plot.
+#include <doctest/doctest.h>
+
+#include <perfcast/card.hpp>
+#include <perfcast/chips.hpp>
+#include <perfcast/io/svg.hpp>
+#include <perfcast/scenario.hpp>
+#include <perfcast/whatif.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../examples/perfcast/cmd_whatif.hpp"
+
+using namespace perfcast;
+using namespace perfcast::literals;
+
+namespace {
+constexpr const chip& b1 = chips::ascend910b1;
+
+whatif_grid small_grid() {
+    return {.streams = {1, 2, 3, 4}, .cube = {6, 12, 24}, .vector = {12, 24, 48},
+            .batches = {16, 128}};
+}
+
+template <class F>
+std::string error_of(F&& f) {
+    try {
+        f();
+    } catch (const perfcast::error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+bool has(const std::string& s, const std::string& needle) {
+    return s.find(needle) != std::string::npos;
+}
+bool dominates(const candidate& a, const candidate& b) {
+    return a.qps >= b.qps && a.latency <= b.latency && (a.qps > b.qps || a.latency < b.latency);
+}
+
+struct cli_run {
+    int status;
+    std::string out;
+    std::string err;
+};
+cli_run run_cli(std::vector<std::string_view> args) {
+    args.insert(args.begin(), "whatif");
+    std::ostringstream out, err;
+    const cli::command commands[] = {cli::whatif_command};
+    const int status = cli::dispatch(args, commands, out, err);
+    return {status, out.str(), err.str()};
+}
+}  // namespace
+
+TEST_CASE("sweep: every configuration, ranked by QPS then latency, equal to evaluate_card") {
+    const whatif_grid g = small_grid();
+    const whatif_result r = sweep(b1, scenario::ctr_ranking, g);
+    REQUIRE(r.ranked.size() == g.size());
+    CHECK(r.ranked.size() == 4 * 3 * 3 * 2);
+    for (std::size_t i = 1; i < r.ranked.size(); ++i) {
+        const candidate& a = r.ranked[i - 1];
+        const candidate& b = r.ranked[i];
+        CHECK((a.qps > b.qps || (a.qps == b.qps && a.latency <= b.latency)));
+    }
+    // The per-node cache changes nothing: each candidate is the card model's answer, exactly.
+    for (const candidate& c : r.ranked) {
+        const card_result full =
+            evaluate_card(b1, scenario::ctr_ranking, c.batch, c.streams, c.split);
+        CHECK(c.latency == full.avg_latency);
+        CHECK(c.qps == full.qps);
+        CHECK(c.throughput == full.throughput);
+        CHECK(c.qps == 1000.0 / c.latency.in(units::ms) * c.streams);  // DIGEST A, exactly
+        CHECK(c.throughput == c.qps * static_cast<double>(c.batch));
+    }
+}
+
+TEST_CASE("sweep ranked by throughput puts samples/s first") {
+    const whatif_result r = sweep(b1, scenario::ctr_ranking, small_grid(), {}, rank_by::throughput);
+    for (std::size_t i = 1; i < r.ranked.size(); ++i) {
+        CHECK(r.ranked[i - 1].throughput >= r.ranked[i].throughput);
+    }
+    CHECK(r.ranked.front().batch == 128);  // more samples per inference
+}
+
+TEST_CASE("Pareto front: nothing beats a front member on both QPS and latency") {
+    const whatif_result r = sweep(b1, scenario::ctr_ranking, small_grid());
+    REQUIRE(!r.pareto.empty());
+    std::vector<bool> on(r.ranked.size(), false);
+    for (std::size_t i : r.pareto) on[i] = true;
+    for (std::size_t i : r.pareto) {
+        for (const candidate& c : r.ranked) CHECK_FALSE(dominates(c, r.ranked[i]));
+    }
+    // Every other candidate is dominated by (or ties with) a front member.
+    for (std::size_t i = 0; i < r.ranked.size(); ++i) {
+        if (on[i]) continue;
+        bool covered = false;
+        for (std::size_t j : r.pareto) {
+            const candidate& f = r.ranked[j];
+            covered = covered || (f.qps >= r.ranked[i].qps && f.latency <= r.ranked[i].latency);
+        }
+        CHECK(covered);
+    }
+    // Ordered by latency, QPS rising along it; the best-QPS candidate ends it.
+    for (std::size_t k = 1; k < r.pareto.size(); ++k) {
+        CHECK(r.ranked[r.pareto[k]].latency >= r.ranked[r.pareto[k - 1]].latency);
+        CHECK(r.ranked[r.pareto[k]].qps > r.ranked[r.pareto[k - 1]].qps);
+    }
+    CHECK(r.pareto.back() == 0);
+}
+
+TEST_CASE("best under a latency target, or none with the closest candidate") {
+    const whatif_result r = sweep(b1, scenario::ctr_ranking, small_grid());
+    // Met: the highest-QPS candidate within the target.
+    const duration target = 0.5_ms;
+    const selection s = r.best_under(target);
+    REQUIRE(s.has_value());
+    CHECK(static_cast<bool>(s));
+    CHECK(s->latency <= target);
+    CHECK(s.excess() <= duration{});
+    for (const candidate& c : r.ranked) {
+        if (c.latency <= target) CHECK(c.qps <= s->qps);
+    }
+    CHECK(s.why() == "met");
+
+    // None: every candidate is slower than 10 us. The result carries the closest one.
+    const selection none = r.best_under(10_us);
+    CHECK_FALSE(none.has_value());
+    duration fastest = r.ranked.front().latency;
+    for (const candidate& c : r.ranked) fastest = c.latency < fastest ? c.latency : fastest;
+    CHECK(none.closest().latency == fastest);
+    CHECK(none.excess() == fastest - 10_us);
+    CHECK(has(none.why(), "none of the candidates meets 0.01 ms"));
+    CHECK(has(error_of([&] { (void)none.value(); }), "none of the candidates meets"));
+    CHECK(has(error_of([&] { (void)best_under(r.ranked, 0_ms); }), "target = 0"));
+    CHECK(has(error_of([] { (void)best_under({}, 1_ms); }), "candidates"));
+}
+
+TEST_CASE("grid errors: limits above the chip's cores, zero streams or batch, empty axes") {
+    whatif_grid g = small_grid();
+    g.cube = {6, 25};
+    CHECK(has(error_of([&] { (void)sweep(b1, scenario::ctr_ranking, g); }),
+              "cube = 25, expected at most 24 (the cube cores of ascend910b1)"));
+    g = small_grid();
+    g.vector = {49};
+    CHECK(has(error_of([&] { (void)sweep(b1, scenario::ctr_ranking, g); }),
+              "vector = 49, expected at most 48 (the vector cores of ascend910b1)"));
+    g = small_grid();
+    g.streams = {0, 1};
+    CHECK(has(error_of([&] { (void)sweep(b1, scenario::ctr_ranking, g); }), "streams = 0"));
+    g = small_grid();
+    g.batches = {0};
+    CHECK(has(error_of([&] { (void)sweep(b1, scenario::ctr_ranking, g); }), "batch = 0"));
+    g = small_grid();
+    g.cube.clear();
+    CHECK(has(error_of([&] { (void)sweep(b1, scenario::ctr_ranking, g); }),
+              "at least one cube-core limit"));
+    // On a 20-core chip 24 is too many.
+    CHECK(has(error_of([] {
+              (void)sweep(chips::ascend910b3, scenario::ctr_ranking,
+                          whatif_grid{{1}, {24}, {40}, {16}});
+          }),
+          "cube = 24, expected at most 20 (the cube cores of ascend910b3)"));
+}
+
+// ---- the command -------------------------------------------------------------------------------
+TEST_CASE("perfcast whatif: no arguments runs the built-in scenario's default grid") {
+    const cli_run r = run_cli({});
+    CHECK(r.status == cli::exit_ok);
+    CHECK(has(r.out, "model ctr_ranking (37 nodes) on ascend910b1: 480 deployments"));
+    CHECK(has(r.out, "latency ms"));
+    CHECK(has(r.out, "(460 more;"));
+}
+
+TEST_CASE("perfcast whatif: lists, ranges, target, formats") {
+    const cli_run t = run_cli({"--streams", "1-3", "--cube", "6,12", "--vector=12,24",
+                               "--batch", "16,128", "--latency-ms", "0.6", "--top", "0"});
+    REQUIRE(t.status == cli::exit_ok);
+    CHECK(has(t.out, ": 24 deployments"));
+    CHECK(has(t.out, "best within 0.6 ms: "));
+    CHECK(has(t.out, "<- best within 0.6 ms"));
+
+    const cli_run none = run_cli({"--streams", "1", "--cube", "24", "--vector", "48",
+                                  "--batch", "16", "--latency-ms", "0.01"});
+    CHECK(none.status == cli::exit_ok);
+    CHECK(has(none.out, "none of the candidates meets 0.01 ms; the closest, 1 stream(s) of 24"));
+
+    const cli_run csv = run_cli({"--streams", "1-2", "--cube", "12", "--vector", "24",
+                                 "--batch", "16", "--format", "csv"});
+    REQUIRE(csv.status == cli::exit_ok);
+    std::istringstream lines(csv.out);
+    std::string header, row;
+    std::getline(lines, header);
+    CHECK(header.rfind("rank,streams,cube,vector,batch,latency_ms,qps,samples_per_s", 0) == 0);
+    int rows = 0;
+    while (std::getline(lines, row)) ++rows;
+    CHECK(rows == 2);
+
+    const cli_run json = run_cli({"--streams", "2", "--cube", "12", "--vector", "24",
+                                  "--batch", "16", "--format", "json", "--latency-ms", "5"});
+    REQUIRE(json.status == cli::exit_ok);
+    CHECK(has(json.out, "\"met\": true"));
+    CHECK(has(json.out, "\"candidates\": ["));
+    CHECK(has(json.out, "\"qps\": "));
+}
+
+TEST_CASE("perfcast whatif: bad input is a clear error") {
+    const cli_run big = run_cli({"--cube", "6,30"});
+    CHECK(big.status == cli::exit_failure);
+    CHECK(has(big.err, "--cube = 30, expected at most 24 (the cube cores of ascend910b1)"));
+    const cli_run zero = run_cli({"--streams", "0-2"});
+    CHECK(zero.status == cli::exit_usage);
+    CHECK(has(zero.err, "option '--streams': '0-2' is below 1"));
+    const cli_run zero_batch = run_cli({"--batch", "0"});
+    CHECK(zero_batch.status == cli::exit_usage);
+    CHECK(has(zero_batch.err, "option '--batch': '0' is below 1"));
+    const cli_run junk = run_cli({"--vector", "12,x"});
+    CHECK(junk.status == cli::exit_usage);
+    CHECK(has(junk.err, "'x' is not a number or a range"));
+    const cli_run back = run_cli({"--streams", "6-1"});
+    CHECK(has(back.err, "'6-1' is a range that runs backwards"));
+    const cli_run chip = run_cli({"--chip", "910Z"});
+    CHECK(chip.status == cli::exit_failure);
+    CHECK(has(chip.err, "chip = 910Z"));
+    const cli_run target = run_cli({"--latency-ms", "-1"});
+    CHECK(target.status == cli::exit_usage);
+    const cli_run model = run_cli({"--model", PERFCAST_SOURCE_DIR "/tests/data/models/bad_shape.model"});
+    CHECK(model.status == cli::exit_failure);
+    CHECK(has(model.err, "bad_shape.model:2:15"));
+    const cli_run missing = run_cli({"--model", "/nonexistent/x.model"});
+    CHECK(missing.status == cli::exit_failure);
+    CHECK(has(missing.err, "a readable model file"));
+}
+
+TEST_CASE("perfcast whatif: a model file and an SVG of QPS against latency") {
+    const std::string svg_path =
+        (std::filesystem::temp_directory_path() / "perfcast_test_whatif.svg").string();
+    const cli_run r = run_cli({"--model", PERFCAST_SOURCE_DIR "/tests/data/models/host_bound.model",
+                               "--streams", "1-4", "--cube", "4,24", "--vector", "8,48", "--batch",
+                               "1,64", "--latency-ms", "0.5", "--svg", std::string_view(svg_path)});
+    REQUIRE(r.status == cli::exit_ok);
+    CHECK(has(r.out, "model host_bound (9 nodes)"));
+    std::ifstream in(svg_path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string svg = ss.str();
+    CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
+    CHECK(has(svg, "Pareto front"));
+    CHECK(has(svg, "<polyline"));
+    CHECK(has(svg, "target 0.5 ms"));
+    CHECK(svg.size() > 1000);
+    CHECK(svg.substr(svg.size() - 7) == "</svg>\n");
+    in.close();
+    std::remove(svg_path.c_str());
+}
+
+TEST_CASE("svg_plot: escapes text, skips non-finite points, draws series and reference lines") {
+    io::svg_plot p("a < b & \"c\"", "x", "y");
+    p.add({.name = "pts", .points = {{0, 0}, {1, 2}, {std::nan(""), 1}}, .color = "#123456"});
+    p.add({.name = "line", .points = {{0, 0}, {1, 2}}, .style = io::svg_style::line});
+    p.add_vline(0.5, "t");
+    const std::string s = p.str();
+    CHECK(has(s, "a &lt; b &amp; &quot;c&quot;"));
+    CHECK(has(s, "<polyline"));
+    CHECK(has(s, "stroke-dasharray"));
+    std::size_t circles = 0;
+    for (std::size_t at = s.find("<circle"); at != std::string::npos; at = s.find("<circle", at + 1)) {
+        ++circles;
+    }
+    CHECK(circles == 2);  // the NaN point is skipped; the line series has no markers
+}
