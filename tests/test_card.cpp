@@ -298,7 +298,7 @@ TEST_CASE("property: more HBM bandwidth, a larger L2, a faster link never make a
 }
 
 TEST_CASE("property: a slower host never makes the built-in scenario's card faster") {
-    // Known limit (docs/model-card.md): on random models the mean-field solution can predict a
+    // Known limit (docs/model.md, "Limitations"): on random models the mean-field solution can predict a
     // lower latency for a slower host in rare configurations (about 0.3 % of random trials, all
     // with AI CPU or host-bound instances switching between a host-bound and a device-bound
     // equilibrium). On the built-in scenario it holds over this whole grid.

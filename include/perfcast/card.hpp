@@ -43,7 +43,7 @@
 // sweep, with Aitken's extrapolation every third round; damped after 50), until no latency
 // moves by more than `tolerance`. In saturation it keeps the total demand of a resource at its
 // capacity, which is the regime QPS is judged in. One instance alone is exactly its serial
-// latency. Known limit (docs/model-card.md): a slower host can, for rare models, predict a
+// latency. Known limit (docs/model.md, "Limitations"): a slower host can, for rare models, predict a
 // lower card latency.
 //
 // Card figures (DIGEST A): avg_latency is the mean latency over the requests served at saturation,

@@ -1035,7 +1035,7 @@ inline duration analytic_result::at(double p) const {
 }
 
 /// M/G/c approximation of `config` at `qps` with batch sizes from `dist`; microseconds, for
-/// sweeps. The simulation is the reference; docs/model-serving.md gives the measured gaps.
+/// sweeps. The simulation is the reference; docs/serving.md gives the measured gaps.
 ///
 /// Jobs are chunks: a request of bs samples brings its plan's K chunks at once (compound
 /// Poisson: arrival SCV ca^2 = E[K^2] / E[K], Whitt's QNA). Each chunk runs alone at its gear:
