@@ -1,0 +1,147 @@
+// How fast and how right the model is on every measured data set the project ships: each
+// benchmark times `profile::evaluate` over a data set and reports the model's error as counters
+// (mape_pct, median_pct, p90_pct: absolute percentage error over the scored rows; rows).
+// Calibration, where a case has one, runs once outside the timed loop. docs/validation.md has
+// the same figures from the perfcast command.
+//   910B1 profile (tests/data/profiles/kernel_details_910B1_train.csv): every mappable row
+//   uncalibrated; its 13 GEMMs uncalibrated; hold-out 0.3, seed 1, calibrated on the rest, scored
+//   on the held-out AI_CORE and AI_VECTOR_CORE rows (as `perfcast validate --holdout 0.3
+//   --seed 1 --tasks AI_CORE,AI_VECTOR_CORE`).
+//   A100 (vidur's Llama-2-7B profile, tests/data/gpu/, converted by examples/vidur.hpp): the
+//   test split uncalibrated and calibrated on the fit split.
+#include <benchmark/benchmark.h>
+
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <perfcast/chips.hpp>
+#include <perfcast/profile/calibrate.hpp>
+#include <perfcast/profile/kernel_details.hpp>
+#include <perfcast/profile/ops.hpp>
+#include <perfcast/profile/validate.hpp>
+
+#include "../examples/vidur.hpp"
+
+// bench/CMakeLists.txt defines it; a build that does not (e.g. Meson) looks for the data from the
+// working directory and skips the cases whose file is not there.
+#ifndef PERFCAST_SOURCE_DIR
+#define PERFCAST_SOURCE_DIR "."
+#endif
+
+namespace {
+
+using namespace perfcast;
+
+const std::string profile_910b1 =
+    PERFCAST_SOURCE_DIR "/tests/data/profiles/kernel_details_910B1_train.csv";
+const std::string vidur_a100 = PERFCAST_SOURCE_DIR "/tests/data/gpu/vidur_a100_llama2-7b_mlp.csv";
+
+bool readable(const std::string& path) { return std::ifstream(path).good(); }
+
+/// A data set to score: rows, the chip, the calibration to score with.
+struct scored_set {
+    chip c;
+    std::vector<profile::kernel_row> rows;
+    profile::calibration cal;
+};
+
+template <class Filter>
+void run(benchmark::State& state, const scored_set& s, Filter keep) {
+    profile::error_report rep;
+    for (auto _ : state) {
+        rep = profile::evaluate(s.c, s.rows, s.cal, keep);
+        benchmark::DoNotOptimize(rep.rows.data());
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) *
+                            static_cast<std::int64_t>(s.rows.size()));
+    state.counters["rows"] = static_cast<double>(rep.overall.rows);
+    state.counters["mape_pct"] = 100.0 * rep.overall.mape;
+    state.counters["median_pct"] = 100.0 * rep.overall.median_ape;
+    state.counters["p90_pct"] = 100.0 * rep.overall.p90_ape;
+}
+
+bool all_rows(const profile::kernel_row&) { return true; }
+
+const std::optional<scored_set>& b1_uncalibrated() {
+    static const std::optional<scored_set> s = []() -> std::optional<scored_set> {
+        if (!readable(profile_910b1)) return std::nullopt;
+        return scored_set{chips::ascend910b1,
+                          profile::read_kernel_details_file(profile_910b1).rows, {}};
+    }();
+    return s;
+}
+
+void bm_accuracy_910b1_all_uncalibrated(benchmark::State& state) {
+    const auto& s = b1_uncalibrated();
+    if (!s) return state.SkipWithError(("no " + profile_910b1).c_str());
+    run(state, *s, all_rows);
+}
+BENCHMARK(bm_accuracy_910b1_all_uncalibrated);
+
+void bm_accuracy_910b1_gemm_uncalibrated(benchmark::State& state) {
+    const auto& s = b1_uncalibrated();
+    if (!s) return state.SkipWithError(("no " + profile_910b1).c_str());
+    run(state, *s, [](const profile::kernel_row& r) { return profile::is_gemm_type(r.op_type); });
+}
+BENCHMARK(bm_accuracy_910b1_gemm_uncalibrated);
+
+void bm_accuracy_910b1_holdout30_seed1(benchmark::State& state) {
+    static const std::optional<scored_set> s = []() -> std::optional<scored_set> {
+        if (!readable(profile_910b1)) return std::nullopt;
+        const auto split = profile::split_holdout(
+            profile::read_kernel_details_file(profile_910b1).rows, 0.3, 1);
+        const chip& c = chips::ascend910b1;
+        // As the perfcast command: fitted on every fit row, scored on the filtered test rows.
+        return scored_set{c, split.test,
+                          profile::calibrate(c, profile::measured_ops(c, split.fit)).fitted};
+    }();
+    if (!s) return state.SkipWithError(("no " + profile_910b1).c_str());
+    run(state, *s, [](const profile::kernel_row& r) {
+        return r.task_text == "AI_CORE" || r.task_text == "AI_VECTOR_CORE";
+    });
+}
+BENCHMARK(bm_accuracy_910b1_holdout30_seed1);
+
+/// The A100 test split, scored with the preset's defaults and calibrated on the fit split.
+struct a100_sets {
+    scored_set uncalibrated;
+    scored_set calibrated;
+};
+
+const std::optional<a100_sets>& a100_test() {
+    static const std::optional<a100_sets> sets = []() -> std::optional<a100_sets> {
+        if (!readable(vidur_a100)) return std::nullopt;
+        std::ifstream f(vidur_a100, std::ios::binary);
+        const auto split = vidur::split(vidur::read_mlp(f, vidur_a100));
+        const auto rows_of = [](const std::vector<vidur::mlp_row>& m, const char* name) {
+            std::ostringstream out;
+            (void)vidur::write_profile(out, m);
+            return profile::read_kernel_details_string(out.str(), name).rows;
+        };
+        const chip& c = chips::a100_80gb_sxm;
+        const auto fit = rows_of(split.fit, "fit.csv");
+        const auto test = rows_of(split.test, "test.csv");
+        const auto cal = profile::calibrate(c, profile::measured_ops(c, fit)).fitted;
+        return a100_sets{{c, test, {}}, {c, test, cal}};
+    }();
+    return sets;
+}
+
+void bm_accuracy_a100_test_uncalibrated(benchmark::State& state) {
+    const auto& s = a100_test();
+    if (!s) return state.SkipWithError(("no " + vidur_a100).c_str());
+    run(state, s->uncalibrated, all_rows);
+}
+BENCHMARK(bm_accuracy_a100_test_uncalibrated)->Unit(benchmark::kMillisecond);
+
+void bm_accuracy_a100_test_calibrated(benchmark::State& state) {
+    const auto& s = a100_test();
+    if (!s) return state.SkipWithError(("no " + vidur_a100).c_str());
+    run(state, s->calibrated, all_rows);
+}
+BENCHMARK(bm_accuracy_a100_test_calibrated)->Unit(benchmark::kMillisecond);
+
+}  // namespace

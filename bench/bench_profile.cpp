@@ -1,0 +1,117 @@
+// Throughput of reading profiles and the time of a calibration, on the real 910B1 profile
+// (tests/data/profiles/kernel_details_910B1_train.csv, 591 rows of 33 columns) repeated:
+//   - parsing ~20 MB of kernel_details text in memory (bytes/s = MB/s of input), with the bare
+//     CSV reader for reference;
+//   - calibrating on 10,000 rows (the profile's mappable rows repeated), default options.
+// The data are repeats of one profile, so the fit itself is the same as on the file; only the
+// time per row is measured.
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <perfcast/chips.hpp>
+#include <perfcast/profile/calibrate.hpp>
+#include <perfcast/profile/csv.hpp>
+#include <perfcast/profile/kernel_details.hpp>
+
+// bench/CMakeLists.txt defines it; a build that does not (e.g. Meson) looks for the data from the
+// working directory and skips the cases whose file is not there.
+#ifndef PERFCAST_SOURCE_DIR
+#define PERFCAST_SOURCE_DIR "."
+#endif
+
+namespace {
+
+using namespace perfcast;
+
+const std::string profile_910b1 =
+    PERFCAST_SOURCE_DIR "/tests/data/profiles/kernel_details_910B1_train.csv";
+
+constexpr std::size_t target_bytes = std::size_t{20} << 20;  // ~20 MB of profile text
+constexpr std::size_t calibration_rows = 10'000;
+
+/// The 910B1 profile's header once, then its data lines repeated to at least `target_bytes`.
+const std::optional<std::string>& big_profile() {
+    static const std::optional<std::string> text = []() -> std::optional<std::string> {
+        std::ifstream f(profile_910b1, std::ios::binary);
+        if (!f) return std::nullopt;
+        std::stringstream ss;
+        ss << f.rdbuf();
+        std::string file = ss.str();
+        if (!file.empty() && file.back() != '\n') file += '\n';
+        const std::size_t header_end = file.find('\n') + 1;
+        const std::string_view body = std::string_view(file).substr(header_end);
+        std::string out(file, 0, header_end);
+        out.reserve(target_bytes + file.size());
+        while (out.size() < target_bytes) out += body;
+        return out;
+    }();
+    return text;
+}
+
+void bm_profile_parse_kernel_details(benchmark::State& state) {
+    const auto& text = big_profile();
+    if (!text) return state.SkipWithError(("no " + profile_910b1).c_str());
+    std::size_t rows = 0;
+    for (auto _ : state) {
+        profile::kernel_details_reader r(std::string_view(*text), "big.csv");
+        profile::kernel_row row;
+        rows = 0;
+        while (r.next(row)) ++rows;
+        benchmark::DoNotOptimize(rows);
+    }
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                            static_cast<std::int64_t>(text->size()));
+    state.counters["rows"] = static_cast<double>(rows);
+    state.counters["MB"] = static_cast<double>(text->size()) / 1e6;
+}
+BENCHMARK(bm_profile_parse_kernel_details)->Unit(benchmark::kMillisecond);
+
+void bm_profile_parse_csv_only(benchmark::State& state) {
+    const auto& text = big_profile();
+    if (!text) return state.SkipWithError(("no " + profile_910b1).c_str());
+    std::size_t fields = 0;
+    for (auto _ : state) {
+        profile::csv_reader r(std::string_view(*text), "big.csv");
+        fields = 0;
+        while (r.next()) fields += r.record().size();
+        benchmark::DoNotOptimize(fields);
+    }
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                            static_cast<std::int64_t>(text->size()));
+}
+BENCHMARK(bm_profile_parse_csv_only)->Unit(benchmark::kMillisecond);
+
+void bm_profile_calibrate_10k_rows(benchmark::State& state) {
+    static const std::optional<std::vector<profile::measured_op>> rows =
+        []() -> std::optional<std::vector<profile::measured_op>> {
+        std::ifstream f(profile_910b1, std::ios::binary);
+        if (!f) return std::nullopt;
+        const auto one = profile::measured_ops(
+            chips::ascend910b1, profile::read_kernel_details(f, profile_910b1).rows);
+        if (one.empty()) return std::nullopt;
+        std::vector<profile::measured_op> out;
+        out.reserve(calibration_rows);
+        while (out.size() < calibration_rows) out.push_back(one[out.size() % one.size()]);
+        return out;
+    }();
+    if (!rows) return state.SkipWithError(("no mappable rows in " + profile_910b1).c_str());
+    int evaluations = 0;
+    for (auto _ : state) {
+        const auto res = profile::calibrate(chips::ascend910b1, *rows);
+        evaluations = res.evaluations;
+        benchmark::DoNotOptimize(res.evaluations);
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) *
+                            static_cast<std::int64_t>(rows->size()));
+    state.counters["rows"] = static_cast<double>(rows->size());
+    state.counters["evaluations"] = evaluations;
+}
+BENCHMARK(bm_profile_calibrate_10k_rows)->Unit(benchmark::kMillisecond);
+
+}  // namespace

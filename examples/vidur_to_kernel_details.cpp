@@ -1,0 +1,130 @@
+// vidur_to_kernel_details: vidur's per-operator GPU profile (mlp.csv) -> perfcast's minimal
+// kernel_details subset (docs/profiles.md), so the model can be scored and fitted on GPU
+// measurements with `perfcast validate` / `perfcast calibrate`. The mapping is in vidur.hpp.
+//
+//   vidur_to_kernel_details MLP.csv [-o OUT.csv]        every measurement (stdout without -o)
+//   vidur_to_kernel_details MLP.csv --split DIR         DIR/fit.csv: tp 1 and <= 1024 tokens;
+//                                                       DIR/test.csv: the rest
+//   options: --stat median|mean (default median), --block-dim N (default 108, the A100's SMs)
+//
+// Example (docs/validation.md):
+//   vidur_to_kernel_details tests/data/gpu/vidur_a100_llama2-7b_mlp.csv --split /tmp/a100
+//   perfcast validate --chip a100-80gb-sxm --fit /tmp/a100/fit.csv --test /tmp/a100/test.csv
+#include <charconv>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "vidur.hpp"
+
+namespace {
+
+constexpr std::string_view usage =
+    "Usage: vidur_to_kernel_details MLP.csv [-o OUT.csv] [--stat median|mean] [--block-dim N]\n"
+    "       vidur_to_kernel_details MLP.csv --split DIR [--stat median|mean] [--block-dim N]\n"
+    "\n"
+    "Converts vidur's per-operator profile (mlp.csv: time_stats.<op>.<stat> in ms) into the\n"
+    "minimal kernel_details subset perfcast reads, one row per (operator, measurement).\n"
+    "--split writes DIR/fit.csv (tensor-parallel degree 1, num_tokens <= 1024) and\n"
+    "DIR/test.csv (the rest); without it every row goes to OUT.csv (default: stdout).\n";
+
+struct arguments {
+    std::string input;
+    std::optional<std::string> output;
+    std::optional<std::string> split_dir;
+    perfcast::vidur::statistic stat = perfcast::vidur::statistic::median;
+    int block_dim = perfcast::vidur::a100_sms;
+};
+
+[[noreturn]] void usage_error(const std::string& what) {
+    std::cerr << "vidur_to_kernel_details: " << what << "\n\n" << usage;
+    std::exit(2);
+}
+
+arguments parse(int argc, char** argv) {
+    arguments a;
+    std::vector<std::string_view> args(argv + 1, argv + argc);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string_view w = args[i];
+        const auto value = [&]() -> std::string {
+            if (i + 1 >= args.size()) usage_error(std::string(w) + " needs a value");
+            return std::string(args[++i]);
+        };
+        if (w == "-h" || w == "--help") {
+            std::cout << usage;
+            std::exit(0);
+        } else if (w == "-o" || w == "--output") {
+            a.output = value();
+        } else if (w == "--split") {
+            a.split_dir = value();
+        } else if (w == "--stat") {
+            const std::string s = value();
+            if (s == "median") a.stat = perfcast::vidur::statistic::median;
+            else if (s == "mean") a.stat = perfcast::vidur::statistic::mean;
+            else usage_error("--stat is median or mean, not '" + s + "'");
+        } else if (w == "--block-dim") {
+            const std::string s = value();
+            const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), a.block_dim);
+            if (ec != std::errc{} || end != s.data() + s.size() || a.block_dim < 1)
+                usage_error("--block-dim needs a positive integer, not '" + s + "'");
+        } else if (w.starts_with("-")) {
+            usage_error("unknown option '" + std::string(w) + "'");
+        } else if (a.input.empty()) {
+            a.input = std::string(w);
+        } else {
+            usage_error("unexpected argument '" + std::string(w) + "'");
+        }
+    }
+    if (a.input.empty()) usage_error("needs MLP.csv");
+    if (a.output && a.split_dir) usage_error("-o and --split exclude each other");
+    return a;
+}
+
+std::ofstream open_output(const std::string& path) {
+    std::ofstream f(path, std::ios::binary);
+    if (!f) throw perfcast::error("vidur_to_kernel_details: cannot write '" + path + "'");
+    return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const arguments a = parse(argc, argv);
+    try {
+        std::ifstream in(a.input, std::ios::binary);
+        if (!in) throw perfcast::error("vidur_to_kernel_details: cannot read '" + a.input + "'");
+        const auto rows = perfcast::vidur::read_mlp(in, a.input, a.stat);
+        if (a.split_dir) {
+            const auto s = perfcast::vidur::split(rows);
+            auto fit = open_output(*a.split_dir + "/fit.csv");
+            auto test = open_output(*a.split_dir + "/test.csv");
+            const std::size_t nf = perfcast::vidur::write_profile(fit, s.fit, a.block_dim);
+            const std::size_t nt = perfcast::vidur::write_profile(test, s.test, a.block_dim);
+            fit.close();
+            test.close();
+            if (!fit || !test) throw perfcast::error("vidur_to_kernel_details: write failed");
+            std::cerr << "fit.csv: " << nf << " kernel rows from " << s.fit.size()
+                      << " measurements; test.csv: " << nt << " kernel rows from "
+                      << s.test.size() << " measurements (" << name_of(a.stat) << ")\n";
+        } else if (a.output) {
+            auto out = open_output(*a.output);
+            const std::size_t n = perfcast::vidur::write_profile(out, rows, a.block_dim);
+            out.close();
+            if (!out) throw perfcast::error("vidur_to_kernel_details: write failed");
+            std::cerr << *a.output << ": " << n << " kernel rows from " << rows.size()
+                      << " measurements (" << name_of(a.stat) << ")\n";
+        } else {
+            (void)perfcast::vidur::write_profile(std::cout, rows, a.block_dim);
+        }
+    } catch (const std::exception& e) {
+        std::cerr << e.what() << '\n';
+        return 1;
+    }
+    return 0;
+}

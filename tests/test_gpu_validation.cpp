@@ -1,0 +1,256 @@
+// The model against measured GPU operators: vidur's A100 profile of Llama-2-7B layers
+// (tests/data/gpu/vidur_a100_llama2-7b_mlp.csv, origin in tests/data/README.md), converted by
+// examples/vidur.hpp into the minimal kernel_details subset, calibrated on the fit split
+// (tensor-parallel degree 1, <= 1024 tokens) and scored on the rest. docs/validation.md has the
+// figures; here only what is structural or has a margin that does not depend on tuning.
+#include <doctest/doctest.h>
+
+#include <perfcast/chips.hpp>
+#include <perfcast/profile/calibrate.hpp>
+#include <perfcast/profile/kernel_details.hpp>
+#include <perfcast/profile/ops.hpp>
+#include <perfcast/profile/validate.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../examples/vidur.hpp"
+
+#ifndef PERFCAST_SOURCE_DIR
+#error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
+#endif
+
+using namespace perfcast;
+
+namespace {
+
+const std::string vidur_csv = PERFCAST_SOURCE_DIR "/tests/data/gpu/vidur_a100_llama2-7b_mlp.csv";
+
+std::vector<vidur::mlp_row> read_vidur(vidur::statistic stat = vidur::statistic::median) {
+    std::ifstream f(vidur_csv, std::ios::binary);
+    REQUIRE(f.good());
+    return vidur::read_mlp(f, vidur_csv, stat);
+}
+
+/// The rows as the converter writes them, read back by the profile reader.
+std::vector<profile::kernel_row> as_profile(const std::vector<vidur::mlp_row>& rows,
+                                            const std::string& name) {
+    std::ostringstream out;
+    (void)vidur::write_profile(out, rows);
+    return profile::read_kernel_details_string(out.str(), name).rows;
+}
+
+/// Token count and tensor-parallel degree from a converted row's name
+/// ("attn_pre_proj T=4096 tp=1 line=2").
+struct row_key {
+    std::string op;
+    long tokens = 0;
+    long tp = 0;
+};
+row_key key_of(const std::string& name) {
+    row_key k;
+    std::istringstream in(name);
+    std::string t, tp;
+    in >> k.op >> t >> tp;
+    k.tokens = std::stol(t.substr(2));
+    k.tp = std::stol(tp.substr(3));
+    return k;
+}
+
+/// The split used everywhere below, built once (the conversion and the fit take a while in a
+/// Debug build).
+struct a100_data {
+    std::vector<profile::kernel_row> fit;
+    std::vector<profile::kernel_row> test;
+    profile::calibration_result calibrated;
+};
+const a100_data& data() {
+    static const a100_data d = [] {
+        const auto s = vidur::split(read_vidur());
+        a100_data r;
+        r.fit = as_profile(s.fit, "fit.csv");
+        r.test = as_profile(s.test, "test.csv");
+        r.calibrated = profile::calibrate(chips::a100_80gb_sxm,
+                                          profile::measured_ops(chips::a100_80gb_sxm, r.fit));
+        return r;
+    }();
+    return d;
+}
+
+bool large_gemm(const profile::kernel_row& r) {
+    return profile::is_gemm_type(r.op_type) && key_of(r.name).tokens >= 2048;
+}
+
+}  // namespace
+
+TEST_CASE("vidur A100 profile: 1044 measurements, 10 timed operators each, ms read as us") {
+    const auto rows = read_vidur();
+    REQUIRE(rows.size() == 1044);
+    // First data row of the file (line 2): 4096 tokens, tp 1, Llama-2-7B dimensions.
+    const auto& m = rows.front();
+    CHECK(m.line == 2);
+    CHECK(m.num_tokens == 4096);
+    CHECK(m.tp == 1);
+    CHECK(m.n_head == 32);
+    CHECK(m.n_kv_head == 32);
+    CHECK(m.n_embd == 4096);
+    CHECK(m.n_expanded_embd == 11008);
+    CHECK(m.vocab_size == 32768);
+    CHECK(m.gated);
+    for (const auto& t : m.us) CHECK(t.has_value());
+    // time_stats.attn_pre_proj.median = 1.911 ms, .mean = 1.85735 ms.
+    CHECK(*m.us[2] == doctest::Approx(1911.0));
+    CHECK(*read_vidur(vidur::statistic::mean).front().us[2] == doctest::Approx(1857.35));
+
+    const auto s = vidur::split(rows);
+    CHECK(s.fit.size() == 131);  // tp 1 and at most 1024 tokens
+    CHECK(s.test.size() == 913);
+    for (const auto& r : s.fit) CHECK((r.tp == 1 && r.num_tokens <= 1024));
+}
+
+TEST_CASE("converted rows read back as the GEMMs and vector ops of the layer") {
+    const auto& d = data();
+    REQUIRE(d.fit.size() == 1310);
+    REQUIRE(d.test.size() == 9130);
+    int gemms = 0;
+    for (const auto* rows : {&d.fit, &d.test}) {
+        for (const auto& r : *rows) {
+            INFO(r.name);
+            CHECK(r.notes.empty());
+            REQUIRE(r.block_dim.has_value());
+            CHECK(*r.block_dim == 108);
+            REQUIRE(profile::op_of(r).has_value());
+            if (!profile::is_gemm_type(r.op_type)) {
+                CHECK(r.task == profile::task_type::ai_vector_core);
+                continue;
+            }
+            ++gemms;
+            CHECK(r.task == profile::task_type::ai_core);
+            const auto g = profile::gemm_of(r);
+            REQUIRE(g.has_value());
+            const row_key k = key_of(r.name);
+            CHECK(g->m == k.tokens);
+            // Llama-2-7B: E = 4096, I = 11008, 32 q and 32 kv heads of 128, split over tp.
+            if (k.op == "attn_pre_proj") {
+                CHECK(g->n == 3 * 4096 / k.tp);
+                CHECK(g->k == 4096);
+            } else if (k.op == "attn_post_proj") {
+                CHECK(g->n == 4096);
+                CHECK(g->k == 4096 / k.tp);
+            } else if (k.op == "mlp_up_proj") {
+                CHECK(g->n == 2 * 11008 / k.tp);
+                CHECK(g->k == 4096);
+            } else {
+                CHECK(k.op == "mlp_down_proj");
+                CHECK(g->n == 4096);
+                CHECK(g->k == 11008 / k.tp);
+            }
+        }
+    }
+    CHECK(gemms == 4 * 1044);
+    CHECK(profile::measured_ops(chips::a100_80gb_sxm, d.fit).size() == 1310);
+}
+
+TEST_CASE("calibrating on the fit split lowers its error; held-out rows are all scored") {
+    const auto& d = data();
+    const auto& fit = d.calibrated;
+    CHECK(fit.rows == 1310);
+    // The objective the fit minimizes (type-weighted RMS of log(predicted / measured)) must go
+    // down; the size of the drop is data, recorded in docs/validation.md (0.804 -> 0.519).
+    CHECK(fit.rms_log_error_after < fit.rms_log_error_before);
+
+    const auto before = profile::evaluate(chips::a100_80gb_sxm, d.test);
+    const auto after = profile::evaluate(chips::a100_80gb_sxm, d.test, fit.fitted);
+    CHECK(before.skipped == 0);
+    CHECK(after.skipped == 0);
+    CHECK(after.overall.rows == 9130);
+    CHECK(std::isfinite(after.overall.mape));
+    // No bound on the held-out MAPE: it is about 50 % with or without the fit (small GEMMs and
+    // the vector ops are off by factors, docs/validation.md says why).
+}
+
+TEST_CASE("GEMMs of 2048 tokens and more are predicted within 30 % MAPE on the A100") {
+    // Large GEMMs are compute-bound, where the preset's datasheet peak decides: the model's
+    // home ground. 30 % is the project's acceptance bound for uncalibrated GEMMs (the 910B1
+    // GEMMs, tests/test_gemm_910b1.cpp). Measured: 9 % uncalibrated, 14 % calibrated on the
+    // fit split (1072 rows, all tensor-parallel degrees).
+    const auto& d = data();
+    const auto uncal = profile::evaluate(chips::a100_80gb_sxm, d.test, {}, large_gemm);
+    const auto cal = profile::evaluate(chips::a100_80gb_sxm, d.test, d.calibrated.fitted,
+                                       large_gemm);
+    REQUIRE(uncal.overall.rows == 1072);  // 268 measurements x 4 GEMMs
+    CHECK(uncal.overall.mape < 0.30);
+    CHECK(cal.overall.mape < 0.30);
+}
+
+TEST_CASE("vidur reader: errors name the file, line and column") {
+    const auto read = [](const std::string& text) {
+        std::istringstream in(text);
+        return vidur::read_mlp(in, "x.csv");
+    };
+    CHECK_THROWS_WITH_AS((void)read(""), doctest::Contains("empty file"), perfcast::error);
+    CHECK_THROWS_WITH_AS((void)read("n_head\n1\n"),
+                         doctest::Contains("no column 'time_stats.emb.median'"), perfcast::error);
+
+    // A header with every column and one data row; `row` varies the values.
+    std::string header;
+    for (auto op : vidur::op_names) header += "time_stats." + std::string(op) + ".median,";
+    header += "n_head,n_kv_head,n_embd,n_expanded_embd,vocab_size,use_gated_mlp,num_tokens,"
+              "num_tensor_parallel_workers\n";
+    const auto row = [&](const std::string& times, const std::string& dims) {
+        return header + times + dims + "\n";
+    };
+    const std::string ok_times = "1,1,1,1,1,1,1,1,1,1,";
+    const auto good = read(row(ok_times, "32,32,4096,11008,32768,True,16,2"));
+    REQUIRE(good.size() == 1);
+    CHECK(good[0].line == 2);
+    CHECK(*good[0].us[0] == doctest::Approx(1000.0));
+    CHECK(vidur::kernels_of(good[0]).size() == 10);
+
+    // An empty or zero time leaves that operator out.
+    const auto partial = read(row(",0,1,1,1,1,1,1,1,1,", "32,32,4096,11008,32768,False,16,2"));
+    REQUIRE(partial.size() == 1);
+    const auto ks = vidur::kernels_of(partial[0]);
+    REQUIRE(ks.size() == 8);
+    CHECK(ks[0].type == "MatMul");
+    CHECK(ks[0].name == "attn_pre_proj T=16 tp=2 line=2");
+    CHECK(ks[4].type == "MatMul");  // mlp_up_proj, not gated: [T, I / tp]
+    CHECK(ks[4].output_shapes == "16,5504");
+    CHECK(ks[5].type == "Gelu");
+
+    CHECK_THROWS_WITH_AS((void)read(row("1,x,1,1,1,1,1,1,1,1,", "32,32,4096,11008,32768,True,16,2")),
+                         doctest::Contains("x.csv:2: time_stats.input_layernorm"),
+                         perfcast::error);
+    CHECK_THROWS_WITH_AS((void)read(row(ok_times, "32,32,4096,11008,32768,True,16,3")),
+                         doctest::Contains("n_head is not a multiple"), perfcast::error);
+    CHECK_THROWS_WITH_AS((void)read(row(ok_times, "32,32,4096,11008,32768,True,0,1")),
+                         doctest::Contains("num_tokens"), perfcast::error);
+    CHECK_THROWS_WITH_AS((void)read(row(ok_times, "32,32,4096,11008,32768,yes,16,1")),
+                         doctest::Contains("use_gated_mlp"), perfcast::error);
+    CHECK_THROWS_AS((void)read(header + "1,2\n"), perfcast::parse_error);  // field count
+}
+
+TEST_CASE("converter output: quoted shapes, durations with 3 decimals") {
+    vidur::mlp_row m;
+    m.line = 7;
+    m.n_head = 32;
+    m.n_kv_head = 8;  // grouped-query attention: q + 2 kv heads in the QKV projection
+    m.n_embd = 4096;
+    m.n_expanded_embd = 14336;
+    m.vocab_size = 128256;
+    m.gated = true;
+    m.num_tokens = 5;
+    m.tp = 2;
+    m.us[2] = 12.3456;  // attn_pre_proj
+    std::ostringstream out;
+    CHECK(vidur::write_profile(out, {m}) == 1);
+    CHECK(out.str() ==
+          "Name,Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
+          "Output Shapes,Output Data Types\n"
+          "attn_pre_proj T=5 tp=2 line=7,MatMul,AI_CORE,12.346,108,\"5,4096;3072,4096\","
+          "fp16;fp16,\"5,3072\",fp16\n");
+}
