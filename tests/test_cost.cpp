@@ -109,6 +109,18 @@ TEST_CASE("an op never holds more cores than it has work units") {
     CHECK(cost(b1, small, core_count{24}).latency == cost(b1, small, core_count{1}).latency);
 }
 
+TEST_CASE("split-K: a one-tile GEMM with a deep K spreads K over idle cores") {
+    const op skinny = matmul(16, 256, 8192, dtype::fp16);  // one 16 x 256 tile, K = 8192
+    CHECK(skinny.work_units == 1);
+    const op_cost all = cost(b1, skinny, core_count{24});
+    const op_cost one = cost(b1, skinny, core_count{1});
+    CHECK(all.cores == 24);  // min(24 cores, 8192 / 256 chunks)
+    CHECK(all.latency < one.latency);
+    CHECK(all.bytes > one.bytes);  // fp32 partial sums written and read back
+    const op shallow = matmul(16, 256, 256, dtype::fp16);  // K too shallow to split
+    CHECK(cost(b1, shallow, core_count{24}).cores == 1);
+}
+
 TEST_CASE("tiling tail: 25 tiles on 24 cores take two rounds") {
     const op t25 = batch_matmul(25, 128, 256, 1024, dtype::fp16);
     const op t24 = batch_matmul(24, 128, 256, 1024, dtype::fp16);

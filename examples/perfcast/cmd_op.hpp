@@ -24,13 +24,16 @@
 #include <perfcast/op.hpp>
 
 #include "cli.hpp"
+#include "common.hpp"
 
 namespace perfcast::cli {
 
 namespace op_detail {
 
-inline constexpr std::array<option, 24> options{{
+inline constexpr std::array<option, 26> options{{
     {"chip", "NAME", "chip preset (default 910B1; see `perfcast chips`)"},
+    chip_ini_option,
+    params_option,
     {"cube", "K", "cube-core limit (default: all)"},
     {"vector", "K", "vector-core limit (default: all)"},
     {"dtype", "T", "data type (default fp16): fp32 hf32 fp16 bf16 int8 int32 int64 ..."},
@@ -242,14 +245,16 @@ inline int run_op(std::span<const std::string_view> args, std::ostream& out,
     }
     if (!a.positional.empty()) throw usage_error("unexpected argument '" + a.positional.front() + "'");
     const std::string format = choice(a, "format", {"table", "json"}, "table");
-    const chip c = chips::get_chip(a.value_or("chip", "910B1"));
+    const chip c = chip_from_args(a, "910B1");
+    const profile::calibration cal = params_from_args(a);
     if (a.has("transfer")) {
         op_detail::write(op_detail::transfer_report(a, c), out, format);
         return exit_ok;
     }
     const op o = op_detail::op_of(a);
     const int limit = op_detail::limit_for(a, c, o.eng);
-    op_detail::write(op_detail::op_report(c, o, cost(c, o, core_count{limit})), out, format);
+    op_detail::write(op_detail::op_report(c, o, cost(c, o, core_count{limit}, cal.params)), out,
+                     format);
     return exit_ok;
 }
 

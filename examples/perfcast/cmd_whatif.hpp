@@ -3,18 +3,29 @@
 //   perfcast whatif [--model FILE] [--chip C] [--batch B[,B..]] [--streams 1-6]
 //                   [--cube 6,8,12,24] [--vector 10,12,24,48] [--latency-ms X]
 //                   [--rank qps|throughput] [--top N] [--format table|csv|json] [--svg FILE]
+//   perfcast whatif (--qps X[,Y..] | --p99-ms X [--traffic QPS [--headroom H]])
+//                   [--bs-hist FILE | --batch B] [--max-batch LIST] [--window-ms T[,T..]]
+//                   [--simulate-top N] [--requests N] [--seed N] [--trace FILE] [grid flags]
 //
 // Sweeps streams x cube limit x vector limit x batch for a model (the built-in scenario when no
 // --model is given), ranks the deployments by QPS (ties by latency), marks the Pareto front of
 // QPS against latency and the best deployment under the latency target. Lists accept ranges:
 // "1-6", "6,8,12,24", "1-3,8".
+//
+// Serving mode (any of the serving flags): the same grid times max gears times batching windows
+// served under Poisson load (serving_sweep.hpp): ranked by the analytic M/G/c model, the leaders
+// simulated; latency percentiles at fixed loads, or the capacity under a TP99 target and the
+// cards a traffic level needs (docs/whatif-serving.md). Without a serving flag nothing changes.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <ostream>
 #include <span>
@@ -24,12 +35,15 @@
 #include <vector>
 
 #include <perfcast/chips.hpp>
+#include <perfcast/io/chrome_trace.hpp>
 #include <perfcast/io/csv.hpp>
+#include <perfcast/io/histogram.hpp>
 #include <perfcast/io/json.hpp>
 #include <perfcast/io/model_file.hpp>
 #include <perfcast/io/svg.hpp>
 #include <perfcast/io/table.hpp>
 #include <perfcast/scenario.hpp>
+#include <perfcast/serving_sweep.hpp>
 #include <perfcast/whatif.hpp>
 
 #include "cli.hpp"
@@ -38,10 +52,11 @@ namespace perfcast::cli {
 
 namespace whatif_detail {
 
-inline constexpr std::array<option, 11> options{{
+inline constexpr std::array<option, 22> options{{
     {"model", "FILE", "model file (docs/model-file.md); default: the built-in CTR scenario"},
     {"chip", "C", "chip preset (perfcast chips); default: ascend910b1"},
-    {"batch", "LIST", "batch sizes, e.g. 16,64 or 16-20; default 16,32,64,128,256"},
+    {"batch", "LIST", "batch sizes, e.g. 16,64 or 16-20; default 16,32,64,128,256 (serving: the "
+                      "one size of every request when there is no --bs-hist; default 16)"},
     {"streams", "LIST", "streams (instances) per card; default 1-6"},
     {"cube", "LIST", "cube-core limits per instance; default 6,8,12,24"},
     {"vector", "LIST", "vector-core limits per instance; default 10,12,24,48"},
@@ -49,7 +64,20 @@ inline constexpr std::array<option, 11> options{{
     {"rank", "BY", "qps (default) or throughput (samples/s)"},
     {"top", "N", "table rows to print (default 20; 0: all)"},
     {"format", "FORMAT", "table (default), csv or json (csv and json list every candidate)"},
-    {"svg", "FILE", "write QPS against latency, with the Pareto front, as SVG"},
+    {"svg", "FILE", "write QPS against latency, with the Pareto front, as SVG (serving: TP99 "
+                    "against QPS of the top 5)"},
+    {"qps", "X[,Y..]", "serving: loads in requests/s per card; latency percentiles there"},
+    {"p99-ms", "X", "serving: TP99 target in ms; per configuration the highest QPS meeting it"},
+    {"bs-hist", "FILE", "serving: request batch sizes, a bs,count CSV (default: all --batch)"},
+    {"max-batch", "LIST", "serving: max gears, every bs 1..max a gear, larger requests split "
+                          "in balanced chunks; default 8,16,20,32"},
+    {"window-ms", "T[,T..]", "serving: batching windows in ms; default 0"},
+    {"traffic", "QPS", "serving: total requests/s; cards = ceil(traffic / capacity) (--p99-ms)"},
+    {"headroom", "SHARE", "serving: share of each card's capacity kept free, [0, 1); default 0"},
+    {"simulate-top", "N", "serving: leaders of the analytic ranking simulated (default 8; 0: all)"},
+    {"requests", "N", "serving: requests per simulation, the first 10 % warm-up (default 20000)"},
+    {"seed", "N", "serving: simulation seed (default 1)"},
+    {"trace", "FILE", "serving: Chrome-trace / Perfetto JSON of 1 simulated second of the best"},
 }};
 
 /// Parses "1-6", "6,8,12,24", "1-3,8" into values >= 1 (in the order given, duplicates removed).
@@ -186,6 +214,565 @@ inline void write_svg(const std::string& path, const whatif_result& r,
 
 }  // namespace whatif_detail
 
+// ---- serving mode: --qps / --p99-ms and the flags that go with them --------------------------
+
+namespace whatif_serving {
+
+/// Flags that switch `whatif` from ranking inferences to serving requests under load.
+inline constexpr std::array<std::string_view, 11> flags{
+    "qps", "p99-ms", "bs-hist", "max-batch", "window-ms", "traffic",
+    "headroom", "simulate-top", "requests", "seed", "trace"};
+
+[[nodiscard]] inline bool requested(const parsed_args& a) {
+    for (std::string_view f : flags) {
+        if (a.has(f)) return true;
+    }
+    return false;
+}
+
+/// "1000,2500.5": finite numbers, each > 0 (or >= 0 with `zero_ok`), duplicates removed.
+[[nodiscard]] inline std::vector<double> parse_reals(std::string_view flag, std::string_view text,
+                                                     bool zero_ok, std::string_view what) {
+    std::vector<double> out;
+    std::size_t pos = 0;
+    while (true) {
+        const std::size_t comma = text.find(',', pos);
+        const std::string_view part =
+            text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+        double v = 0;
+        auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+        if (part.empty() || ec != std::errc{} || p != part.data() + part.size() || !(v < 1e300) ||
+            !(zero_ok ? v >= 0 : v > 0)) {
+            throw usage_error("option '--" + std::string(flag) + "': '" + std::string(part) +
+                              "' is not " + std::string(what));
+        }
+        if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+        if (comma == std::string_view::npos) break;
+        pos = comma + 1;
+    }
+    return out;
+}
+
+[[nodiscard]] inline double parse_real(const parsed_args& a, std::string_view flag,
+                                       bool zero_ok, std::string_view what) {
+    const std::string t = *a.get(flag);
+    if (t.find(',') != std::string::npos) {
+        throw usage_error("option '--" + std::string(flag) + "': '" + t + "' is not " +
+                          std::string(what) + " (one value)");
+    }
+    return parse_reals(flag, t, zero_ok, what).front();
+}
+
+[[nodiscard]] inline std::uint64_t parse_count(const parsed_args& a, std::string_view flag,
+                                               std::uint64_t fallback, std::uint64_t lo,
+                                               std::uint64_t hi) {
+    const auto t = a.get(flag);
+    if (!t) return fallback;
+    std::uint64_t v = 0;
+    auto [p, ec] = std::from_chars(t->data(), t->data() + t->size(), v);
+    if (t->empty() || ec != std::errc{} || p != t->data() + t->size() || v < lo || v > hi) {
+        throw usage_error("option '--" + std::string(flag) + "': '" + *t +
+                          "' is not a whole number in " + std::to_string(lo) + ".." +
+                          std::to_string(hi));
+    }
+    return v;
+}
+
+[[nodiscard]] inline std::string ms3(duration t) { return io::format_fixed(t.in(units::ms), 3); }
+/// A rate as given: "100000", "2500.5" (no exponent for whole numbers).
+[[nodiscard]] inline std::string rate_text(double v) {
+    return v == std::floor(v) && v < 1e15 ? io::format_fixed(v, 0) : io::format_shortest(v);
+}
+[[nodiscard]] inline std::string pct(double share) { return io::format_fixed(100 * share, 1); }
+[[nodiscard]] inline std::string split_text(const serving_config& k) {
+    return std::to_string(k.split.cube.value) + "/" + std::to_string(k.split.vector.value);
+}
+
+/// Everything the serving outputs need besides the sweep's result.
+struct context {
+    std::string model_name;
+    std::size_t model_nodes = 0;
+    std::string chip_name;
+    std::string sizes_text;  // "tests/data/x.csv (41 sizes, mean 8.14 samples)"
+    std::string sizes_source;
+    const batch_distribution* dist = nullptr;
+    serving_sweep_options options;
+    std::optional<request_rate> traffic;
+    double headroom = 0;
+};
+
+[[nodiscard]] inline std::optional<card_count> cards_of(const context& x, const serving_row& r) {
+    if (!x.traffic || !r.capacity) return std::nullopt;
+    return cards_for(*x.traffic, *r.capacity, x.headroom);
+}
+
+inline void write_config_json(io::json_writer& j, const serving_config& k) {
+    j.member("streams", k.streams)
+        .member("cube", k.split.cube.value)
+        .member("vector", k.split.vector.value)
+        .member("max_gear", k.max_gear)
+        .member("window_ms", k.window.in(units::ms));
+}
+
+inline void write_point_json(io::json_writer& j, const serving_point& p) {
+    j.begin_object()
+        .member("qps", p.qps.in(units::qps))
+        .member("mean_ms", p.mean.in(units::ms))
+        .member("p50_ms", p.p50.in(units::ms))
+        .member("p99_ms", p.p99.in(units::ms))
+        .member("p999_ms", p.p999.in(units::ms))
+        .member("utilization", p.utilization)
+        .member("core_utilization", p.core_utilization)
+        .member("padding_share", p.padding_share)
+        .member("mean_batch", p.mean_batch)
+        .end_object();
+}
+
+inline void write_row_json(io::json_writer& j, const context& x, const serving_row& r,
+                           std::size_t rank) {
+    j.begin_object().member("rank", static_cast<std::uint64_t>(rank));
+    write_config_json(j, r.config);
+    j.member("analytic_rank", static_cast<std::uint64_t>(r.analytic_rank))
+        .member("low_load_mean_ms", r.low_load_mean.in(units::ms))
+        .member("low_load_p99_ms", r.low_load_p99.in(units::ms));
+    if (x.options.target) {
+        j.key("analytic_capacity_qps");
+        if (r.analytic_capacity) {
+            j.value(r.analytic_capacity->in(units::qps));
+        } else {
+            j.null();
+        }
+        j.key("capacity_qps");
+        if (r.capacity) {
+            j.value(r.capacity->in(units::qps));
+        } else {
+            j.null();
+        }
+        if (x.traffic) {
+            j.key("cards");
+            if (const auto c = cards_of(x, r)) {
+                j.value(c->cards);
+            } else {
+                j.null();
+            }
+        }
+    } else {
+        j.member("analytic_p99_ms", r.analytic_p99.in(units::ms))
+            .member("analytic_utilization", r.analytic_utilization);
+    }
+    j.key("points").begin_array();
+    for (const serving_point& p : r.points) write_point_json(j, p);
+    j.end_array().end_object();
+}
+
+inline void write_json(std::ostream& out, const context& x, const serving_sweep_result& r) {
+    io::json_writer j(out);
+    const bool capacity = x.options.target.has_value();
+    j.begin_object()
+        .member("mode", capacity ? "capacity" : "load")
+        .member("model", x.model_name)
+        .member("chip", x.chip_name);
+    j.key("batch_sizes")
+        .begin_object()
+        .member("source", x.sizes_source)
+        .member("mean", x.dist->mean())
+        .member("max", x.dist->max())
+        .end_object();
+    j.member("configurations", static_cast<std::uint64_t>(r.configurations))
+        .member("simulated", static_cast<std::uint64_t>(r.ranked.size()))
+        .member("requests", x.options.requests)
+        .member("warmup", x.options.warmup)
+        .member("seed", x.options.seed);
+    j.key("loads_qps").begin_array();
+    for (request_rate q : x.options.loads) j.value(q.in(units::qps));
+    j.end_array();
+    j.key("target_p99_ms");
+    if (capacity) {
+        j.value(x.options.target->in(units::ms));
+    } else {
+        j.null();
+    }
+    j.key("met");
+    if (capacity) {
+        j.value(r.met());
+    } else {
+        j.null();
+    }
+    j.key("traffic_qps");
+    if (x.traffic) {
+        j.value(x.traffic->in(units::qps));
+    } else {
+        j.null();
+    }
+    j.member("headroom", x.headroom);
+    j.key("best");
+    if (!r.ranked.empty() && (!capacity || r.met())) {
+        write_row_json(j, x, r.ranked.front(), 1);
+    } else {
+        j.null();
+    }
+    j.key("closest");
+    if (r.none) {
+        j.begin_object();
+        write_config_json(j, r.none->closest);
+        j.member("low_load_p99_ms", r.none->closest_p99.in(units::ms))
+            .member("why", r.none->why)
+            .end_object();
+    } else {
+        j.null();
+    }
+    j.key("candidates").begin_array();
+    for (std::size_t i = 0; i < r.ranked.size(); ++i) write_row_json(j, x, r.ranked[i], i + 1);
+    j.end_array().end_object();
+}
+
+inline void write_csv(std::ostream& out, const context& x, const serving_sweep_result& r) {
+    using io::format_shortest;
+    io::csv_writer w(out);
+    w.row({"rank", "streams", "cube", "vector", "max_gear", "window_ms", "qps", "mean_ms",
+           "p50_ms", "p99_ms", "p999_ms", "utilization", "core_utilization", "padding_share",
+           "mean_batch", "capacity_qps", "cards", "low_load_p99_ms", "analytic_rank",
+           "analytic_p99_ms", "analytic_capacity_qps"});
+    for (std::size_t i = 0; i < r.ranked.size(); ++i) {
+        const serving_row& row = r.ranked[i];
+        const serving_config& k = row.config;
+        std::vector<std::string> head{std::to_string(i + 1), std::to_string(k.streams),
+                                      std::to_string(k.split.cube.value),
+                                      std::to_string(k.split.vector.value),
+                                      std::to_string(k.max_gear),
+                                      format_shortest(k.window.in(units::ms))};
+        const auto cards = cards_of(x, row);
+        std::vector<std::string> tail{
+            row.capacity ? format_shortest(row.capacity->in(units::qps)) : "",
+            cards ? std::to_string(cards->cards) : "",
+            format_shortest(row.low_load_p99.in(units::ms)), std::to_string(row.analytic_rank),
+            x.options.target ? "" : format_shortest(row.analytic_p99.in(units::ms)),
+            row.analytic_capacity ? format_shortest(row.analytic_capacity->in(units::qps)) : ""};
+        auto emit = [&](const serving_point* p) {
+            std::vector<std::string> f = head;
+            if (p != nullptr) {
+                for (double v : {p->qps.in(units::qps), p->mean.in(units::ms),
+                                 p->p50.in(units::ms), p->p99.in(units::ms),
+                                 p->p999.in(units::ms), p->utilization, p->core_utilization,
+                                 p->padding_share, p->mean_batch}) {
+                    f.push_back(format_shortest(v));
+                }
+            } else {
+                f.insert(f.end(), 9, "");
+            }
+            f.insert(f.end(), tail.begin(), tail.end());
+            w.row(f);
+        };
+        if (row.points.empty()) emit(nullptr);
+        for (const serving_point& p : row.points) emit(&p);
+    }
+}
+
+inline void write_table(std::ostream& out, const context& x, const serving_sweep_result& r,
+                        std::size_t top) {
+    const serving_sweep_options& o = x.options;
+    const bool capacity = o.target.has_value();
+    out << "model " << x.model_name << " (" << x.model_nodes << " nodes) on " << x.chip_name
+        << ", batch sizes: " << x.sizes_text << "\n"
+        << r.configurations << " configurations ranked by the analytic M/G/c model; the top "
+        << r.ranked.size() << " simulated (" << o.requests << " requests each, the first "
+        << o.warmup << " warm-up, seed " << o.seed << ")\n";
+    if (capacity) {
+        if (r.met()) {
+            const serving_row& b = r.ranked.front();
+            out << "best under TP99 <= " << io::format_shortest(o.target->in(units::ms))
+                << " ms: " << describe(b.config) << ": "
+                << io::format_fixed(b.capacity->in(units::qps), 0) << " QPS per card (TP99 "
+                << ms3(b.points.front().p99) << " ms there)\n";
+            if (const auto c = cards_of(x, b)) {
+                out << "traffic " << rate_text(x.traffic->in(units::qps))
+                    << " QPS: " << c->cards << " card(s) = ceil(traffic / (capacity x (1 - "
+                    << io::format_shortest(x.headroom) << "))), "
+                    << io::format_fixed(c->per_card.in(units::qps), 0) << " QPS per card, "
+                    << pct(c->load) << " % of its capacity\n";
+            }
+        } else if (r.none) {
+            out << r.none->why << "\n";
+        }
+    }
+    out << "\n";
+    std::vector<std::string> header{"#", "streams", "cube/vec", "max gear", "window ms"};
+    header.emplace_back(capacity ? "capacity QPS" : "QPS");
+    for (const char* h : {"mean ms", "P50 ms", "P99 ms", "P99.9 ms", "util %", "cores %",
+                          "padding %", "mean bs"}) {
+        header.emplace_back(h);
+    }
+    if (capacity && x.traffic) header.emplace_back("cards");
+    if (capacity) {
+        header.emplace_back("idle P99 ms");
+        header.emplace_back("an. QPS");
+    }
+    header.emplace_back("an. #");
+    io::text_table t(header);
+    // Numbers right-aligned even in columns that hold "none" or "-" for a row that meets nothing.
+    for (std::size_t i = 0; i < header.size(); ++i) {
+        t.set_align(i, i == 2 ? io::align::left : io::align::right);
+    }
+    const std::size_t rows = top == 0 || top > r.ranked.size() ? r.ranked.size() : top;
+    for (std::size_t i = 0; i < rows; ++i) {
+        const serving_row& row = r.ranked[i];
+        const serving_config& k = row.config;
+        auto cells = [&](const serving_point* p, bool first) {
+            std::vector<std::string> c;
+            if (first) {
+                c = {std::to_string(i + 1), std::to_string(k.streams), split_text(k),
+                     std::to_string(k.max_gear), io::format_shortest(k.window.in(units::ms))};
+            } else {
+                c.assign(5, "");
+            }
+            if (p != nullptr) {
+                c.insert(c.end(), {io::format_fixed(p->qps.in(units::qps), 0), ms3(p->mean),
+                                   ms3(p->p50), ms3(p->p99), ms3(p->p999), pct(p->utilization),
+                                   pct(p->core_utilization), pct(p->padding_share),
+                                   io::format_fixed(p->mean_batch, 1)});
+            } else {
+                c.emplace_back("none");
+                c.insert(c.end(), 8, "-");
+            }
+            if (capacity && x.traffic) {
+                const auto cards = cards_of(x, row);
+                c.push_back(cards ? std::to_string(cards->cards) : "-");
+            }
+            if (capacity) {
+                c.push_back(first ? ms3(row.low_load_p99) : "");
+                c.push_back(!first                 ? ""
+                            : row.analytic_capacity ? io::format_fixed(
+                                                          row.analytic_capacity->in(units::qps), 0)
+                                                    : "none");
+            }
+            c.push_back(first ? std::to_string(row.analytic_rank) : "");
+            return c;
+        };
+        if (row.points.empty()) t.add_row(cells(nullptr, true));
+        for (std::size_t p = 0; p < row.points.size(); ++p) {
+            t.add_row(cells(&row.points[p], p == 0));
+        }
+    }
+    t.write(out);
+    if (rows < r.ranked.size()) {
+        out << "(" << r.ranked.size() - rows << " more simulated; --top 0 lists all)\n";
+    }
+    out << (capacity ? "capacity QPS: the highest Poisson load per card whose simulated TP99 "
+                       "meets the target\n(bisection to "
+                     : "QPS: the offered Poisson load per card; ")
+        << (capacity ? io::format_shortest(100 * o.rel_tolerance) + " %); latencies at it: "
+                     : "")
+        << "arrival to the end of the last chunk;\nutil: streams busy; cores: the card's cube "
+           "cores held; padding: padded / gear samples\n(0 when every bs 1..max is a gear); "
+           "mean bs: samples per batch after merging;\n"
+        << (capacity ? "idle P99: TP99 with no queueing (exact); an. QPS: the analytic capacity;\n"
+                     : "")
+        << "an. #: place in the analytic ranking that chose the simulated leaders ("
+        << (capacity ? "capacity" : "TP99 at the highest load") << ").\n";
+}
+
+/// TP99 against QPS for the first few simulated configurations (sweep_qps at 10 loads).
+inline void write_svg(const std::string& path, const context& x, const serving_sweeper& s,
+                      const serving_sweep_result& r, std::string_view title) {
+    constexpr std::size_t most = 5;
+    constexpr std::array<std::string_view, most> colors{"#1c7ed6", "#d9480f", "#2b8a3e",
+                                                        "#862e9c", "#e67700"};
+    const serving_sweep_options& o = x.options;
+    std::vector<const serving_row*> rows;
+    double hi = 0;
+    double floor_p99 = 0;
+    for (const serving_row& row : r.ranked) {
+        if (rows.size() == most || row.points.empty()) continue;
+        rows.push_back(&row);
+        if (row.capacity) hi = std::max(hi, 1.25 * row.capacity->in(units::qps));
+        floor_p99 = std::max(floor_p99, row.low_load_p99.in(units::ms));
+    }
+    for (request_rate q : o.loads) hi = std::max(hi, q.in(units::qps));
+    // Past saturation the TP99 grows with the run's length; points above this are left off so
+    // that the curves stay readable.
+    const double y_cap = o.target ? 3 * o.target->in(units::ms) : 5 * floor_p99;
+    io::svg_plot p(std::string(title) + " (TP99 above " + io::format_shortest(y_cap) +
+                       " ms left off)",
+                   "QPS per card", "TP99 (ms)");
+    std::vector<request_rate> rates;
+    for (int i = 1; i <= 10; ++i) rates.push_back(request_rate{hi * i / 10.0, units::qps});
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const serving_row& row = *rows[i];
+        io::svg_series line{.name = "#" + std::to_string(i + 1) + " " +
+                                    std::to_string(row.config.streams) + " x " +
+                                    split_text(row.config) + ", gear " +
+                                    std::to_string(row.config.max_gear) + ", window " +
+                                    io::format_shortest(row.config.window.in(units::ms)) + " ms",
+                            .points = {},
+                            .color = std::string(colors[i]),
+                            .style = io::svg_style::line_markers};
+        for (const serving_point& pt : s.curve(row.config, rates, o.requests, o.warmup, o.seed)) {
+            if (pt.p99.in(units::ms) <= y_cap) {
+                line.points.push_back({pt.qps.in(units::qps), pt.p99.in(units::ms)});
+            }
+        }
+        p.add(std::move(line));
+    }
+    if (o.target) {
+        p.add({.name = "TP99 target",
+               .points = {{0, o.target->in(units::ms)}, {hi, o.target->in(units::ms)}},
+               .color = "#c92a2a",
+               .style = io::svg_style::line});
+    }
+    for (request_rate q : o.loads) {
+        p.add_vline(q.in(units::qps), rate_text(q.in(units::qps)) + " QPS", "#868e96");
+    }
+    std::ofstream f(path, std::ios::binary);
+    if (!f) ::perfcast::detail::precondition_failed("whatif", "--svg", path, "a writable file path");
+    p.write(f);
+}
+
+inline int run(const parsed_args& a, std::ostream& out, const model& m, const chip& c,
+               const std::string& format) {
+    using whatif_detail::as_ints;
+    using whatif_detail::parse_list;
+    for (std::string_view card_only : {"latency-ms", "rank"}) {
+        if (a.has(card_only)) {
+            throw usage_error("option '--" + std::string(card_only) +
+                              "' ranks single inferences; with serving flags (--qps, --p99-ms, "
+                              "...) use --p99-ms for a TP99 target");
+        }
+    }
+    context x;
+    x.model_name = m.name;
+    x.model_nodes = m.nodes.size();
+    x.chip_name = std::string(c.name.view());
+    serving_sweep_options& o = x.options;
+
+    // The load: fixed loads or a TP99 target, not both.
+    if (a.has("qps") == a.has("p99-ms")) {
+        throw usage_error(a.has("qps")
+                              ? "give --qps (latency at fixed loads) or --p99-ms (capacity under "
+                                "a TP99 target), not both"
+                              : "serving flags need a load: --qps X[,Y..] or a TP99 target "
+                                "--p99-ms X");
+    }
+    if (a.has("qps")) {
+        for (double q : parse_reals("qps", *a.get("qps"), false,
+                                    "a load > 0 requests per second")) {
+            o.loads.push_back(request_rate{q, units::qps});
+        }
+    } else {
+        o.target = duration{parse_real(a, "p99-ms", false, "a TP99 target > 0 ms"), units::ms};
+    }
+    if (a.has("traffic")) {
+        if (!o.target) throw usage_error("option '--traffic' needs --p99-ms (cards = traffic / capacity)");
+        x.traffic = request_rate{parse_real(a, "traffic", false, "a traffic > 0 requests per second"),
+                                 units::qps};
+    }
+    if (a.has("headroom")) {
+        if (!x.traffic) throw usage_error("option '--headroom' needs --traffic");
+        x.headroom = parse_real(a, "headroom", true, "a share in [0, 1) of each card kept free");
+        if (!(x.headroom < 1)) {
+            throw usage_error("option '--headroom': '" + *a.get("headroom") +
+                              "' is not a share in [0, 1) of each card kept free");
+        }
+    }
+    o.requests = parse_count(a, "requests", 20000, 1000, 100000000);
+    o.warmup = o.requests / 10;
+    o.seed = parse_count(a, "seed", 1, 0, std::numeric_limits<std::uint64_t>::max());
+    o.simulate_top = static_cast<std::size_t>(parse_count(a, "simulate-top", 8, 0, 1000000));
+    std::size_t top = 20;
+    if (a.has("top")) top = static_cast<std::size_t>(parse_count(a, "top", 20, 0, 1000000000));
+
+    // Batch sizes: a histogram, or every request of --batch samples.
+    std::optional<batch_distribution> dist;
+    if (const auto h = a.get("bs-hist")) {
+        if (a.has("batch")) {
+            throw usage_error("give --bs-hist FILE (a batch-size histogram) or --batch B (every "
+                              "request of B samples), not both");
+        }
+        dist = io::read_bs_histogram_file(*h);
+        x.sizes_source = *h;
+        x.sizes_text = *h + " (" + std::to_string(dist->bins().size()) + " sizes, mean " +
+                       io::format_fixed(dist->mean(), 2) + " samples)";
+    } else {
+        const std::vector<std::int64_t> b = parse_list("batch", a.value_or("batch", "16"));
+        if (b.size() != 1 || b.front() > max_batch_size) {
+            throw usage_error("option '--batch': with serving flags it is the one batch size of "
+                              "every request (1.." + std::to_string(max_batch_size) +
+                              "); for a mix give --bs-hist FILE");
+        }
+        dist = batch_distribution::fixed(static_cast<int>(b.front()));
+        x.sizes_source = "fixed";
+        x.sizes_text = "every request " + std::to_string(b.front()) + " samples (--batch)";
+    }
+    x.dist = &*dist;
+
+    // The grid.
+    auto list_or = [&](std::string_view flag, std::string_view fallback) {
+        return as_ints(flag, parse_list(flag, a.value_or(flag, fallback)));
+    };
+    serving_grid g;
+    g.streams = list_or("streams", "1-6");
+    g.cube = list_or("cube", "6,8,12,24");
+    g.vector = list_or("vector", "10,12,24,48");
+    g.max_gears = list_or("max-batch", "8,16,20,32");
+    g.windows.clear();
+    for (double w : parse_reals("window-ms", a.value_or("window-ms", "0"), true,
+                                "a batching window >= 0 ms")) {
+        g.windows.push_back(duration{w, units::ms});
+    }
+    whatif_detail::check_limits("cube", g.cube, c.cube.cores, "cube", c.name.view());
+    whatif_detail::check_limits("vector", g.vector, c.vector.cores, "vector", c.name.view());
+
+    const serving_sweeper s(c, m, g, *dist);
+    const serving_sweep_result r = s.run(o);
+
+    if (format == "table") {
+        write_table(out, x, r, top);
+    } else if (format == "csv") {
+        write_csv(out, x, r);
+    } else {
+        write_json(out, x, r);
+    }
+
+    if (const auto path = a.get("trace")) {
+        const bool have = !r.ranked.empty() && !r.ranked.front().points.empty();
+        if (!have) {
+            if (format == "table") {
+                out << "no trace written: no configuration meets the target, so there is no "
+                       "load to trace\n";
+            }
+        } else {
+            const serving_row& best = r.ranked.front();
+            const request_rate q = best.points[o.target ? 0 : r.peak].qps;
+            // One second after the first: the card has left its empty start behind.
+            const duration from{1.0, units::s};
+            const serving_result tl = s.timeline(best.config, q, from, duration{1.0, units::s},
+                                                 o.seed);
+            std::ofstream f(*path, std::ios::binary);
+            if (!f) {
+                ::perfcast::detail::precondition_failed("whatif", "--trace", *path,
+                                                        "a writable file path");
+            }
+            io::chrome_trace_options copt;
+            copt.process_name = "perfcast: " + describe(best.config) + " at " +
+                                io::format_fixed(q.in(units::qps), 0) + " QPS";
+            io::write_chrome_trace(f, tl.timeline, copt);
+            if (format == "table") {
+                out << "trace: " << *path << ": #1 at " << io::format_fixed(q.in(units::qps), 0)
+                    << " QPS, simulated 1 s .. 2 s: " << tl.timeline.batches.size()
+                    << " batches on " << best.config.streams << " stream track(s), "
+                    << tl.timeline.requests.size() << " requests"
+                    << (tl.timeline.truncated ? " (truncated)" : "") << "\n";
+            }
+        }
+    }
+    if (const auto path = a.get("svg")) {
+        write_svg(*path, x, s, r,
+                  "perfcast whatif: " + m.name + " on " + std::string(c.name.view()));
+    }
+    return exit_ok;
+}
+
+}  // namespace whatif_serving
+
 [[nodiscard]] inline std::string whatif_usage() {
     return "Usage: perfcast whatif [--model FILE] [--chip C] [--batch LIST] [--streams LIST]\n"
            "                       [--cube LIST] [--vector LIST] [--latency-ms X] [--rank BY]\n"
@@ -193,7 +780,13 @@ inline void write_svg(const std::string& path, const whatif_result& r,
            "Rank deployments (streams per card x cube / vector cores per instance x batch) by\n"
            "QPS = 1000 / mean latency (ms) x streams, ties by latency; mark the Pareto front of\n"
            "QPS against latency and the best deployment within --latency-ms. Without --model it\n"
-           "runs the built-in CTR ranking scenario (docs/scenario.md) on ascend910b1.\n\n" +
+           "runs the built-in CTR ranking scenario (docs/scenario.md) on ascend910b1.\n\n"
+           "Serving mode: perfcast whatif (--qps X[,Y..] | --p99-ms X [--traffic QPS])\n"
+           "                       [--bs-hist FILE | --batch B] [--max-batch LIST] [--window-ms T]\n"
+           "Serve Poisson requests (batch sizes from --bs-hist) on every streams x cube x vector x\n"
+           "max gear x window configuration: rank all by the analytic M/G/c model, simulate the\n"
+           "--simulate-top leaders, report mean / P50 / P99 / P99.9 at each --qps, or the highest\n"
+           "QPS whose TP99 meets --p99-ms and the cards --traffic needs (docs/whatif-serving.md).\n\n" +
            options_text(whatif_detail::options);
 }
 
@@ -217,6 +810,7 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
     const std::string chip_name =
         a.value_or("chip", std::string(scenario::default_chip.name.view()));
     const chip c = chips::get_chip(chip_name);
+    if (whatif_serving::requested(a)) return whatif_serving::run(a, out, m, c, format);
 
     // The grid.
     auto list_or = [&](std::string_view flag, std::string_view fallback) {

@@ -194,6 +194,10 @@ constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b
     return t * contention;
 }
 
+/// Smallest K chunk a split-K GEMM gives one core: 256 (an assumption: 16 fractals of K 16;
+/// calibrate with a measured skinny GEMM).
+inline constexpr std::int64_t split_k_chunk = 256;
+
 /// Head cost of a kernel on `b` cores of engine `e`: launch + per_core x b (AI CPU: its fixed
 /// launch), from the parameters' per-engine override when set, else from the chip.
 [[nodiscard]] constexpr duration head_time(const chip& c, engine e, int b,
@@ -204,24 +208,11 @@ constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b
     return c.overhead.launch + c.overhead.per_core * static_cast<double>(b);
 }
 
-/// Cost of `o` on chip `c` using at most `limit` cores of its engine.
-[[nodiscard]] constexpr op_cost cost(const chip& c, const op& o, core_count limit,
-                                     const model_params& p = {}) {
-    constexpr std::string_view where = "cost";
-    const engine_spec& e = c.engine_of(o.eng);
-    PERFCAST_EXPECTS(limit.value >= 1, where, "limit", static_cast<double>(limit.value),
-                     "at least 1 core");
-    PERFCAST_EXPECTS(limit.value <= e.cores, where,
-                     o.eng == engine::cube     ? "limit (cube cores)"
-                     : o.eng == engine::vector ? "limit (vector cores)"
-                                               : "limit (aicpu cores)",
-                     static_cast<double>(limit.value), "no more than the engine's cores");
-    PERFCAST_EXPECTS(o.work_units >= 1, where, "op.work_units", static_cast<double>(o.work_units),
-                     ">= 1");
+namespace detail {
+/// The cost terms of `o` (already split, validated) on at most `limit` cores of `e`.
+[[nodiscard]] constexpr op_cost cost_terms(const chip& c, const op& o, core_count limit,
+                                           const model_params& p, const engine_spec& e) {
     const double rate = e.ops_per_cycle_for(o.type);
-    PERFCAST_EXPECTS(o.useful_ops == 0 || rate > 0, where, "dtype", name_of(o.type),
-                     "a dtype the op's engine supports on this chip");
-
     const std::int64_t b64 = o.work_units < limit.value ? o.work_units : limit.value;
     const int b = static_cast<int>(b64);
     const std::int64_t per_core_units = ceil_div(o.work_units, b64);
@@ -253,6 +244,45 @@ constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b
         r.utilization = o.useful_ops / peak_ops;
     }
     return r;
+}
+}  // namespace detail
+
+/// Cost of `o` on chip `c` using at most `limit` cores of its engine.
+[[nodiscard]] constexpr op_cost cost(const chip& c, const op& o, core_count limit,
+                                     const model_params& p = {}) {
+    constexpr std::string_view where = "cost";
+    const engine_spec& e = c.engine_of(o.eng);
+    PERFCAST_EXPECTS(limit.value >= 1, where, "limit", static_cast<double>(limit.value),
+                     "at least 1 core");
+    PERFCAST_EXPECTS(limit.value <= e.cores, where,
+                     o.eng == engine::cube     ? "limit (cube cores)"
+                     : o.eng == engine::vector ? "limit (vector cores)"
+                                               : "limit (aicpu cores)",
+                     static_cast<double>(limit.value), "no more than the engine's cores");
+    PERFCAST_EXPECTS(o.work_units >= 1, where, "op.work_units", static_cast<double>(o.work_units),
+                     ">= 1");
+    const double rate = e.ops_per_cycle_for(o.type);
+    PERFCAST_EXPECTS(o.useful_ops == 0 || rate > 0, where, "dtype", name_of(o.type),
+                     "a dtype the op's engine supports on this chip");
+
+    // Split-K: a GEMM with fewer output tiles than cores and a deep K splits K across the idle
+    // cores (chunks of at least split_k_chunk), writing fp32 partial sums that a final pass
+    // reads back and adds.
+    op split = o;
+    if (o.eng == engine::cube && o.k_depth >= 2 * split_k_chunk && o.work_units < limit.value) {
+        const std::int64_t by_cores = limit.value / o.work_units;
+        const std::int64_t by_depth = o.k_depth / split_k_chunk;
+        const std::int64_t ks = by_cores < by_depth ? by_cores : by_depth;
+        if (ks > 1) {
+            const double partials = o.bytes_written / size_of(o.out_type) *
+                                    static_cast<double>(ks) * 4.0;  // fp32 partial sums
+            split.work_units = o.work_units * ks;
+            split.ops_per_unit = o.ops_per_unit / static_cast<double>(ks);
+            split.bytes_written += data_size{partials, units::B};
+            split.bytes_read += data_size{partials, units::B};
+        }
+    }
+    return detail::cost_terms(c, split, limit, p, e);
 }
 
 /// Cost on every core of the op's engine.

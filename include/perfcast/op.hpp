@@ -78,6 +78,7 @@ struct op {
     data_size run{};                // typical contiguous run of a memory access
     double hot_fraction = 0;        // share of accesses that hit a few hot rows (gather)
     double m_efficiency = 1;        // cube: M / M padded to the fractal (1/16 for M = 1)
+    std::int64_t k_depth = 0;       // cube: K padded to the fractal (split-K headroom)
 
     [[nodiscard]] constexpr flop_count flops() const noexcept {
         return flop_count{useful_ops * (eng == engine::cube ? 2.0 : 1.0), units::flop};
@@ -149,6 +150,7 @@ struct matmul_options {
                static_cast<double>(batch) * b_one * static_cast<double>(m_tiles - 1);
     r.run = static_cast<double>(k) * size_of(t);
     r.m_efficiency = static_cast<double>(m) / static_cast<double>(mp);
+    r.k_depth = kp;
     return r;
 }
 

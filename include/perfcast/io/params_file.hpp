@@ -57,7 +57,10 @@ namespace detail {
                                                          std::string(trim(line)) + "'");
         const std::string key(trim(line.substr(0, eq)));
         const std::string_view value_text = line.substr(eq + 1);
-        const std::size_t value_col = eq + 2;
+        std::size_t value_col = eq + 2;  // 1-based column of the value's first character
+        while (value_col - 1 < line.size() &&
+               (line[value_col - 1] == ' ' || line[value_col - 1] == '\t'))
+            ++value_col;
         if (!seen.insert(key).second)
             detail::params_error(source, line_no, 1, "key '" + key + "' given twice");
         double v = 0;

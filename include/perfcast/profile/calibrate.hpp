@@ -54,6 +54,8 @@ struct calibration_options {
     int max_evaluations = 6000;  // objective evaluations of the Nelder-Mead search
     int restarts = 2;            // restarts from the best point (escape early collapse)
     int min_rows_per_type = 2;   // rows a type needs for its own work factor
+    double max_work_factor = 16;  // work factors stay within [1/16, 16]
+    int rounds = 3;               // alternations of shared parameters and work factors
 };
 
 struct calibration_result {
@@ -109,8 +111,9 @@ struct param_space {
     }
 };
 
-/// Weighted mean of log(predicted / measured)^2; each op type weighs the same in total, so a
-/// dozen GEMMs are not drowned by hundreds of tiny vector ops.
+/// Weighted mean of log(predicted / measured)^2. A row weighs 1 / sqrt(rows of its op type), so
+/// a type's total weight grows only as the square root of its row count: a dozen GEMMs are not
+/// drowned by hundreds of tiny vector ops.
 [[nodiscard]] inline double mean_sq_log_error(const chip& c, const std::vector<measured_op>& rows,
                                               const std::vector<double>& weights,
                                               const model_params& p) {
@@ -173,120 +176,151 @@ struct param_space {
     calibration_result res;
     res.rows = rows.size();
     const std::vector<double> weights = detail::type_weights(rows);
-    const auto f = [&](const vec& v) {
-        ++res.evaluations;
-        return detail::mean_sq_log_error(c, rows, weights, space::decode(v, start));
-    };
-    vec best = sp.encode(start);
-    double best_f = f(best);
-    res.rms_log_error_before = std::sqrt(best_f);  // type-weighted
+    res.rms_log_error_before = std::sqrt(detail::mean_sq_log_error(c, rows, weights, start));
 
-    // Nelder-Mead over the free coordinates (standard coefficients 1, 2, 0.5, 0.5).
-    const int budget_per_run = opt.max_evaluations / (opt.restarts + 1);
-    for (int run = 0; run <= opt.restarts; ++run) {
-        std::vector<std::pair<vec, double>> simplex{{best, best_f}};
-        for (std::size_t i = 0; i < space::size; ++i) {
-            if (!free[i]) continue;
-            vec v = best;
-            v[i] += 0.5;
-            simplex.emplace_back(v, f(v));
-        }
-        const int stop = res.evaluations + budget_per_run;
-        while (res.evaluations < stop && simplex.size() > 1) {
-            std::sort(simplex.begin(), simplex.end(),
-                      [](const auto& a, const auto& b) { return a.second < b.second; });
-            if (simplex.back().second - simplex.front().second <
-                1e-10 * (1.0 + simplex.front().second))
-                break;
-            vec centroid{};
-            for (std::size_t j = 0; j + 1 < simplex.size(); ++j)
-                for (std::size_t i = 0; i < space::size; ++i) centroid[i] += simplex[j].first[i];
-            for (double& x : centroid) x /= static_cast<double>(simplex.size() - 1);
-            const auto along = [&](double t) {
-                vec v;
-                for (std::size_t i = 0; i < space::size; ++i)
-                    v[i] = centroid[i] + t * (simplex.back().first[i] - centroid[i]);
-                return v;
-            };
-            const vec xr = along(-1.0);
-            const double fr = f(xr);
-            if (fr < simplex.front().second) {
-                const vec xe = along(-2.0);
-                const double fe = f(xe);
-                simplex.back() = fe < fr ? std::pair{xe, fe} : std::pair{xr, fr};
-            } else if (fr < simplex[simplex.size() - 2].second) {
-                simplex.back() = {xr, fr};
-            } else {
-                const vec xc = along(0.5);
-                const double fc = f(xc);
-                if (fc < simplex.back().second) {
-                    simplex.back() = {xc, fc};
+    // Stage 1: Nelder-Mead over the free coordinates (coefficients 1, 2, 0.5, 0.5), with
+    // restarts from the best point, on `data` (the rows with the current work factors).
+    const auto stage1 = [&](const std::vector<measured_op>& data, const model_params& from,
+                            int budget) {
+        const auto f = [&](const vec& v) {
+            ++res.evaluations;
+            return detail::mean_sq_log_error(c, data, weights, space::decode(v, from));
+        };
+        vec best = sp.encode(from);
+        double best_f = f(best);
+        const int budget_per_run = budget / (opt.restarts + 1);
+        for (int run = 0; run <= opt.restarts; ++run) {
+            std::vector<std::pair<vec, double>> simplex{{best, best_f}};
+            for (std::size_t i = 0; i < space::size; ++i) {
+                if (!free[i]) continue;
+                vec v = best;
+                v[i] += 0.5;
+                simplex.emplace_back(v, f(v));
+            }
+            const int stop = res.evaluations + budget_per_run;
+            while (res.evaluations < stop && simplex.size() > 1) {
+                std::sort(simplex.begin(), simplex.end(),
+                          [](const auto& x, const auto& y) { return x.second < y.second; });
+                if (simplex.back().second - simplex.front().second <
+                    1e-10 * (1.0 + simplex.front().second))
+                    break;
+                vec centroid{};
+                for (std::size_t j = 0; j + 1 < simplex.size(); ++j)
+                    for (std::size_t i = 0; i < space::size; ++i)
+                        centroid[i] += simplex[j].first[i];
+                for (double& x : centroid) x /= static_cast<double>(simplex.size() - 1);
+                const auto along = [&](double t) {
+                    vec v;
+                    for (std::size_t i = 0; i < space::size; ++i)
+                        v[i] = centroid[i] + t * (simplex.back().first[i] - centroid[i]);
+                    return v;
+                };
+                const vec xr = along(-1.0);
+                const double fr = f(xr);
+                if (fr < simplex.front().second) {
+                    const vec xe = along(-2.0);
+                    const double fe = f(xe);
+                    simplex.back() = fe < fr ? std::pair{xe, fe} : std::pair{xr, fr};
+                } else if (fr < simplex[simplex.size() - 2].second) {
+                    simplex.back() = {xr, fr};
                 } else {
-                    for (std::size_t j = 1; j < simplex.size(); ++j) {
-                        for (std::size_t i = 0; i < space::size; ++i)
-                            simplex[j].first[i] =
-                                simplex[0].first[i] + 0.5 * (simplex[j].first[i] - simplex[0].first[i]);
-                        simplex[j].second = f(simplex[j].first);
+                    const vec xc = along(0.5);
+                    const double fc = f(xc);
+                    if (fc < simplex.back().second) {
+                        simplex.back() = {xc, fc};
+                    } else {
+                        for (std::size_t j = 1; j < simplex.size(); ++j) {
+                            for (std::size_t i = 0; i < space::size; ++i)
+                                simplex[j].first[i] = simplex[0].first[i] +
+                                                      0.5 * (simplex[j].first[i] - simplex[0].first[i]);
+                            simplex[j].second = f(simplex[j].first);
+                        }
                     }
                 }
             }
-        }
-        for (const auto& [v, fv] : simplex) {
-            if (fv < best_f) {
-                best = v;
-                best_f = fv;
+            for (const auto& point : simplex) {
+                if (point.second < best_f) {
+                    best = point.first;
+                    best_f = point.second;
+                }
             }
         }
-    }
-    model_params& fitted = res.fitted.params;
-    fitted = space::decode(best, start);
-    // Engines without rows keep the start's head (not the chip default made explicit).
-    if (!has_cube) fitted.head[0] = start.head[0];
-    if (!has_vector) fitted.head[1] = start.head[1];
-    if (!has_aicpu) fitted.head[2] = start.head[2];
+        model_params out = space::decode(best, from);
+        // Engines without rows keep the start's head (not the chip default made explicit).
+        if (!has_cube) out.head[0] = start.head[0];
+        if (!has_vector) out.head[1] = start.head[1];
+        if (!has_aicpu) out.head[2] = start.head[2];
+        return out;
+    };
 
     // Stage 2: a work factor per vector / AI CPU op type with at least `min_rows_per_type`
-    // rows, by golden-section search on log(factor) in [1/64, 64].
+    // rows, by golden-section search on log(factor) in [1/max_work_factor, max_work_factor],
+    // kept only when it beats no factor.
     std::map<std::string, std::vector<std::size_t>, std::less<>> by_type;
     for (std::size_t i = 0; i < rows.size(); ++i)
         if (rows[i].o.eng != engine::cube) by_type[rows[i].type].push_back(i);
-    for (const auto& entry : by_type) {
-        const std::string& type = entry.first;
-        const std::vector<std::size_t>& idx = entry.second;  // named: lambdas capture it (C++20)
-        if (idx.size() < static_cast<std::size_t>(opt.min_rows_per_type)) continue;
-        const auto g = [&](double logf) {
-            ++res.evaluations;
-            double sum = 0;
-            for (std::size_t i : idx) {
-                const op o = detail::with_work(rows[i].o, std::exp(logf));
-                const double e =
-                    std::log(cost(c, o, core_count{rows[i].cores}, fitted).latency /
-                             rows[i].measured);
-                sum += e * e;
+    const auto stage2 = [&](const model_params& fitted) {
+        std::map<std::string, double, std::less<>> factors;
+        for (const auto& entry : by_type) {
+            const std::vector<std::size_t>& idx = entry.second;  // named: lambdas capture it
+            if (idx.size() < static_cast<std::size_t>(opt.min_rows_per_type)) continue;
+            const auto g = [&](double logf) {
+                ++res.evaluations;
+                double sum = 0;
+                for (std::size_t i : idx) {
+                    const op o = detail::with_work(rows[i].o, std::exp(logf));
+                    const double e =
+                        std::log(cost(c, o, core_count{rows[i].cores}, fitted).latency /
+                                 rows[i].measured);
+                    sum += e * e;
+                }
+                return sum;
+            };
+            constexpr double phi = 0.6180339887498949;
+            double lo = -std::log(opt.max_work_factor);
+            double hi = std::log(opt.max_work_factor);
+            double x1 = hi - phi * (hi - lo);
+            double x2 = lo + phi * (hi - lo);
+            double g1 = g(x1);
+            double g2 = g(x2);
+            for (int it = 0; it < 40; ++it) {
+                if (g1 < g2) {
+                    hi = x2;
+                    x2 = x1;
+                    g2 = g1;
+                    x1 = hi - phi * (hi - lo);
+                    g1 = g(x1);
+                } else {
+                    lo = x1;
+                    x1 = x2;
+                    g1 = g2;
+                    x2 = lo + phi * (hi - lo);
+                    g2 = g(x2);
+                }
             }
-            return sum;
-        };
-        constexpr double phi = 0.6180339887498949;
-        double lo = std::log(1.0 / 64.0), hi = std::log(64.0);
-        double x1 = hi - phi * (hi - lo), x2 = lo + phi * (hi - lo);
-        double g1 = g(x1), g2 = g(x2);
-        for (int it = 0; it < 40; ++it) {
-            if (g1 < g2) {
-                hi = x2; x2 = x1; g2 = g1; x1 = hi - phi * (hi - lo); g1 = g(x1);
-            } else {
-                lo = x1; x1 = x2; g1 = g2; x2 = lo + phi * (hi - lo); g2 = g(x2);
-            }
+            const double best_log = 0.5 * (lo + hi);
+            if (g(best_log) < g(0.0)) factors[entry.first] = std::exp(best_log);
         }
-        const double best_log = 0.5 * (lo + hi);
-        // Keep the factor only when it improves on no factor.
-        if (g(best_log) < g(0.0)) res.fitted.work_factor[type] = std::exp(best_log);
-    }
+        return factors;
+    };
+    const auto scaled_by = [&](const calibration& cal) {
+        std::vector<measured_op> out = rows;
+        for (measured_op& m : out)
+            if (m.o.eng != engine::cube) m.o = detail::with_work(m.o, cal.factor_of(m.type));
+        return out;
+    };
 
-    std::vector<measured_op> scaled = rows;
-    for (measured_op& m : scaled) {
-        if (m.o.eng != engine::cube) m.o = detail::with_work(m.o, res.fitted.factor_of(m.type));
+    // Alternate: shared parameters on the rows with the current factors, then the factors
+    // under the new shared parameters.
+    const int rounds = opt.rounds < 1 ? 1 : opt.rounds;
+    model_params current = start;
+    for (int round = 0; round < rounds; ++round) {
+        current = stage1(scaled_by(res.fitted), current, opt.max_evaluations / rounds);
+        res.fitted.params = current;
+        res.fitted.work_factor = stage2(current);
     }
-    res.rms_log_error_after = std::sqrt(detail::mean_sq_log_error(c, scaled, weights, fitted));
+    res.rms_log_error_after =
+        std::sqrt(detail::mean_sq_log_error(c, scaled_by(res.fitted), weights, current));
     return res;
 }
 

@@ -60,7 +60,7 @@ struct vector_type_traits {
     bool reads_inputs;
 };
 
-inline constexpr std::array<vector_type_traits, 24> vector_types{{
+inline constexpr std::array<vector_type_traits, 28> vector_types{{
     {"Exp", 4, true},           {"Log", 4, true},          {"Sqrt", 4, true},
     {"Rsqrt", 4, true},         {"Reciprocal", 4, true},   {"RealDiv", 4, true},
     {"Div", 4, true},           {"Tanh", 6, true},         {"Sigmoid", 6, true},
@@ -69,6 +69,8 @@ inline constexpr std::array<vector_type_traits, 24> vector_types{{
     {"LayerNormGrad", 12, true}, {"Softmax", 8, true},     {"ScaledMaskedSoftmax", 10, true},
     {"SoftmaxGrad", 8, true},   {"ApplyAdamW", 16, true},  {"DropOutDoMask", 2, true},
     {"ZerosLike", 1, false},    {"OnesLike", 1, false},    {"Fill", 1, false},
+    {"RmsNorm", 6, true},       {"ApplyRotaryPosEmb", 4, true}, {"SwiGlu", 8, true},
+    {"Silu", 6, true},
 }};
 
 [[nodiscard]] constexpr const vector_type_traits* traits_of(std::string_view type) noexcept {

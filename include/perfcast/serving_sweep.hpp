@@ -1,0 +1,566 @@
+// perfcast/serving_sweep.hpp: serving configurations of a model on a card, swept and ranked
+// under load (what `perfcast whatif --qps / --p99-ms` runs).
+//
+//   perfcast::serving_grid g{.streams = {1, 2, 3}, .cube = {12, 24}, .vector = {24, 48},
+//                            .max_gears = {16, 20}, .windows = {0_ms, 1_ms}};
+//   perfcast::serving_sweeper s(chip, model, g, dist);     // dist: batch_distribution
+//   perfcast::serving_sweep_options o;
+//   o.target = 1_ms;                  // capacity mode: highest QPS whose TP99 meets 1 ms
+//   // or o.loads = {5000_qps};       // load mode: latency percentiles at fixed loads
+//   const perfcast::serving_sweep_result r = s.run(o);
+//   r.ranked.front().capacity;         // the best simulated configuration
+//
+// A configuration is streams x core split x max gear (every batch size 1..max is a gear,
+// DIGEST F) x batching window. Each one is a server_config with the card model's service times
+// (make_card_server); the card model is evaluated once per (split, batch, concurrency) for the
+// whole grid, not once per configuration (card_service_cache).
+//
+// Ranking in two steps, because simulating every configuration is too slow for a sweep and the
+// analytic model is too rough to trust alone (docs/serving.md: its P99 is off by -32 .. +40 %
+// where requests merge and batches contend):
+//   1. every configuration is ranked by serving.hpp's analytic M/G/c model (Allen-Cunneen):
+//      load mode by its TP99 at the highest load (unstable ones last, by utilization);
+//      capacity mode by its analytic capacity (find_capacity, method analytic);
+//   2. the first `simulate_top` of that order (the leaders) are simulated (same seed, same
+//      arrivals for all) and ranked by the simulation: load mode by TP99 at the highest load,
+//      capacity mode by the highest QPS whose simulated TP99 meets the target.
+// The low-load TP99 (no queueing) is exact and cheap, so "no configuration meets the target"
+// and the closest configuration are decided over the whole grid, not only over the leaders.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "batching.hpp"
+#include "card.hpp"
+#include "chip.hpp"
+#include "distribution.hpp"
+#include "error.hpp"
+#include "graph.hpp"
+#include "serving.hpp"
+#include "units.hpp"
+
+namespace perfcast {
+
+/// Largest max gear a sweep accepts: the card model is evaluated at every gear 1..max for every
+/// concurrency, so the bound keeps a sweep's tables (and its time) finite. The seed's largest
+/// batch is 512 (DIGEST M).
+inline constexpr int max_sweep_gear = 4096;
+/// Most streams per card a sweep accepts (the seed's sweeps use 1..6; DIGEST K: past a few
+/// streams they evict each other's cache).
+inline constexpr int max_sweep_streams = 64;
+
+/// The axes of a serving sweep; every value of every axis is combined with every other.
+struct serving_grid {
+    std::vector<int> streams;
+    std::vector<int> cube;       // cube-core limit per stream
+    std::vector<int> vector;     // vector-core limit per stream
+    std::vector<int> max_gears;  // every batch size 1..max is a gear
+    std::vector<duration> windows{duration{}};
+
+    [[nodiscard]] std::size_t size() const noexcept {
+        return streams.size() * cube.size() * vector.size() * max_gears.size() * windows.size();
+    }
+};
+
+/// Rejects empty axes and values the card or the simulation cannot take, naming the axis.
+inline const serving_grid& validate(const serving_grid& g, const chip& c) {
+    constexpr std::string_view where = "validate(serving_grid)";
+    auto need = [&](bool ok, std::string_view field, double v, const std::string& expected) {
+        if (!ok) detail::precondition_failed(where, field, v, expected);
+    };
+    need(!g.streams.empty(), "streams", 0, "at least one stream count");
+    need(!g.cube.empty(), "cube", 0, "at least one cube-core limit");
+    need(!g.vector.empty(), "vector", 0, "at least one vector-core limit");
+    need(!g.max_gears.empty(), "max_gears", 0, "at least one max gear");
+    need(!g.windows.empty(), "windows", 0, "at least one batching window");
+    for (int s : g.streams) {
+        need(s >= 1 && s <= max_sweep_streams, "streams", s, "1 to 64 streams per card");
+    }
+    for (int k : g.cube) {
+        need(k >= 1 && k <= c.cube.cores, "cube", k,
+             "1 to " + std::to_string(c.cube.cores) + " (the cube cores of " +
+                 std::string(c.name.view()) + ")");
+    }
+    for (int k : g.vector) {
+        need(k >= 1 && k <= c.vector.cores, "vector", k,
+             "1 to " + std::to_string(c.vector.cores) + " (the vector cores of " +
+                 std::string(c.name.view()) + ")");
+    }
+    for (int m : g.max_gears) {
+        need(m >= 1 && m <= max_sweep_gear, "max_gear", m, "a largest gear in 1..4096");
+    }
+    for (duration w : g.windows) {
+        need(w.in(units::s) >= 0 && is_finite(w), "window (ms)", w.in(units::ms),
+             "a finite batching window >= 0 ms");
+    }
+    return g;
+}
+
+/// One configuration of a serving grid.
+struct serving_config {
+    int streams = 1;
+    core_split split{};
+    int max_gear = 16;
+    duration window{};
+    [[nodiscard]] friend bool operator==(const serving_config&, const serving_config&) = default;
+};
+
+/// "3 stream(s) x 12 cube / 24 vector cores, max gear 20, window 0 ms".
+[[nodiscard]] inline std::string describe(const serving_config& k) {
+    return std::to_string(k.streams) + " stream(s) x " + std::to_string(k.split.cube.value) +
+           " cube / " + std::to_string(k.split.vector.value) + " vector cores, max gear " +
+           std::to_string(k.max_gear) + ", window " + detail::number_text(k.window.in(units::ms)) +
+           " ms";
+}
+
+/// The card model's service times for every split of a grid, at every batch 1..max_gear and
+/// every concurrency 1..max_streams, each from one card_service call (evaluate_card). server()
+/// then builds exactly what make_card_server(chip, model, streams, split,
+/// gear_set::every(max_gear), window, params) builds (the same calls, made once per grid
+/// instead of once per configuration: a default sweep has 16 splits but 384 configurations).
+class card_service_cache {
+public:
+    card_service_cache(const chip& c, std::span<const node> model, std::span<const core_split> splits,
+                       int max_gear, int max_streams, const card_params& params = {})
+        : card_cube_(c.cube.cores), card_vector_(c.vector.cores), max_gear_(max_gear),
+          max_streams_(max_streams), splits_(splits.begin(), splits.end()) {
+        constexpr std::string_view where = "card_service_cache";
+        PERFCAST_EXPECTS(max_gear >= 1 && max_gear <= max_sweep_gear, where, "max_gear",
+                         static_cast<double>(max_gear), "a largest gear in 1..4096");
+        PERFCAST_EXPECTS(max_streams >= 1 && max_streams <= max_sweep_streams, where,
+                         "max_streams", static_cast<double>(max_streams), "1 to 64 streams");
+        const std::size_t per_split = static_cast<std::size_t>(max_gear) *
+                                      static_cast<std::size_t>(max_streams);
+        seconds_.resize(splits_.size() * per_split);
+        for (std::size_t s = 0; s < splits_.size(); ++s) {
+            const card_service svc(c, model, splits_[s], params);
+            for (int b = 1; b <= max_gear; ++b) {
+                for (int n = 1; n <= max_streams; ++n) {
+                    seconds_[slot(s, b, n)] = svc(b, n).in(units::s);
+                }
+            }
+        }
+    }
+
+    /// The latency of a batch of `batch` samples with `split` while `concurrent` batches run
+    /// (card_service's value).
+    [[nodiscard]] duration service(const core_split& split, int batch, int concurrent) const {
+        PERFCAST_EXPECTS(batch >= 1 && batch <= max_gear_, "card_service_cache::service",
+                         "batch", static_cast<double>(batch), "a batch the cache was built for");
+        PERFCAST_EXPECTS(concurrent >= 1 && concurrent <= max_streams_,
+                         "card_service_cache::service", "concurrent",
+                         static_cast<double>(concurrent), "a concurrency the cache was built for");
+        return duration{seconds_[slot(index_of(split), batch, concurrent)], units::s};
+    }
+
+    /// The server of configuration `k` (make_card_server's, from the cache).
+    [[nodiscard]] server_config server(const serving_config& k) const {
+        PERFCAST_EXPECTS(k.max_gear >= 1 && k.max_gear <= max_gear_, "card_service_cache::server",
+                         "max_gear", static_cast<double>(k.max_gear),
+                         "a max gear the cache was built for");
+        PERFCAST_EXPECTS(k.streams >= 1 && k.streams <= max_streams_,
+                         "card_service_cache::server", "streams", static_cast<double>(k.streams),
+                         "a stream count the cache was built for");
+        const std::size_t s = index_of(k.split);
+        uniform_server u;
+        u.gears = gear_set::every(k.max_gear);
+        u.window = k.window;
+        u.streams = k.streams;
+        u.stream_cube = k.split.cube;
+        u.stream_vector = k.split.vector;
+        u.card_cube = core_count{card_cube_};
+        u.card_vector = core_count{card_vector_};
+        return make_server(u, [this, s](int batch, int concurrent) {
+            return duration{seconds_[slot(s, batch, concurrent)], units::s};
+        });
+    }
+
+private:
+    [[nodiscard]] std::size_t index_of(const core_split& split) const {
+        for (std::size_t i = 0; i < splits_.size(); ++i) {
+            if (splits_[i] == split) return i;
+        }
+        detail::precondition_failed("card_service_cache", "split",
+                                    std::to_string(split.cube.value) + " cube / " +
+                                        std::to_string(split.vector.value) + " vector cores",
+                                    "a split the cache was built for");
+    }
+    [[nodiscard]] std::size_t slot(std::size_t s, int batch, int concurrent) const noexcept {
+        const auto g = static_cast<std::size_t>(max_gear_);
+        const auto n = static_cast<std::size_t>(max_streams_);
+        return (s * g + static_cast<std::size_t>(batch - 1)) * n +
+               static_cast<std::size_t>(concurrent - 1);
+    }
+
+    int card_cube_;
+    int card_vector_;
+    int max_gear_;
+    int max_streams_;
+    std::vector<core_split> splits_;
+    std::vector<double> seconds_;  // [split][batch - 1][concurrent - 1]
+};
+
+// ---- options and results ------------------------------------------------------------------
+
+/// What a sweep computes: latency at fixed loads (`loads`), or the capacity under a TP99
+/// target (`target`). Exactly one of the two.
+struct serving_sweep_options {
+    std::vector<request_rate> loads;
+    std::optional<duration> target;
+    /// Leaders simulated, in the analytic order (0: every configuration).
+    std::size_t simulate_top = 8;
+    /// Per simulation: requests (after `warmup` uncounted ones), seed, service noise.
+    std::uint64_t requests = 20000;
+    std::uint64_t warmup = 2000;
+    std::uint64_t seed = 1;
+    double service_cv = 0;
+    /// Capacity bisection stops when its bracket is narrower than this share (find_capacity).
+    double rel_tolerance = 0.01;
+};
+
+/// One simulated load.
+struct serving_point {
+    request_rate qps{};  // the offered load
+    duration mean{};
+    duration p50{};
+    duration p99{};
+    duration p999{};
+    double utilization = 0;       // streams busy
+    double core_utilization = 0;  // card cube cores held
+    double padding_share = 0;     // padding samples / gear samples
+    double mean_batch = 0;        // samples per batch (merging shows here)
+};
+
+/// One configuration: its analytic figures and, for a leader, its simulation.
+struct serving_row {
+    serving_config config{};
+    std::size_t analytic_rank = 0;  // 1-based place in the analytic order
+    duration low_load_p99{};        // exact TP99 on an idle card (no queueing)
+    duration low_load_mean{};
+    /// Load mode: the analytic TP99 at the highest load (infinite when it saturates).
+    duration analytic_p99{};
+    double analytic_utilization = 0;  // at the highest load (>= 1: saturated)
+    /// Capacity mode: the analytic capacity (none when even low load misses the target).
+    std::optional<request_rate> analytic_capacity;
+    /// Load mode: one per load, in the order given. Capacity mode: one, at the capacity.
+    std::vector<serving_point> points;
+    /// Capacity mode: the highest simulated QPS per card whose TP99 meets the target.
+    std::optional<request_rate> capacity;
+    int evaluations = 0;  // capacity mode: simulations the bisection spent
+};
+
+/// No configuration meets the target: the one with the lowest low-load TP99 and why.
+struct serving_none {
+    serving_config closest{};
+    duration closest_p99{};  // its TP99 at low load
+    duration target{};
+    std::string why;
+};
+
+struct serving_sweep_result {
+    std::size_t configurations = 0;  // analysed: the whole grid
+    /// The simulated leaders, best first (see serving_sweeper::run for the order).
+    std::vector<serving_row> ranked;
+    std::optional<duration> target;
+    /// Capacity mode when no simulated leader meets the target.
+    std::optional<serving_none> none;
+    /// Index into `ranked.front().points` of the highest load (load mode).
+    std::size_t peak = 0;
+    /// Capacity mode: a leader meets the target (ranked.front() is the best).
+    [[nodiscard]] bool met() const noexcept {
+        return target.has_value() && !none.has_value() && !ranked.empty() &&
+               ranked.front().capacity.has_value();
+    }
+};
+
+// ---- the sweeper --------------------------------------------------------------------------
+
+/// A grid of serving configurations of one model on one chip, with one batch-size
+/// distribution. Holds the service-time cache; the model's nodes need not outlive it.
+class serving_sweeper {
+public:
+    serving_sweeper(const chip& c, std::span<const node> model, serving_grid grid,
+                    batch_distribution dist, const card_params& params = {})
+        : grid_(std::move(grid)), dist_(std::move(dist)),
+          cache_(make_cache(c, model, grid_, params)) {
+        for (int s : grid_.streams) {
+            for (int k : grid_.cube) {
+                for (int v : grid_.vector) {
+                    for (int m : grid_.max_gears) {
+                        for (duration w : grid_.windows) {
+                            configs_.push_back(
+                                {s, core_split{core_count{k}, core_count{v}}, m, w});
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    [[nodiscard]] const serving_grid& grid() const noexcept { return grid_; }
+    [[nodiscard]] const batch_distribution& distribution() const noexcept { return dist_; }
+    /// Every configuration, streams outermost, windows innermost.
+    [[nodiscard]] std::span<const serving_config> configurations() const noexcept {
+        return configs_;
+    }
+    [[nodiscard]] const card_service_cache& cache() const noexcept { return cache_; }
+    [[nodiscard]] server_config server(const serving_config& k) const { return cache_.server(k); }
+
+    /// Ranks the grid analytically, simulates the leaders, ranks them by the simulation.
+    ///  load mode:     TP99 at the highest load, then mean there, then the analytic order;
+    ///  capacity mode: capacity (highest first), then TP99 at it, then the analytic order; the
+    ///                 leaders that meet nothing after, by low-load TP99.
+    [[nodiscard]] serving_sweep_result run(const serving_sweep_options& o) const {
+        check(o);
+        const bool capacity_mode = o.target.has_value();
+        serving_sweep_result r;
+        r.configurations = configs_.size();
+        r.target = o.target;
+        std::size_t peak = 0;
+        for (std::size_t i = 1; i < o.loads.size(); ++i) {
+            if (o.loads[i] > o.loads[peak]) peak = i;
+        }
+        r.peak = peak;
+
+        // 1. Every configuration, analytically.
+        std::vector<serving_row> rows(configs_.size());
+        capacity_options ao;
+        if (capacity_mode) {
+            ao.target = *o.target;
+            ao.method = capacity_method::analytic;
+            ao.service_cv = o.service_cv;
+            ao.rel_tolerance = o.rel_tolerance;
+        }
+        for (std::size_t i = 0; i < configs_.size(); ++i) {
+            serving_row& row = rows[i];
+            row.config = configs_[i];
+            const server_config srv = server(configs_[i]);
+            const low_load_result low = low_load(srv, dist_);
+            row.low_load_p99 = low.p99;
+            row.low_load_mean = low.mean;
+            if (capacity_mode) {
+                const capacity_result c = find_capacity(srv, dist_, ao);
+                if (c) row.analytic_capacity = c->qps;
+            } else {
+                const analytic_result a = analyze(srv, dist_, o.loads[peak], o.service_cv);
+                row.analytic_p99 = a.p99;
+                row.analytic_utilization = a.utilization;
+            }
+        }
+        std::vector<std::size_t> order(rows.size());
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            const serving_row& x = rows[a];
+            const serving_row& y = rows[b];
+            if (capacity_mode) {
+                if (x.analytic_capacity.has_value() != y.analytic_capacity.has_value()) {
+                    return x.analytic_capacity.has_value();
+                }
+                if (x.analytic_capacity && *x.analytic_capacity != *y.analytic_capacity) {
+                    return *x.analytic_capacity > *y.analytic_capacity;
+                }
+                return x.low_load_p99 < y.low_load_p99;
+            }
+            if (x.analytic_p99 != y.analytic_p99) return x.analytic_p99 < y.analytic_p99;
+            return x.analytic_utilization < y.analytic_utilization;  // both saturated
+        });
+        for (std::size_t k = 0; k < order.size(); ++k) rows[order[k]].analytic_rank = k + 1;
+
+        // 2. The leaders, simulated.
+        const std::size_t n = o.simulate_top == 0 || o.simulate_top > order.size()
+                                  ? order.size()
+                                  : o.simulate_top;
+        sim_options so;
+        so.seed = o.seed;
+        so.warmup = o.warmup;
+        so.service_cv = o.service_cv;
+        capacity_options co;
+        if (capacity_mode) {
+            co.target = *o.target;
+            co.requests = o.requests;
+            co.warmup = o.warmup;
+            co.seed = o.seed;
+            co.service_cv = o.service_cv;
+            co.rel_tolerance = o.rel_tolerance;
+        }
+        for (std::size_t k = 0; k < n; ++k) {
+            serving_row row = rows[order[k]];
+            const server_config srv = server(row.config);
+            if (capacity_mode) {
+                // A configuration whose low-load TP99 misses the target is not searched.
+                if (row.low_load_p99 <= *o.target) {
+                    const capacity_result c = find_capacity(srv, dist_, co);
+                    if (c) {
+                        row.capacity = c->qps;
+                        row.evaluations = c->evaluations;
+                        // The same seed and length as the bisection's run at that load: the
+                        // same arrivals, so its TP99 is the bisection's.
+                        row.points.push_back(point_of(simulate(srv, dist_, c->qps, o.requests, so), c->qps));
+                    }
+                }
+            } else {
+                for (request_rate q : o.loads) {
+                    row.points.push_back(point_of(simulate(srv, dist_, q, o.requests, so), q));
+                }
+            }
+            r.ranked.push_back(std::move(row));
+        }
+        std::stable_sort(r.ranked.begin(), r.ranked.end(),
+                         [&](const serving_row& x, const serving_row& y) {
+                             if (capacity_mode) {
+                                 if (x.capacity.has_value() != y.capacity.has_value()) {
+                                     return x.capacity.has_value();
+                                 }
+                                 if (x.capacity) {
+                                     if (*x.capacity != *y.capacity) {
+                                         return *x.capacity > *y.capacity;
+                                     }
+                                     if (x.points[0].p99 != y.points[0].p99) {
+                                         return x.points[0].p99 < y.points[0].p99;
+                                     }
+                                 } else if (x.low_load_p99 != y.low_load_p99) {
+                                     return x.low_load_p99 < y.low_load_p99;
+                                 }
+                                 return x.analytic_rank < y.analytic_rank;
+                             }
+                             const serving_point& a = x.points[peak];
+                             const serving_point& b = y.points[peak];
+                             if (a.p99 != b.p99) return a.p99 < b.p99;
+                             if (a.mean != b.mean) return a.mean < b.mean;
+                             return x.analytic_rank < y.analytic_rank;
+                         });
+
+        if (capacity_mode && !r.met()) {
+            // None of the leaders meets it: the closest over the whole grid, by the exact
+            // low-load TP99 (the floor no load can go below).
+            std::size_t best = 0;
+            for (std::size_t i = 1; i < rows.size(); ++i) {
+                if (rows[i].low_load_p99 < rows[best].low_load_p99) best = i;
+            }
+            serving_none none;
+            none.closest = rows[best].config;
+            none.closest_p99 = rows[best].low_load_p99;
+            none.target = *o.target;
+            const duration over = none.closest_p99 - none.target;
+            none.why = "none of the " + std::to_string(configs_.size()) +
+                       " configurations meets TP99 <= " + detail::ms_text(none.target) +
+                       "; the closest, " + describe(none.closest) + ", has a TP99 of " +
+                       detail::ms_text(none.closest_p99) +
+                       (over > duration{}
+                            ? " even at low load (" + detail::ms_text(over) + " over)"
+                            : " at low load, but no load tried met it under queueing");
+            r.none = std::move(none);
+        }
+        return r;
+    }
+
+    /// TP99 (and the rest) of configuration `k` at each of `rates`: serving.hpp's sweep_qps
+    /// with the same seed at every rate (common random numbers: smooth curves).
+    [[nodiscard]] std::vector<serving_point> curve(const serving_config& k,
+                                                   std::span<const request_rate> rates,
+                                                   std::uint64_t requests,
+                                                   std::uint64_t warmup,
+                                                   std::uint64_t seed = 1) const {
+        sim_options so;
+        so.seed = seed;
+        so.warmup = warmup;
+        const std::vector<serving_result> runs =
+            sweep_qps(server(k), dist_, rates, requests, so);
+        std::vector<serving_point> out;
+        out.reserve(runs.size());
+        for (std::size_t i = 0; i < runs.size(); ++i) out.push_back(point_of(runs[i], rates[i]));
+        return out;
+    }
+
+    /// A simulation of configuration `k` at `qps` long enough to cover [from, from + length),
+    /// with that interval recorded as a timeline (io::write_chrome_trace writes it).
+    [[nodiscard]] serving_result timeline(const serving_config& k, request_rate qps,
+                                          duration from, duration length,
+                                          std::uint64_t seed = 1) const {
+        constexpr std::string_view where = "serving_sweeper::timeline";
+        PERFCAST_EXPECTS(qps.in(units::qps) > 0 && is_finite(qps), where, "qps",
+                         qps.in(units::qps), "a finite rate > 0 requests per second");
+        PERFCAST_EXPECTS(from.in(units::s) >= 0 && length.in(units::s) > 0 && is_finite(from) &&
+                             is_finite(length),
+                         where, "length (ms)", length.in(units::ms),
+                         "a finite interval > 0 ms starting at >= 0 ms");
+        // Arrivals must continue past the interval's end: 10 % more than its expected count,
+        // plus 50 so that a short interval at a low rate is covered as well.
+        const double need = qps.in(units::qps) * (from + length).in(units::s) * 1.1 + 50.0;
+        PERFCAST_EXPECTS(need <= 5e7, where, "requests", need,
+                         "at most 5e7 simulated requests (a shorter interval or a lower rate)");
+        sim_options so;
+        so.seed = seed;
+        so.timeline = timeline_options{.from = from, .to = from + length};
+        return simulate(server(k), dist_, qps, static_cast<std::uint64_t>(std::ceil(need)), so);
+    }
+
+private:
+    static card_service_cache make_cache(const chip& c, std::span<const node> model,
+                                         const serving_grid& g, const card_params& params) {
+        validate(g, c);
+        PERFCAST_EXPECTS(!model.empty(), "serving_sweeper", "model (nodes)", 0.0,
+                         "at least one node");
+        std::vector<core_split> splits;
+        for (int k : g.cube) {
+            for (int v : g.vector) splits.push_back({core_count{k}, core_count{v}});
+        }
+        return card_service_cache(c, model, splits,
+                                  *std::max_element(g.max_gears.begin(), g.max_gears.end()),
+                                  *std::max_element(g.streams.begin(), g.streams.end()), params);
+    }
+
+    static void check(const serving_sweep_options& o) {
+        constexpr std::string_view where = "serving_sweeper::run";
+        PERFCAST_EXPECTS(o.loads.empty() != !o.target.has_value(), where, "loads / target",
+                         o.target ? "both" : "neither",
+                         "either fixed loads (load mode) or a TP99 target (capacity mode)");
+        for (std::size_t i = 0; i < o.loads.size(); ++i) {
+            PERFCAST_EXPECTS(o.loads[i].in(units::qps) > 0 && is_finite(o.loads[i]), where,
+                             "loads[" + std::to_string(i) + "]", o.loads[i].in(units::qps),
+                             "a finite rate > 0 requests per second");
+        }
+        if (o.target) {
+            PERFCAST_EXPECTS(o.target->in(units::s) > 0 && is_finite(*o.target), where,
+                             "target (ms)", o.target->in(units::ms),
+                             "a finite TP99 target > 0 ms");
+        }
+        PERFCAST_EXPECTS(o.requests > o.warmup && o.requests - o.warmup >= 100, where,
+                         "requests", static_cast<double>(o.requests),
+                         "at least 100 more than warmup");
+        PERFCAST_EXPECTS(o.rel_tolerance >= 1e-6 && o.rel_tolerance < 1, where,
+                         "rel_tolerance", o.rel_tolerance, "a share in [1e-6, 1)");
+        (void)detail::erlang_shape(o.service_cv);  // rejects a cv outside {0} U [0.1, 1]
+    }
+
+    static serving_point point_of(const serving_result& s, request_rate offered) {
+        serving_point p;
+        p.qps = offered;
+        p.mean = s.mean;
+        p.p50 = s.p50;
+        p.p99 = s.p99;
+        p.p999 = s.p999;
+        p.utilization = s.utilization;
+        p.core_utilization = s.core_utilization;
+        p.padding_share = s.padding_share;
+        p.mean_batch = s.mean_batch;
+        return p;
+    }
+
+    serving_grid grid_;
+    batch_distribution dist_;
+    card_service_cache cache_;
+    std::vector<serving_config> configs_;
+};
+
+}  // namespace perfcast

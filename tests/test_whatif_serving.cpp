@@ -1,0 +1,599 @@
+// `perfcast whatif` in serving mode (--qps, --p99-ms, --bs-hist, --max-batch, --window-ms,
+// --traffic, --trace, --svg) and the layer under it, serving_sweep.hpp.
+//
+// Every run is short (a few configurations, 2000 to 4000 simulated requests) so that the file
+// takes well under a second in a Debug build; statistical checks say how noisy they are at that
+// length.
+#include <doctest/doctest.h>
+
+#include <perfcast/chips.hpp>
+#include <perfcast/io/histogram.hpp>
+#include <perfcast/scenario.hpp>
+#include <perfcast/serving.hpp>
+#include <perfcast/serving_sweep.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "../examples/perfcast/cmd_whatif.hpp"
+
+#ifndef PERFCAST_SOURCE_DIR
+#error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
+#endif
+
+using namespace perfcast;
+using namespace perfcast::literals;
+
+namespace {
+
+constexpr const char* seed_hist_path = PERFCAST_SOURCE_DIR "/tests/data/bs_hist_seed.csv";
+
+struct cli_run {
+    int status;
+    std::string out;
+    std::string err;
+};
+
+cli_run run_cli(std::vector<std::string_view> args) {
+    args.insert(args.begin(), "whatif");
+    std::ostringstream out, err;
+    const cli::command commands[] = {cli::whatif_command};
+    const int status = cli::dispatch(args, commands, out, err);
+    return {status, out.str(), err.str()};
+}
+
+bool has(const std::string& s, std::string_view needle) {
+    return s.find(needle) != std::string::npos;
+}
+
+std::size_t count(const std::string& s, std::string_view needle) {
+    std::size_t n = 0;
+    for (std::size_t p = s.find(needle); p != std::string::npos; p = s.find(needle, p + 1)) ++n;
+    return n;
+}
+
+std::string temp_path(const std::string& name) {
+    return (std::filesystem::temp_directory_path() / name).string();
+}
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+/// The number after the first `"key": ` at or after `from` (NaN when absent or null).
+double json_number(const std::string& s, std::string_view key, std::size_t from = 0) {
+    const std::string k = "\"" + std::string(key) + "\": ";
+    const std::size_t at = s.find(k, from);
+    if (at == std::string::npos) return std::nan("");
+    const char* p = s.data() + at + k.size();
+    double v = 0;
+    const auto [end, ec] = std::from_chars(p, s.data() + s.size(), v);
+    return ec == std::errc{} && end != p ? v : std::nan("");
+}
+
+/// A strict JSON syntax check (RFC 8259 grammar): Perfetto and chrome://tracing need no less.
+class json_syntax {
+public:
+    explicit json_syntax(std::string_view s) : s_(s) {}
+    bool valid() {
+        ws();
+        const bool ok = value();
+        ws();
+        return ok && i_ == s_.size();
+    }
+
+private:
+    bool value() {
+        if (i_ >= s_.size()) return false;
+        const char c = s_[i_];
+        if (c == '{') return sequence('}', true);
+        if (c == '[') return sequence(']', false);
+        if (c == '"') return string();
+        for (std::string_view w : {"true", "false", "null"}) {
+            if (s_.substr(i_, w.size()) == w) {
+                i_ += w.size();
+                return true;
+            }
+        }
+        return number();
+    }
+    bool sequence(char close, bool object) {
+        ++i_;
+        ws();
+        if (peek(close)) return ++i_, true;
+        for (;;) {
+            ws();
+            if (object) {
+                if (!string()) return false;
+                ws();
+                if (!peek(':')) return false;
+                ++i_;
+                ws();
+            }
+            if (!value()) return false;
+            ws();
+            if (peek(',')) {
+                ++i_;
+                continue;
+            }
+            if (peek(close)) return ++i_, true;
+            return false;
+        }
+    }
+    bool string() {
+        if (!peek('"')) return false;
+        for (++i_; i_ < s_.size(); ++i_) {
+            const auto c = static_cast<unsigned char>(s_[i_]);
+            if (c == '"') return ++i_, true;
+            if (c < 0x20) return false;
+            if (c == '\\') {
+                ++i_;
+                if (i_ >= s_.size()) return false;
+                if (s_[i_] == 'u') {
+                    i_ += 4;  // four hex digits (not checked one by one: we never write \u)
+                } else if (std::string_view("\"\\/bfnrt").find(s_[i_]) == std::string_view::npos) {
+                    return false;
+                }
+            }
+        }
+        return false;
+    }
+    bool number() {
+        if (peek('-')) ++i_;
+        if (peek('0')) {
+            ++i_;  // no leading zeros
+        } else if (!digits()) {
+            return false;
+        }
+        if (peek('.')) {
+            ++i_;
+            if (!digits()) return false;
+        }
+        if (peek('e') || peek('E')) {
+            ++i_;
+            if (peek('+') || peek('-')) ++i_;
+            if (!digits()) return false;
+        }
+        return true;
+    }
+    bool digits() {
+        const std::size_t start = i_;
+        while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
+        return i_ > start;
+    }
+    bool peek(char c) const { return i_ < s_.size() && s_[i_] == c; }
+    void ws() {
+        while (i_ < s_.size() && std::string_view(" \n\r\t").find(s_[i_]) != std::string_view::npos)
+            ++i_;
+    }
+    std::string_view s_;
+    std::size_t i_ = 0;
+};
+
+/// CSV output of the serving mode as rows of named fields (our writer quotes nothing here).
+std::vector<std::map<std::string, std::string>> csv_rows(const std::string& text) {
+    std::istringstream in(text);
+    std::string line;
+    std::vector<std::string> header;
+    std::vector<std::map<std::string, std::string>> rows;
+    auto split = [](const std::string& l) {
+        std::vector<std::string> f;
+        std::size_t pos = 0;
+        for (;;) {
+            const std::size_t c = l.find(',', pos);
+            f.push_back(l.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
+            if (c == std::string::npos) return f;
+            pos = c + 1;
+        }
+    };
+    while (std::getline(in, line)) {
+        const std::vector<std::string> f = split(line);
+        if (header.empty()) {
+            header = f;
+            continue;
+        }
+        std::map<std::string, std::string> row;
+        for (std::size_t i = 0; i < header.size() && i < f.size(); ++i) row[header[i]] = f[i];
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+double number_of(const std::string& s) {
+    double v = std::nan("");
+    (void)std::from_chars(s.data(), s.data() + s.size(), v);
+    return v;
+}
+
+}  // namespace
+
+// ---- the library layer --------------------------------------------------------------------
+
+TEST_CASE("card_service_cache builds exactly what make_card_server builds") {
+    const chip& a2 = scenario::default_chip;
+    const std::vector<core_split> splits{{core_count{12}, core_count{24}},
+                                         {core_count{24}, core_count{48}}};
+    const card_service_cache cache(a2, scenario::ctr_ranking, splits, 20, 3);
+    const serving_config k{3, splits[0], 16, 1_ms};
+    const server_config mine = cache.server(k);
+    const server_config ref =
+        make_card_server(a2, scenario::ctr_ranking, 3, splits[0], gear_set::every(16), 1_ms);
+    REQUIRE(mine.streams.size() == ref.streams.size());
+    CHECK(mine.gears == ref.gears);
+    CHECK(mine.window == ref.window);
+    CHECK(mine.card_cube == ref.card_cube);
+    CHECK(mine.card_vector == ref.card_vector);
+    // The same evaluate_card calls: equal to the bit at every gear and concurrency.
+    for (std::size_t s = 0; s < ref.streams.size(); ++s) {
+        CHECK(mine.streams[s].cube == ref.streams[s].cube);
+        CHECK(mine.streams[s].vector == ref.streams[s].vector);
+        for (int g = 1; g <= 16; ++g) {
+            for (int n = 1; n <= 3; ++n) {
+                CHECK(mine.streams[s].service.at(g, n) == ref.streams[s].service.at(g, n));
+            }
+        }
+    }
+    CHECK_THROWS_WITH_AS((void)cache.server({3, {core_count{6}, core_count{10}}, 16, 0_ms}),
+                         doctest::Contains("a split the cache was built for"), perfcast::error);
+    CHECK_THROWS_WITH_AS((void)cache.server({4, splits[0], 16, 0_ms}),
+                         doctest::Contains("streams = 4"), perfcast::error);
+}
+
+TEST_CASE("serving_sweeper: capacity mode meets the target, ranks by capacity, cards exactly") {
+    const batch_distribution d = io::read_bs_histogram_file(seed_hist_path);
+    const serving_grid g{.streams = {2, 3}, .cube = {12}, .vector = {24}, .max_gears = {16, 20}};
+    const serving_sweeper s(scenario::default_chip, scenario::ctr_ranking, g, d);
+    REQUIRE(s.configurations().size() == 4);
+    serving_sweep_options o;
+    o.target = 1_ms;
+    o.requests = 2000;
+    o.warmup = 200;
+    o.simulate_top = 0;  // all four
+    const serving_sweep_result r = s.run(o);
+    REQUIRE(r.met());
+    REQUIRE(r.ranked.size() == 4);
+    std::set<std::size_t> analytic_ranks;
+    for (std::size_t i = 0; i < r.ranked.size(); ++i) {
+        const serving_row& row = r.ranked[i];
+        analytic_ranks.insert(row.analytic_rank);
+        REQUIRE(row.capacity.has_value());
+        REQUIRE(row.points.size() == 1);
+        // The point is a run at the capacity with the bisection's seed and length: its TP99
+        // is the one the bisection accepted, so it meets the target exactly, not approximately.
+        CHECK(row.points[0].qps == *row.capacity);
+        CHECK(row.points[0].p99 <= 1_ms);
+        if (i > 0) CHECK(*r.ranked[i - 1].capacity >= *row.capacity);
+        // Every bs 1..max is a gear: nothing is ever padded.
+        CHECK(row.points[0].padding_share == 0.0);
+    }
+    CHECK(analytic_ranks == std::set<std::size_t>{1, 2, 3, 4});
+    // cards_for on the reported capacity: ceil(traffic / capacity) exactly (the traffic is not
+    // within 1e-9 of a multiple of it, so cards_for's whole-number rounding does not enter).
+    const request_rate traffic{123456.7, units::qps};
+    const double cap = r.ranked.front().capacity->in(units::qps);
+    CHECK(cards_for(traffic, *r.ranked.front().capacity).cards ==
+          static_cast<std::int64_t>(std::ceil(traffic.in(units::qps) / cap)));
+
+    // Only the analytic leader simulated: one row, the first of the analytic order.
+    o.simulate_top = 1;
+    const serving_sweep_result one = s.run(o);
+    REQUIRE(one.ranked.size() == 1);
+    CHECK(one.ranked.front().analytic_rank == 1);
+    CHECK(one.configurations == 4);
+
+    // Bad options name the field.
+    serving_sweep_options both = o;
+    both.loads = {100_qps};
+    CHECK_THROWS_WITH_AS((void)s.run(both), doctest::Contains("loads / target = both"),
+                         perfcast::error);
+    serving_sweep_options zero;
+    zero.loads = {0_qps};
+    CHECK_THROWS_WITH_AS((void)s.run(zero), doctest::Contains("loads[0] = 0"), perfcast::error);
+    serving_grid bad = g;
+    bad.windows = {duration{-1, units::ms}};
+    CHECK_THROWS_WITH_AS(serving_sweeper(scenario::default_chip, scenario::ctr_ranking, bad, d),
+                         doctest::Contains("window (ms) = -1, expected a finite batching window"),
+                         perfcast::error);
+}
+
+// ---- the command --------------------------------------------------------------------------
+
+TEST_CASE("perfcast whatif --qps: the serving table, one row per load, best first") {
+    const cli_run r = run_cli({"--bs-hist", seed_hist_path, "--streams", "2-3", "--cube", "12",
+                               "--vector", "24", "--max-batch", "16,20", "--qps", "3000,6000",
+                               "--requests", "2000"});
+    REQUIRE(r.status == cli::exit_ok);
+    INFO(r.out);
+    CHECK(has(r.out, "batch sizes: " + std::string(seed_hist_path) + " (41 sizes, mean 8.14"));
+    CHECK(has(r.out, "4 configurations ranked by the analytic M/G/c model; the top 4 simulated "
+                     "(2000 requests each, the first 200 warm-up, seed 1)"));
+    for (std::string_view col : {"streams", "cube/vec", "max gear", "window ms", "QPS", "mean ms",
+                                 "P50 ms", "P99 ms", "P99.9 ms", "util %", "padding %", "an. #"}) {
+        CHECK(has(r.out, col));
+    }
+    CHECK_FALSE(has(r.out, "deployments, ranked by"));  // not the card table
+    // Four configurations, each with a row at 3000 and one at 6000 QPS.
+    CHECK(count(r.out, " 3000 ") == 4);
+    CHECK(count(r.out, " 6000 ") == 4);
+
+    // Without --bs-hist every request has --batch samples.
+    const cli_run fixed = run_cli({"--batch", "8", "--streams", "2", "--cube", "12", "--vector",
+                                   "24", "--max-batch", "16", "--qps", "1000", "--requests",
+                                   "1000"});
+    REQUIRE(fixed.status == cli::exit_ok);
+    CHECK(has(fixed.out, "batch sizes: every request 8 samples (--batch)"));
+}
+
+TEST_CASE("perfcast whatif --qps --format json|csv: every field, valid JSON") {
+    const std::vector<std::string_view> base{"--bs-hist", seed_hist_path, "--streams", "2",
+                                             "--cube", "12", "--vector", "24", "--max-batch",
+                                             "16,20", "--window-ms", "0,0.5", "--qps", "4000",
+                                             "--requests", "2000"};
+    std::vector<std::string_view> args = base;
+    args.insert(args.end(), {"--format", "json"});
+    const cli_run j = run_cli(args);
+    REQUIRE(j.status == cli::exit_ok);
+    CHECK(json_syntax(j.out).valid());
+    for (std::string_view f :
+         {"\"mode\": \"load\"", "\"configurations\": 4", "\"simulated\": 4", "\"loads_qps\": [",
+          "\"target_p99_ms\": null", "\"best\": {", "\"candidates\": [", "\"max_gear\": 20",
+          "\"window_ms\": 0.5", "\"mean_ms\": ", "\"p50_ms\": ", "\"p99_ms\": ", "\"p999_ms\": ",
+          "\"utilization\": ", "\"core_utilization\": ", "\"padding_share\": ",
+          "\"analytic_rank\": ", "\"analytic_p99_ms\": ", "\"low_load_p99_ms\": "}) {
+        CHECK_MESSAGE(has(j.out, f), f);
+    }
+    CHECK(count(j.out, "\"rank\": ") == 5);  // best + 4 candidates
+
+    args = base;
+    args.insert(args.end(), {"--format", "csv"});
+    const cli_run c = run_cli(args);
+    REQUIRE(c.status == cli::exit_ok);
+    const auto rows = csv_rows(c.out);
+    REQUIRE(rows.size() == 4);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        CHECK(rows[i].at("rank") == std::to_string(i + 1));
+        CHECK(rows[i].at("qps") == "4000");
+        const double p50 = number_of(rows[i].at("p50_ms"));
+        const double p99 = number_of(rows[i].at("p99_ms"));
+        const double p999 = number_of(rows[i].at("p999_ms"));
+        CHECK(p50 > 0);
+        CHECK(p50 <= p99);
+        CHECK(p99 <= p999);
+        if (i > 0) CHECK(number_of(rows[i - 1].at("p99_ms")) <= p99);  // best first
+    }
+}
+
+TEST_CASE("perfcast whatif --p99-ms too tight: none meets it, with the closest configuration") {
+    const cli_run r = run_cli({"--bs-hist", seed_hist_path, "--streams", "1,3", "--cube", "12,24",
+                               "--vector", "24", "--max-batch", "16,20", "--p99-ms", "0.1",
+                               "--requests", "2000"});
+    REQUIRE(r.status == cli::exit_ok);  // an expected "no answer", not an error
+    INFO(r.out);
+    CHECK(has(r.out, "none of the 8 configurations meets TP99 <= 0.1 ms; the closest, "));
+    CHECK(has(r.out, "even at low load ("));
+    // The closest is the configuration with the lowest TP99 on an idle card, over the grid.
+    const batch_distribution d = io::read_bs_histogram_file(seed_hist_path);
+    const serving_sweeper s(scenario::default_chip, scenario::ctr_ranking,
+                            {.streams = {1, 3}, .cube = {12, 24}, .vector = {24},
+                             .max_gears = {16, 20}},
+                            d);
+    const serving_config* best = nullptr;
+    duration best_p99{};
+    for (const serving_config& k : s.configurations()) {
+        const duration p99 = low_load(s.server(k), d).p99;
+        if (best == nullptr || p99 < best_p99) {
+            best = &k;
+            best_p99 = p99;
+        }
+    }
+    REQUIRE(best != nullptr);
+    CHECK(has(r.out, "the closest, " + describe(*best) + ", has a TP99 of "));
+    CHECK(has(r.out, "none"));  // the table's capacity column
+
+    const cli_run j = run_cli({"--bs-hist", seed_hist_path, "--streams", "1,3", "--cube", "12,24",
+                               "--vector", "24", "--max-batch", "16,20", "--p99-ms", "0.1",
+                               "--requests", "2000", "--format", "json"});
+    REQUIRE(j.status == cli::exit_ok);
+    CHECK(json_syntax(j.out).valid());
+    CHECK(has(j.out, "\"met\": false"));
+    CHECK(has(j.out, "\"best\": null"));
+    CHECK(has(j.out, "\"closest\": {"));
+    CHECK(json_number(j.out, "low_load_p99_ms", j.out.find("\"closest\"")) ==
+          doctest::Approx(best_p99.in(units::ms)).epsilon(1e-12));
+}
+
+TEST_CASE("perfcast whatif --traffic: cards = ceil(traffic / reported capacity), exactly") {
+    for (std::string_view headroom : {"0", "0.2"}) {
+        const cli_run r = run_cli({"--bs-hist", seed_hist_path, "--streams", "2,3", "--cube", "12",
+                                   "--vector", "24", "--max-batch", "16,20", "--p99-ms", "1",
+                                   "--traffic", "123456.7", "--headroom", headroom, "--requests",
+                                   "2000", "--format", "json"});
+        REQUIRE(r.status == cli::exit_ok);
+        CHECK(json_syntax(r.out).valid());
+        CHECK(has(r.out, "\"met\": true"));
+        const double keep = 1.0 - number_of(std::string(headroom));
+        // JSON numbers are the shortest text that reads back as the same double, so the
+        // capacity read here is the one cards_for saw; 123456.7 is no whole multiple of it.
+        std::size_t n = 0;
+        for (std::size_t at = r.out.find("\"capacity_qps\": "); at != std::string::npos;
+             at = r.out.find("\"capacity_qps\": ", at + 1)) {
+            const double cap = json_number(r.out, "capacity_qps", at);
+            const double cards = json_number(r.out, "cards", at);
+            REQUIRE(cap > 0);
+            CHECK(cards == std::ceil(123456.7 / (cap * keep)));
+            ++n;
+        }
+        CHECK(n == 5);  // best + 4 candidates
+    }
+    const cli_run t = run_cli({"--bs-hist", seed_hist_path, "--streams", "3", "--cube", "12",
+                               "--vector", "24", "--max-batch", "20", "--p99-ms", "1",
+                               "--traffic", "100000", "--requests", "2000"});
+    REQUIRE(t.status == cli::exit_ok);
+    CHECK(has(t.out, "best under TP99 <= 1 ms: 3 stream(s) x 12 cube / 24 vector cores, max gear "
+                     "20, window 0 ms: "));
+    CHECK(has(t.out, "traffic 100000 QPS: "));
+    CHECK(has(t.out, "card(s) = ceil(traffic / (capacity x (1 - 0)))"));
+}
+
+TEST_CASE("perfcast whatif --trace: Chrome-trace JSON of one second, a track per stream") {
+    const std::string path = temp_path("perfcast_test_whatif_serving_trace.json");
+    const cli_run r = run_cli({"--bs-hist", seed_hist_path, "--streams", "3", "--cube", "12",
+                               "--vector", "24", "--max-batch", "20", "--qps", "4000",
+                               "--requests", "2000", "--trace", path});
+    REQUIRE(r.status == cli::exit_ok);
+    CHECK(has(r.out, "trace: " + path + ": #1 at 4000 QPS, simulated 1 s .. 2 s: "));
+    const std::string json = slurp(path);
+    CHECK(json_syntax(json).valid());
+    CHECK(has(json, "\"from_us\":1000000.000,\"to_us\":2000000.000"));
+    // One named track per stream, and batches on exactly those tracks.
+    CHECK(count(json, "\"name\":\"thread_name\"") == 3);
+    std::set<int> tids;
+    const std::string batch = "\"cat\":\"batch\",\"ph\":\"X\",\"pid\":1,\"tid\":";
+    for (std::size_t at = json.find(batch); at != std::string::npos;
+         at = json.find(batch, at + 1)) {
+        int tid = 0;
+        const char* p = json.data() + at + batch.size();
+        (void)std::from_chars(p, json.data() + json.size(), tid);
+        tids.insert(tid);
+    }
+    CHECK(tids == std::set<int>{1, 2, 3});
+    // About 4000 requests arrive in the second (Poisson: sd 63); at 40 % load some wait.
+    const std::size_t requests = count(json, "\"cat\":\"request\",\"ph\":\"b\",\"id\":") -
+                                 count(json, "\"name\":\"wait\",\"cat\":\"request\",\"ph\":\"b\"");
+    CHECK(requests > 3700);
+    CHECK(requests < 4300);
+    CHECK(count(json, "\"name\":\"wait\"") > 0);
+    std::remove(path.c_str());
+}
+
+TEST_CASE("perfcast whatif --svg in serving mode: TP99 against QPS per configuration") {
+    const std::string path = temp_path("perfcast_test_whatif_serving.svg");
+    const cli_run r = run_cli({"--bs-hist", seed_hist_path, "--streams", "3", "--cube", "12",
+                               "--vector", "24", "--max-batch", "16,20", "--p99-ms", "1",
+                               "--requests", "1000", "--svg", path});
+    REQUIRE(r.status == cli::exit_ok);
+    const std::string svg = slurp(path);
+    CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
+    CHECK(has(svg, "TP99 (ms)"));
+    CHECK(has(svg, "QPS per card"));
+    CHECK(has(svg, "#1 3 x 12/24, gear "));
+    CHECK(has(svg, "#2 3 x 12/24, gear "));
+    CHECK(has(svg, "TP99 target"));
+    CHECK(count(svg, "<polyline") == 3);  // two curves and the target
+    std::remove(path.c_str());
+}
+
+TEST_CASE("DIGEST F in the built-in scenario: max gear 20 beats 16 on TP99 at high QPS") {
+    // The seed (DIGEST F): with max gear 20 instead of 16 (bs 17..20 no longer split), mean
+    // latency unchanged, utilization lower, "clearly reduced peak-hour latency degradation".
+    // Here: the built-in CTR scenario's card-model service times, 3 streams of 12/24 cores on
+    // the 24/48 card, the seed-shaped histogram, window 0, the same arrivals for both gears.
+    const auto run_at = [](std::string_view qps, std::string_view requests) {
+        const cli_run r = run_cli({"--bs-hist", seed_hist_path, "--streams", "3", "--cube", "12",
+                                   "--vector", "24", "--max-batch", "16,20", "--qps", qps,
+                                   "--requests", requests, "--format", "csv"});
+        REQUIRE(r.status == cli::exit_ok);
+        std::map<std::string, std::map<std::string, std::string>> by_gear;
+        for (const auto& row : csv_rows(r.out)) by_gear[row.at("max_gear")] = row;
+        REQUIRE(by_gear.size() == 2);
+        return by_gear;
+    };
+    // Peak: 12000 QPS puts gear 16 at about 95 % of its streams. Over 40 seeds at 4000 requests
+    // (Release probe) gear 16's TP99 was 1.38 .. 3.4 times gear 20's and its stream utilization
+    // 3 .. 5 points higher; the checks ask for 1.2 times and any difference.
+    auto peak = run_at("12000", "4000");
+    const double p16 = number_of(peak["16"].at("p99_ms"));
+    const double p20 = number_of(peak["20"].at("p99_ms"));
+    INFO("TP99 at 12000 QPS: gear 16 ", p16, " ms, gear 20 ", p20, " ms");
+    CHECK(p16 > 1.2 * p20);
+    CHECK(number_of(peak["20"].at("utilization")) < number_of(peak["16"].at("utilization")));
+    CHECK(peak["20"].at("rank") == "1");
+    // Low load (1000 QPS, 8 % of the streams): the means differ by about 1 % (splitting bs
+    // 17..20 saves little when service time is nearly flat in the batch); 5 % is well above
+    // that and the run's noise (batch-means SE about 0.5 % at 2000 requests).
+    auto low = run_at("1000", "2000");
+    const double m16 = number_of(low["16"].at("mean_ms"));
+    const double m20 = number_of(low["20"].at("mean_ms"));
+    CHECK(std::abs(m16 / m20 - 1.0) < 0.05);
+}
+
+TEST_CASE("perfcast whatif serving mode: bad input is a clear error") {
+    const std::vector<std::string_view> grid{"--streams", "1", "--cube", "24", "--vector", "48",
+                                             "--max-batch", "16", "--requests", "1000"};
+    auto with = [&](std::vector<std::string_view> more) {
+        std::vector<std::string_view> a = grid;
+        a.insert(a.end(), more.begin(), more.end());
+        return run_cli(a);
+    };
+    cli_run r = with({"--qps", "0"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "option '--qps': '0' is not a load > 0 requests per second"));
+    r = with({"--qps", "100,-5"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "option '--qps': '-5' is not a load > 0"));
+    r = with({"--qps", "100,x"});
+    CHECK(has(r.err, "option '--qps': 'x' is not a load"));
+    r = with({"--qps", "100", "--window-ms", "-1"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "option '--window-ms': '-1' is not a batching window >= 0 ms"));
+    r = with({"--p99-ms", "0"});
+    CHECK(has(r.err, "option '--p99-ms': '0' is not a TP99 target > 0 ms"));
+    r = with({"--qps", "100", "--p99-ms", "1"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "give --qps (latency at fixed loads) or --p99-ms"));
+    r = with({"--bs-hist", seed_hist_path});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "serving flags need a load: --qps X[,Y..] or a TP99 target --p99-ms X"));
+    r = with({"--qps", "100", "--traffic", "1000"});
+    CHECK(has(r.err, "option '--traffic' needs --p99-ms"));
+    r = with({"--p99-ms", "1", "--traffic", "1000", "--headroom", "1"});
+    CHECK(has(r.err, "option '--headroom': '1' is not a share in [0, 1)"));
+    r = with({"--qps", "100", "--latency-ms", "1"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "option '--latency-ms' ranks single inferences"));
+    r = with({"--qps", "100", "--batch", "16,32"});
+    CHECK(has(r.err, "option '--batch': with serving flags it is the one batch size"));
+    r = with({"--qps", "100", "--batch", "16", "--bs-hist", seed_hist_path});
+    CHECK(has(r.err, "give --bs-hist FILE (a batch-size histogram) or --batch B"));
+    r = with({"--qps", "100", "--requests", "10"});
+    CHECK(has(r.err, "option '--requests': '10' is not a whole number in 1000..100000000"));
+    r = with({"--qps", "100", "--max-batch", "5000"});
+    CHECK(r.status == cli::exit_failure);
+    CHECK(has(r.err, "max_gear = 5000, expected a largest gear in 1..4096"));
+    // Histogram errors come from io/histogram.hpp with the file, line and column.
+    r = with({"--qps", "100", "--bs-hist", "/nonexistent/bs.csv"});
+    CHECK(r.status == cli::exit_failure);
+    CHECK(has(r.err, "/nonexistent/bs.csv: cannot open file for reading"));
+    const std::string bad = temp_path("perfcast_test_whatif_serving_bad.csv");
+    {
+        std::ofstream f(bad);
+        f << "bs,count\n1,5\n2,-1\n";
+    }
+    r = with({"--qps", "100", "--bs-hist", bad});
+    CHECK(r.status == cli::exit_failure);
+    CHECK(has(r.err, bad + ":3:3: count must be > 0"));
+    std::remove(bad.c_str());
+}
+
+TEST_CASE("perfcast whatif without serving flags is the card ranking, unchanged") {
+    const cli_run r = run_cli({"--streams", "1-2", "--cube", "12", "--vector", "24", "--batch",
+                               "16"});
+    REQUIRE(r.status == cli::exit_ok);
+    CHECK(has(r.out, "model ctr_ranking (37 nodes) on ascend910b1: 2 deployments, ranked by QPS"));
+    CHECK_FALSE(has(r.out, "analytic M/G/c"));
+}
