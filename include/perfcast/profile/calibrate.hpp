@@ -26,26 +26,12 @@
 
 namespace perfcast::profile {
 
-/// A row ready for fitting: the op, the cores it used and its measured time.
-struct measured_op {
-    op o;
-    int cores = 1;
-    duration measured{};
-    std::string type;
-};
-
 /// The rows of `rows` the model can map (see ops.hpp), with their block dims clamped to the chip.
 [[nodiscard]] inline std::vector<measured_op> measured_ops(const chip& c,
                                                            const std::vector<kernel_row>& rows) {
     std::vector<measured_op> out;
     for (const kernel_row& r : rows) {
-        if (!r.task_duration || !(r.task_duration->in(units::us) > 0)) continue;
-        const auto o = op_of(r);
-        if (!o) continue;
-        const engine_spec& e = c.engine_of(o->eng);
-        if (e.cores < 1 || (o->useful_ops > 0 && e.ops_per_cycle_for(o->type) <= 0)) continue;
-        int k = r.block_dim && *r.block_dim > 0 ? *r.block_dim : e.cores;
-        out.push_back({*o, std::min(k, e.cores), *r.task_duration, r.op_type});
+        if (auto m = measured_op_of(c, r)) out.push_back(std::move(*m));
     }
     return out;
 }

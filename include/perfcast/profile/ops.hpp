@@ -224,4 +224,27 @@ struct calibration {
                    data_size{}, units, *t);
 }
 
+/// A measured row as the model sees it: the op, the cores it used (its block dim, clamped to
+/// the engine) and its measured time.
+struct measured_op {
+    op o;
+    int cores = 1;
+    duration measured{};
+    std::string type;
+};
+
+/// The row as a measured op, or nothing when the row has no positive duration, cannot be mapped
+/// to an op, or needs a rate the chip lacks. `cal` supplies per-type work factors.
+[[nodiscard]] inline std::optional<measured_op> measured_op_of(const chip& c, const kernel_row& r,
+                                                               const calibration& cal = {}) {
+    if (!r.task_duration || !(r.task_duration->in(units::us) > 0)) return std::nullopt;
+    auto o = op_of(r, cal);
+    if (!o) return std::nullopt;
+    const engine_spec& e = c.engine_of(o->eng);
+    if (e.cores < 1 || (o->useful_ops > 0 && e.ops_per_cycle_for(o->type) <= 0))
+        return std::nullopt;
+    const int k = r.block_dim && *r.block_dim > 0 ? *r.block_dim : e.cores;
+    return measured_op{*o, std::min(k, e.cores), *r.task_duration, r.op_type};
+}
+
 }  // namespace perfcast::profile

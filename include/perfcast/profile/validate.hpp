@@ -87,23 +87,16 @@ struct error_report {
 /// clamped to the engine.
 [[nodiscard]] inline std::optional<prediction> predict_row(const chip& c, const kernel_row& r,
                                                            const calibration& cal = {}) {
-    const model_params& p = cal.params;
-    if (!r.task_duration || !(r.task_duration->in(units::us) > 0)) return std::nullopt;
-    const auto o = op_of(r, cal);
-    if (!o) return std::nullopt;
-    const engine_spec& e = c.engine_of(o->eng);
-    if (e.cores < 1 || (o->useful_ops > 0 && e.ops_per_cycle_for(o->type) <= 0))
-        return std::nullopt;
-    int limit = r.block_dim && *r.block_dim > 0 ? *r.block_dim : e.cores;
-    limit = std::min(limit, e.cores);
+    const auto m = measured_op_of(c, r, cal);
+    if (!m) return std::nullopt;
     prediction out;
     out.line = r.line;
     out.name = r.name;
     out.type = r.op_type;
     out.task = r.task_text;
-    out.cores = limit;
-    out.measured = *r.task_duration;
-    out.predicted = cost(c, *o, core_count{limit}, p).latency;
+    out.cores = m->cores;
+    out.measured = m->measured;
+    out.predicted = cost(c, m->o, core_count{m->cores}, cal.params).latency;
     out.ape = std::abs(out.predicted / out.measured - 1.0);
     return out;
 }
