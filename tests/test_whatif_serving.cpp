@@ -350,7 +350,8 @@ TEST_CASE("perfcast whatif --qps --format json|csv: every field, valid JSON") {
     REQUIRE(j.status == cli::exit_ok);
     CHECK(json_syntax(j.out).valid());
     for (std::string_view f :
-         {"\"mode\": \"load\"", "\"configurations\": 4", "\"simulated\": 4", "\"loads_qps\": [",
+         {"\"mode\": \"load\"", "\"configurations\": 4", "\"leaders\": 4", "\"simulated\": 4",
+          "\"simulated\": true", "\"loads_qps\": [",
           "\"target_p99_ms\": null", "\"best\": {", "\"candidates\": [", "\"max_gear\": 20",
           "\"window_ms\": 0.5", "\"mean_ms\": ", "\"p50_ms\": ", "\"p99_ms\": ", "\"p999_ms\": ",
           "\"utilization\": ", "\"core_utilization\": ", "\"padding_share\": ",
@@ -386,6 +387,8 @@ TEST_CASE("perfcast whatif --p99-ms too tight: none meets it, with the closest c
     INFO(r.out);
     CHECK(has(r.out, "none of the 8 configurations meets TP99 <= 0.1 ms; the closest, "));
     CHECK(has(r.out, "even at low load ("));
+    CHECK(has(r.out,
+              "8 of them not simulated: their TP99 misses the target even with no queueing"));
     // The closest is the configuration with the lowest TP99 on an idle card, over the grid.
     const batch_distribution d = io::read_bs_histogram_file(seed_hist_path);
     const serving_sweeper s(scenario::default_chip, scenario::ctr_ranking,
@@ -411,6 +414,8 @@ TEST_CASE("perfcast whatif --p99-ms too tight: none meets it, with the closest c
     REQUIRE(j.status == cli::exit_ok);
     CHECK(json_syntax(j.out).valid());
     CHECK(has(j.out, "\"met\": false"));
+    CHECK(has(j.out, "\"leaders\": 8"));
+    CHECK(has(j.out, "\"simulated\": 0"));
     CHECK(has(j.out, "\"best\": null"));
     CHECK(has(j.out, "\"closest\": {"));
     CHECK(json_number(j.out, "low_load_p99_ms", j.out.find("\"closest\"")) ==

@@ -55,8 +55,8 @@ namespace whatif_detail {
 inline constexpr std::array<option, 22> options{{
     {"model", "FILE", "model file (docs/model-file.md); default: the built-in CTR scenario"},
     {"chip", "C", "chip preset (perfcast chips); default: ascend910b1"},
-    {"batch", "LIST", "batch sizes, e.g. 16,64 or 16-20; default 16,32,64,128,256 (serving: the "
-                      "one size of every request when there is no --bs-hist; default 16)"},
+    {"batch", "LIST", "batch sizes, e.g. 16,64 or 16-20; default 16,32,64,128,256 (serving: "
+                      "one size, default 16)"},
     {"streams", "LIST", "streams (instances) per card; default 1-6"},
     {"cube", "LIST", "cube-core limits per instance; default 6,8,12,24"},
     {"vector", "LIST", "vector-core limits per instance; default 10,12,24,48"},
@@ -65,12 +65,12 @@ inline constexpr std::array<option, 22> options{{
     {"top", "N", "table rows to print (default 20; 0: all)"},
     {"format", "FORMAT", "table (default), csv or json (csv and json list every candidate)"},
     {"svg", "FILE", "write QPS against latency, with the Pareto front, as SVG (serving: TP99 "
-                    "against QPS of the top 5)"},
+                    "against QPS)"},
     {"qps", "X[,Y..]", "serving: loads in requests/s per card; latency percentiles there"},
     {"p99-ms", "X", "serving: TP99 target in ms; per configuration the highest QPS meeting it"},
     {"bs-hist", "FILE", "serving: request batch sizes, a bs,count CSV (default: all --batch)"},
-    {"max-batch", "LIST", "serving: max gears, every bs 1..max a gear, larger requests split "
-                          "in balanced chunks; default 8,16,20,32"},
+    {"max-batch", "LIST", "serving: max gears (every bs 1..max a gear, larger requests split); "
+                          "default 8,16,20,32"},
     {"window-ms", "T[,T..]", "serving: batching windows in ms; default 0"},
     {"traffic", "QPS", "serving: total requests/s; cards = ceil(traffic / capacity) (--p99-ms)"},
     {"headroom", "SHARE", "serving: share of each card's capacity kept free, [0, 1); default 0"},
@@ -237,8 +237,9 @@ inline constexpr std::array<std::string_view, 11> flags{
     std::size_t pos = 0;
     while (true) {
         const std::size_t comma = text.find(',', pos);
-        const std::string_view part =
-            text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+        const std::size_t len = comma == std::string_view::npos ? std::string_view::npos
+                                                                : comma - pos;
+        const std::string_view part = text.substr(pos, len);
         double v = 0;
         auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
         if (part.empty() || ec != std::errc{} || p != part.data() + part.size() || !(v < 1e300) ||
@@ -301,6 +302,12 @@ struct context {
     double headroom = 0;
 };
 
+[[nodiscard]] inline std::size_t simulated_count(const serving_sweep_result& r) {
+    return static_cast<std::size_t>(
+        std::count_if(r.ranked.begin(), r.ranked.end(),
+                      [](const serving_row& row) { return row.simulated; }));
+}
+
 [[nodiscard]] inline std::optional<card_count> cards_of(const context& x, const serving_row& r) {
     if (!x.traffic || !r.capacity) return std::nullopt;
     return cards_for(*x.traffic, *r.capacity, x.headroom);
@@ -333,6 +340,7 @@ inline void write_row_json(io::json_writer& j, const context& x, const serving_r
     j.begin_object().member("rank", static_cast<std::uint64_t>(rank));
     write_config_json(j, r.config);
     j.member("analytic_rank", static_cast<std::uint64_t>(r.analytic_rank))
+        .member("simulated", r.simulated)
         .member("low_load_mean_ms", r.low_load_mean.in(units::ms))
         .member("low_load_p99_ms", r.low_load_p99.in(units::ms));
     if (x.options.target) {
@@ -379,7 +387,8 @@ inline void write_json(std::ostream& out, const context& x, const serving_sweep_
         .member("max", x.dist->max())
         .end_object();
     j.member("configurations", static_cast<std::uint64_t>(r.configurations))
-        .member("simulated", static_cast<std::uint64_t>(r.ranked.size()))
+        .member("leaders", static_cast<std::uint64_t>(r.ranked.size()))
+        .member("simulated", static_cast<std::uint64_t>(simulated_count(r)))
         .member("requests", x.options.requests)
         .member("warmup", x.options.warmup)
         .member("seed", x.options.seed);
@@ -472,11 +481,17 @@ inline void write_table(std::ostream& out, const context& x, const serving_sweep
                         std::size_t top) {
     const serving_sweep_options& o = x.options;
     const bool capacity = o.target.has_value();
+    const std::size_t simulated = simulated_count(r);
     out << "model " << x.model_name << " (" << x.model_nodes << " nodes) on " << x.chip_name
         << ", batch sizes: " << x.sizes_text << "\n"
         << r.configurations << " configurations ranked by the analytic M/G/c model; the top "
         << r.ranked.size() << " simulated (" << o.requests << " requests each, the first "
-        << o.warmup << " warm-up, seed " << o.seed << ")\n";
+        << o.warmup << " warm-up, seed " << o.seed << ")";
+    if (simulated < r.ranked.size()) {
+        out << ";\n" << r.ranked.size() - simulated
+            << " of them not simulated: their TP99 misses the target even with no queueing";
+    }
+    out << "\n";
     if (capacity) {
         if (r.met()) {
             const serving_row& b = r.ranked.front();
@@ -623,12 +638,14 @@ inline void write_svg(const std::string& path, const context& x, const serving_s
         p.add_vline(q.in(units::qps), rate_text(q.in(units::qps)) + " QPS", "#868e96");
     }
     std::ofstream f(path, std::ios::binary);
-    if (!f) ::perfcast::detail::precondition_failed("whatif", "--svg", path, "a writable file path");
+    if (!f) {
+        ::perfcast::detail::precondition_failed("whatif", "--svg", path, "a writable file path");
+    }
     p.write(f);
 }
 
-inline int run(const parsed_args& a, std::ostream& out, const model& m, const chip& c,
-               const std::string& format) {
+inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const model& m,
+               const chip& c, const std::string& format) {
     using whatif_detail::as_ints;
     using whatif_detail::parse_list;
     for (std::string_view card_only : {"latency-ms", "rank"}) {
@@ -661,9 +678,11 @@ inline int run(const parsed_args& a, std::ostream& out, const model& m, const ch
         o.target = duration{parse_real(a, "p99-ms", false, "a TP99 target > 0 ms"), units::ms};
     }
     if (a.has("traffic")) {
-        if (!o.target) throw usage_error("option '--traffic' needs --p99-ms (cards = traffic / capacity)");
-        x.traffic = request_rate{parse_real(a, "traffic", false, "a traffic > 0 requests per second"),
-                                 units::qps};
+        if (!o.target) {
+            throw usage_error("option '--traffic' needs --p99-ms (cards = traffic / capacity)");
+        }
+        x.traffic = request_rate{
+            parse_real(a, "traffic", false, "a traffic > 0 requests per second"), units::qps};
     }
     if (a.has("headroom")) {
         if (!x.traffic) throw usage_error("option '--headroom' needs --traffic");
@@ -735,10 +754,10 @@ inline int run(const parsed_args& a, std::ostream& out, const model& m, const ch
     if (const auto path = a.get("trace")) {
         const bool have = !r.ranked.empty() && !r.ranked.front().points.empty();
         if (!have) {
-            if (format == "table") {
-                out << "no trace written: no configuration meets the target, so there is no "
-                       "load to trace\n";
-            }
+            // Not on `out` when it carries csv or json.
+            (format == "table" ? out : err)
+                << "no trace written: no configuration meets the target, so there is no load "
+                   "to trace\n";
         } else {
             const serving_row& best = r.ranked.front();
             const request_rate q = best.points[o.target ? 0 : r.peak].qps;
@@ -782,16 +801,17 @@ inline int run(const parsed_args& a, std::ostream& out, const model& m, const ch
            "QPS against latency and the best deployment within --latency-ms. Without --model it\n"
            "runs the built-in CTR ranking scenario (docs/scenario.md) on ascend910b1.\n\n"
            "Serving mode: perfcast whatif (--qps X[,Y..] | --p99-ms X [--traffic QPS])\n"
-           "                       [--bs-hist FILE | --batch B] [--max-batch LIST] [--window-ms T]\n"
-           "Serve Poisson requests (batch sizes from --bs-hist) on every streams x cube x vector x\n"
-           "max gear x window configuration: rank all by the analytic M/G/c model, simulate the\n"
-           "--simulate-top leaders, report mean / P50 / P99 / P99.9 at each --qps, or the highest\n"
-           "QPS whose TP99 meets --p99-ms and the cards --traffic needs (docs/whatif-serving.md).\n\n" +
+           "                [--bs-hist FILE | --batch B] [--max-batch LIST] [--window-ms T]\n"
+           "Serve Poisson requests (batch sizes from --bs-hist) on every streams x cube x\n"
+           "vector x max gear x window configuration: rank all by the analytic M/G/c model,\n"
+           "simulate the --simulate-top leaders, report mean / P50 / P99 / P99.9 at each --qps,\n"
+           "or the highest QPS whose TP99 meets --p99-ms and the cards --traffic needs\n"
+           "(docs/whatif-serving.md).\n\n" +
            options_text(whatif_detail::options);
 }
 
 inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
-                      std::ostream& /*err*/) {
+                      std::ostream& err) {
     using namespace whatif_detail;
     const parsed_args a = parse_args(args, options);
     if (a.has("help")) {
@@ -810,7 +830,7 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
     const std::string chip_name =
         a.value_or("chip", std::string(scenario::default_chip.name.view()));
     const chip c = chips::get_chip(chip_name);
-    if (whatif_serving::requested(a)) return whatif_serving::run(a, out, m, c, format);
+    if (whatif_serving::requested(a)) return whatif_serving::run(a, out, err, m, c, format);
 
     // The grid.
     auto list_or = [&](std::string_view flag, std::string_view fallback) {

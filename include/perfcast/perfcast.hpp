@@ -23,3 +23,4 @@
 #include "batching.hpp"
 #include "distribution.hpp"
 #include "serving.hpp"
+#include "serving_sweep.hpp"

@@ -130,8 +130,9 @@ struct serving_config {
 /// instead of once per configuration: a default sweep has 16 splits but 384 configurations).
 class card_service_cache {
 public:
-    card_service_cache(const chip& c, std::span<const node> model, std::span<const core_split> splits,
-                       int max_gear, int max_streams, const card_params& params = {})
+    card_service_cache(const chip& c, std::span<const node> model,
+                       std::span<const core_split> splits, int max_gear, int max_streams,
+                       const card_params& params = {})
         : card_cube_(c.cube.cores), card_vector_(c.vector.cores), max_gear_(max_gear),
           max_streams_(max_streams), splits_(splits.begin(), splits.end()) {
         constexpr std::string_view where = "card_service_cache";
@@ -257,6 +258,9 @@ struct serving_row {
     /// Capacity mode: the highest simulated QPS per card whose TP99 meets the target.
     std::optional<request_rate> capacity;
     int evaluations = 0;  // capacity mode: simulations the bisection spent
+    /// Whether it was simulated: every leader in load mode; in capacity mode a leader whose
+    /// low-load TP99 meets the target (the others miss it under any load: nothing to search).
+    bool simulated = false;
 };
 
 /// No configuration meets the target: the one with the lowest low-load TP99 and why.
@@ -399,16 +403,19 @@ public:
             if (capacity_mode) {
                 // A configuration whose low-load TP99 misses the target is not searched.
                 if (row.low_load_p99 <= *o.target) {
+                    row.simulated = true;
                     const capacity_result c = find_capacity(srv, dist_, co);
                     if (c) {
                         row.capacity = c->qps;
                         row.evaluations = c->evaluations;
                         // The same seed and length as the bisection's run at that load: the
                         // same arrivals, so its TP99 is the bisection's.
-                        row.points.push_back(point_of(simulate(srv, dist_, c->qps, o.requests, so), c->qps));
+                        row.points.push_back(
+                            point_of(simulate(srv, dist_, c->qps, o.requests, so), c->qps));
                     }
                 }
             } else {
+                row.simulated = true;
                 for (request_rate q : o.loads) {
                     row.points.push_back(point_of(simulate(srv, dist_, q, o.requests, so), q));
                 }
