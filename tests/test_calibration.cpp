@@ -181,7 +181,8 @@ TEST_CASE("perfcast validate and calibrate on the 910B1 profile") {
     CHECK(out.find("fitted on") != std::string::npos);
     CHECK(out.find("MAPE") != std::string::npos);
     CHECK(run(cli::validate_command, {"--chip", "910B1"}, out, err) == 2);
-    CHECK(run(cli::validate_command, {"--chip", "nope", "--test", "x.csv"}, out, err) == 2);
+    CHECK(run(cli::validate_command, {"--chip", "nope", "--test", "x.csv"}, out, err) == 1);
+    CHECK(err.find("chip = nope") != std::string::npos);
     CHECK(run(cli::validate_command, {"--chip", "910B1", "--test", "/nonexistent.csv"}, out,
               err) == 1);
 

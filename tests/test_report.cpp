@@ -321,7 +321,8 @@ TEST_CASE("perfcast report: --chip-ini, and the usage errors") {
     REQUIRE(run({b3_path, "--chip-ini", ini, "--format", "csv"}, out, err) == 0);
     CHECK(out.find("Ascend910B3") != std::string::npos);
     CHECK_THROWS_AS(run({b3_path}, out, err), perfcast::cli::usage_error);
-    CHECK_THROWS_AS(run({b3_path, "--chip", "nope"}, out, err), perfcast::cli::usage_error);
+    CHECK_THROWS_WITH_AS(run({b3_path, "--chip", "nope"}, out, err), doctest::Contains("chip = nope"),
+                         perfcast::error);
     CHECK_THROWS_AS(run({"--chip", "910B3"}, out, err), perfcast::cli::usage_error);
     CHECK_THROWS_AS(run({b3_path, "--chip", "910B3", "--top", "x"}, out, err),
                     perfcast::cli::usage_error);

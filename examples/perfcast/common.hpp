@@ -25,12 +25,7 @@ inline constexpr option params_option{"params", "FILE",
 [[nodiscard]] inline chip chip_from_args(const parsed_args& a, std::string_view fallback = {}) {
     const auto preset = a.get("chip");
     std::optional<chip> base;
-    if (preset) {
-        base = chips::find_chip(*preset);
-        if (!base) {
-            throw usage_error("unknown chip '" + *preset + "'; known: " + chips::known_chip_names());
-        }
-    }
+    if (preset) base = chips::get_chip(*preset);  // an unknown name lists the known ones
     if (const auto ini = a.get("chip-ini")) {
         return base ? io::chip_from_ini(*ini, *base) : io::chip_from_ini(*ini);
     }
