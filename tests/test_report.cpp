@@ -3,6 +3,10 @@
 // finding, and the three output formats.
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -327,4 +331,19 @@ TEST_CASE("perfcast report: --chip-ini, and the usage errors") {
     CHECK_THROWS_AS(run({b3_path, "--chip", "910B3", "--top", "x"}, out, err),
                     perfcast::cli::usage_error);
     CHECK_THROWS_AS(run({"/nonexistent.csv", "--chip", "910B3"}, out, err), perfcast::error);
+}
+
+TEST_CASE("perfcast report --svg draws the time by op type") {
+    const std::string svg = "perfcast_test_report.svg";
+    std::string out, err;
+    REQUIRE(run({b3_path, "--chip", "910B3", "--svg", svg}, out, err) == 0);
+    std::ifstream f(svg);
+    REQUIRE(f.good());
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    CHECK(text.rfind("<svg", 0) == 0);
+    CHECK(text.find("MatMulV3") != std::string::npos);
+    CHECK(text.find("FlashAttentionScore") != std::string::npos);
+    CHECK(text.find("</svg>") != std::string::npos);
+    f.close();
+    std::remove(svg.c_str());
 }

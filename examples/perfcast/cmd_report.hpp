@@ -14,6 +14,7 @@
 #include <array>
 #include <charconv>
 #include <optional>
+#include <fstream>
 #include <ostream>
 #include <span>
 #include <string>
@@ -25,6 +26,7 @@
 #include <perfcast/io/csv.hpp>
 #include <perfcast/io/ini.hpp>
 #include <perfcast/io/json.hpp>
+#include <perfcast/io/svg.hpp>
 #include <perfcast/io/table.hpp>
 #include <perfcast/profile/report.hpp>
 
@@ -35,11 +37,12 @@ namespace perfcast::cli {
 
 namespace report_detail {
 
-inline constexpr std::array<option, 4> options{{
+inline constexpr std::array<option, 5> options{{
     chip_option,
     chip_ini_option,
     {"top", "N", "ops in the top-ops table (default 10)"},
     {"format", "FORMAT", "table (default), csv or json"},
+    {"svg", "FILE", "also draw the time by op type as an SVG bar chart"},
 }};
 
 using io::format_fixed;
@@ -310,6 +313,13 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
     }
     const chip c = chip_from_args(a);
     const profile::profile_report r = profile::build_report_file(a.positional.front(), c, ropt);
+    if (const auto svg = a.get("svg")) {
+        std::vector<std::pair<std::string, double>> bars;
+        for (const auto& t : r.by_type) bars.emplace_back(t.op_type + " (" + t.task + ")", t.total.in(units::us));
+        std::ofstream f(*svg);
+        if (!f) throw perfcast::error("perfcast report: cannot write '" + *svg + "'");
+        io::write_svg_bars(f, "time by op type: " + a.positional.front(), bars, "us");
+    }
     if (format == "table") {
         report_detail::write_table(out, r, c);
     } else if (format == "csv") {

@@ -283,4 +283,35 @@ private:
     std::vector<note> labels_;
 };
 
+/// A horizontal bar chart: one bar per (label, value), in the order given, values >= 0 and
+/// finite (others are drawn as empty bars), each bar labelled with its value and `unit`.
+inline void write_svg_bars(std::ostream& os, std::string_view title,
+                           const std::vector<std::pair<std::string, double>>& bars,
+                           std::string_view unit) {
+    constexpr double left = 220, right = 120, top = 40, row = 22, width = 760;
+    const double height = top + row * static_cast<double>(bars.size()) + 20;
+    double most = 0;
+    for (const auto& b : bars)
+        if (std::isfinite(b.second) && b.second > most) most = b.second;
+    const double span = width - left - right;
+    os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << svg_detail::svg_number(width)
+       << "\" height=\"" << svg_detail::svg_number(height) << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
+       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+       << "<text x=\"" << svg_detail::svg_number(width / 2) << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">"
+       << xml_escape(title) << "</text>\n";
+    for (std::size_t i = 0; i < bars.size(); ++i) {
+        const double v = bars[i].second;
+        const double w = std::isfinite(v) && v > 0 && most > 0 ? span * v / most : 0.0;
+        const double y = top + row * static_cast<double>(i);
+        os << "<text x=\"" << svg_detail::svg_number(left - 6) << "\" y=\"" << svg_detail::svg_number(y + 15)
+           << "\" text-anchor=\"end\">" << xml_escape(bars[i].first) << "</text>\n"
+           << "<rect x=\"" << svg_detail::svg_number(left) << "\" y=\"" << svg_detail::svg_number(y + 3) << "\" width=\""
+           << svg_detail::svg_number(w) << "\" height=\"" << svg_detail::svg_number(row - 6) << "\" fill=\"#1c7ed6\"/>\n"
+           << "<text x=\"" << svg_detail::svg_number(left + w + 6) << "\" y=\"" << svg_detail::svg_number(y + 15) << "\">"
+           << (std::isfinite(v) ? svg_detail::svg_number(v) : std::string("-")) << ' ' << xml_escape(unit)
+           << "</text>\n";
+    }
+    os << "</svg>\n";
+}
+
 }  // namespace perfcast::io
