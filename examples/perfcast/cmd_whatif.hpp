@@ -3,6 +3,7 @@
 //   perfcast whatif [--model FILE] [--chip C] [--batch B[,B..]] [--streams 1-6]
 //                   [--cube 6,8,12,24] [--vector 10,12,24,48] [--latency-ms X]
 //                   [--rank qps|throughput] [--top N] [--format table|csv|json] [--svg FILE]
+//   perfcast whatif PROFILE.csv --batch B [--sweep-batch LIST] [grid or serving flags]
 //   perfcast whatif (--qps X[,Y..] | --p99-ms X [--traffic QPS [--headroom H]])
 //                   [--bs-hist FILE | --batch B] [--max-batch LIST] [--window-ms T[,T..]]
 //                   [--simulate-top N] [--requests N] [--seed N] [--trace FILE] [grid flags]
@@ -11,6 +12,10 @@
 // --model is given), ranks the deployments by QPS (ties by latency), marks the Pareto front of
 // QPS against latency and the best deployment under the latency target. Lists accept ranges:
 // "1-6", "6,8,12,24", "1-3,8".
+//
+// With a profile (kernel_details / op_summary CSV of one step at batch B) the model is the
+// profile anchored on its measurements (profile/anchored.hpp): each compute row's time at a
+// candidate = measured x model(candidate) / model(row's block dim at batch B).
 //
 // Serving mode (any of the serving flags): the same grid times max gears times batching windows
 // served under Poisson load (serving_sweep.hpp): ranked by the analytic M/G/c model, the leaders
@@ -41,20 +46,24 @@
 #include <perfcast/io/json.hpp>
 #include <perfcast/io/model_file.hpp>
 #include <perfcast/io/svg.hpp>
+#include <perfcast/profile/anchored.hpp>
 #include <perfcast/io/table.hpp>
 #include <perfcast/scenario.hpp>
 #include <perfcast/serving_sweep.hpp>
 #include <perfcast/whatif.hpp>
 
 #include "cli.hpp"
+#include "common.hpp"
 
 namespace perfcast::cli {
 
 namespace whatif_detail {
 
-inline constexpr std::array<option, 22> options{{
+inline constexpr std::array<option, 25> options{{
     {"model", "FILE", "model file (docs/model-file.md); default: the built-in CTR scenario"},
     {"chip", "C", "chip preset (perfcast chips); default: ascend910b1"},
+    chip_ini_option,
+    params_option,
     {"batch", "LIST", "batch sizes, e.g. 16,64 or 16-20; default 16,32,64,128,256 (serving: "
                       "one size, default 16)"},
     {"streams", "LIST", "streams (instances) per card; default 1-6"},
@@ -78,6 +87,8 @@ inline constexpr std::array<option, 22> options{{
     {"requests", "N", "serving: requests per simulation, the first 10 % warm-up (default 20000)"},
     {"seed", "N", "serving: simulation seed (default 1)"},
     {"trace", "FILE", "serving: Chrome-trace / Perfetto JSON of 1 simulated second of the best"},
+    {"sweep-batch", "LIST", "with PROFILE.csv: candidate batch sizes (default: the profiled "
+                            "--batch)"},
 }};
 
 /// Parses "1-6", "6,8,12,24", "1-3,8" into values >= 1 (in the order given, duplicates removed).
@@ -795,11 +806,16 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
 [[nodiscard]] inline std::string whatif_usage() {
     return "Usage: perfcast whatif [--model FILE] [--chip C] [--batch LIST] [--streams LIST]\n"
            "                       [--cube LIST] [--vector LIST] [--latency-ms X] [--rank BY]\n"
-           "                       [--top N] [--format table|csv|json] [--svg FILE]\n\n"
+           "                       [--top N] [--format table|csv|json] [--svg FILE]\n"
+           "       perfcast whatif PROFILE.csv --batch B [--sweep-batch LIST] [other flags]\n\n"
            "Rank deployments (streams per card x cube / vector cores per instance x batch) by\n"
            "QPS = 1000 / mean latency (ms) x streams, ties by latency; mark the Pareto front of\n"
            "QPS against latency and the best deployment within --latency-ms. Without --model it\n"
            "runs the built-in CTR ranking scenario (docs/scenario.md) on ascend910b1.\n\n"
+           "With PROFILE.csv (one profiled step at batch B, --batch B) every compute row is\n"
+           "anchored on its measured time: at a candidate, measured x model(candidate) /\n"
+           "model(its block dim at batch B); rows the model cannot map keep their measured time\n"
+           "(docs/model.md, \"What-if from a profile\"). --sweep-batch: candidate batches.\n\n"
            "Serving mode: perfcast whatif (--qps X[,Y..] | --p99-ms X [--traffic QPS])\n"
            "                [--bs-hist FILE | --batch B] [--max-batch LIST] [--window-ms T]\n"
            "Serve Poisson requests (batch sizes from --bs-hist) on every streams x cube x\n"
@@ -818,19 +834,54 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
         out << whatif_usage();
         return exit_ok;
     }
-    if (!a.positional.empty()) {
-        throw usage_error("unexpected argument '" + a.positional.front() +
-                          "' (a model file goes after --model)");
+    if (a.positional.size() > 1 || (!a.positional.empty() && a.has("model"))) {
+        throw usage_error("unexpected argument '" + a.positional.back() +
+                          "' (one PROFILE.csv, or a model file after --model)");
+    }
+    const bool from_profile = !a.positional.empty();
+    if (!from_profile && a.has("sweep-batch")) {
+        throw usage_error("option '--sweep-batch' needs a PROFILE.csv (without one, --batch "
+                          "lists the batch sizes)");
     }
     const std::string format = choice(a, "format", {"table", "csv", "json"}, "table");
     const std::string rank = choice(a, "rank", {"qps", "throughput"}, "qps");
 
     // The model and the chip.
-    model m = a.has("model") ? io::read_model_file(*a.get("model")) : scenario::ctr_ranking_model();
-    const std::string chip_name =
-        a.value_or("chip", std::string(scenario::default_chip.name.view()));
-    const chip c = chips::get_chip(chip_name);
-    if (whatif_serving::requested(a)) return whatif_serving::run(a, out, err, m, c, format);
+    const chip c = chip_from_args(a, scenario::default_chip.name.view());
+    const profile::calibration cal = params_from_args(a);
+    std::optional<profile::anchored_profile> anchored;
+    if (from_profile) {
+        if (!a.has("batch")) {
+            throw usage_error("a profile needs --batch B, the batch size it was measured at");
+        }
+        const std::vector<std::int64_t> pb = parse_list("batch", *a.get("batch"));
+        if (pb.size() != 1) {
+            throw usage_error("option '--batch': with a profile it is the one batch size the "
+                              "profile was measured at (candidates: --sweep-batch LIST)");
+        }
+        if (a.has("bs-hist")) {
+            throw usage_error("--bs-hist does not apply to a profile: --batch is its profiled "
+                              "batch, served as every request's size");
+        }
+        const auto table = profile::read_kernel_details_file(a.positional.front());
+        anchored = profile::anchor_profile(c, table.rows, pb.front(), cal);
+        if (anchored->m.nodes.empty()) {
+            throw usage_error("profile '" + a.positional.front() +
+                              "' has no compute rows with a duration to anchor on");
+        }
+        anchored->m.name = a.positional.front() + " (anchored at batch " +
+                           std::to_string(pb.front()) + ")";
+    }
+    model m = anchored ? anchored->m
+              : a.has("model") ? io::read_model_file(*a.get("model"))
+                               : scenario::ctr_ranking_model();
+    if (whatif_serving::requested(a)) {
+        if (a.has("params")) {
+            throw usage_error("--params applies to the card grid; the serving mode (--qps, "
+                              "--p99-ms) uses the default model parameters");
+        }
+        return whatif_serving::run(a, out, err, m, c, format);
+    }
 
     // The grid.
     auto list_or = [&](std::string_view flag, std::string_view fallback) {
@@ -840,7 +891,8 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
     g.streams = as_ints("streams", list_or("streams", "1-6"));
     g.cube = as_ints("cube", list_or("cube", "6,8,12,24"));
     g.vector = as_ints("vector", list_or("vector", "10,12,24,48"));
-    g.batches = list_or("batch", "16,32,64,128,256");
+    g.batches = anchored ? list_or("sweep-batch", *a.get("batch"))
+                         : list_or("batch", "16,32,64,128,256");
     check_limits("cube", g.cube, c.cube.cores, "cube", c.name.view());
     check_limits("vector", g.vector, c.vector.cores, "vector", c.name.view());
 
@@ -864,7 +916,8 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
     }
 
     const whatif_result r =
-        sweep(c, m, g, {}, rank == "throughput" ? rank_by::throughput : rank_by::qps);
+        sweep(c, m, g, card_params{.graph = {.model = cal.params}},
+              rank == "throughput" ? rank_by::throughput : rank_by::qps);
     std::optional<selection> pick;
     if (target) pick = r.best_under(*target);
     std::vector<bool> on_front(r.ranked.size(), false);
@@ -877,6 +930,19 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
         out << "model " << m.name << " (" << m.nodes.size() << " nodes) on " << c.name.view()
             << ": " << r.ranked.size() << " deployments, ranked by "
             << (rank == "qps" ? "QPS" : "samples/s") << "\n";
+        if (anchored) {
+            const auto& p = *anchored;
+            const std::size_t mapped = p.anchors.size() - p.unmapped;
+            out << "profile: " << p.anchors.size() << " measured ops anchored (" << mapped
+                << " mapped to ops, " << p.batch_dependent << " scaling with the batch; "
+                << p.unmapped << " unmapped, kept at their measured time), " << p.skipped
+                << " rows skipped (communication, DSA, no duration)\n"
+                << "measured " << io::format_fixed(p.measured.in(units::ms), 3)
+                << " ms of op time; the model at the profiled configuration (batch " << p.batch
+                << ", each op's block dim): "
+                << io::format_fixed(profile::profiled_time(c, p, cal).in(units::ms), 3)
+                << " ms\n";
+        }
         if (pick) {
             if (pick->has_value()) {
                 out << "best within " << io::format_shortest(target->in(units::ms))

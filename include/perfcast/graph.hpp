@@ -228,6 +228,13 @@ struct node {
     bool host_time_set = false;
     duration host_time{};  // when set: host time to launch this op (else the chip's default)
 
+    /// Anchor factor of a device op: every time term of its cost (latency, head, compute,
+    /// memory, core time, streamed memory time) is multiplied by it, at every batch and core
+    /// limit. 1 (the default) changes nothing. profile/anchored.hpp sets it to measured time /
+    /// modelled time at the profiled configuration, so that the node reproduces its measurement
+    /// there and scales as the model does elsewhere. Ignored for transfers.
+    double scale = 1;
+
     [[nodiscard]] constexpr bool is_transfer() const noexcept {
         return kind == node_kind::transfer;
     }
@@ -274,6 +281,15 @@ struct node {
                          "kind", name_of(kind), "a vector op (not a matmul or a transfer)");
         node n = *this;
         n.eng = engine::aicpu;
+        return n;
+    }
+    /// A copy whose device-op time terms are multiplied by `s` (> 0, finite; see `scale`).
+    [[nodiscard]] constexpr node scaled(double s) const {
+        PERFCAST_EXPECTS(s > 0 && s < 1e300, "node::scaled", "scale", s, "a finite factor > 0");
+        PERFCAST_EXPECTS(kind != node_kind::transfer, "node::scaled", "kind", name_of(kind),
+                         "a device op (not a transfer)");
+        node n = *this;
+        n.scale = s;
         return n;
     }
     [[nodiscard]] constexpr node named(std::string_view s) const {
@@ -749,6 +765,15 @@ namespace detail {
     model_params streamed = p.model;
     streamed.l2_resident_share = 0;  // cost.hpp's regime for inputs that do not fit in L2
     r.memory_streamed = memory_time(c, o, r.cost.cores, streamed);
+    if (n.scale != 1.0) {  // an anchored node (see node::scale): every time term, alike
+        r.cost.latency = r.cost.latency * n.scale;
+        r.cost.core_time = r.cost.core_time * n.scale;
+        r.cost.head = r.cost.head * n.scale;
+        r.cost.compute = r.cost.compute * n.scale;
+        r.cost.memory = r.cost.memory * n.scale;
+        r.memory_streamed = r.memory_streamed * n.scale;
+        r.cost.utilization = r.cost.utilization / n.scale;
+    }
     r.cold = n.kind == node_kind::gather ? o.bytes_written * (1.0 - o.hot_fraction) : data_size{};
     r.warm = o.bytes() + o.reread - r.cold;
     r.footprint = o.bytes_written;

@@ -1,0 +1,229 @@
+// profile/anchored.hpp: a what-if model anchored on a measured profile; node::scale in
+// graph.hpp; `perfcast whatif PROFILE.csv --batch B`.
+#include <doctest/doctest.h>
+
+#include <perfcast/card.hpp>
+#include <perfcast/chips.hpp>
+#include <perfcast/graph.hpp>
+#include <perfcast/profile/anchored.hpp>
+#include <perfcast/whatif.hpp>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../examples/perfcast/cmd_whatif.hpp"
+
+using namespace perfcast;
+
+namespace {
+constexpr const chip& b1 = chips::ascend910b1;
+const std::string train = PERFCAST_SOURCE_DIR "/tests/data/profiles/kernel_details_910B1_train.csv";
+
+// Each anchored node's time at the profiled configuration is L0 x (measured / L0): one division
+// and one multiplication, each rounded (relative error <= 2^-53 each), then summed in the same
+// order as the measurements. So the sums agree to a few ulps per row; 1e-12 is far above that
+// and far below any modelling effect.
+bool close(duration a, duration b, double rel = 1e-12) {
+    return std::abs(a.in(units::us) - b.in(units::us)) <=
+           rel * std::max(std::abs(a.in(units::us)), std::abs(b.in(units::us)));
+}
+
+// A sum of the durations of the rows the anchoring keeps, computed independently.
+duration measured_compute_time(const std::vector<profile::kernel_row>& rows) {
+    duration total{};
+    for (const profile::kernel_row& r : rows) {
+        if (profile::engine_of(r.task) && r.task_duration && r.task_duration->in(units::us) > 0)
+            total += *r.task_duration;
+    }
+    return total;
+}
+
+bool has_shape(const std::vector<profile::kernel_row>& rows, std::vector<std::int64_t> dims) {
+    for (const profile::kernel_row& r : rows) {
+        for (const auto& s : r.input_shapes)
+            if (s.dims == dims) return true;
+        for (const auto& s : r.output_shapes)
+            if (s.dims == dims) return true;
+    }
+    return false;
+}
+
+struct cli_run {
+    int status;
+    std::string out;
+    std::string err;
+};
+cli_run run_cli(std::vector<std::string_view> args) {
+    args.insert(args.begin(), "whatif");
+    std::ostringstream out, err;
+    const cli::command commands[] = {cli::whatif_command};
+    const int status = cli::dispatch(args, commands, out, err);
+    return {status, out.str(), err.str()};
+}
+
+constexpr std::string_view minimal_csv =
+    "Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
+    "Output Shapes,Output Data Types\n"
+    // A Linear layer on [B x 128, 256] activations: M scales (rule 2), the weight does not.
+    "MatMul,AI_CORE,120.5,24,\"256,256;512,256\",fp16;fp16,\"256,512\",fp16\n"
+    // A vector op on [2, 128, 512]: the batch is the first dimension equal to B = 2 (rule 1).
+    "Add,AI_VECTOR_CORE,30.25,40,\"2,128,512;2,128,512\",fp16;fp16,\"2,128,512\",fp16\n"
+    // Communication: skipped.
+    "hcom_allReduce_,HCCL,500,0,N/A,N/A,N/A,N/A\n"
+    // A weight-sized 1-D op: fixed (rule 2 needs rank >= 2).
+    "Cast,AI_VECTOR_CORE,7.5,8,\"4096\",fp32,\"4096\",fp16\n"
+    // A row op_of cannot map (no dtype perfcast knows): kept at its measured time.
+    "Mystery,AI_VECTOR_CORE,11,1,\"2,7\",UNDEFINED,\"2,7\",UNDEFINED\n";
+}  // namespace
+
+TEST_CASE("anchored: the batch rule of each tensor") {
+    using profile::detail::batch_rule;
+    using profile::tensor_shape;
+    const auto seq_first = batch_rule(tensor_shape{{1024, 4, 12288}}, 4, true);
+    REQUIRE(seq_first);
+    CHECK(*seq_first == batched_shape{1024, batch_dim{1, 0}, 12288});
+    const auto flat = batch_rule(tensor_shape{{4096, 12288}}, 4, true);
+    REQUIRE(flat);
+    CHECK(*flat == batched_shape{batch_dim{1024, 0}, 12288});
+    CHECK(*batch_rule(tensor_shape{{4096, 12288}}, 4, false) == batched_shape{4096, 12288});
+    CHECK(*batch_rule(tensor_shape{{12, 1024, 512}}, 4, true) ==
+          batched_shape{batch_dim{3, 0}, 1024, 512});
+    CHECK(*batch_rule(tensor_shape{{4, 3, 1024, 1024}}, 4, true) ==
+          batched_shape{batch_dim{1, 0}, 3, 1024, 1024});
+    // Only the first dimension equal to B scales (the ambiguity of a [B, B] tensor).
+    CHECK(*batch_rule(tensor_shape{{4, 4}}, 4, true) == batched_shape{batch_dim{1, 0}, 4});
+    CHECK(*batch_rule(tensor_shape{{75497472}}, 4, true) == batched_shape{75497472});
+    CHECK(*batch_rule(tensor_shape{{}}, 4, true) == batched_shape{});
+    CHECK_FALSE(batch_rule(tensor_shape{{0, 4}}, 4, true));
+}
+
+TEST_CASE("anchored: node::scale multiplies every time term; 1 changes nothing") {
+    const node n = nodes::matmul(batch_dim{128, 0}, 512, 256, dtype::fp16);
+    const node_eval plain = evaluate_at(b1, n, 8, core_count{12});
+    CHECK(evaluate_at(b1, n.scaled(1.0), 8, core_count{12}) == plain);
+    const node_eval twice = evaluate_at(b1, n.scaled(2.0), 8, core_count{12});
+    CHECK(twice.cost.latency == plain.cost.latency * 2.0);
+    CHECK(twice.cost.core_time == plain.cost.core_time * 2.0);
+    CHECK(twice.cost.compute == plain.cost.compute * 2.0);
+    CHECK(twice.cost.memory == plain.cost.memory * 2.0);
+    CHECK(twice.memory_streamed == plain.memory_streamed * 2.0);
+    CHECK(twice.cost.bytes == plain.cost.bytes);
+    CHECK_THROWS_AS((void)n.scaled(0.0), perfcast::error);
+    CHECK_THROWS_AS((void)nodes::transfer(batched_shape{16}, dtype::fp16).scaled(2.0),
+                    perfcast::error);
+}
+
+TEST_CASE("anchored what-if reproduces the profile itself exactly at the profiled configuration") {
+    const auto table = profile::read_kernel_details_file(train);
+    const auto& rows = table.rows;
+    // B = 4: the embedding output is [4, 1024, 12288] (B leading), the transformer layers'
+    // activations [1024, 4, 12288] (sequence first, Megatron layout: B second), the attention
+    // scores [4, 3, 1024, 1024], the token ids [4, 1024]; the flattened GEMM rows [4096 = 4 x
+    // 1024, ...] and the batch matmuls [12 = 4 x 3 heads, 1024, ...].
+    CHECK(has_shape(rows, {4, 1024, 12288}));
+    CHECK(has_shape(rows, {1024, 4, 12288}));
+    CHECK(has_shape(rows, {4, 3, 1024, 1024}));
+    CHECK(has_shape(rows, {4, 1024}));
+    CHECK(has_shape(rows, {4096, 12288}));
+    CHECK(has_shape(rows, {12, 1024, 512}));
+
+    const profile::anchored_profile p = profile::anchor_profile(b1, rows, 4);
+    REQUIRE(p.m.nodes.size() == p.anchors.size());
+    CHECK(p.anchors.size() + p.skipped == rows.size());
+    CHECK(p.skipped >= 26);  // 19 HCCL and 7 DSA rows
+    CHECK(p.batch_dependent > 0);
+    CHECK(p.unmapped < p.anchors.size());
+    std::size_t unmapped = 0;
+    for (std::size_t i = 0; i < p.anchors.size(); ++i) {
+        if (i > 0) CHECK(p.anchors[i].row > p.anchors[i - 1].row);  // file order
+        if (!p.anchors[i].mapped) ++unmapped;
+    }
+    CHECK(unmapped == p.unmapped);
+    CHECK(p.measured == measured_compute_time(rows));  // same rows, same order: exact
+    CHECK(close(profile::profiled_time(b1, p), p.measured));
+    for (std::size_t i = 0; i < p.anchors.size(); ++i) {
+        const auto& a = p.anchors[i];
+        CHECK(close(evaluate_at(b1, p.m.nodes[i], 4, core_count{a.cores}).cost.latency,
+                    a.measured));
+    }
+    // Elsewhere the anchors scale as the model does: a larger batch takes longer; fewer cores
+    // too. Unmapped rows keep their measured time at every batch and core limit.
+    const serial_result at4 = serial_latency(b1, p.m.view(), 4);
+    const serial_result at8 = serial_latency(b1, p.m.view(), 8);
+    CHECK(at8.latency > at4.latency);
+    CHECK(serial_latency(b1, p.m.view(), 4, core_split{core_count{6}, core_count{12}}).latency >
+          at4.latency);
+    for (std::size_t i = 0; i < p.anchors.size(); ++i) {
+        if (p.anchors[i].mapped) continue;
+        const node_eval e = evaluate(b1, p.m.nodes[i], 16, {core_count{6}, core_count{10}});
+        CHECK(close(e.cost.latency, p.anchors[i].measured));
+    }
+    // The card sweep runs on it unchanged. (One stream is not the serial latency here: a
+    // training step's working set is far beyond L2, so card.hpp charges L2 misses.)
+    const whatif_result r = sweep(
+        b1, p.m.view(),
+        whatif_grid{.streams = {1, 2}, .cube = {12, 24}, .vector = {24, 48}, .batches = {4, 8}});
+    CHECK(r.ranked.size() == 16);
+    for (const candidate& x : r.ranked) {
+        CHECK(x.latency >= at4.latency * 0.5);
+        CHECK(x.qps > 0);
+    }
+}
+
+TEST_CASE("anchored: a hand-written minimal profile") {
+    const auto t = profile::read_kernel_details_string(minimal_csv);
+    REQUIRE(t.rows.size() == 5);
+    const profile::anchored_profile p = profile::anchor_profile(b1, t.rows, 2);
+    REQUIRE(p.anchors.size() == 4);
+    CHECK(p.skipped == 1);
+    CHECK(p.unmapped == 1);
+    CHECK(p.batch_dependent == 2);
+    CHECK(close(p.measured, duration{120.5 + 30.25 + 7.5 + 11, units::us}));
+    CHECK(close(profile::profiled_time(b1, p), p.measured));
+    // MatMul: M = 256 = 128 x B, the weight [512, 256] fixed.
+    CHECK(p.anchors[0].mapped);
+    CHECK(p.anchors[0].cores == 24);
+    CHECK(p.m.nodes[0].kind == node_kind::matmul);
+    CHECK(instantiate(p.m.nodes[0], 2) == *profile::op_of(t.rows[0]));
+    CHECK(instantiate(p.m.nodes[0], 4).useful_ops == 2 * instantiate(p.m.nodes[0], 2).useful_ops);
+    // Add: [B, 128, 512]; the block dim 40 is the measured configuration.
+    CHECK(p.anchors[1].cores == 40);
+    CHECK(p.m.nodes[1].shapes[0] == batched_shape{batch_dim{1, 0}, 128, 512});
+    // Cast over 4096 weights: fixed; its time moves only with the core limit.
+    CHECK_FALSE(p.anchors[2].batch_dependent);
+    CHECK(close(evaluate_at(b1, p.m.nodes[2], 64, core_count{8}).cost.latency,
+                duration{7.5, units::us}));
+    // The unmapped row: measured time at every configuration.
+    CHECK_FALSE(p.anchors[3].mapped);
+    CHECK(close(evaluate_at(b1, p.m.nodes[3], 64, core_count{48}).cost.latency,
+                duration{11, units::us}));
+    // A much larger batch: the batch-dependent nodes grow (at twice the batch the model's
+    // GEMM still fits its 24 cores in one wave and barely moves), the rest stay.
+    CHECK(serial_latency(b1, p.m.view(), 64).latency >
+          serial_latency(b1, p.m.view(), 2).latency);
+    CHECK(close(evaluate(b1, p.m.nodes[3], 64, all_cores(b1)).cost.latency,
+                evaluate(b1, p.m.nodes[3], 2, all_cores(b1)).cost.latency));
+}
+
+TEST_CASE("perfcast whatif PROFILE.csv --batch B") {
+    const cli_run r = run_cli({train, "--batch", "4", "--streams", "1", "--cube", "12,24",
+                               "--vector", "24,48"});
+    CHECK(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out.find("anchored at batch 4") != std::string::npos);
+    CHECK(r.out.find("unmapped") != std::string::npos);
+    CHECK(r.out.find("at the profiled configuration") != std::string::npos);
+    // Candidate batches.
+    const cli_run s = run_cli({train, "--batch", "4", "--sweep-batch", "4,8", "--streams", "1-2",
+                               "--format", "csv"});
+    CHECK(s.status == 0);
+    CHECK(s.out.find(",8,") != std::string::npos);
+    // --batch is one profiled batch; a profile and --model do not mix.
+    CHECK(run_cli({train, "--batch", "4,8"}).status != 0);
+    CHECK(run_cli({train}).status != 0);
+    CHECK(run_cli({train, "--batch", "4", "--model", "x.model"}).status != 0);
+    CHECK(run_cli({"--sweep-batch", "4"}).status != 0);
+}
