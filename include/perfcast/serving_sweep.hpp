@@ -48,6 +48,7 @@
 #include "graph.hpp"
 #include "serving.hpp"
 #include "units.hpp"
+#include "whatif.hpp"
 
 namespace perfcast {
 
@@ -78,24 +79,9 @@ inline const serving_grid& validate(const serving_grid& g, const chip& c) {
     auto need = [&](bool ok, std::string_view field, double v, const std::string& expected) {
         if (!ok) detail::precondition_failed(where, field, v, expected);
     };
-    need(!g.streams.empty(), "streams", 0, "at least one stream count");
-    need(!g.cube.empty(), "cube", 0, "at least one cube-core limit");
-    need(!g.vector.empty(), "vector", 0, "at least one vector-core limit");
+    detail::validate_card_axes(where, g.streams, g.cube, g.vector, c, max_sweep_streams);
     need(!g.max_gears.empty(), "max_gears", 0, "at least one max gear");
     need(!g.windows.empty(), "windows", 0, "at least one batching window");
-    for (int s : g.streams) {
-        need(s >= 1 && s <= max_sweep_streams, "streams", s, "1 to 64 streams per card");
-    }
-    for (int k : g.cube) {
-        need(k >= 1 && k <= c.cube.cores, "cube", k,
-             "1 to " + std::to_string(c.cube.cores) + " (the cube cores of " +
-                 std::string(c.name.view()) + ")");
-    }
-    for (int k : g.vector) {
-        need(k >= 1 && k <= c.vector.cores, "vector", k,
-             "1 to " + std::to_string(c.vector.cores) + " (the vector cores of " +
-                 std::string(c.name.view()) + ")");
-    }
     for (int m : g.max_gears) {
         need(m >= 1 && m <= max_sweep_gear, "max_gear", m, "a largest gear in 1..4096");
     }

@@ -17,6 +17,7 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -42,32 +43,45 @@ struct whatif_grid {
     }
 };
 
+namespace detail {
+/// Checks the card axes every sweep shares: streams (1..max_streams), cube and vector limits
+/// (1..the chip's cores), naming the axis, the value and the chip's core count.
+inline void validate_card_axes(std::string_view where, const std::vector<int>& streams,
+                               const std::vector<int>& cube, const std::vector<int>& vector,
+                               const chip& c, int max_streams) {
+    auto need = [&](bool ok, std::string_view field, double v, const std::string& expected) {
+        if (!ok) precondition_failed(where, field, v, expected);
+    };
+    need(!streams.empty(), "streams", 0, "at least one stream count");
+    need(!cube.empty(), "cube", 0, "at least one cube-core limit");
+    need(!vector.empty(), "vector", 0, "at least one vector-core limit");
+    for (int s : streams) {
+        need(s >= 1, "streams", s, "at least 1 stream (instance)");
+        need(s <= max_streams, "streams", s,
+             "at most " + std::to_string(max_streams) + " streams per card");
+    }
+    const auto limits = [&](const std::vector<int>& ks, std::string_view axis, int cores) {
+        for (int k : ks) {
+            need(k >= 1, axis, k, "at least 1 " + std::string(axis) + " core");
+            need(k <= cores, axis, k,
+                 "at most " + std::to_string(cores) + " (the " + std::string(axis) +
+                     " cores of " + std::string(c.name.view()) + ")");
+        }
+    };
+    limits(cube, "cube", c.cube.cores);
+    limits(vector, "vector", c.vector.cores);
+}
+}  // namespace detail
+
 /// Rejects empty axes, zero or negative values and limits above the chip's cores, naming the
 /// axis, the value and the chip's core count.
 inline const whatif_grid& validate(const whatif_grid& g, const chip& c) {
     constexpr std::string_view where = "validate(whatif_grid)";
-    auto need = [&](bool ok, std::string_view field, double v, const std::string& expected) {
-        if (!ok) detail::precondition_failed(where, field, v, expected);
-    };
-    need(!g.streams.empty(), "streams", 0, "at least one stream count");
-    need(!g.cube.empty(), "cube", 0, "at least one cube-core limit");
-    need(!g.vector.empty(), "vector", 0, "at least one vector-core limit");
-    need(!g.batches.empty(), "batches", 0, "at least one batch size");
-    for (int s : g.streams) need(s >= 1, "streams", s, "at least 1 stream (instance)");
-    for (int k : g.cube) {
-        need(k >= 1, "cube", k, "at least 1 cube core");
-        need(k <= c.cube.cores, "cube", k,
-             "at most " + std::to_string(c.cube.cores) + " (the cube cores of " +
-                 std::string(c.name.view()) + ")");
-    }
-    for (int k : g.vector) {
-        need(k >= 1, "vector", k, "at least 1 vector core");
-        need(k <= c.vector.cores, "vector", k,
-             "at most " + std::to_string(c.vector.cores) + " (the vector cores of " +
-                 std::string(c.name.view()) + ")");
-    }
+    detail::validate_card_axes(where, g.streams, g.cube, g.vector, c,
+                               std::numeric_limits<int>::max());
+    PERFCAST_EXPECTS(!g.batches.empty(), where, "batches", 0.0, "at least one batch size");
     for (std::int64_t b : g.batches) {
-        need(b >= 1, "batch", static_cast<double>(b), "a batch size >= 1");
+        PERFCAST_EXPECTS(b >= 1, where, "batch", static_cast<double>(b), "a batch size >= 1");
     }
     return g;
 }
