@@ -146,6 +146,13 @@ TEST_CASE("perfcast op: json fields, transfer, --params and bad input") {
     REQUIRE(run(cli::op_command, {"--transfer", "4MiB", "--link", "pcie5x4", "--format", "json"},
                 out, err) == 0);
     CHECK(out.find("\"bound\": \"link\"") != std::string::npos);
+    // DIGEST G's Equal between broadcast shapes, on the case's 10 vector cores.
+    REQUIRE(run(cli::op_command,
+                {"--shapes", "1,4000;400,1", "--dtype", "int64", "--out-dtype", "bool",
+                 "--vector", "10", "--format", "json"},
+                out, err) == 0);
+    CHECK(out.find("\"cores\": 10") != std::string::npos);
+    CHECK(out.find("\"bytes\": 1635200") != std::string::npos);  // 4400 x 8 B in, 1.6e6 x 1 B out
     CHECK(run(cli::op_command, {"--matmul", "1,2"}, out, err) == 2);
     CHECK(run(cli::op_command, {"--matmul", "0,2,3"}, out, err) == 1);
     CHECK(err.find("m = 0") != std::string::npos);

@@ -62,7 +62,8 @@ inline constexpr std::array<option, 26> options{{
 inline std::vector<std::int64_t> ints(const parsed_args& a, std::string_view name,
                                       std::size_t count) {
     std::vector<std::int64_t> v;
-    for (std::string_view p : io::split(*a.get(name), ','))
+    const std::string text = *a.get(name);  // split() returns views into it
+    for (std::string_view p : io::split(text, ','))
         v.push_back(io::parse_int(p, "--" + std::string(name)));
     if (v.size() != count) {
         throw usage_error("option '--" + std::string(name) + "' needs " + std::to_string(count) +
@@ -116,7 +117,8 @@ inline op op_of(const parsed_args& a) {
     if (a.has("elementwise"))
         return elementwise(io::parse_int(*a.get("elementwise"), "--elementwise"), t, eo);
     if (a.has("shapes")) {
-        const auto parts = io::split(*a.get("shapes"), ';');
+        const std::string shapes = *a.get("shapes");  // split() returns views into it
+        const auto parts = io::split(shapes, ';');
         if (parts.size() != 2) throw usage_error("option '--shapes' needs two shapes 'A;B'");
         return elementwise_broadcast(shape_of(parts[0], "--shapes"),
                                      shape_of(parts[1], "--shapes"), t, eo);
