@@ -1,7 +1,13 @@
 // examples/perfcast/main.cpp: the `perfcast` command.
 //
-//   perfcast chips [--format table|csv|json]
-//   perfcast --help
+//   perfcast chips      presets and their parameters
+//   perfcast whatif     ranked deployments (built-in scenario, a model file or a profile),
+//                       and serving under load (--qps, --p99-ms, --traffic)
+//   perfcast op         the cost of one op under a core limit
+//   perfcast calibrate  fit the model's parameters to a profile
+//   perfcast validate   score the model against measured rows
+//   perfcast report     utilization, bounds and findings of a profile
+//   perfcast --help     this list; `perfcast <command> --help` for a command's options
 //
 // Exit status: 0 success, 1 the command failed (message on stderr), 2 wrong command line (usage on
 // stderr).
