@@ -602,3 +602,20 @@ TEST_CASE("perfcast whatif without serving flags is the card ranking, unchanged"
     CHECK(has(r.out, "model ctr_ranking (37 nodes) on ascend910b1: 2 deployments, ranked by QPS"));
     CHECK_FALSE(has(r.out, "analytic M/G/c"));
 }
+
+TEST_CASE("perfcast whatif --params applies to the serving mode too") {
+    const std::vector<std::string_view> base{"--batch", "8",     "--streams",   "2",
+                                             "--cube",  "12",    "--vector",    "24",
+                                             "--max-batch", "16", "--qps", "1000",
+                                             "--requests", "1000", "--format", "csv"};
+    const cli_run plain = run_cli(base);
+    std::vector<std::string_view> slow_args = base;
+    const std::string slow = PERFCAST_SOURCE_DIR "/tests/data/params_slow.txt";
+    slow_args.push_back("--params");
+    slow_args.push_back(slow);
+    const cli_run slowed = run_cli(slow_args);
+    REQUIRE(plain.status == cli::exit_ok);
+    REQUIRE(slowed.status == cli::exit_ok);
+    // A slower vector engine (tests/data/params_slow.txt) changes the simulated latencies.
+    CHECK(plain.out != slowed.out);
+}

@@ -656,7 +656,7 @@ inline void write_svg(const std::string& path, const context& x, const serving_s
 }
 
 inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const model& m,
-               const chip& c, const std::string& format) {
+               const chip& c, const std::string& format, const card_params& params = {}) {
     using whatif_detail::as_ints;
     using whatif_detail::parse_list;
     for (std::string_view card_only : {"latency-ms", "rank"}) {
@@ -751,7 +751,7 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
     whatif_detail::check_limits("cube", g.cube, c.cube.cores, "cube", c.name.view());
     whatif_detail::check_limits("vector", g.vector, c.vector.cores, "vector", c.name.view());
 
-    const serving_sweeper s(c, m, g, *dist);
+    const serving_sweeper s(c, m, g, *dist, params);
     const serving_sweep_result r = s.run(o);
 
     if (format == "table") {
@@ -875,12 +875,9 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
     model m = anchored ? anchored->m
               : a.has("model") ? io::read_model_file(*a.get("model"))
                                : scenario::ctr_ranking_model();
+    const card_params params{.graph = {.model = cal.params}};
     if (whatif_serving::requested(a)) {
-        if (a.has("params")) {
-            throw usage_error("--params applies to the card grid; the serving mode (--qps, "
-                              "--p99-ms) uses the default model parameters");
-        }
-        return whatif_serving::run(a, out, err, m, c, format);
+        return whatif_serving::run(a, out, err, m, c, format, params);
     }
 
     // The grid.
@@ -916,7 +913,7 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
     }
 
     const whatif_result r =
-        sweep(c, m, g, card_params{.graph = {.model = cal.params}},
+        sweep(c, m, g, params,
               rank == "throughput" ? rank_by::throughput : rank_by::qps);
     std::optional<selection> pick;
     if (target) pick = r.best_under(*target);
