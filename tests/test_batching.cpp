@@ -1,6 +1,8 @@
 // Gears, the split policy, service-time models and one request on an idle card (DIGEST F).
 #include <doctest/doctest.h>
 
+#include "support.hpp"
+
 #include <perfcast/batching.hpp>
 
 #include <cmath>
@@ -8,18 +10,10 @@
 #include <type_traits>
 
 using namespace perfcast;
+using perfcast_test::message_of;
 using namespace perfcast::literals;
 
 namespace {
-
-std::string message_of(const auto& f) {
-    try {
-        f();
-    } catch (const perfcast::error& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
 
 // DIGEST F's two measurements on a 12/24-core split: bs 10 in 7.01 ms, bs 20 in 9.19 ms.
 constexpr measured_service seed_service{{10, 7.01_ms}, {20, 9.19_ms}};

@@ -1,6 +1,8 @@
 // Batch-size distributions, percentiles, sampling, and latency at low load.
 #include <doctest/doctest.h>
 
+#include "support.hpp"
+
 #include <perfcast/distribution.hpp>
 #include <perfcast/io/histogram.hpp>
 
@@ -14,18 +16,10 @@
 #endif
 
 using namespace perfcast;
+using perfcast_test::message_of;
 using namespace perfcast::literals;
 
 namespace {
-
-std::string message_of(const auto& f) {
-    try {
-        f();
-    } catch (const perfcast::error& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
 
 batch_distribution seed_hist() {
     return io::read_bs_histogram_file(PERFCAST_SOURCE_DIR "/tests/data/bs_hist_seed.csv");

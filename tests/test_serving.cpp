@@ -6,6 +6,8 @@
 // statistical check says how large the simulation's noise is at that length.
 #include <doctest/doctest.h>
 
+#include "support.hpp"
+
 #include <perfcast/io/chrome_trace.hpp>
 #include <perfcast/io/histogram.hpp>
 #include <perfcast/scenario.hpp>
@@ -28,18 +30,11 @@
 #endif
 
 using namespace perfcast;
+using perfcast_test::json_checker;
+using perfcast_test::message_of;
 using namespace perfcast::literals;
 
 namespace {
-
-std::string message_of(const auto& f) {
-    try {
-        f();
-    } catch (const perfcast::error& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
 
 double ms(duration t) { return t.in(units::ms); }
 
@@ -542,132 +537,6 @@ TEST_CASE("a trace streamed from CSV gives the same run as the same trace in mem
 }
 
 namespace {
-
-// A strict JSON syntax check (RFC 8259 grammar, no extensions): enough to know that Perfetto
-// and chrome://tracing can load the file.
-class json_checker {
-public:
-    explicit json_checker(std::string_view s) : s_(s) {}
-    bool valid() {
-        ws();
-        if (!value()) return false;
-        ws();
-        return i_ == s_.size();
-    }
-
-private:
-    bool value() {
-        if (i_ >= s_.size()) return false;
-        switch (s_[i_]) {
-            case '{': return object();
-            case '[': return array();
-            case '"': return string();
-            case 't': return word("true");
-            case 'f': return word("false");
-            case 'n': return word("null");
-            default: return number();
-        }
-    }
-    bool object() {
-        ++i_;
-        ws();
-        if (peek('}')) return ++i_, true;
-        for (;;) {
-            ws();
-            if (!string()) return false;
-            ws();
-            if (!peek(':')) return false;
-            ++i_;
-            ws();
-            if (!value()) return false;
-            ws();
-            if (peek(',')) {
-                ++i_;
-                continue;
-            }
-            if (peek('}')) return ++i_, true;
-            return false;
-        }
-    }
-    bool array() {
-        ++i_;
-        ws();
-        if (peek(']')) return ++i_, true;
-        for (;;) {
-            ws();
-            if (!value()) return false;
-            ws();
-            if (peek(',')) {
-                ++i_;
-                continue;
-            }
-            if (peek(']')) return ++i_, true;
-            return false;
-        }
-    }
-    bool string() {
-        if (!peek('"')) return false;
-        ++i_;
-        while (i_ < s_.size()) {
-            const auto c = static_cast<unsigned char>(s_[i_]);
-            if (c == '"') return ++i_, true;
-            if (c < 0x20) return false;
-            if (c == '\\') {
-                ++i_;
-                if (i_ >= s_.size()) return false;
-                const char e = s_[i_];
-                if (e == 'u') {
-                    for (int k = 0; k < 4; ++k) {
-                        ++i_;
-                        if (i_ >= s_.size() || !std::isxdigit(static_cast<unsigned char>(s_[i_])))
-                            return false;
-                    }
-                } else if (std::strchr("\"\\/bfnrt", e) == nullptr) {
-                    return false;
-                }
-            }
-            ++i_;
-        }
-        return false;
-    }
-    bool number() {
-        const std::size_t start = i_;
-        if (peek('-')) ++i_;
-        if (peek('0')) {
-            ++i_;
-        } else if (!digits()) {
-            return false;
-        }
-        if (peek('.')) {
-            ++i_;
-            if (!digits()) return false;
-        }
-        if (peek('e') || peek('E')) {
-            ++i_;
-            if (peek('+') || peek('-')) ++i_;
-            if (!digits()) return false;
-        }
-        return i_ > start;
-    }
-    bool digits() {
-        const std::size_t start = i_;
-        while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
-        return i_ > start;
-    }
-    bool word(std::string_view w) {
-        if (s_.substr(i_, w.size()) != w) return false;
-        i_ += w.size();
-        return true;
-    }
-    bool peek(char c) const { return i_ < s_.size() && s_[i_] == c; }
-    void ws() {
-        while (i_ < s_.size() &&
-               (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t'))
-            ++i_;
-    }
-    std::string_view s_;
-    std::size_t i_ = 0;
-};
 
 std::size_t count(const std::string& s, std::string_view needle) {
     std::size_t n = 0;

@@ -6,6 +6,8 @@
 // length.
 #include <doctest/doctest.h>
 
+#include "support.hpp"
+
 #include <perfcast/chips.hpp>
 #include <perfcast/io/histogram.hpp>
 #include <perfcast/scenario.hpp>
@@ -34,6 +36,7 @@
 #endif
 
 using namespace perfcast;
+using perfcast_test::json_checker;
 using namespace perfcast::literals;
 
 namespace {
@@ -85,105 +88,6 @@ double json_number(const std::string& s, std::string_view key, std::size_t from 
     const auto [end, ec] = std::from_chars(p, s.data() + s.size(), v);
     return ec == std::errc{} && end != p ? v : std::nan("");
 }
-
-/// A strict JSON syntax check (RFC 8259 grammar): Perfetto and chrome://tracing need no less.
-class json_syntax {
-public:
-    explicit json_syntax(std::string_view s) : s_(s) {}
-    bool valid() {
-        ws();
-        const bool ok = value();
-        ws();
-        return ok && i_ == s_.size();
-    }
-
-private:
-    bool value() {
-        if (i_ >= s_.size()) return false;
-        const char c = s_[i_];
-        if (c == '{') return sequence('}', true);
-        if (c == '[') return sequence(']', false);
-        if (c == '"') return string();
-        for (std::string_view w : {"true", "false", "null"}) {
-            if (s_.substr(i_, w.size()) == w) {
-                i_ += w.size();
-                return true;
-            }
-        }
-        return number();
-    }
-    bool sequence(char close, bool object) {
-        ++i_;
-        ws();
-        if (peek(close)) return ++i_, true;
-        for (;;) {
-            ws();
-            if (object) {
-                if (!string()) return false;
-                ws();
-                if (!peek(':')) return false;
-                ++i_;
-                ws();
-            }
-            if (!value()) return false;
-            ws();
-            if (peek(',')) {
-                ++i_;
-                continue;
-            }
-            if (peek(close)) return ++i_, true;
-            return false;
-        }
-    }
-    bool string() {
-        if (!peek('"')) return false;
-        for (++i_; i_ < s_.size(); ++i_) {
-            const auto c = static_cast<unsigned char>(s_[i_]);
-            if (c == '"') return ++i_, true;
-            if (c < 0x20) return false;
-            if (c == '\\') {
-                ++i_;
-                if (i_ >= s_.size()) return false;
-                if (s_[i_] == 'u') {
-                    i_ += 4;  // four hex digits (not checked one by one: we never write \u)
-                } else if (std::string_view("\"\\/bfnrt").find(s_[i_]) == std::string_view::npos) {
-                    return false;
-                }
-            }
-        }
-        return false;
-    }
-    bool number() {
-        if (peek('-')) ++i_;
-        if (peek('0')) {
-            ++i_;  // no leading zeros
-        } else if (!digits()) {
-            return false;
-        }
-        if (peek('.')) {
-            ++i_;
-            if (!digits()) return false;
-        }
-        if (peek('e') || peek('E')) {
-            ++i_;
-            if (peek('+') || peek('-')) ++i_;
-            if (!digits()) return false;
-        }
-        return true;
-    }
-    bool digits() {
-        const std::size_t start = i_;
-        while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
-        return i_ > start;
-    }
-    bool peek(char c) const { return i_ < s_.size() && s_[i_] == c; }
-    void ws() {
-        while (i_ < s_.size() && std::string_view(" \n\r\t").find(s_[i_]) != std::string_view::npos)
-            ++i_;
-    }
-    std::string_view s_;
-    std::size_t i_ = 0;
-};
 
 /// CSV output of the serving mode as rows of named fields (our writer quotes nothing here).
 std::vector<std::map<std::string, std::string>> csv_rows(const std::string& text) {
@@ -348,7 +252,7 @@ TEST_CASE("perfcast whatif --qps --format json|csv: every field, valid JSON") {
     args.insert(args.end(), {"--format", "json"});
     const cli_run j = run_cli(args);
     REQUIRE(j.status == cli::exit_ok);
-    CHECK(json_syntax(j.out).valid());
+    CHECK(json_checker(j.out).valid());
     for (std::string_view f :
          {"\"mode\": \"load\"", "\"configurations\": 4", "\"leaders\": 4", "\"simulated\": 4",
           "\"simulated\": true", "\"loads_qps\": [",
@@ -412,7 +316,7 @@ TEST_CASE("perfcast whatif --p99-ms too tight: none meets it, with the closest c
                                "--vector", "24", "--max-batch", "16,20", "--p99-ms", "0.1",
                                "--requests", "2000", "--format", "json"});
     REQUIRE(j.status == cli::exit_ok);
-    CHECK(json_syntax(j.out).valid());
+    CHECK(json_checker(j.out).valid());
     CHECK(has(j.out, "\"met\": false"));
     CHECK(has(j.out, "\"leaders\": 8"));
     CHECK(has(j.out, "\"simulated\": 0"));
@@ -429,7 +333,7 @@ TEST_CASE("perfcast whatif --traffic: cards = ceil(traffic / reported capacity),
                                    "--traffic", "123456.7", "--headroom", headroom, "--requests",
                                    "2000", "--format", "json"});
         REQUIRE(r.status == cli::exit_ok);
-        CHECK(json_syntax(r.out).valid());
+        CHECK(json_checker(r.out).valid());
         CHECK(has(r.out, "\"met\": true"));
         const double keep = 1.0 - number_of(std::string(headroom));
         // JSON numbers are the shortest text that reads back as the same double, so the
@@ -463,7 +367,7 @@ TEST_CASE("perfcast whatif --trace: Chrome-trace JSON of one second, a track per
     REQUIRE(r.status == cli::exit_ok);
     CHECK(has(r.out, "trace: " + path + ": #1 at 4000 QPS, simulated 1 s .. 2 s: "));
     const std::string json = slurp(path);
-    CHECK(json_syntax(json).valid());
+    CHECK(json_checker(json).valid());
     CHECK(has(json, "\"from_us\":1000000.000,\"to_us\":2000000.000"));
     // One named track per stream, and batches on exactly those tracks.
     CHECK(count(json, "\"name\":\"thread_name\"") == 3);
