@@ -30,7 +30,11 @@ namespace perfcast::cli {
 
 namespace validate_detail {
 
-inline constexpr std::array<option, 11> options{{
+inline constexpr option vector_efficiency_option{
+    "vector-efficiency", "MODE",
+    "choose (default: by cross-validation on the fit rows), fit or keep"};
+
+inline constexpr std::array<option, 12> options{{
     chip_option,
     chip_ini_option,
     params_option,
@@ -42,15 +46,31 @@ inline constexpr std::array<option, 11> options{{
     {"types", "LIST", "op types to score, e.g. MatMul,BatchMatMul (default: all)"},
     {"worst", "N", "worst rows to list (default 10)"},
     {"format", "FORMAT", "table (default) or json"},
+    vector_efficiency_option,
 }};
 
-inline constexpr std::array<option, 5> calibrate_options{{
+inline constexpr std::array<option, 6> calibrate_options{{
     chip_option,
     chip_ini_option,
     params_option,
     {"output", "FILE", "write the fitted parameters here (also -o FILE)"},
     {"tasks", "LIST", "task types to fit on (default: all)"},
+    vector_efficiency_option,
 }};
+
+/// --vector-efficiency MODE as calibration options.
+inline profile::calibration_options calibration_options_from(const parsed_args& a) {
+    profile::calibration_options opt;
+    if (!a.has("vector-efficiency")) return opt;
+    const std::string_view m = *a.get("vector-efficiency");
+    if (m == "choose") opt.vector_efficiency = profile::vector_efficiency_fit::choose;
+    else if (m == "fit") opt.vector_efficiency = profile::vector_efficiency_fit::fit;
+    else if (m == "keep") opt.vector_efficiency = profile::vector_efficiency_fit::keep;
+    else
+        throw usage_error("--vector-efficiency " + std::string(m) +
+                          ": expected choose, fit or keep");
+    return opt;
+}
 
 /// Keeps rows whose task type / op type is in the comma-separated lists (empty: all).
 struct row_filter {
@@ -82,6 +102,27 @@ inline std::vector<profile::kernel_row> filtered(const std::vector<profile::kern
     for (const auto& r : rows)
         if (f(r)) out.push_back(r);
     return out;
+}
+
+/// A profile's rows with their sequence context (profile/context.hpp): annotated before any
+/// filter or hold-out split, so a held-out row still knows which rows ran before it.
+inline std::vector<profile::kernel_row> read_in_context(const std::string& path, const chip& c,
+                                                        const model_params& p) {
+    auto rows = profile::read_kernel_details_file(path).rows;
+    profile::annotate_context(rows, c, p);
+    return rows;
+}
+
+/// "fitted on N rows: mean |log error| a -> b; vector efficiency fitted (CV MAPE x % vs y %)".
+inline std::string fit_summary(const profile::calibration_result& r) {
+    std::string s = "fitted on " + std::to_string(r.rows) + " rows: mean |log error| " +
+                    io::format_fixed(r.log_error_before, 3) + " -> " +
+                    io::format_fixed(r.log_error_after, 3) + "; vector efficiency " +
+                    (r.vector_efficiency_fitted ? "fitted" : "kept");
+    if (r.cv_error_fitted > 0 || r.cv_error_kept > 0)
+        s += " (cross-validated MAPE " + io::format_fixed(100 * r.cv_error_fitted, 1) +
+             " % fitted, " + io::format_fixed(100 * r.cv_error_kept, 1) + " % kept)";
+    return s;
 }
 
 inline void write_report(std::ostream& out, const profile::error_report& rep, std::size_t worst,
@@ -124,11 +165,7 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
         return;
     }
     const auto pct = [](double v) { return io::format_fixed(100.0 * v, 1) + " %"; };
-    if (fit != nullptr) {
-        out << "fitted on " << fit->rows << " rows: rms log error "
-            << io::format_fixed(fit->rms_log_error_before, 3) << " -> "
-            << io::format_fixed(fit->rms_log_error_after, 3) << "\n\n";
-    }
+    if (fit != nullptr) out << fit_summary(*fit) << "\n\n";
     out << "scored " << rep.overall.rows << " rows (" << rep.skipped
         << " not mappable): MAPE " << pct(rep.overall.mape) << ", median "
         << pct(rep.overall.median_ape) << ", P90 " << pct(rep.overall.p90_ape) << "\n\n";
@@ -184,19 +221,20 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
         const double share = io::parse_double(*a.get("holdout"), "--holdout");
         const auto seed = static_cast<std::uint64_t>(
             a.has("seed") ? io::parse_int(*a.get("seed"), "--seed") : 1);
-        const auto table = profile::read_kernel_details_file(a.positional[0]);
-        auto split = profile::split_holdout(table.rows, share, seed);
+        auto split = profile::split_holdout(read_in_context(a.positional[0], c, cal.params),
+                                            share, seed);
         fit_rows = std::move(split.fit);
         test_rows = filtered(split.test, keep);
     } else {
         if (!a.positional.empty()) throw usage_error("unexpected argument '" + a.positional[0] + "'");
         if (!a.has("test")) throw usage_error("needs --test FILE (or PROFILE --holdout SHARE)");
-        if (a.has("fit")) fit_rows = profile::read_kernel_details_file(*a.get("fit")).rows;
-        test_rows = filtered(profile::read_kernel_details_file(*a.get("test")).rows, keep);
+        if (a.has("fit")) fit_rows = read_in_context(*a.get("fit"), c, cal.params);
+        test_rows = filtered(read_in_context(*a.get("test"), c, cal.params), keep);
     }
     std::optional<profile::calibration_result> fit;
     if (!fit_rows.empty()) {
-        fit = profile::calibrate(c, profile::measured_ops(c, fit_rows), cal.params);
+        fit = profile::calibrate(c, profile::measured_ops(c, fit_rows), cal.params,
+                                 calibration_options_from(a));
         cal = fit->fitted;
     }
     const auto rep = profile::evaluate(c, test_rows, cal);
@@ -229,16 +267,15 @@ inline int run_calibrate(std::span<const std::string_view> args, std::ostream& o
     const chip c = chip_from_args(a);
     const profile::calibration start = params_from_args(a);
     const row_filter keep{list_of(a, "tasks"), {}};
-    const auto rows = filtered(profile::read_kernel_details_file(a.positional[0]).rows, keep);
-    const auto res = profile::calibrate(c, profile::measured_ops(c, rows), start.params);
+    const auto rows = filtered(read_in_context(a.positional[0], c, start.params), keep);
+    const auto res = profile::calibrate(c, profile::measured_ops(c, rows), start.params,
+                                        calibration_options_from(a));
     std::ofstream f(*a.get("output"));
     if (!f) throw perfcast::error("perfcast calibrate: cannot write '" + *a.get("output") + "'");
     io::write_params(f, res.fitted,
                      "fitted on " + std::to_string(res.rows) + " rows of " + a.positional[0] +
                          " for " + std::string(c.name.view()));
-    out << "fitted " << res.rows << " rows: rms log error "
-        << io::format_fixed(res.rms_log_error_before, 3) << " -> "
-        << io::format_fixed(res.rms_log_error_after, 3) << "; wrote " << *a.get("output") << '\n';
+    out << fit_summary(res) << "; wrote " << *a.get("output") << '\n';
     return exit_ok;
 }
 

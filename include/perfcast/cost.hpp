@@ -53,6 +53,12 @@ struct model_params {
     /// tensors). Assumption 0.9: on the 910B1 profile an Add reading 2 x 100.7 MB (= the 192 MiB
     /// L2) streamed at HBM speed while a RealDiv reading 2 x 69.9 MB ran at 2.9 TB/s.
     double l2_resident_share = 0.9;
+    /// Extra head cost of a kernel's first run (first_run ops: profile/context.hpp), launch +
+    /// per core: every core fetches the kernel's instructions cold. Assumption 0 until calibrated:
+    /// on the 910B1 profile calibration finds about 0.1 us per core (a 48-core reduction of 16 KB
+    /// takes 8-9 us on its first run and 3.6 us on the next ones).
+    duration first_run_launch{};
+    duration first_run_per_core{};
 
     /// Per-engine head cost (launch + per_core x b) replacing the chip's overhead figures when
     /// `set`: what calibration fits, since launch costs differ between cube, vector and AI CPU
@@ -91,6 +97,14 @@ constexpr const model_params& validate(const model_params& p) {
                      "l2_resident_share", p.l2_resident_share, "a share in [0, 1]");
     PERFCAST_EXPECTS(p.contention_per_core >= 0 && p.contention_per_core < 1e6, where,
                      "contention_per_core", p.contention_per_core, "a finite value >= 0");
+    PERFCAST_EXPECTS(p.first_run_launch.in(units::us) >= 0 &&
+                         p.first_run_launch.in(units::us) < 1e9,
+                     where, "first_run_launch", p.first_run_launch.in(units::us),
+                     "a time >= 0 us");
+    PERFCAST_EXPECTS(p.first_run_per_core.in(units::us) >= 0 &&
+                         p.first_run_per_core.in(units::us) < 1e9,
+                     where, "first_run_per_core", p.first_run_per_core.in(units::us),
+                     "a time >= 0 us");
     for (const auto& h : p.head) {
         PERFCAST_EXPECTS(!h.set || (h.launch.in(units::us) >= 0 && h.launch.in(units::us) < 1e9),
                          where, "head.launch", h.launch.in(units::us), "a time >= 0 us");
@@ -159,7 +173,9 @@ constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b
 /// L2 (l2_resident_share of it) finds them there, left by its producer, and its outputs are
 /// written back later: it moves at the cores' own rates. Inputs (or outputs) larger than that
 /// stream through HBM (an LRU cache gets no hits on a cyclic stream larger than itself): such
-/// loads (stores) are capped by HBM x efficiency and share it.
+/// loads (stores) are capped by HBM x efficiency and share it. When the op knows which share of
+/// its reads is in L2 (`op::l2_input_share`, from the producers in a profile), the rest of its
+/// reads come from HBM whatever their size.
 /// Each contiguous run is rounded up to the alignment unit, a misaligned run moves at a reduced
 /// rate, and b cores on hot rows conflict (contention grows with b). Sharing HBM and L2 between
 /// streams is card.hpp's business.
@@ -171,25 +187,24 @@ constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b
     const data_size reads = o.bytes_read * al.factor;
     const data_size writes = o.bytes_written * al.factor;
     const data_size resident = c.memory.l2_size * p.l2_resident_share;
-    const bool reads_in_l2 = reads <= resident;
+    // Share of the reads found in L2: the op's own figure when its producers are known
+    // (profile/context.hpp), else all of them when they fit in the resident part of L2 and none
+    // when they do not.
+    const double read_hit = o.l2_input_share >= 0 ? (o.l2_input_share < 1 ? o.l2_input_share : 1.0)
+                            : reads <= resident  ? 1.0
+                                                 : 0.0;
     const bool writes_in_l2 = writes <= resident;
     const bandwidth hbm = c.memory.hbm_bandwidth * p.hbm_efficiency * al.rate_factor;
-    bandwidth read_bw = c.memory.core_read_rate * clk * cores * al.rate_factor;
-    bandwidth write_bw = c.memory.core_write_rate * clk * cores * al.rate_factor;
-    if (!reads_in_l2) read_bw = detail::min_bw(read_bw, hbm);
-    if (!writes_in_l2) write_bw = detail::min_bw(write_bw, hbm);
+    const bandwidth read_bw = c.memory.core_read_rate * clk * cores * al.rate_factor;
+    const bandwidth write_bw = c.memory.core_write_rate * clk * cores * al.rate_factor;
     duration load = reads / read_bw;
     if (c.memory.l2_read_rate > bytes_per_cycle{}) {
         const bandwidth l2_bw = c.memory.l2_read_rate * clk * cores * al.rate_factor;
         load = detail::max_d(load, (reads + o.reread) / l2_bw);
     }
     duration t = detail::max_d(load, writes / write_bw);
-    if (!reads_in_l2 || !writes_in_l2) {
-        data_size through_hbm{};
-        if (!reads_in_l2) through_hbm += reads;
-        if (!writes_in_l2) through_hbm += writes;
-        t = detail::max_d(t, through_hbm / hbm);
-    }
+    const data_size through_hbm = reads * (1.0 - read_hit) + (writes_in_l2 ? data_size{} : writes);
+    if (through_hbm > data_size{}) t = detail::max_d(t, through_hbm / hbm);
     const double contention = 1.0 + p.contention_per_core * o.hot_fraction * (cores - 1.0);
     return t * contention;
 }
@@ -231,6 +246,7 @@ namespace detail {
     }
     r.memory = memory_time(c, o, b, p);
     r.head = head_time(c, o.eng, b, p);
+    if (o.first_run) r.head += p.first_run_launch + p.first_run_per_core * static_cast<double>(b);
     const duration body = detail::max_d(r.compute, r.memory) +
                           (1.0 - p.overlap) * detail::min_d(r.compute, r.memory);
     r.latency = r.head + body;

@@ -79,6 +79,10 @@ struct op {
     double hot_fraction = 0;        // share of accesses that hit a few hot rows (gather)
     double m_efficiency = 1;        // cube: M / M padded to the fractal (1/16 for M = 1)
     std::int64_t k_depth = 0;       // cube: K padded to the fractal (split-K headroom)
+    // What the op's place in a sequence says (profile/context.hpp fills both from a profile;
+    // factories leave them unknown):
+    double l2_input_share = -1;  // share of the reads found in L2; < 0: decided by size
+    bool first_run = false;      // first run of this kernel: its instructions are fetched cold
 
     [[nodiscard]] constexpr flop_count flops() const noexcept {
         return flop_count{useful_ops * (eng == engine::cube ? 2.0 : 1.0), units::flop};

@@ -6,7 +6,7 @@
 //   cube_efficiency, vector_efficiency, hbm_efficiency, overlap, misaligned_efficiency,
 //   contention_per_core, l2_resident_share                      numbers
 //   head.cube.launch_us, head.cube.per_core_us, head.vector.launch_us, head.vector.per_core_us,
-//   head.aicpu.launch_us                                         microseconds
+//   head.aicpu.launch_us, first_run.launch_us, first_run.per_core_us  microseconds
 //   work.<OpType>                                                factor (e.g. work.LayerNormV3)
 // Unknown keys, repeated keys, non-numeric values and out-of-range values are errors naming the
 // file, line, column and key.
@@ -92,6 +92,8 @@ namespace detail {
         else if (key == "head.vector.launch_us") head_key(engine::vector, true);
         else if (key == "head.vector.per_core_us") head_key(engine::vector, false);
         else if (key == "head.aicpu.launch_us") head_key(engine::aicpu, true);
+        else if (key == "first_run.launch_us") p.first_run_launch = duration{v, units::us};
+        else if (key == "first_run.per_core_us") p.first_run_per_core = duration{v, units::us};
         else if (key.starts_with("work.") && key.size() > 5) {
             if (!(v > 0 && v < 1e6))
                 detail::params_error(source, line_no, value_col,
@@ -145,6 +147,8 @@ inline void write_params(std::ostream& out, const profile::calibration& cal,
         num("head." + std::string(names[i]) + ".launch_us", h.launch.in(units::us));
         if (i < 2) num("head." + std::string(names[i]) + ".per_core_us", h.per_core.in(units::us));
     }
+    num("first_run.launch_us", p.first_run_launch.in(units::us));
+    num("first_run.per_core_us", p.first_run_per_core.in(units::us));
     for (const auto& [type, f] : cal.work_factor) num("work." + type, f);
 }
 

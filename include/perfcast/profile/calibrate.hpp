@@ -1,12 +1,16 @@
 // perfcast/profile/calibrate.hpp: fit the model's parameters to measured rows.
 //
-// The parameters (per-engine head costs, cube / vector / HBM efficiencies, overlap, the
-// misaligned-move factor) are fitted by least squares on log(predicted / measured) over the rows
-// the model can map, with a Nelder-Mead search in a transformed space (logs for times, logits for
-// shares) so every candidate is valid. Log errors weigh a 2x miss on a 2 us op like one on a 2 ms
-// op, which is what a per-op error report (MAPE) asks for. Rows are split into fit and held-out
-// sets by whole groups (same type, same shapes), so that repeats of one op never sit on both
-// sides.
+// The parameters (per-engine head costs, the first-run cost, cube / vector / HBM efficiencies)
+// are fitted by minimising the mean absolute log error, mean |log(predicted / measured)|, over
+// the rows the model can map, with a Nelder-Mead search in a transformed space (logs for times,
+// logits for shares) so every candidate is valid; then a work factor per vector op type,
+// alternating the two stages. Log errors weigh a 2x miss on a 2 us op like one on a 2 ms op,
+// which is what a per-op error report (MAPE) asks for; the absolute value (not the square) keeps
+// a few outliers (a kernel's slow first run, a collective stealing bandwidth) from dragging the
+// fit away from the typical row. Whether the vector efficiency is fitted or kept is decided by
+// a 3-fold cross-validation inside the fit rows (docs/calibration.md). Rows are split into fit
+// and held-out sets by whole groups (same type, same shapes), so that repeats of one op never
+// sit on both sides.
 #pragma once
 
 #include <algorithm>
@@ -22,6 +26,7 @@
 #include "../chip.hpp"
 #include "../cost.hpp"
 #include "kernel_details.hpp"
+#include "context.hpp"
 #include "ops.hpp"
 
 namespace perfcast::profile {
@@ -36,20 +41,33 @@ namespace perfcast::profile {
     return out;
 }
 
+/// Whether calibration fits the vector efficiency. With a work factor per op type the two
+/// overlap: a low vector efficiency and large factors, or the start efficiency and small ones,
+/// fit the rows of the types with factors alike, and differ only on types the fit rows lack.
+/// `choose` decides by cross-validation on the fit rows (docs/calibration.md).
+enum class vector_efficiency_fit : unsigned char { choose, fit, keep };
+
 struct calibration_options {
     int max_evaluations = 6000;  // objective evaluations of the Nelder-Mead search
     int restarts = 2;            // restarts from the best point (escape early collapse)
     int min_rows_per_type = 2;   // rows a type needs for its own work factor
     double max_work_factor = 16;  // work factors stay within [1/16, 16]
     int rounds = 3;               // alternations of shared parameters and work factors
+    vector_efficiency_fit vector_efficiency = vector_efficiency_fit::choose;
+    int folds = 3;  // cross-validation folds (whole groups of rows) of the `choose` decision
 };
 
 struct calibration_result {
     calibration fitted;
     std::size_t rows = 0;
-    double rms_log_error_before = 0;  // sqrt(mean(log(pred/meas)^2)) with the start parameters
-    double rms_log_error_after = 0;
+    double log_error_before = 0;  // mean |log(pred / meas)| with the start parameters
+    double log_error_after = 0;   // the same with the fitted parameters and work factors
     int evaluations = 0;
+    bool vector_efficiency_fitted = false;
+    // Mean absolute percentage error on the held-out folds of the `choose` decision, with the
+    // vector efficiency fitted and kept (0 when not chosen by cross-validation).
+    double cv_error_fitted = 0;
+    double cv_error_kept = 0;
 };
 
 namespace detail {
@@ -59,7 +77,7 @@ inline double logistic(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 /// The free parameters as a vector, and back.
 struct param_space {
-    static constexpr std::size_t size = 10;
+    static constexpr std::size_t size = 12;
     using vec = std::array<double, size>;
     chip c;
 
@@ -80,7 +98,12 @@ struct param_space {
         return {lg(hc.launch),        lg(hc.per_core),          lg(hv.launch),
                 lg(hv.per_core),      lg(ha.launch),            share(p.cube_efficiency),
                 share(p.vector_efficiency), share(p.hbm_efficiency), share(p.overlap),
-                share(p.misaligned_efficiency)};
+                share(p.misaligned_efficiency),
+                // A zero first-run cost starts the search at 0.5 us + 0.02 us per core: log(0)
+                // is no place to start from.
+                lg(p.first_run_launch > duration{} ? p.first_run_launch : duration{0.5, units::us}),
+                lg(p.first_run_per_core > duration{} ? p.first_run_per_core
+                                                     : duration{0.02, units::us})};
     }
 
     [[nodiscard]] static model_params decode(const vec& v, model_params base) {
@@ -93,34 +116,19 @@ struct param_space {
         base.hbm_efficiency = logistic(v[7]);
         base.overlap = logistic(v[8]);
         base.misaligned_efficiency = logistic(v[9]);
+        base.first_run_launch = us(v[10]);
+        base.first_run_per_core = us(v[11]);
         return base;
     }
 };
 
-/// Weighted mean of log(predicted / measured)^2. A row weighs 1 / sqrt(rows of its op type), so
-/// a type's total weight grows only as the square root of its row count: a dozen GEMMs are not
-/// drowned by hundreds of tiny vector ops.
-[[nodiscard]] inline double mean_sq_log_error(const chip& c, const std::vector<measured_op>& rows,
-                                              const std::vector<double>& weights,
-                                              const model_params& p) {
+/// Mean of |log(predicted / measured)| over `rows` under `p`.
+[[nodiscard]] inline double mean_abs_log_error(const chip& c, const std::vector<measured_op>& rows,
+                                               const model_params& p) {
     double s = 0;
-    double w = 0;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        const measured_op& m = rows[i];
-        const double e = std::log(cost(c, m.o, core_count{m.cores}, p).latency / m.measured);
-        s += weights[i] * e * e;
-        w += weights[i];
-    }
-    return w > 0 ? s / w : 0.0;
-}
-
-[[nodiscard]] inline std::vector<double> type_weights(const std::vector<measured_op>& rows) {
-    std::map<std::string, double, std::less<>> count;
-    for (const measured_op& m : rows) count[m.type] += 1;
-    std::vector<double> w;
-    w.reserve(rows.size());
-    for (const measured_op& m : rows) w.push_back(1.0 / std::sqrt(count.find(m.type)->second));
-    return w;
+    for (const measured_op& m : rows)
+        s += std::abs(std::log(cost(c, m.o, core_count{m.cores}, p).latency / m.measured));
+    return rows.empty() ? 0.0 : s / static_cast<double>(rows.size());
 }
 
 /// Scales the op's vector work by `f`.
@@ -132,37 +140,41 @@ struct param_space {
 
 }  // namespace detail
 
-/// Fits the model's parameters to `rows` on chip `c`, starting from `start`.
-[[nodiscard]] inline calibration_result calibrate(const chip& c,
-                                                  const std::vector<measured_op>& rows,
-                                                  const model_params& start = {},
-                                                  calibration_options opt = {}) {
-    PERFCAST_EXPECTS(!rows.empty(), "calibrate", "rows", 0.0,
-                     "at least one measured row the model can map");
-    PERFCAST_EXPECTS(opt.max_evaluations >= 10, "calibrate", "max_evaluations",
-                     static_cast<double>(opt.max_evaluations), ">= 10");
+namespace detail {
+/// One calibration with the vector efficiency fitted (`fit_vector`) or kept.
+[[nodiscard]] inline calibration_result calibrate_once(const chip& c,
+                                                       const std::vector<measured_op>& rows,
+                                                       const model_params& start,
+                                                       const calibration_options& opt,
+                                                       bool fit_vector) {
     using space = detail::param_space;
     using vec = space::vec;
     const space sp{c};
     // Engines with no rows keep their start values: their coordinates are not searched.
     std::array<bool, space::size> free{};
-    bool has_cube = false, has_vector = false, has_aicpu = false;
+    bool has_cube = false, has_vector = false, has_aicpu = false, has_first_run = false;
     for (const measured_op& m : rows) {
         has_cube |= m.o.eng == engine::cube;
         has_vector |= m.o.eng == engine::vector;
         has_aicpu |= m.o.eng == engine::aicpu;
+        has_first_run |= m.o.first_run;
     }
     // overlap and misaligned_efficiency stay as given: on profile rows they trade off against
     // the efficiencies (a fit that lowers overlap to explain memory-bound vector ops spoils the
     // GEMMs, whose compute and memory times are close), and a profile row does not say whether
     // its moves were aligned.
-    free = {has_cube, has_cube, has_vector, has_vector, has_aicpu, has_cube,
-            has_vector, has_cube || has_vector, false, false};
+    // The first-run cost is searched only when some rows are first runs (annotated profiles).
+    free = {has_cube,      has_cube,
+            has_vector,    has_vector,
+            has_aicpu,     has_cube,
+            has_vector && fit_vector, has_cube || has_vector,
+            false,         false,
+            has_first_run, has_first_run};
 
     calibration_result res;
     res.rows = rows.size();
-    const std::vector<double> weights = detail::type_weights(rows);
-    res.rms_log_error_before = std::sqrt(detail::mean_sq_log_error(c, rows, weights, start));
+    res.vector_efficiency_fitted = has_vector && fit_vector;
+    res.log_error_before = mean_abs_log_error(c, rows, start);
 
     // Stage 1: Nelder-Mead over the free coordinates (coefficients 1, 2, 0.5, 0.5), with
     // restarts from the best point, on `data` (the rows with the current work factors).
@@ -170,7 +182,7 @@ struct param_space {
                             int budget) {
         const auto f = [&](const vec& v) {
             ++res.evaluations;
-            return detail::mean_sq_log_error(c, data, weights, space::decode(v, from));
+            return mean_abs_log_error(c, data, space::decode(v, from));
         };
         vec best = sp.encode(from);
         double best_f = f(best);
@@ -254,11 +266,9 @@ struct param_space {
                 ++res.evaluations;
                 double sum = 0;
                 for (std::size_t i : idx) {
-                    const op o = detail::with_work(rows[i].o, std::exp(logf));
-                    const double e =
-                        std::log(cost(c, o, core_count{rows[i].cores}, fitted).latency /
-                                 rows[i].measured);
-                    sum += e * e;
+                    const op o = with_work(rows[i].o, std::exp(logf));
+                    sum += std::abs(std::log(
+                        cost(c, o, core_count{rows[i].cores}, fitted).latency / rows[i].measured));
                 }
                 return sum;
             };
@@ -292,7 +302,7 @@ struct param_space {
     const auto scaled_by = [&](const calibration& cal) {
         std::vector<measured_op> out = rows;
         for (measured_op& m : out)
-            if (m.o.eng != engine::cube) m.o = detail::with_work(m.o, cal.factor_of(m.type));
+            if (m.o.eng != engine::cube) m.o = with_work(m.o, cal.factor_of(m.type));
         return out;
     };
 
@@ -305,8 +315,79 @@ struct param_space {
         res.fitted.params = current;
         res.fitted.work_factor = stage2(current);
     }
-    res.rms_log_error_after =
-        std::sqrt(detail::mean_sq_log_error(c, scaled_by(res.fitted), weights, current));
+    res.log_error_after = mean_abs_log_error(c, scaled_by(res.fitted), current);
+    return res;
+}
+
+/// Mean absolute percentage error of `cal` on `rows`.
+[[nodiscard]] inline double mean_ape(const chip& c, const std::vector<measured_op>& rows,
+                                     const calibration& cal) {
+    double s = 0;
+    for (const measured_op& m : rows) {
+        const op o = m.o.eng == engine::cube ? m.o : with_work(m.o, cal.factor_of(m.type));
+        s += std::abs(cost(c, o, core_count{m.cores}, cal.params).latency / m.measured - 1.0);
+    }
+    return rows.empty() ? 0.0 : s / static_cast<double>(rows.size());
+}
+}  // namespace detail
+
+/// Fits the model's parameters to `rows` on chip `c`, starting from `start`. With
+/// `vector_efficiency_fit::choose` (the default) the rows are split into `folds` folds of whole
+/// groups (same type, bytes and cores); the model is calibrated on all folds but one with the
+/// vector efficiency fitted and kept, scored on the one left out, and the setting with the lower
+/// mean APE over the folds is used for the final fit on every row.
+[[nodiscard]] inline calibration_result calibrate(const chip& c,
+                                                  const std::vector<measured_op>& rows,
+                                                  const model_params& start = {},
+                                                  calibration_options opt = {}) {
+    PERFCAST_EXPECTS(!rows.empty(), "calibrate", "rows", 0.0,
+                     "at least one measured row the model can map");
+    PERFCAST_EXPECTS(opt.max_evaluations >= 10, "calibrate", "max_evaluations",
+                     static_cast<double>(opt.max_evaluations), ">= 10");
+    PERFCAST_EXPECTS(opt.folds >= 2, "calibrate", "folds", static_cast<double>(opt.folds),
+                     ">= 2");
+    if (opt.vector_efficiency != vector_efficiency_fit::choose)
+        return detail::calibrate_once(c, rows, start, opt,
+                                      opt.vector_efficiency == vector_efficiency_fit::fit);
+    // Folds of whole groups, drawn by a fixed LCG so the decision is the same everywhere.
+    std::map<std::string, int, std::less<>> fold_of_group;
+    std::vector<int> fold(rows.size());
+    std::uint64_t state = 0x9E3779B97F4A7C15ULL;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const measured_op& m = rows[i];
+        std::string key = m.type + "|" + std::to_string(m.o.bytes_read.in(units::B)) + "|" +
+                          std::to_string(m.o.bytes_written.in(units::B)) + "|" +
+                          std::to_string(m.cores);
+        auto it = fold_of_group.find(key);
+        if (it == fold_of_group.end()) {
+            state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+            it = fold_of_group
+                     .emplace(std::move(key), static_cast<int>((state >> 33) %
+                                                               static_cast<unsigned>(opt.folds)))
+                     .first;
+        }
+        fold[i] = it->second;
+    }
+    double error[2] = {0, 0};  // [0]: efficiency fitted, [1]: kept
+    std::size_t scored = 0;
+    for (int f = 0; f < opt.folds; ++f) {
+        std::vector<measured_op> train;
+        std::vector<measured_op> held;
+        for (std::size_t i = 0; i < rows.size(); ++i)
+            (fold[i] == f ? held : train).push_back(rows[i]);
+        if (train.empty() || held.empty()) continue;
+        for (int mode = 0; mode < 2; ++mode) {
+            const auto r = detail::calibrate_once(c, train, start, opt, mode == 0);
+            error[mode] += detail::mean_ape(c, held, r.fitted) * static_cast<double>(held.size());
+        }
+        scored += held.size();
+    }
+    const bool fit_vector = scored == 0 || error[0] <= error[1];
+    calibration_result res = detail::calibrate_once(c, rows, start, opt, fit_vector);
+    if (scored > 0) {
+        res.cv_error_fitted = error[0] / static_cast<double>(scored);
+        res.cv_error_kept = error[1] / static_cast<double>(scored);
+    }
     return res;
 }
 

@@ -203,6 +203,18 @@ struct kernel_row {
 
     std::vector<row_note> notes;
 
+    /// What the rows before this one say about it (profile/context.hpp, annotate_context):
+    /// the share of its input bytes a recent op wrote or read (so likely still in L2), and
+    /// whether it is the first run of its kernel (op type, input shapes and dtypes) in the file.
+    /// Unset until annotated.
+    struct sequence_context {
+        std::optional<double> l2_input_share;
+        bool first_run = false;
+        [[nodiscard]] friend bool operator==(const sequence_context&,
+                                             const sequence_context&) = default;
+    };
+    sequence_context context;
+
     [[nodiscard]] bool has_note(note_kind k) const noexcept {
         return std::any_of(notes.begin(), notes.end(),
                            [k](const row_note& n) { return n.kind == k; });

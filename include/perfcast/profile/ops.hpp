@@ -243,6 +243,8 @@ struct measured_op {
     const engine_spec& e = c.engine_of(o->eng);
     if (e.cores < 1 || (o->useful_ops > 0 && e.ops_per_cycle_for(o->type) <= 0))
         return std::nullopt;
+    if (r.context.l2_input_share) o->l2_input_share = *r.context.l2_input_share;
+    o->first_run = r.context.first_run;
     const int k = r.block_dim && *r.block_dim > 0 ? *r.block_dim : e.cores;
     return measured_op{*o, std::min(k, e.cores), *r.task_duration, r.op_type};
 }

@@ -1,0 +1,117 @@
+// perfcast/profile/context.hpp: what a profile's order says about each row.
+//
+// A kernel's time depends on what ran before it, in two ways the measured rows show:
+//  - L2: an input that a recent kernel wrote (or read) is still in L2 and loads at the cores'
+//    rate; an input last touched long ago comes from HBM. On the 910B1 training profile the
+//    optimizer's casts of 25-300 MB stream at 1.1-1.3 TB/s (their fp16 gradients were written by
+//    a collective long before) while forward-pass ops of the same sizes, reading what the
+//    previous kernel wrote, reach 2.5-4.3 TB/s. The size rule alone (inputs that fit in L2 are
+//    in L2) cannot tell these apart.
+//  - First run: the first run of a kernel (op type, input shapes and dtypes) fetches its
+//    instructions cold: on the same profile a 48-core reduction of 16 KB takes 8-9 us on its
+//    first run and 3.6 us on the next.
+// annotate_context() walks the rows in file order (kernel_details.csv and op_summary list the
+// kernels in launch order) and fills kernel_row::context of the rows that carry a start time, which measured_op_of() passes to the
+// op (op::l2_input_share, op::first_run) and cost() uses (cost.hpp: memory_time, first_run_*).
+// Rows without a start time (the minimal subset of docs/profiles.md, e.g. measurements of ops
+// run one at a time and converted from another tool) are not a launch sequence: they are left
+// unannotated, and cost() falls back to the size rule and no first-run cost.
+// Tensors are matched by byte size: the profile does not name tensors, and a consumer reads the
+// producer's output under another shape (a [4096, 6400] MatMul output read as [1024, 4, 6400]).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "../chip.hpp"
+#include "../cost.hpp"
+#include "kernel_details.hpp"
+
+namespace perfcast::profile {
+
+/// Options of annotate_context.
+struct context_options {
+    /// Tensors looked back at per input: bounds the work on profiles of many tiny kernels, whose
+    /// L2 window would otherwise hold millions of tensors.
+    std::size_t max_lookback = 512;
+};
+
+namespace detail {
+/// Bytes of one tensor, or 0 when its dtype is unknown or its size does not fit.
+[[nodiscard]] inline double tensor_bytes(const tensor_shape& s, const tensor_dtype& t) {
+    if (!t.type) return 0;
+    const auto n = s.elements();
+    if (!n || *n <= 0) return 0;
+    return static_cast<double>(*n) * size_of(*t.type).in(units::B);
+}
+
+[[nodiscard]] inline bool on_ai_cores(task_type t) noexcept {
+    return t == task_type::ai_core || t == task_type::ai_vector_core || t == task_type::mix_aic ||
+           t == task_type::mix_aiv;
+}
+}  // namespace detail
+
+/// Fills each AI core / vector core row's context from the rows before it: the share of its
+/// input bytes that a tensor of the same size touched within the last `l2 x l2_resident_share`
+/// bytes of traffic accounts for, and whether it is the first run of its kernel. Rows of other
+/// tasks (AI CPU, HCCL, DSA) and rows without a start time are left as they are: the traffic
+/// of the former is not in the profile, the latter are not a launch sequence.
+inline void annotate_context(std::vector<kernel_row>& rows, const chip& c,
+                             const model_params& p = {}, const context_options& opt = {}) {
+    struct touched {
+        double bytes;
+        double at;  // traffic count just after the tensor was touched
+    };
+    std::deque<touched> recent;
+    std::set<std::string> kernels;
+    double traffic = 0;
+    const double capacity = c.memory.l2_size.in(units::B) * p.l2_resident_share;
+    for (kernel_row& r : rows) {
+        if (!detail::on_ai_cores(r.task) || !r.start) continue;
+        std::string signature = r.op_type + "|";
+        for (const auto& s : r.input_shapes) signature += to_string(s);
+        signature += "|";
+        for (const auto& t : r.input_types) signature += t.text + ";";
+        r.context.first_run = kernels.insert(std::move(signature)).second;
+
+        while (!recent.empty() && traffic - recent.front().at > capacity) recent.pop_front();
+        const std::size_t inputs = std::min(r.input_shapes.size(), r.input_types.size());
+        double in_total = 0;
+        double in_l2 = 0;
+        for (std::size_t i = 0; i < inputs; ++i) {
+            const double b = detail::tensor_bytes(r.input_shapes[i], r.input_types[i]);
+            if (b <= 0) continue;
+            in_total += b;
+            std::size_t looked = 0;
+            for (auto it = recent.rbegin(); it != recent.rend() && looked < opt.max_lookback;
+                 ++it, ++looked) {
+                if (traffic - it->at + b > capacity) break;
+                if (it->bytes == b) {
+                    in_l2 += b;
+                    break;
+                }
+            }
+        }
+        r.context.l2_input_share =
+            in_total > 0 ? std::optional<double>{in_l2 / in_total} : std::nullopt;
+        const auto touch = [&](const std::vector<tensor_shape>& shapes,
+                               const std::vector<tensor_dtype>& types) {
+            const std::size_t n = std::min(shapes.size(), types.size());
+            for (std::size_t i = 0; i < n; ++i) {
+                const double b = detail::tensor_bytes(shapes[i], types[i]);
+                if (b <= 0) continue;
+                traffic += b;
+                recent.push_back({b, traffic});
+            }
+        };
+        touch(r.input_shapes, r.input_types);
+        touch(r.output_shapes, r.output_types);
+    }
+}
+
+}  // namespace perfcast::profile

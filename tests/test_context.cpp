@@ -1,0 +1,178 @@
+// Sequence context of profile rows (profile/context.hpp) and what cost() makes of it.
+#include <doctest/doctest.h>
+
+#include <perfcast/chips.hpp>
+#include <perfcast/cost.hpp>
+#include <perfcast/op.hpp>
+#include <perfcast/profile/calibrate.hpp>
+#include <perfcast/profile/context.hpp>
+#include <perfcast/profile/validate.hpp>
+
+#include <string>
+#include <vector>
+
+using namespace perfcast;
+
+namespace {
+
+const std::string profile_910b1 =
+    std::string(PERFCAST_SOURCE_DIR) + "/tests/data/profiles/kernel_details_910B1_train.csv";
+
+// Rows in launch order on the 910B1 (L2 192 MiB; 0.9 of it resident = 181,193,932.8 B):
+//  2: Add writes [1024,512] fp16 (1 MiB)
+//  3: Cast reads [512,1024] fp16 (the same 1 MiB under another shape): in L2
+//  4: Cast again: same kernel, not a first run
+//  5: an HCCL row: skipped
+//  6: Mul reads and writes 3 x 100 MiB (more than the resident L2)
+//  7: Cast reads 1 MiB again: 300 MiB of traffic since, no longer in L2
+//  8: Exp reads [524288] fp16 (1 MiB, as the Cast before it read) and [4] fp32 (16 B, touched
+//     by nothing before): 1 MiB of its 1 MiB + 16 B in L2
+//  9: a row without a start time: left unannotated
+constexpr std::string_view sequence_csv =
+    "Name,Type,Accelerator Core,Start Time(us),Duration(us),Block Dim,Input Shapes,"
+    "Input Data Types,Output Shapes,Output Data Types\n"
+    "a,Add,AI_VECTOR_CORE,1,2,48,\"1024,512;1024,512\",FLOAT16;FLOAT16,\"1024,512\",FLOAT16\n"
+    "c,Cast,AI_VECTOR_CORE,5,2,48,\"512,1024\",FLOAT16,\"512,1024\",FLOAT\n"
+    "c2,Cast,AI_VECTOR_CORE,9,2,48,\"512,1024\",FLOAT16,\"512,1024\",FLOAT\n"
+    "h,hcom_allReduce_,HCCL,12,50,0,N/A,N/A,N/A,N/A\n"
+    "m,Mul,AI_VECTOR_CORE,70,200,48,\"52428800;52428800\",FLOAT16;FLOAT16,\"52428800\","
+    "FLOAT16\n"
+    "c3,Cast,AI_VECTOR_CORE,300,2,48,\"512,1024\",FLOAT16,\"512,1024\",FLOAT\n"
+    "e,Exp,AI_VECTOR_CORE,310,2,48,\"524288;4\",FLOAT16;FLOAT,\"524288\",FLOAT16\n"
+    "n,Exp,AI_VECTOR_CORE,,2,48,\"524288\",FLOAT16,\"524288\",FLOAT16\n";
+
+}  // namespace
+
+TEST_CASE("annotate_context: L2 share from recent producers, first runs, skipped rows") {
+    auto rows = profile::read_kernel_details_string(sequence_csv).rows;
+    REQUIRE(rows.size() == 8);
+    profile::annotate_context(rows, chips::ascend910b1);
+    // The first Add has no producer in the file.
+    REQUIRE(rows[0].context.l2_input_share);
+    CHECK(*rows[0].context.l2_input_share == 0.0);
+    CHECK(rows[0].context.first_run);
+    // Cast reads the Add's output (matched by bytes across shapes).
+    REQUIRE(rows[1].context.l2_input_share);
+    CHECK(*rows[1].context.l2_input_share == 1.0);
+    CHECK(rows[1].context.first_run);
+    CHECK_FALSE(rows[2].context.first_run);
+    // HCCL rows are not annotated.
+    CHECK_FALSE(rows[3].context.l2_input_share);
+    // After 300 MiB of traffic the 1 MiB tensor is out of L2; the Cast kernel is not new.
+    REQUIRE(rows[5].context.l2_input_share);
+    CHECK(*rows[5].context.l2_input_share == 0.0);
+    CHECK_FALSE(rows[5].context.first_run);
+    // Exp: 1 MiB of its 1 MiB + 16 B inputs was touched by the Cast just before.
+    REQUIRE(rows[6].context.l2_input_share);
+    CHECK(*rows[6].context.l2_input_share == doctest::Approx(1048576.0 / 1048592.0).epsilon(1e-12));
+    // No start time: not a launch sequence.
+    CHECK_FALSE(rows[7].context.l2_input_share);
+    CHECK_FALSE(rows[7].context.first_run);
+
+    // The context reaches the op.
+    const auto m = profile::measured_op_of(chips::ascend910b1, rows[5]);
+    REQUIRE(m);
+    CHECK(m->o.l2_input_share == 0.0);
+    CHECK_FALSE(m->o.first_run);
+    const auto first = profile::measured_op_of(chips::ascend910b1, rows[1]);
+    REQUIRE(first);
+    CHECK(first->o.first_run);
+    CHECK(profile::measured_op_of(chips::ascend910b1, rows[7])->o.l2_input_share < 0);
+}
+
+TEST_CASE("cost: reads found in L2 are faster; a first run pays its extra head") {
+    const chip& c = chips::ascend910b1;
+    // Two 48 MiB inputs, a 48 MiB output on 48 vector cores: 96 MiB fits in the resident L2,
+    // so by size all reads hit.
+    op o = elementwise(25165824, dtype::fp16);
+    const auto by_size = cost(c, o, core_count{48});
+    o.l2_input_share = 1.0;
+    CHECK(cost(c, o, core_count{48}) == by_size);
+    o.l2_input_share = 0.0;
+    const auto cold = cost(c, o, core_count{48});
+    o.l2_input_share = 0.5;
+    const auto half = cost(c, o, core_count{48});
+    CHECK(cold.memory > half.memory);
+    CHECK(half.memory >= by_size.memory);
+    // All reads from HBM: the 96 MiB at HBM x efficiency bound the time (the core-side load
+    // and the stores are shorter); 1e-9 relative: the same double arithmetic in another order.
+    const model_params p{};
+    const double hbm_us =
+        (o.bytes_read / (c.memory.hbm_bandwidth * p.hbm_efficiency)).in(units::us);
+    CHECK(cold.memory.in(units::us) == doctest::Approx(hbm_us).epsilon(1e-9));
+
+    model_params q;
+    q.first_run_launch = duration{0.5, units::us};
+    q.first_run_per_core = duration{0.1, units::us};
+    o.l2_input_share = -1;
+    const auto warm = cost(c, o, core_count{48}, q);
+    o.first_run = true;
+    const auto first = cost(c, o, core_count{48}, q);
+    CHECK((first.head - warm.head).in(units::us) == doctest::Approx(0.5 + 0.1 * 48).epsilon(1e-12));
+    CHECK((first.latency - warm.latency).in(units::us) ==
+          doctest::Approx(0.5 + 0.1 * 48).epsilon(1e-12));
+    q.first_run_per_core = duration{-1, units::us};
+    CHECK_THROWS_WITH_AS((void)validate(q), doctest::Contains("first_run_per_core"),
+                         perfcast::error);
+}
+
+TEST_CASE("910B1 profile: context and the first-run cost lower the held-out error") {
+    const chip& c = chips::ascend910b1;
+    const auto plain = profile::read_kernel_details_file(profile_910b1).rows;
+    auto annotated = plain;
+    profile::annotate_context(annotated, c);
+    std::size_t first_runs = 0;
+    for (const auto& r : annotated) first_runs += r.context.first_run ? 1 : 0;
+    // One first run per distinct kernel: far fewer than the 591 rows.
+    CHECK(first_runs > 20);
+    CHECK(first_runs < 200);
+
+    const auto ai = [](const profile::kernel_row& r) {
+        return r.task == profile::task_type::ai_core ||
+               r.task == profile::task_type::ai_vector_core;
+    };
+    // Vector efficiency kept in both: one fit each (the choice is the next test's subject).
+    profile::calibration_options opt;
+    opt.vector_efficiency = profile::vector_efficiency_fit::keep;
+    const auto held_out_mape = [&](const std::vector<profile::kernel_row>& rows) {
+        const auto split = profile::split_holdout(rows, 0.3, 1);
+        const auto fit = profile::calibrate(c, profile::measured_ops(c, split.fit), {}, opt);
+        return std::pair{profile::evaluate(c, split.test, fit.fitted, ai).overall.mape, fit};
+    };
+    const auto [with_context, fit] = held_out_mape(annotated);
+    const auto without = held_out_mape(plain).first;
+    CHECK(with_context < without);
+    // The fitted first-run cost is what the profile shows: a few us on 48 cores.
+    const double extra48 = (fit.fitted.params.first_run_launch +
+                            fit.fitted.params.first_run_per_core * 48.0)
+                               .in(units::us);
+    CHECK(extra48 > 1.0);
+    CHECK(extra48 < 10.0);
+}
+
+TEST_CASE("calibration: the vector efficiency is kept when asked, chosen by CV otherwise") {
+    const chip& c = chips::ascend910b1;
+    auto rows = profile::read_kernel_details_file(profile_910b1).rows;
+    profile::annotate_context(rows, c);
+    const auto ops = profile::measured_ops(c, rows);
+    // A quarter of the default search budget: the test checks the decision's bookkeeping, not
+    // the fit's quality.
+    profile::calibration_options keep;
+    keep.max_evaluations = 1500;
+    keep.vector_efficiency = profile::vector_efficiency_fit::keep;
+    const auto kept = profile::calibrate(c, ops, model_params{}, keep);
+    CHECK_FALSE(kept.vector_efficiency_fitted);
+    CHECK(kept.fitted.params.vector_efficiency == model_params{}.vector_efficiency);
+    CHECK(kept.cv_error_fitted == 0);
+
+    profile::calibration_options choose;
+    choose.max_evaluations = 1500;
+    const auto chosen = profile::calibrate(c, ops, model_params{}, choose);
+    CHECK(chosen.cv_error_fitted > 0);
+    CHECK(chosen.cv_error_kept > 0);
+    CHECK(chosen.vector_efficiency_fitted == (chosen.cv_error_fitted <= chosen.cv_error_kept));
+    profile::calibration_options bad;
+    bad.folds = 1;
+    CHECK_THROWS_WITH_AS((void)profile::calibrate(c, ops, model_params{}, bad),
+                         doctest::Contains("folds"), perfcast::error);
+}
