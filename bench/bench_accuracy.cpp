@@ -19,6 +19,7 @@
 
 #include <perfcast/chips.hpp>
 #include <perfcast/profile/calibrate.hpp>
+#include <perfcast/profile/context.hpp>
 #include <perfcast/profile/kernel_details.hpp>
 #include <perfcast/profile/ops.hpp>
 #include <perfcast/profile/validate.hpp>
@@ -68,8 +69,10 @@ bool all_rows(const profile::kernel_row&) { return true; }
 const std::optional<scored_set>& b1_uncalibrated() {
     static const std::optional<scored_set> s = []() -> std::optional<scored_set> {
         if (!readable(profile_910b1)) return std::nullopt;
-        return scored_set{chips::ascend910b1,
-                          profile::read_kernel_details_file(profile_910b1).rows, {}};
+        // As the perfcast command: rows with their sequence context.
+        auto rows = profile::read_kernel_details_file(profile_910b1).rows;
+        profile::annotate_context(rows, chips::ascend910b1);
+        return scored_set{chips::ascend910b1, std::move(rows), {}};
     }();
     return s;
 }
@@ -91,9 +94,10 @@ BENCHMARK(bm_accuracy_910b1_gemm_uncalibrated);
 void bm_accuracy_910b1_holdout30_seed1(benchmark::State& state) {
     static const std::optional<scored_set> s = []() -> std::optional<scored_set> {
         if (!readable(profile_910b1)) return std::nullopt;
-        const auto split = profile::split_holdout(
-            profile::read_kernel_details_file(profile_910b1).rows, 0.3, 1);
         const chip& c = chips::ascend910b1;
+        auto rows = profile::read_kernel_details_file(profile_910b1).rows;
+        profile::annotate_context(rows, c);
+        const auto split = profile::split_holdout(rows, 0.3, 1);
         // As the perfcast command: fitted on every fit row, scored on the filtered test rows.
         return scored_set{c, split.test,
                           profile::calibrate(c, profile::measured_ops(c, split.fit)).fitted};

@@ -16,6 +16,7 @@
 
 #include <perfcast/chips.hpp>
 #include <perfcast/profile/calibrate.hpp>
+#include <perfcast/profile/context.hpp>
 #include <perfcast/profile/csv.hpp>
 #include <perfcast/profile/kernel_details.hpp>
 
@@ -92,8 +93,9 @@ void bm_profile_calibrate_10k_rows(benchmark::State& state) {
         []() -> std::optional<std::vector<profile::measured_op>> {
         std::ifstream f(profile_910b1, std::ios::binary);
         if (!f) return std::nullopt;
-        const auto one = profile::measured_ops(
-            chips::ascend910b1, profile::read_kernel_details(f, profile_910b1).rows);
+        auto read = profile::read_kernel_details(f, profile_910b1).rows;
+        profile::annotate_context(read, chips::ascend910b1);
+        const auto one = profile::measured_ops(chips::ascend910b1, read);
         if (one.empty()) return std::nullopt;
         std::vector<profile::measured_op> out;
         out.reserve(calibration_rows);
