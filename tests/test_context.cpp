@@ -164,6 +164,12 @@ TEST_CASE("calibration: the vector efficiency is kept when asked, chosen by CV o
     CHECK_FALSE(kept.vector_efficiency_fitted);
     CHECK(kept.fitted.params.vector_efficiency == model_params{}.vector_efficiency);
     CHECK(kept.cv_error_fitted == 0);
+    // Rows without context: the first-run cost is not searched and stays at its start (0).
+    const auto plain = profile::calibrate(
+        c, profile::measured_ops(c, profile::read_kernel_details_file(profile_910b1).rows),
+        model_params{}, keep);
+    CHECK(plain.fitted.params.first_run_launch == duration{});
+    CHECK(plain.fitted.params.first_run_per_core == duration{});
 
     profile::calibration_options choose;
     choose.max_evaluations = 1500;

@@ -248,6 +248,10 @@ namespace detail {
         if (!has_cube) out.head[0] = start.head[0];
         if (!has_vector) out.head[1] = start.head[1];
         if (!has_aicpu) out.head[2] = start.head[2];
+        if (!has_first_run) {  // not searched: keep the start's (not the search's start point)
+            out.first_run_launch = start.first_run_launch;
+            out.first_run_per_core = start.first_run_per_core;
+        }
         return out;
     };
 
