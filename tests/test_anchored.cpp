@@ -161,8 +161,18 @@ TEST_CASE("anchored what-if reproduces the profile itself exactly at the profile
         const node_eval e = evaluate(b1, p.m.nodes[i], 16, {core_count{6}, core_count{10}});
         CHECK(close(e.cost.latency, p.anchors[i].measured));
     }
-    // The card sweep runs on it unchanged. (One stream is not the serial latency here: a
-    // training step's working set is far beyond L2, so card.hpp charges L2 misses.)
+    // One stream on the card is the serial anchored latency: the step's working set is far
+    // beyond L2, but card.hpp charges only the misses beyond one instance alone (the measurement
+    // holds those). Two streams halve each one's L2 hit share: half the warm traffic misses.
+    const core_split all{core_count{24}, core_count{48}};
+    const card_result one = evaluate_card(b1, p.m.view(), 4, 1, all);
+    CHECK(one.working_set > b1.memory.l2_size);
+    CHECK(one.l2_miss == 0.0);
+    CHECK(one.avg_latency == serial_latency(b1, p.m.view(), 4, all).latency);
+    const card_result two = evaluate_card(b1, p.m.view(), 4, 2, all);
+    CHECK(two.l2_miss == doctest::Approx(0.5).epsilon(1e-12));
+    CHECK(two.avg_latency > one.avg_latency);
+    // The card sweep runs on it unchanged.
     const whatif_result r = sweep(
         b1, p.m.view(),
         whatif_grid{.streams = {1, 2}, .cube = {12, 24}, .vector = {24, 48}, .batches = {4, 8}});

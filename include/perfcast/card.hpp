@@ -24,8 +24,10 @@
 //   matmul operands, inputs copied in; graph.hpp). While the instances' W together fit in L2,
 //   warm traffic (everything but a gather's cold embedding rows) is served by L2: the regime of
 //   cost.hpp, so one instance alone is exactly its serial latency. Past L2 (DIGEST K: "past a
-//   stream count, streams evict each other's cache") a share m = 1 - L2 / sum(W) of the warm
-//   traffic misses. A miss is HBM traffic (m x warm bytes join the op's HBM demand above), and
+//   stream count, streams evict each other's cache") a share m of the warm traffic misses:
+//   m = 1 - min(1, L2 / sum(W)) / min(1, L2 / W), the hit share of all instances together
+//   relative to that of one instance alone (whose own misses cost.hpp, or a measured anchor,
+//   already prices), so one instance alone is its serial latency whatever its W. A miss is HBM traffic (m x warm bytes join the op's HBM demand above), and
 //   the op's memory time moves a share m of the way from cost.hpp's time to the time cost.hpp
 //   gives an op whose inputs do not fit in L2 (streamed through HBM, capped by its bandwidth).
 //
@@ -152,7 +154,8 @@ struct card_result {
     double link_utilization = 0;    // busier direction: bytes per second / achievable rate
     double host_utilization = 0;    // host dispatch time per second / host threads
     data_size working_set{};        // sum over instances
-    double l2_miss = 0;             // share of warm traffic that misses L2
+    double l2_miss = 0;             // share of warm traffic that misses L2 beyond one instance
+                                    // alone (the largest over the groups)
     bool cube_shared = false;       // sum of cube splits > cube cores: time-shared
     bool vector_shared = false;
     card_bound bound = card_bound::compute;
@@ -360,7 +363,16 @@ template <class Eval>
         vector_claims += static_cast<long long>(groups[g].count) * groups[g].split.vector.value;
     }
     out.working_set = total_ws;
-    out.l2_miss = l2 > data_size{} && total_ws > l2 ? 1.0 - l2 / total_ws : 0.0;
+    // L2 misses beyond those of one instance alone, whose L2 behaviour cost.hpp (or a measured
+    // anchor) already prices: the hit share of all instances together, min(1, L2 / sum(W)),
+    // relative to the hit share of one instance of the group alone, min(1, L2 / W).
+    std::array<double, card_result::max_groups> miss{};
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+        if (!(l2 > data_size{}) || !(total_ws > l2)) continue;
+        const double hit_alone = ws[g] > l2 ? l2 / ws[g] : 1.0;
+        miss[g] = dmax(0.0, 1.0 - (l2 / total_ws) / hit_alone);
+        out.l2_miss = dmax(out.l2_miss, miss[g]);
+    }
     out.cube_shared = cube_claims > c.cube.cores;
     out.vector_shared = vector_claims > c.vector.cores;
 
@@ -391,7 +403,7 @@ template <class Eval>
                                 total.link_in - own.link_in, total.link_out - own.link_out,
                                 total.host - own.host};
             const duration before = pass[g].r.latency;
-            pass[g] = run_pass(g, others, out.l2_miss, out.cube_shared, out.vector_shared);
+            pass[g] = run_pass(g, others, miss[g], out.cube_shared, out.vector_shared);
             const duration l = pass[g].r.latency;
             if (abs(l - before) > l * p.tolerance) settled = false;
         }

@@ -55,6 +55,9 @@ struct calibration_options {
     int rounds = 3;               // alternations of shared parameters and work factors
     vector_efficiency_fit vector_efficiency = vector_efficiency_fit::choose;
     int folds = 3;  // cross-validation folds (whole groups of rows) of the `choose` decision
+    // Rows a cross-validation fit uses at most (an even stride through its folds' rows): the
+    // decision needs the data's shape, not every repeat of it.
+    std::size_t cv_max_rows = 2000;
 };
 
 struct calibration_result {
@@ -339,7 +342,8 @@ namespace detail {
 /// `vector_efficiency_fit::choose` (the default) the rows are split into `folds` folds of whole
 /// groups (same type, bytes and cores); the model is calibrated on all folds but one with the
 /// vector efficiency fitted and kept, scored on the one left out, and the setting with the lower
-/// mean APE over the folds is used for the final fit on every row.
+/// mean APE over the folds is used for the final fit on every row. A fold's fit uses at most
+/// `cv_max_rows` rows.
 [[nodiscard]] inline calibration_result calibrate(const chip& c,
                                                   const std::vector<measured_op>& rows,
                                                   const model_params& start = {},
@@ -380,6 +384,13 @@ namespace detail {
         for (std::size_t i = 0; i < rows.size(); ++i)
             (fold[i] == f ? held : train).push_back(rows[i]);
         if (train.empty() || held.empty()) continue;
+        if (opt.cv_max_rows > 0 && train.size() > opt.cv_max_rows) {
+            std::vector<measured_op> sample;
+            sample.reserve(opt.cv_max_rows);
+            for (std::size_t j = 0; j < opt.cv_max_rows; ++j)
+                sample.push_back(train[j * train.size() / opt.cv_max_rows]);
+            train = std::move(sample);
+        }
         for (int mode = 0; mode < 2; ++mode) {
             const auto r = detail::calibrate_once(c, train, start, opt, mode == 0);
             error[mode] += detail::mean_ape(c, held, r.fitted) * static_cast<double>(held.size());
