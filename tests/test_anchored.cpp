@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../examples/perfcast/cmd_whatif.hpp"
+#include "support.hpp"
 
 using namespace perfcast;
 
@@ -231,6 +232,18 @@ TEST_CASE("perfcast whatif PROFILE.csv --batch B") {
                                "--format", "csv"});
     CHECK(s.status == 0);
     CHECK(s.out.find(",8,") != std::string::npos);
+    // JSON carries the anchor counts the table prints (valid JSON; null for a model).
+    const cli_run j = run_cli({train, "--batch", "4", "--streams", "1", "--cube", "24",
+                               "--vector", "48", "--format", "json"});
+    CHECK(j.status == 0);
+    CHECK(perfcast_test::json_checker(j.out).valid());
+    for (const char* f : {"\"profile\": {", "\"anchored\": 565", "\"mapped\": 481",
+                          "\"batch_dependent\": 102", "\"unmapped\": 84", "\"skipped\": 26",
+                          "\"profiled_batch\": 4", "\"measured_ms\"", "\"model_at_profile_ms\""})
+        CHECK(j.out.find(f) != std::string::npos);
+    const cli_run plain = run_cli({"--streams", "1", "--cube", "24", "--vector", "48",
+                                   "--batch", "16", "--format", "json"});
+    CHECK(plain.out.find("\"profile\": null") != std::string::npos);
     // --batch is one profiled batch; a profile and --model do not mix.
     CHECK(run_cli({train, "--batch", "4,8"}).status != 0);
     CHECK(run_cli({train}).status != 0);

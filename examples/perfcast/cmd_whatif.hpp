@@ -1007,6 +1007,23 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
     } else {
         io::json_writer j(out);
         j.begin_object().member("model", m.name).member("chip", c.name.view());
+        // What the table mode prints about an anchored profile (null for a model).
+        j.key("profile");
+        if (anchored) {
+            const auto& p = *anchored;
+            j.begin_object()
+                .member("anchored", static_cast<double>(p.anchors.size()))
+                .member("mapped", static_cast<double>(p.anchors.size() - p.unmapped))
+                .member("batch_dependent", static_cast<double>(p.batch_dependent))
+                .member("unmapped", static_cast<double>(p.unmapped))
+                .member("skipped", static_cast<double>(p.skipped))
+                .member("profiled_batch", static_cast<double>(p.batch))
+                .member("measured_ms", p.measured.in(units::ms))
+                .member("model_at_profile_ms", profile::profiled_time(c, p, cal).in(units::ms))
+                .end_object();
+        } else {
+            j.null();
+        }
         j.key("target_ms");
         if (target) {
             j.value(target->in(units::ms));
