@@ -62,7 +62,7 @@ inline constexpr std::array<option, 6> calibrate_options{{
 inline profile::calibration_options calibration_options_from(const parsed_args& a) {
     profile::calibration_options opt;
     if (!a.has("vector-efficiency")) return opt;
-    const std::string_view m = *a.get("vector-efficiency");
+    const std::string m = *a.get("vector-efficiency");  // a copy: get() returns a temporary
     if (m == "choose") opt.vector_efficiency = profile::vector_efficiency_fit::choose;
     else if (m == "fit") opt.vector_efficiency = profile::vector_efficiency_fit::fit;
     else if (m == "keep") opt.vector_efficiency = profile::vector_efficiency_fit::keep;
