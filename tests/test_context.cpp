@@ -80,6 +80,37 @@ TEST_CASE("annotate_context: L2 share from recent producers, first runs, skipped
     CHECK(profile::measured_op_of(chips::ascend910b1, rows[7])->o.l2_input_share < 0);
 }
 
+TEST_CASE("annotate_context: an op pays for the dirty lines its traffic evicts") {
+    // On the 910B1 the window is 0.9 x 192 MiB = 181,193,932.8 B of traffic.
+    //  a: reads 16 B, writes 100 MiB (104,857,600 B): nothing written before it, nothing to evict
+    //  b: reads 1 MiB it did not write, writes 100 MiB: its 101 MiB of traffic pushes the window
+    //     past the first 29,569,843.2 B of a's output (104,857,600 - (181,193,932.8 - 105,906,176))
+    //  c: reads 16 B (4 fp32) and writes a 4 B scalar: its 20 B of traffic evict 20 more bytes
+    //     of a's output, still dirty
+    constexpr std::string_view csv =
+        "Name,Type,Accelerator Core,Start Time(us),Duration(us),Block Dim,Input Shapes,"
+        "Input Data Types,Output Shapes,Output Data Types\n"
+        "a,Fill,AI_VECTOR_CORE,1,50,48,\"4\",FLOAT,\"52428800\",FLOAT16\n"
+        "b,Cast,AI_VECTOR_CORE,60,50,48,\"524288\",FLOAT16,\"52428800\",FLOAT16\n"
+        "c,ReduceSumD,AI_VECTOR_CORE,120,5,48,\"4\",FLOAT,\"\",FLOAT\n";
+    auto rows = profile::read_kernel_details_string(csv).rows;
+    REQUIRE(rows.size() == 3);
+    profile::annotate_context(rows, chips::ascend910b1);
+    CHECK(rows[0].context.writeback == data_size{});
+    // 1e-9 relative: sums and differences of byte counts near 2^28 in doubles.
+    CHECK(rows[1].context.writeback.in(units::B) ==
+          doctest::Approx(104857600.0 - (181193932.8 - 105906176.0)).epsilon(1e-9));
+    CHECK(rows[2].context.writeback.in(units::B) == doctest::Approx(20.0).epsilon(1e-6));
+    // The write-back is HBM traffic of the op that evicts: b is slower with it than without.
+    const auto b = profile::measured_op_of(chips::ascend910b1, rows[1]);
+    REQUIRE(b);
+    CHECK(b->o.writeback == rows[1].context.writeback);
+    op without = b->o;
+    without.writeback = data_size{};
+    CHECK(cost(chips::ascend910b1, b->o, core_count{48}).memory >
+          cost(chips::ascend910b1, without, core_count{48}).memory);
+}
+
 TEST_CASE("cost: reads found in L2 are faster; a first run pays its extra head") {
     const chip& c = chips::ascend910b1;
     // Two 48 MiB inputs, a 48 MiB output on 48 vector cores: 96 MiB fits in the resident L2,

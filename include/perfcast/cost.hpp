@@ -175,7 +175,8 @@ constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b
 /// stream through HBM (an LRU cache gets no hits on a cyclic stream larger than itself): such
 /// loads (stores) are capped by HBM x efficiency and share it. When the op knows which share of
 /// its reads is in L2 (`op::l2_input_share`, from the producers in a profile), the rest of its
-/// reads come from HBM whatever their size.
+/// reads come from HBM whatever their size; `op::writeback` (dirty lines of earlier writes that
+/// the op's traffic evicts, from a profile's order) is HBM traffic too.
 /// Each contiguous run is rounded up to the alignment unit, a misaligned run moves at a reduced
 /// rate, and b cores on hot rows conflict (contention grows with b). Sharing HBM and L2 between
 /// streams is card.hpp's business.
@@ -203,7 +204,10 @@ constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b
         load = detail::max_d(load, (reads + o.reread) / l2_bw);
     }
     duration t = detail::max_d(load, writes / write_bw);
-    const data_size through_hbm = reads * (1.0 - read_hit) + (writes_in_l2 ? data_size{} : writes);
+    // HBM traffic: the reads not in L2, writes too large for L2, and the dirty lines of earlier
+    // writes that this op's traffic evicts from L2 (known from a profile's order, else 0).
+    const data_size through_hbm =
+        reads * (1.0 - read_hit) + (writes_in_l2 ? data_size{} : writes) + o.writeback;
     if (through_hbm > data_size{}) t = detail::max_d(t, through_hbm / hbm);
     const double contention = 1.0 + p.contention_per_core * o.hot_fraction * (cores - 1.0);
     return t * contention;

@@ -82,6 +82,7 @@ struct op {
     // What the op's place in a sequence says (profile/context.hpp fills both from a profile;
     // factories leave them unknown):
     double l2_input_share = -1;  // share of the reads found in L2; < 0: decided by size
+    data_size writeback{};       // dirty L2 lines (earlier ops' writes) this op's traffic evicts
     bool first_run = false;      // first run of this kernel: its instructions are fetched cold
 
     [[nodiscard]] constexpr flop_count flops() const noexcept {

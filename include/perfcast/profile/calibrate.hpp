@@ -100,7 +100,7 @@ struct param_space {
         const auto ha = head(engine::aicpu);
         return {lg(hc.launch),        lg(hc.per_core),          lg(hv.launch),
                 lg(hv.per_core),      lg(ha.launch),            share(p.cube_efficiency),
-                share(p.vector_efficiency), share(p.hbm_efficiency), share(p.overlap),
+                share(p.vector_efficiency), share(p.hbm_efficiency / 2), share(p.overlap),
                 share(p.misaligned_efficiency),
                 // A zero first-run cost starts the search at 0.5 us + 0.02 us per core: log(0)
                 // is no place to start from.
@@ -116,7 +116,9 @@ struct param_space {
         base.head[2] = {true, us(v[4]), duration{}};
         base.cube_efficiency = logistic(v[5]);
         base.vector_efficiency = logistic(v[6]);
-        base.hbm_efficiency = logistic(v[7]);
+        // (0, 2): validate() allows HBM efficiency up to 2, the presets' HBM figures being
+        // assumptions.
+        base.hbm_efficiency = 2 * logistic(v[7]);
         base.overlap = logistic(v[8]);
         base.misaligned_efficiency = logistic(v[9]);
         base.first_run_launch = us(v[10]);

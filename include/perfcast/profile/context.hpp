@@ -7,6 +7,11 @@
 //    a collective long before) while forward-pass ops of the same sizes, reading what the
 //    previous kernel wrote, reach 2.5-4.3 TB/s. The size rule alone (inputs that fit in L2 are
 //    in L2) cannot tell these apart.
+//  - Write-back: L2 is a write-back cache. An op's outputs stay in L2, dirty, and cost HBM time
+//    only when later traffic evicts them; an op whose traffic pushes earlier outputs out of L2
+//    pays for writing them back. On the same profile the optimizer's chain of casts, each
+//    writing 50-300 MB, streams at HBM speed although each one's input would be found in L2:
+//    it is writing back what the previous cast wrote.
 //  - First run: the first run of a kernel (op type, input shapes and dtypes) fetches its
 //    instructions cold: on the same profile a 48-core reduction of 16 KB takes 8-9 us on its
 //    first run and 3.6 us on the next.
@@ -58,14 +63,16 @@ namespace detail {
 
 /// Fills each AI core / vector core row's context from the rows before it: the share of its
 /// input bytes that a tensor of the same size touched within the last `l2 x l2_resident_share`
-/// bytes of traffic accounts for, and whether it is the first run of its kernel. Rows of other
+/// bytes of traffic accounts for, the bytes of earlier outputs its own traffic pushes out of that
+/// window (dirty lines written back to HBM), and whether it is the first run of its kernel. Rows of other
 /// tasks (AI CPU, HCCL, DSA) and rows without a start time are left as they are: the traffic
 /// of the former is not in the profile, the latter are not a launch sequence.
 inline void annotate_context(std::vector<kernel_row>& rows, const chip& c,
                              const model_params& p = {}, const context_options& opt = {}) {
     struct touched {
         double bytes;
-        double at;  // traffic count just after the tensor was touched
+        double at;             // traffic count just after the tensor was touched
+        bool written = false;  // an output: dirty in L2 until evicted
     };
     std::deque<touched> recent;
     std::set<std::string> kernels;
@@ -99,18 +106,40 @@ inline void annotate_context(std::vector<kernel_row>& rows, const chip& c,
         }
         r.context.l2_input_share =
             in_total > 0 ? std::optional<double>{in_l2 / in_total} : std::nullopt;
+        const auto bytes_of = [](const std::vector<tensor_shape>& shapes,
+                                 const std::vector<tensor_dtype>& types) {
+            double sum = 0;
+            const std::size_t n = std::min(shapes.size(), types.size());
+            for (std::size_t i = 0; i < n; ++i) sum += detail::tensor_bytes(shapes[i], types[i]);
+            return sum;
+        };
+        // This op moves `own` bytes through L2: what falls out of the window meanwhile is the
+        // traffic in (traffic - capacity, traffic + own - capacity]; its dirty part (outputs of
+        // earlier ops) is written back to HBM.
+        const double own = in_total + bytes_of(r.output_shapes, r.output_types);
+        const double lo = traffic - capacity;
+        const double hi = lo + own;
+        double evicted_dirty = 0;
+        for (const touched& t : recent) {  // oldest first: stop past the evicted range
+            if (t.at - t.bytes >= hi) break;
+            if (!t.written) continue;
+            const double from = std::max(t.at - t.bytes, lo);
+            const double to = std::min(t.at, hi);
+            if (to > from) evicted_dirty += to - from;
+        }
+        r.context.writeback = data_size{evicted_dirty, units::B};
         const auto touch = [&](const std::vector<tensor_shape>& shapes,
-                               const std::vector<tensor_dtype>& types) {
+                               const std::vector<tensor_dtype>& types, bool written) {
             const std::size_t n = std::min(shapes.size(), types.size());
             for (std::size_t i = 0; i < n; ++i) {
                 const double b = detail::tensor_bytes(shapes[i], types[i]);
                 if (b <= 0) continue;
                 traffic += b;
-                recent.push_back({b, traffic});
+                recent.push_back({b, traffic, written});
             }
         };
-        touch(r.input_shapes, r.input_types);
-        touch(r.output_shapes, r.output_types);
+        touch(r.input_shapes, r.input_types, false);
+        touch(r.output_shapes, r.output_types, true);
     }
 }
 

@@ -204,11 +204,13 @@ struct kernel_row {
     std::vector<row_note> notes;
 
     /// What the rows before this one say about it (profile/context.hpp, annotate_context):
-    /// the share of its input bytes a recent op wrote or read (so likely still in L2), and
+    /// the share of its input bytes a recent op wrote or read (so likely still in L2), the bytes
+    /// of earlier writes still dirty in L2 that its traffic evicts (written back to HBM), and
     /// whether it is the first run of its kernel (op type, input shapes and dtypes) in the file.
     /// Unset until annotated.
     struct sequence_context {
         std::optional<double> l2_input_share;
+        data_size writeback{};
         bool first_run = false;
         [[nodiscard]] friend bool operator==(const sequence_context&,
                                              const sequence_context&) = default;

@@ -245,6 +245,7 @@ struct measured_op {
         return std::nullopt;
     if (r.context.l2_input_share) o->l2_input_share = *r.context.l2_input_share;
     o->first_run = r.context.first_run;
+    o->writeback = r.context.writeback;
     const int k = r.block_dim && *r.block_dim > 0 ? *r.block_dim : e.cores;
     return measured_op{*o, std::min(k, e.cores), *r.task_duration, r.op_type};
 }
