@@ -2,7 +2,9 @@
 // numbers, timestamps, shapes, dtypes, MatMul shape checks, errors, and the two real fixtures.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -156,6 +158,26 @@ TEST_CASE("kernel_details: timestamps are exact integers of nanoseconds") {
     // 1.001 us apart: a double of microseconds at 1.7e15 resolves only 0.25 us.
     CHECK((*t.rows[1].start - *t.rows[0].start).in(units::ns) == 1001.0);
     CHECK(t.rows[0].end()->ns == 1736413971558973912LL);
+}
+
+TEST_CASE("kernel_details: timestamp arithmetic saturates instead of overflowing") {
+    // Found by fuzz_csv: a row with a start time and a duration of 3e22 us made end() overflow.
+    constexpr std::int64_t hi = std::numeric_limits<std::int64_t>::max();
+    constexpr std::int64_t lo = std::numeric_limits<std::int64_t>::min();
+    const kernel_table t = read_kernel_details_string(
+        "Type,Accelerator Core,Start Time(us),Duration(us)\n"
+        "A,AI_CORE,1736413971558972.912,30892700000000000000000\n");
+    REQUIRE(t.rows.size() == 1);
+    CHECK(t.rows[0].end()->ns == hi);
+    CHECK((timestamp{hi - 5} + perfcast::duration{1, perfcast::units::ms}).ns == hi);
+    CHECK((timestamp{lo + 5} + perfcast::duration{-1, perfcast::units::ms}).ns == lo);
+    CHECK((timestamp{10} + perfcast::duration{-3e25, perfcast::units::ns}).ns == lo);
+    CHECK((timestamp{10} + perfcast::duration{2.4, perfcast::units::ns}).ns == 12);
+    CHECK((timestamp{10} + perfcast::duration{std::nan(""), perfcast::units::ns}).ns == 10);
+    // a - b beyond the int64 range: the difference in doubles, not a wrapped integer.
+    CHECK((timestamp{hi} - timestamp{lo}).in(units::ns) == doctest::Approx(1.8446744073709552e19));
+    CHECK((timestamp{lo} - timestamp{hi}).in(units::ns) < 0);
+    CHECK((timestamp{5} - timestamp{-7}).in(units::ns) == 12.0);
 }
 
 TEST_CASE("kernel_details: shapes, dtypes and notes") {

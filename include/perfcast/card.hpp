@@ -27,9 +27,10 @@
 //   stream count, streams evict each other's cache") a share m of the warm traffic misses:
 //   m = 1 - min(1, L2 / sum(W)) / min(1, L2 / W), the hit share of all instances together
 //   relative to that of one instance alone (whose own misses cost.hpp, or a measured anchor,
-//   already prices), so one instance alone is its serial latency whatever its W. A miss is HBM traffic (m x warm bytes join the op's HBM demand above), and
-//   the op's memory time moves a share m of the way from cost.hpp's time to the time cost.hpp
-//   gives an op whose inputs do not fit in L2 (streamed through HBM, capped by its bandwidth).
+//   already prices), so one instance alone is its serial latency whatever its W. A miss is
+//   HBM traffic (m x warm bytes join the op's HBM demand above), and the op's memory time
+//   moves a share m of the way from cost.hpp's time to the time cost.hpp gives an op whose
+//   inputs do not fit in L2 (streamed through HBM, capped by its bandwidth).
 //
 // Host link. A transfer holds the whole link while it streams; it streams (1 + D / rate) times
 //   slower when the other instances hold D of the link in that direction on average. The

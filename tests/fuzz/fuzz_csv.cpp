@@ -1,4 +1,5 @@
-// libFuzzer target: the CSV reader and the kernel_details reader on arbitrary bytes.
+// libFuzzer target: the CSV reader and the kernel_details reader on arbitrary bytes, and the
+// rows they give through the sequence context and the model.
 //
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude \
 //       tests/fuzz/fuzz_csv.cpp -o fuzz_csv
@@ -14,9 +15,11 @@
 #include <string_view>
 
 #include <perfcast/chips.hpp>
+#include <perfcast/profile/context.hpp>
 #include <perfcast/profile/csv.hpp>
 #include <perfcast/profile/kernel_details.hpp>
 #include <perfcast/profile/report.hpp>
+#include <perfcast/profile/validate.hpp>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -47,6 +50,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         kopt.csv.max_record_bytes = 4096;
         std::istringstream in{std::string(text)};
         (void)perfcast::profile::build_report(in, "fuzz", perfcast::chips::ascend910b3, {}, kopt);
+    } catch (const perfcast::error&) {
+    }
+    // 4. As rows: their sequence context, then every row predicted (what validate does).
+    try {
+        perfcast::profile::kernel_reader_options kopt;
+        kopt.csv.max_record_bytes = 4096;
+        std::istringstream in{std::string(text)};
+        auto rows = perfcast::profile::read_kernel_details(in, "fuzz", kopt).rows;
+        perfcast::profile::annotate_context(rows, perfcast::chips::ascend910b1);
+        (void)perfcast::profile::evaluate(perfcast::chips::ascend910b1, rows);
     } catch (const perfcast::error&) {
     }
     return 0;

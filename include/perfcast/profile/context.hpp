@@ -16,8 +16,9 @@
 //    instructions cold: on the same profile a 48-core reduction of 16 KB takes 8-9 us on its
 //    first run and 3.6 us on the next.
 // annotate_context() walks the rows in file order (kernel_details.csv and op_summary list the
-// kernels in launch order) and fills kernel_row::context of the rows that carry a start time, which measured_op_of() passes to the
-// op (op::l2_input_share, op::first_run) and cost() uses (cost.hpp: memory_time, first_run_*).
+// kernels in launch order) and fills kernel_row::context of the rows that carry a start time,
+// which measured_op_of() passes to the op (op::l2_input_share, op::writeback, op::first_run)
+// and cost() uses (cost.hpp: memory_time, first_run_*).
 // Rows without a start time (the minimal subset of docs/profiles.md, e.g. measurements of ops
 // run one at a time and converted from another tool) are not a launch sequence: they are left
 // unannotated, and cost() falls back to the size rule and no first-run cost.
@@ -25,6 +26,7 @@
 // producer's output under another shape (a [4096, 6400] MatMul output read as [1024, 4, 6400]).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -36,6 +38,7 @@
 #include "../chip.hpp"
 #include "../cost.hpp"
 #include "kernel_details.hpp"
+#include "ops.hpp"
 
 namespace perfcast::profile {
 
@@ -63,10 +66,11 @@ namespace detail {
 
 /// Fills each AI core / vector core row's context from the rows before it: the share of its
 /// input bytes that a tensor of the same size touched within the last `l2 x l2_resident_share`
-/// bytes of traffic accounts for, the bytes of earlier outputs its own traffic pushes out of that
-/// window (dirty lines written back to HBM), and whether it is the first run of its kernel. Rows of other
-/// tasks (AI CPU, HCCL, DSA) and rows without a start time are left as they are: the traffic
-/// of the former is not in the profile, the latter are not a launch sequence.
+/// bytes of traffic accounts for, the bytes of earlier outputs its own traffic pushes out of
+/// that window (dirty lines written back to HBM), and whether it is the first run of its
+/// kernel. Rows of other tasks (AI CPU, HCCL, DSA) and rows without a start time are left as
+/// they are: the traffic of the former is not in the profile, the latter are not a launch
+/// sequence.
 inline void annotate_context(std::vector<kernel_row>& rows, const chip& c,
                              const model_params& p = {}, const context_options& opt = {}) {
     struct touched {
@@ -115,8 +119,12 @@ inline void annotate_context(std::vector<kernel_row>& rows, const chip& c,
         };
         // This op moves `own` bytes through L2: what falls out of the window meanwhile is the
         // traffic in (traffic - capacity, traffic + own - capacity]; its dirty part (outputs of
-        // earlier ops) is written back to HBM.
-        const double own = in_total + bytes_of(r.output_shapes, r.output_types);
+        // earlier ops) is written back to HBM. `own` is the model's traffic of the op where the
+        // row maps to one (a strided view reads a third of its input tensor; a reduction writes
+        // a scalar), else its tensors' bytes. Tensors enter the window at their full size: a
+        // later op may read any part of them.
+        double own = in_total + bytes_of(r.output_shapes, r.output_types);
+        if (const auto o = op_of(r)) own = o->bytes().in(units::B);
         const double lo = traffic - capacity;
         const double hi = lo + own;
         double evicted_dirty = 0;

@@ -48,13 +48,30 @@ struct timestamp {
     [[nodiscard]] constexpr double in_us() const noexcept {
         return static_cast<double>(ns) / 1000.0;
     }
+    /// `a - b`: exact in integer nanoseconds, or in doubles when the difference does not fit
+    /// (timestamps read from a hostile file can be that far apart).
     [[nodiscard]] friend constexpr duration operator-(timestamp a, timestamp b) noexcept {
-        return duration{static_cast<double>(a.ns - b.ns), units::ns};
+        constexpr std::int64_t hi = std::numeric_limits<std::int64_t>::max();
+        constexpr std::int64_t lo = std::numeric_limits<std::int64_t>::min();
+        const bool overflows = (b.ns > 0 && a.ns < lo + b.ns) || (b.ns < 0 && a.ns > hi + b.ns);
+        return duration{overflows ? static_cast<double>(a.ns) - static_cast<double>(b.ns)
+                                  : static_cast<double>(a.ns - b.ns),
+                        units::ns};
     }
-    /// `t + d`, rounded to the nanosecond.
+    /// `t + d`, rounded to the nanosecond; saturates at the ends of the int64 nanosecond range
+    /// (292 years either side of the epoch) rather than overflow, and a NaN duration leaves `t`.
     [[nodiscard]] friend constexpr timestamp operator+(timestamp t, duration d) noexcept {
+        constexpr std::int64_t hi = std::numeric_limits<std::int64_t>::max();
+        constexpr std::int64_t lo = std::numeric_limits<std::int64_t>::min();
         const double x = d.in(units::ns);
-        return timestamp{t.ns + static_cast<std::int64_t>(x < 0 ? x - 0.5 : x + 0.5)};
+        if (x != x) return t;  // NaN
+        constexpr double limit = 9.2e18;  // below 2^63 by more than a double's rounding there
+        if (x >= limit) return timestamp{hi};
+        if (x <= -limit) return timestamp{lo};
+        const auto dx = static_cast<std::int64_t>(x < 0 ? x - 0.5 : x + 0.5);
+        if (dx > 0 && t.ns > hi - dx) return timestamp{hi};
+        if (dx < 0 && t.ns < lo - dx) return timestamp{lo};
+        return timestamp{t.ns + dx};
     }
     [[nodiscard]] friend constexpr bool operator==(timestamp, timestamp) noexcept = default;
     [[nodiscard]] friend constexpr auto operator<=>(timestamp, timestamp) noexcept = default;
