@@ -10,8 +10,8 @@
 //  - Write-back: L2 is a write-back cache. An op's outputs stay in L2, dirty, and cost HBM time
 //    only when later traffic evicts them; an op whose traffic pushes earlier outputs out of L2
 //    pays for writing them back. On the same profile the optimizer's chain of casts, each
-//    writing 50-300 MB, streams at HBM speed although each one's input would be found in L2:
-//    it is writing back what the previous cast wrote.
+//    writing 50-300 MB, moves its reads and writes together at about 1.2 TB/s, three times
+//    what its HBM reads alone would take: each cast also writes back what the previous wrote.
 //  - First run: the first run of a kernel (op type, input shapes and dtypes) fetches its
 //    instructions cold: on the same profile a 48-core reduction of 16 KB takes 8-9 us on its
 //    first run and 3.6 us on the next.
