@@ -88,6 +88,27 @@ void bm_profile_parse_csv_only(benchmark::State& state) {
 }
 BENCHMARK(bm_profile_parse_csv_only)->Unit(benchmark::kMillisecond);
 
+/// The sequence context of every row of the ~20 MB profile (profile/context.hpp): what
+/// `perfcast validate` and `calibrate` do after reading. The rows are read once, outside the loop;
+/// each iteration annotates a fresh copy, made with the timer paused.
+void bm_profile_annotate_context(benchmark::State& state) {
+    const auto& text = big_profile();
+    if (!text) return state.SkipWithError(("no " + profile_910b1).c_str());
+    const auto rows = profile::read_kernel_details_string(*text, "big.csv").rows;
+    std::vector<profile::kernel_row> copy;
+    for (auto _ : state) {
+        state.PauseTiming();
+        copy = rows;  // the last iteration's rows are freed here too, untimed
+        state.ResumeTiming();
+        profile::annotate_context(copy, chips::ascend910b1);
+        benchmark::DoNotOptimize(copy.data());
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) *
+                            static_cast<std::int64_t>(rows.size()));
+    state.counters["rows"] = static_cast<double>(rows.size());
+}
+BENCHMARK(bm_profile_annotate_context)->Unit(benchmark::kMillisecond);
+
 void bm_profile_calibrate_10k_rows(benchmark::State& state) {
     static const std::optional<std::vector<profile::measured_op>> rows =
         []() -> std::optional<std::vector<profile::measured_op>> {
