@@ -12,9 +12,11 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "../examples/perfcast/cmd_whatif.hpp"
+#include "cli_support.hpp"
 #include "support.hpp"
 
 using namespace perfcast;
@@ -52,17 +54,9 @@ bool has_shape(const std::vector<profile::kernel_row>& rows, std::vector<std::in
     return false;
 }
 
-struct cli_run {
-    int status;
-    std::string out;
-    std::string err;
-};
+using perfcast_test::cli_run;
 cli_run run_cli(std::vector<std::string_view> args) {
-    args.insert(args.begin(), "whatif");
-    std::ostringstream out, err;
-    const cli::command commands[] = {cli::whatif_command};
-    const int status = cli::dispatch(args, commands, out, err);
-    return {status, out.str(), err.str()};
+    return perfcast_test::run_command(cli::whatif_command, std::move(args));
 }
 
 constexpr std::string_view minimal_csv =

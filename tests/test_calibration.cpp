@@ -9,11 +9,13 @@
 
 #include "../examples/perfcast/cmd_op.hpp"
 #include "../examples/perfcast/cmd_validate.hpp"
+#include "cli_support.hpp"
 
 #include <cstdio>
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace perfcast;
@@ -24,14 +26,10 @@ const std::string profile_910b1 =
 
 int run(const cli::command& c, std::vector<std::string_view> args, std::string& out,
         std::string& err) {
-    std::vector<std::string_view> all{c.name};
-    all.insert(all.end(), args.begin(), args.end());
-    std::ostringstream o, e;
-    const cli::command table[] = {c};
-    const int rc = cli::dispatch(all, table, o, e);
-    out = o.str();
-    err = e.str();
-    return rc;
+    auto r = perfcast_test::run_command(c, std::move(args));
+    out = std::move(r.out);
+    err = std::move(r.err);
+    return r.status;
 }
 
 std::string key(const profile::kernel_row& r) {

@@ -27,9 +27,11 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "../examples/perfcast/cmd_whatif.hpp"
+#include "cli_support.hpp"
 
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
@@ -43,18 +45,9 @@ namespace {
 
 constexpr const char* seed_hist_path = PERFCAST_SOURCE_DIR "/tests/data/bs_hist_seed.csv";
 
-struct cli_run {
-    int status;
-    std::string out;
-    std::string err;
-};
-
+using perfcast_test::cli_run;
 cli_run run_cli(std::vector<std::string_view> args) {
-    args.insert(args.begin(), "whatif");
-    std::ostringstream out, err;
-    const cli::command commands[] = {cli::whatif_command};
-    const int status = cli::dispatch(args, commands, out, err);
-    return {status, out.str(), err.str()};
+    return perfcast_test::run_command(cli::whatif_command, std::move(args));
 }
 
 bool has(const std::string& s, std::string_view needle) {
