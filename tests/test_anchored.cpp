@@ -178,6 +178,28 @@ TEST_CASE("anchored what-if reproduces the profile itself exactly at the profile
     }
 }
 
+TEST_CASE("anchored: a calibration's fixed times reach the nodes; the anchors still hold") {
+    const auto rows = profile::read_kernel_details_file(train).rows;
+    profile::calibration cal;
+    cal.work_factor["ApplyAdamW"] = 6.5;
+    cal.fixed_time["ApplyAdamW"] = duration{3, units::us};
+    cal.fixed_time["Cast"] = duration{0.5, units::us};
+    const profile::anchored_profile p = profile::anchor_profile(b1, rows, 4, cal);
+    REQUIRE(p.m.nodes.size() == p.anchors.size());
+    const graph_params gp{.model = cal.params};
+    std::size_t adamw = 0;
+    for (std::size_t i = 0; i < p.anchors.size(); ++i) {
+        const auto& a = p.anchors[i];
+        CHECK(close(evaluate_at(b1, p.m.nodes[i], 4, core_count{a.cores}, gp).cost.latency,
+                    a.measured));
+        if (a.type == "ApplyAdamW" && a.mapped) {
+            ++adamw;
+            CHECK(p.m.nodes[i].extra_head == duration{3, units::us});
+        }
+    }
+    CHECK(adamw > 10);
+}
+
 TEST_CASE("anchored: a hand-written minimal profile") {
     const auto t = profile::read_kernel_details_string(minimal_csv);
     REQUIRE(t.rows.size() == 5);

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <perfcast/chips.hpp>
+#include <perfcast/graph.hpp>
 #include <perfcast/io/params_file.hpp>
 #include <perfcast/profile/calibrate.hpp>
 #include <perfcast/profile/validate.hpp>
@@ -10,6 +11,7 @@
 #include "../examples/perfcast/cmd_op.hpp"
 #include "../examples/perfcast/cmd_validate.hpp"
 #include "cli_support.hpp"
+#include "support.hpp"
 
 #include <cstdio>
 #include <set>
@@ -93,6 +95,120 @@ TEST_CASE("calibration lowers the fit error and keeps the GEMMs right") {
     CHECK(gemms.overall.max_ape < 0.10);
 }
 
+TEST_CASE("op::extra_head adds to the head; a bad one names the field") {
+    const chip& c = chips::ascend910b1;
+    op o = elementwise(1 << 20, dtype::fp16);
+    const auto plain = cost(c, o, core_count{48});
+    o.extra_head = duration{3, units::us};
+    const auto fixed = cost(c, o, core_count{48});
+    CHECK((fixed.head - plain.head).in(units::us) == doctest::Approx(3.0).epsilon(1e-12));
+    CHECK((fixed.latency - plain.latency).in(units::us) == doctest::Approx(3.0).epsilon(1e-12));
+    CHECK(fixed.compute == plain.compute);
+    CHECK(fixed.memory == plain.memory);
+    o.extra_head = duration{-1, units::us};
+    CHECK_THROWS_WITH_AS((void)cost(c, o, core_count{48}), doctest::Contains("op.extra_head"),
+                         perfcast::error);
+    // Through a graph node: instantiate() carries it to the op.
+    node n = nodes::elementwise(batched_shape{1 << 20}, dtype::fp16);
+    n.extra_head = duration{2, units::us};
+    CHECK(instantiate(n, 1).extra_head == duration{2, units::us});
+}
+
+namespace {
+// Rows the model itself "measured": `type`'s ops of the given element counts on `cores` vector
+// cores of the 910B1, with work factor `f` and fixed time `fixed_us` on top of the default
+// parameters.
+std::vector<profile::measured_op> synthetic_rows(const std::string& type,
+                                                 const std::vector<std::int64_t>& elements,
+                                                 int cores, double f, double fixed_us) {
+    std::vector<profile::measured_op> out;
+    for (const std::int64_t n : elements) {
+        // 16 vector operations an element (ApplyAdamW's in the traits table): compute-bound
+        // on the 910B1 at factor 1 and above, so the factor shows.
+        const op o = elementwise(n, dtype::fp16, {.ops_per_element = 16});
+        profile::calibration truth;
+        truth.work_factor[type] = f;
+        truth.fixed_time[type] = duration{fixed_us, units::us};
+        const duration t =
+            cost(chips::ascend910b1, truth.applied(o, type), core_count{cores}).latency;
+        out.push_back({o, cores, t, type});
+    }
+    return out;
+}
+}  // namespace
+
+TEST_CASE("calibration: a work factor and a fixed time per op type") {
+    const chip& c = chips::ascend910b1;
+    profile::calibration_options opt;
+    opt.vector_efficiency = profile::vector_efficiency_fit::keep;
+    // Sizes from head-dominated (4 Ki elements) to body-dominated (64 Mi): the rows tell the
+    // factor (3) and the fixed time (2 us) apart. A plain type with neither, and more rows of
+    // small sizes (where the shared head shows), keeps the shared parameters where they were.
+    auto rows = synthetic_rows("Heavy", {4096, 65536, 1 << 20, 1 << 24, 1 << 26}, 48, 3.0, 2.0);
+    const auto plain = synthetic_rows(
+        "Plain", {512, 1024, 2048, 4096, 8192, 32768, 1 << 19, 1 << 23, 1 << 25}, 48, 1.0, 0.0);
+    rows.insert(rows.end(), plain.begin(), plain.end());
+    const auto res = profile::calibrate(c, rows, {}, opt);
+    // Tolerances: the searches stop within about 1e-8 of log f and of log(1 + t / 1 us); the
+    // shared head is searched too and may trade a few ns with the fixed time.
+    CHECK(res.fitted.factor_of("Heavy") == doctest::Approx(3.0).epsilon(0.01));
+    CHECK(res.fitted.fixed_time_of("Heavy").in(units::us) == doctest::Approx(2.0).epsilon(0.02));
+    CHECK(res.fitted.factor_of("Plain") == doctest::Approx(1.0).epsilon(0.01));
+    CHECK(res.fitted.fixed_time_of("Plain").in(units::us) < 0.05);
+    CHECK(res.log_error_after < 0.01);
+
+    // Small rows 3 us above the model, whose bodies (well under 0.1 us) no factor within
+    // [1/16, 16] can stretch that far: a fixed time; the factor's penalty keeps it near 1.
+    // (Same cores as the plain rows: on other core counts the shared head's per-core term
+    // could absorb it.)
+    auto small = synthetic_rows("Small", {4096, 4096, 6144}, 48, 1.0, 3.0);
+    small.insert(small.end(), plain.begin(), plain.end());
+    const auto s = profile::calibrate(c, small, {}, opt);
+    CHECK(s.fitted.factor_of("Small") < 1.5);
+    CHECK(s.fitted.fixed_time_of("Small").in(units::us) == doctest::Approx(3.0).epsilon(0.1));
+
+    // Without fixed times the factor is all there is.
+    opt.fit_fixed_time = false;
+    const auto no_fixed = profile::calibrate(c, rows, {}, opt);
+    CHECK(no_fixed.fitted.fixed_time.empty());
+    CHECK(no_fixed.log_error_after > res.log_error_after);
+}
+
+TEST_CASE("repeated hold-out: each seed as a hold-out of its own, their mean, pooled rows") {
+    const chip& c = chips::ascend910b1;
+    auto rows = profile::read_kernel_details_file(profile_910b1).rows;
+    profile::annotate_context(rows, c);
+    const auto ai = [](const profile::kernel_row& r) {
+        return r.task == profile::task_type::ai_core ||
+               r.task == profile::task_type::ai_vector_core;
+    };
+    // The vector efficiency kept and a quarter of the search budget: the test checks the
+    // bookkeeping, not the fit's quality.
+    profile::calibration_options opt;
+    opt.vector_efficiency = profile::vector_efficiency_fit::keep;
+    opt.max_evaluations = 1500;
+    const auto study = profile::repeated_holdout(c, rows, 0.3, 2, 3, ai, {}, opt);
+    REQUIRE(study.runs.size() == 2);
+    CHECK(study.runs[0].seed == 2);
+    CHECK(study.runs[1].seed == 3);
+    // Seed 3 by hand: the same split, fit and score (deterministic, so exactly equal).
+    const auto split = profile::split_holdout(rows, 0.3, 3);
+    const auto fit = profile::calibrate(c, profile::measured_ops(c, split.fit), {}, opt);
+    const auto rep = profile::evaluate(c, split.test, fit.fitted, ai);
+    CHECK(study.runs[1].fit_rows == fit.rows);
+    CHECK(study.runs[1].stats.rows == rep.overall.rows);
+    CHECK(study.runs[1].stats.mape == rep.overall.mape);
+    CHECK(study.runs[1].stats.p90_ape == rep.overall.p90_ape);
+    CHECK(study.mean_mape ==
+          doctest::Approx((study.runs[0].stats.mape + study.runs[1].stats.mape) / 2).epsilon(1e-12));
+    CHECK(study.pooled.overall.rows == study.runs[0].stats.rows + study.runs[1].stats.rows);
+    std::size_t typed = 0;
+    for (const auto& t : study.pooled.by_type) typed += t.stats.rows;
+    CHECK(typed == study.pooled.overall.rows);
+    CHECK_THROWS_WITH_AS((void)profile::repeated_holdout(c, rows, 0.3, 5, 4, ai),
+                         doctest::Contains("seeds"), perfcast::error);
+}
+
 TEST_CASE("calibration without mappable rows is an error") {
     CHECK_THROWS_WITH_AS((void)profile::calibrate(chips::ascend910b1, {}),
                          doctest::Contains("rows"), perfcast::error);
@@ -103,6 +219,7 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     cal.params.cube_efficiency = 0.75;
     cal.params.head[1] = {true, duration{1.25, units::us}, duration{0.05, units::us}};
     cal.work_factor["LayerNormV3"] = 2.5;
+    cal.fixed_time["ApplyAdamW"] = duration{3.25, units::us};
     cal.params.first_run_launch = duration{0.25, units::us};
     cal.params.first_run_per_core = duration{0.125, units::us};
     std::ostringstream out;
@@ -111,6 +228,8 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     CHECK(back.params == cal.params);
     CHECK(back.factor_of("LayerNormV3") == 2.5);
     CHECK(back.factor_of("Add") == 1.0);
+    CHECK(back.fixed_time_of("ApplyAdamW") == duration{3.25, units::us});
+    CHECK(back.fixed_time_of("Add") == duration{});
 
     const auto message = [](std::string_view text) {
         try {
@@ -128,6 +247,9 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     CHECK(message("overlap = 1.5\n").find("overlap = 1.5") != std::string::npos);
     CHECK(message("no equals sign\n").find("expected 'key = value'") != std::string::npos);
     CHECK(message("work.Add = -1\n").find("expected a factor > 0") != std::string::npos);
+    CHECK(message("fixed_us.Add = -0.5\n").find(":1:16: key 'fixed_us.Add': expected a time") !=
+          std::string::npos);
+    CHECK(message("fixed_us.Add = inf\n").find("fixed_us.Add") != std::string::npos);
     CHECK(message("cube_efficiency = nan\n").find("expected a number") != std::string::npos);
     CHECK(message("# only a comment\n\n") == "no error");
     CHECK(message("first_run.per_core_us = -1\n").find("first_run_per_core") !=
@@ -194,6 +316,34 @@ TEST_CASE("perfcast validate and calibrate on the 910B1 profile") {
     CHECK(out.find("fitted on") != std::string::npos);
     CHECK(out.find("cross-validated MAPE") != std::string::npos);
     CHECK(out.find("MAPE") != std::string::npos);
+    // Repeated over seeds: each seed's line, the mean, the pooled rows by type.
+    REQUIRE(run(cli::validate_command,
+                {"--chip", "910B1", profile_910b1.c_str(), "--holdout", "0.3", "--seeds", "1-2",
+                 "--vector-efficiency", "keep", "--tasks", "AI_CORE,AI_VECTOR_CORE", "--format",
+                 "json"},
+                out, err) == 0);
+    for (const char* f : {"\"holdout\": 0.3", "\"mean_mape\"", "\"mean_p90_ape\"", "\"seeds\": [",
+                          "\"seed\": 1", "\"seed\": 2", "\"fit_rows\"", "\"pooled\"",
+                          "\"by_type\"", "\"vector_efficiency\": \"kept\""})
+        CHECK(out.find(f) != std::string::npos);
+    CHECK(out.find("\"seed\": 3") == std::string::npos);
+    CHECK(perfcast_test::json_checker(out).valid());
+    REQUIRE(run(cli::validate_command,
+                {"--chip", "910B1", profile_910b1.c_str(), "--holdout", "0.3", "--seeds", "4",
+                 "--vector-efficiency", "keep"},
+                out, err) == 0);
+    CHECK(out.find("hold-out 0.3 over seeds 4-4: mean MAPE") != std::string::npos);
+    CHECK(out.find("every seed's held-out rows together") != std::string::npos);
+    for (const std::vector<std::string_view>& bad :
+         {std::vector<std::string_view>{"--chip", "910B1", profile_910b1.c_str(), "--holdout",
+                                        "0.3", "--seeds", "3-1"},
+          {"--chip", "910B1", profile_910b1.c_str(), "--holdout", "0.3", "--seeds", "1-2000"},
+          {"--chip", "910B1", profile_910b1.c_str(), "--holdout", "0.3", "--seeds", "1-2",
+           "--seed", "3"},
+          {"--chip", "910B1", "--test", profile_910b1.c_str(), "--seeds", "1-2"}}) {
+        CHECK(run(cli::validate_command, bad, out, err) == 2);
+        CHECK(err.find("--seed") != std::string::npos);
+    }
     CHECK(run(cli::validate_command, {"--chip", "910B1"}, out, err) == 2);
     CHECK(run(cli::validate_command, {"--chip", "nope", "--test", "x.csv"}, out, err) == 1);
     CHECK(err.find("chip = nope") != std::string::npos);

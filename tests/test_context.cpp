@@ -111,6 +111,39 @@ TEST_CASE("annotate_context: an op pays for the dirty lines its traffic evicts")
           cost(chips::ascend910b1, without, core_count{48}).memory);
 }
 
+TEST_CASE("annotate_context: a recent tensor is one input; all the op's inputs fit beside it") {
+    // a writes one 1 MiB tensor; b reads two 1 MiB tensors: only one of them can be a's output.
+    constexpr std::string_view twice =
+        "Name,Type,Accelerator Core,Start Time(us),Duration(us),Block Dim,Input Shapes,"
+        "Input Data Types,Output Shapes,Output Data Types\n"
+        "a,Cast,AI_VECTOR_CORE,1,2,48,\"1024,512\",FLOAT,\"1024,512\",FLOAT16\n"
+        "b,Add,AI_VECTOR_CORE,5,2,48,\"1024,512;1024,512\",FLOAT16;FLOAT16,\"1024,512\",FLOAT16\n";
+    auto rows = profile::read_kernel_details_string(twice).rows;
+    REQUIRE(rows.size() == 2);
+    profile::annotate_context(rows, chips::ascend910b1);
+    REQUIRE(rows[1].context.l2_input_share);
+    CHECK(*rows[1].context.l2_input_share == 0.5);
+
+    // a writes 100 MiB (104,857,600 B); b reads it beside a tensor of 80 MiB nothing touched:
+    // 180 MiB (188,743,680 B) of inputs do not fit in the 181,193,932.8 B window, so a's output
+    // is not counted as resident. With 60 MiB beside it (160 MiB in all) it is: 100 / 160.
+    const auto share_beside = [](std::string_view other_elements) {
+        const std::string csv =
+            "Name,Type,Accelerator Core,Start Time(us),Duration(us),Block Dim,Input Shapes,"
+            "Input Data Types,Output Shapes,Output Data Types\n"
+            "a,Fill,AI_VECTOR_CORE,1,50,48,\"4\",FLOAT,\"52428800\",FLOAT16\n"
+            "b,Mul,AI_VECTOR_CORE,60,90,48,\"52428800;" +
+            std::string(other_elements) + "\",FLOAT16;FLOAT16,\"52428800\",FLOAT16\n";
+        auto seq = profile::read_kernel_details_string(csv).rows;
+        REQUIRE(seq.size() == 2);
+        profile::annotate_context(seq, chips::ascend910b1);
+        REQUIRE(seq[1].context.l2_input_share);
+        return *seq[1].context.l2_input_share;
+    };
+    CHECK(share_beside("41943040") == 0.0);
+    CHECK(share_beside("31457280") == doctest::Approx(100.0 / 160.0).epsilon(1e-12));
+}
+
 TEST_CASE("cost: reads found in L2 are faster; a first run pays its extra head") {
     const chip& c = chips::ascend910b1;
     // Two 48 MiB inputs, a 48 MiB output on 48 vector cores: 96 MiB fits in the resident L2,

@@ -3,6 +3,7 @@
 //   perfcast calibrate PROFILE.csv --chip C -o FILE
 //   perfcast validate --chip C [--params F] --fit A.csv --test B.csv
 //   perfcast validate --chip C PROFILE.csv --holdout 0.3 --seed N
+//   perfcast validate --chip C PROFILE.csv --holdout 0.3 --seeds 1-16 (repeated; mean and pooled)
 //   perfcast validate --chip C [--params F] --test B.csv          (no fit: the given parameters)
 #pragma once
 
@@ -13,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <perfcast/io/json.hpp>
@@ -34,7 +36,7 @@ inline constexpr option vector_efficiency_option{
     "vector-efficiency", "MODE",
     "choose (default: by cross-validation on the fit rows), fit or keep"};
 
-inline constexpr std::array<option, 12> options{{
+inline constexpr std::array<option, 13> options{{
     chip_option,
     chip_ini_option,
     params_option,
@@ -42,6 +44,7 @@ inline constexpr std::array<option, 12> options{{
     {"test", "FILE", "profile whose rows are predicted and scored"},
     {"holdout", "SHARE", "with one PROFILE: hold out this share of rows (whole groups)"},
     {"seed", "N", "seed of the hold-out draw (default 1)"},
+    {"seeds", "A-B", "repeat the hold-out for seeds A to B; report each and their mean"},
     {"tasks", "LIST", "task types to score, e.g. AI_CORE,AI_VECTOR_CORE (default: all)"},
     {"types", "LIST", "op types to score, e.g. MatMul,BatchMatMul (default: all)"},
     {"worst", "N", "worst rows to list (default 10)"},
@@ -122,6 +125,8 @@ inline std::string fit_summary(const profile::calibration_result& r) {
     if (r.cv_error_fitted > 0 || r.cv_error_kept > 0)
         s += " (cross-validated MAPE " + io::format_fixed(100 * r.cv_error_fitted, 1) +
              " % fitted, " + io::format_fixed(100 * r.cv_error_kept, 1) + " % kept)";
+    s += "; " + std::to_string(r.fitted.work_factor.size()) + " op types with a work factor, " +
+         std::to_string(r.fitted.fixed_time.size()) + " with a fixed time";
     return s;
 }
 
@@ -185,11 +190,89 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
     wt.write(out);
 }
 
+/// "A-B" (or "A") as the first and last seed.
+inline std::pair<std::uint64_t, std::uint64_t> seed_range(std::string_view text) {
+    const auto dash = text.find('-');
+    const auto first = io::parse_int(text.substr(0, dash), "--seeds (first)");
+    const auto last =
+        dash == std::string_view::npos ? first : io::parse_int(text.substr(dash + 1), "--seeds (last)");
+    if (first < 0 || last < first || last - first >= 1000)
+        throw usage_error("--seeds " + std::string(text) +
+                          ": expected A-B with 0 <= A <= B and at most 1000 seeds");
+    return {static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(last)};
+}
+
+inline void write_study(std::ostream& out, const profile::holdout_study& st,
+                        const std::string& format) {
+    const auto& runs = st.runs;
+    if (format == "json") {
+        io::json_writer j(out);
+        j.begin_object()
+            .member("holdout", st.share)
+            .member("mean_mape", st.mean_mape)
+            .member("mean_median_ape", st.mean_median_ape)
+            .member("mean_p90_ape", st.mean_p90_ape);
+        j.key("seeds").begin_array();
+        for (const auto& r : runs) {
+            j.begin_object()
+                .member("seed", static_cast<double>(r.seed))
+                .member("fit_rows", static_cast<double>(r.fit_rows))
+                .member("rows", static_cast<double>(r.stats.rows))
+                .member("mape", r.stats.mape)
+                .member("median_ape", r.stats.median_ape)
+                .member("p90_ape", r.stats.p90_ape)
+                .member("vector_efficiency",
+                        std::string_view(r.vector_efficiency_fitted ? "fitted" : "kept"))
+                .end_object();
+        }
+        j.end_array();
+        j.key("pooled").begin_object()
+            .member("rows", static_cast<double>(st.pooled.overall.rows))
+            .member("mape", st.pooled.overall.mape)
+            .member("median_ape", st.pooled.overall.median_ape)
+            .member("p90_ape", st.pooled.overall.p90_ape);
+        j.key("by_type").begin_object();
+        for (const auto& t : st.pooled.by_type) {
+            j.key(t.type).begin_object()
+                .member("rows", static_cast<double>(t.stats.rows))
+                .member("mape", t.stats.mape)
+                .member("median_ape", t.stats.median_ape)
+                .member("p90_ape", t.stats.p90_ape)
+                .end_object();
+        }
+        j.end_object();
+        j.end_object();
+        j.end_object();
+        out << '\n';
+        return;
+    }
+    const auto pct = [](double v) { return io::format_fixed(100.0 * v, 1) + " %"; };
+    out << "hold-out " << io::format_shortest(st.share) << " over seeds " << runs.front().seed
+        << "-" << runs.back().seed << ": mean MAPE " << pct(st.mean_mape) << ", mean median APE "
+        << pct(st.mean_median_ape) << ", mean P90 APE " << pct(st.mean_p90_ape) << "\n\n";
+    io::text_table t({"seed", "fit rows", "scored", "MAPE", "median APE", "P90 APE",
+                      "vector efficiency"});
+    for (const auto& r : runs) {
+        t.add_row({std::to_string(r.seed), std::to_string(r.fit_rows),
+                   std::to_string(r.stats.rows), pct(r.stats.mape), pct(r.stats.median_ape),
+                   pct(r.stats.p90_ape), r.vector_efficiency_fitted ? "fitted" : "kept"});
+    }
+    t.write(out);
+    out << "\nby type, every seed's held-out rows together (" << st.pooled.overall.rows
+        << " rows: MAPE " << pct(st.pooled.overall.mape) << "):\n";
+    io::text_table bt({"type", "rows", "MAPE", "median APE", "P90 APE"});
+    for (const auto& ty : st.pooled.by_type) {
+        bt.add_row({ty.type, std::to_string(ty.stats.rows), pct(ty.stats.mape),
+                    pct(ty.stats.median_ape), pct(ty.stats.p90_ape)});
+    }
+    bt.write(out);
+}
+
 }  // namespace validate_detail
 
 [[nodiscard]] inline std::string validate_usage() {
     return "Usage: perfcast validate --chip C [--params F] --fit A.csv --test B.csv\n"
-           "       perfcast validate --chip C PROFILE.csv --holdout 0.3 [--seed N]\n"
+           "       perfcast validate --chip C PROFILE.csv --holdout 0.3 [--seed N | --seeds A-B]\n"
            "       perfcast validate --chip C [--params F] --test B.csv\n\n"
            "Score the model against measured rows (msprof op_summary, torch_npu kernel_details\n"
            "or the minimal subset in docs/profiles.md): MAPE, median and P90 absolute\n"
@@ -219,6 +302,15 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
         if (a.positional.size() != 1 || a.has("fit") || a.has("test"))
             throw usage_error("--holdout takes one PROFILE and no --fit / --test");
         const double share = io::parse_double(*a.get("holdout"), "--holdout");
+        if (a.has("seeds")) {
+            if (a.has("seed")) throw usage_error("--seeds and --seed: give one");
+            const auto [first, last] = seed_range(*a.get("seeds"));
+            const auto study = profile::repeated_holdout(
+                c, read_in_context(a.positional[0], c, cal.params), share, first, last, keep,
+                cal.params, calibration_options_from(a));
+            write_study(out, study, format);
+            return exit_ok;
+        }
         const auto seed = static_cast<std::uint64_t>(
             a.has("seed") ? io::parse_int(*a.get("seed"), "--seed") : 1);
         auto split = profile::split_holdout(read_in_context(a.positional[0], c, cal.params),
@@ -226,6 +318,7 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
         fit_rows = std::move(split.fit);
         test_rows = filtered(split.test, keep);
     } else {
+        if (a.has("seeds")) throw usage_error("--seeds needs one PROFILE and --holdout SHARE");
         if (!a.positional.empty()) throw usage_error("unexpected argument '" + a.positional[0] + "'");
         if (!a.has("test")) throw usage_error("needs --test FILE (or PROFILE --holdout SHARE)");
         if (a.has("fit")) fit_rows = read_in_context(*a.get("fit"), c, cal.params);

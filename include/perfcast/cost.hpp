@@ -251,6 +251,7 @@ namespace detail {
     r.memory = memory_time(c, o, b, p);
     r.head = head_time(c, o.eng, b, p);
     if (o.first_run) r.head += p.first_run_launch + p.first_run_per_core * static_cast<double>(b);
+    r.head += o.extra_head;
     const duration body = detail::max_d(r.compute, r.memory) +
                           (1.0 - p.overlap) * detail::min_d(r.compute, r.memory);
     r.latency = r.head + body;
@@ -281,6 +282,8 @@ namespace detail {
                      static_cast<double>(limit.value), "no more than the engine's cores");
     PERFCAST_EXPECTS(o.work_units >= 1, where, "op.work_units", static_cast<double>(o.work_units),
                      ">= 1");
+    PERFCAST_EXPECTS(o.extra_head.in(units::us) >= 0 && o.extra_head.in(units::us) < 1e9, where,
+                     "op.extra_head (us)", o.extra_head.in(units::us), "a time in [0, 1e9) us");
     const double rate = e.ops_per_cycle_for(o.type);
     PERFCAST_EXPECTS(o.useful_ops == 0 || rate > 0, where, "dtype", name_of(o.type),
                      "a dtype the op's engine supports on this chip");

@@ -234,6 +234,9 @@ struct node {
     /// modelled time at the profiled configuration, so that the node reproduces its measurement
     /// there and scales as the model does elsewhere. Ignored for transfers.
     double scale = 1;
+    /// Fixed time of the kernel beyond the engine's head (op::extra_head; profile/anchored.hpp
+    /// sets it to the calibrated fixed time of the row's op type). Ignored for transfers.
+    duration extra_head{};
 
     [[nodiscard]] constexpr bool is_transfer() const noexcept {
         return kind == node_kind::transfer;
@@ -648,6 +651,7 @@ constexpr void expect_batch(std::int64_t batch, std::string_view where) {
             break;  // rejected above
     }
     if (n.eng == engine::aicpu) r.eng = engine::aicpu;  // placed on the AI CPU
+    r.extra_head = n.extra_head;
     return r;
 }
 

@@ -84,6 +84,9 @@ struct op {
     double l2_input_share = -1;  // share of the reads found in L2; < 0: decided by size
     data_size writeback{};       // dirty L2 lines (earlier ops' writes) this op's traffic evicts
     bool first_run = false;      // first run of this kernel: its instructions are fetched cold
+    // Fixed time of this kernel beyond the engine's head (scalar set-up, argument loads):
+    // calibration fits one per op type (profile/calibrate.hpp); factories leave it 0.
+    duration extra_head{};
 
     [[nodiscard]] constexpr flop_count flops() const noexcept {
         return flop_count{useful_ops * (eng == engine::cube ? 2.0 : 1.0), units::flop};

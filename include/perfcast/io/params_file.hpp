@@ -8,6 +8,7 @@
 //   head.cube.launch_us, head.cube.per_core_us, head.vector.launch_us, head.vector.per_core_us,
 //   head.aicpu.launch_us, first_run.launch_us, first_run.per_core_us  microseconds
 //   work.<OpType>                                                factor (e.g. work.LayerNormV3)
+//   fixed_us.<OpType>                                            microseconds (fixed time)
 // Unknown keys, repeated keys, non-numeric values and out-of-range values are errors naming the
 // file, line, column and key.
 #pragma once
@@ -100,6 +101,12 @@ namespace detail {
                                      "key '" + key + "': expected a factor > 0, got " +
                                          std::string(trim(value_text)));
             cal.work_factor[key.substr(5)] = v;
+        } else if (key.starts_with("fixed_us.") && key.size() > 9) {
+            if (!(v >= 0 && v < 1e9))
+                detail::params_error(source, line_no, value_col,
+                                     "key '" + key + "': expected a time in [0, 1e9) us, got " +
+                                         std::string(trim(value_text)));
+            cal.fixed_time[key.substr(9)] = duration{v, units::us};
         } else {
             detail::params_error(source, line_no, 1,
                                  "unknown key '" + key + "' (see docs/calibration.md)");
@@ -124,7 +131,8 @@ namespace detail {
     return read_params(s, "<string>");
 }
 
-/// Writes every parameter (so the file documents the full model state), then the work factors.
+/// Writes every parameter (so the file documents the full model state), then the work factors
+/// and fixed times per op type.
 inline void write_params(std::ostream& out, const profile::calibration& cal,
                          std::string_view header = {}) {
     const model_params& p = cal.params;
@@ -150,6 +158,7 @@ inline void write_params(std::ostream& out, const profile::calibration& cal,
     num("first_run.launch_us", p.first_run_launch.in(units::us));
     num("first_run.per_core_us", p.first_run_per_core.in(units::us));
     for (const auto& [type, f] : cal.work_factor) num("work." + type, f);
+    for (const auto& [type, t] : cal.fixed_time) num("fixed_us." + type, t.in(units::us));
 }
 
 }  // namespace perfcast::io

@@ -247,6 +247,7 @@ namespace detail {
             if (es.cores >= 1 && (o->useful_ops == 0 || es.ops_per_cycle_for(o->type) > 0)) {
                 try {
                     nd = detail::node_of(r, *o, *eng, batch, cal, opt);
+                    if (nd && o->eng != engine::cube) nd->extra_head = o->extra_head;
                     if (nd) {
                         a.eng = perfcast::engine_of(*nd);
                         const int bd = r.block_dim && *r.block_dim > 0

@@ -65,9 +65,10 @@ namespace detail {
 }  // namespace detail
 
 /// Fills each AI core / vector core row's context from the rows before it: the share of its
-/// input bytes that a tensor of the same size touched within the last `l2 x l2_resident_share`
-/// bytes of traffic accounts for, the bytes of earlier outputs its own traffic pushes out of
-/// that window (dirty lines written back to HBM), and whether it is the first run of its
+/// input bytes that tensors of the same sizes, touched recently enough that the traffic since
+/// plus all of the row's inputs fit in `l2 x l2_resident_share` bytes, account for (a recent
+/// tensor stands for one input, not two), the bytes of earlier outputs its own traffic pushes
+/// out of that window (dirty lines written back to HBM), and whether it is the first run of its
 /// kernel. Rows of other tasks (AI CPU, HCCL, DSA) and rows without a start time are left as
 /// they are: the traffic of the former is not in the profile, the latter are not a launch
 /// sequence.
@@ -94,16 +95,22 @@ inline void annotate_context(std::vector<kernel_row>& rows, const chip& c,
         const std::size_t inputs = std::min(r.input_shapes.size(), r.input_types.size());
         double in_total = 0;
         double in_l2 = 0;
+        for (std::size_t i = 0; i < inputs; ++i)
+            in_total += detail::tensor_bytes(r.input_shapes[i], r.input_types[i]);
+        std::vector<const touched*> matched;  // a recent tensor is one input, not two
         for (std::size_t i = 0; i < inputs; ++i) {
             const double b = detail::tensor_bytes(r.input_shapes[i], r.input_types[i]);
             if (b <= 0) continue;
-            in_total += b;
             std::size_t looked = 0;
             for (auto it = recent.rbegin(); it != recent.rend() && looked < opt.max_lookback;
                  ++it, ++looked) {
-                if (traffic - it->at + b > capacity) break;
-                if (it->bytes == b) {
+                // Still resident when the traffic since it was touched and all of this op's
+                // inputs (read together) fit in the window.
+                if (traffic - it->at + in_total > capacity) break;
+                if (it->bytes == b &&
+                    std::find(matched.begin(), matched.end(), &*it) == matched.end()) {
                     in_l2 += b;
+                    matched.push_back(&*it);
                     break;
                 }
             }

@@ -79,15 +79,31 @@ inline constexpr std::array<vector_type_traits, 28> vector_types{{
     return nullptr;
 }
 
-/// What calibration learns on top of model_params: a work factor per op type (vector operations
-/// per element relative to the traits table), fitted where the measured rows of a type allow.
+/// What calibration learns on top of model_params, per vector / AI CPU op type where the
+/// measured rows of a type allow: a work factor (vector operations per element relative to the
+/// traits table) and a fixed time beyond the engine's head (a kernel's scalar set-up and
+/// argument loads: ApplyAdamW's eleven inputs cost it 3-4 us more than a Cast at any size).
 struct calibration {
     model_params params{};
-    std::map<std::string, double, std::less<>> work_factor;  // op type -> factor (1: none)
+    std::map<std::string, double, std::less<>> work_factor;    // op type -> factor (1: none)
+    std::map<std::string, duration, std::less<>> fixed_time;  // op type -> extra head (0: none)
 
     [[nodiscard]] double factor_of(std::string_view type) const {
         const auto it = work_factor.find(type);
         return it == work_factor.end() ? 1.0 : it->second;
+    }
+    [[nodiscard]] duration fixed_time_of(std::string_view type) const {
+        const auto it = fixed_time.find(type);
+        return it == fixed_time.end() ? duration{} : it->second;
+    }
+    /// `o` (an op of type `type`) with its type's work factor and fixed time; cube ops as given.
+    [[nodiscard]] op applied(op o, std::string_view type) const {
+        if (o.eng == engine::cube) return o;
+        const double f = factor_of(type);
+        o.useful_ops *= f;
+        o.ops_per_unit *= f;
+        o.extra_head += fixed_time_of(type);
+        return o;
     }
 };
 
@@ -162,11 +178,7 @@ struct calibration {
 /// missing shapes).
 [[nodiscard]] inline std::optional<op> op_of(const kernel_row& r, const calibration& cal) {
     auto o = op_of(r);
-    if (o && o->eng != engine::cube) {
-        const double f = cal.factor_of(r.op_type);
-        o->useful_ops *= f;
-        o->ops_per_unit *= f;
-    }
+    if (o) o = cal.applied(*o, r.op_type);
     return o;
 }
 
