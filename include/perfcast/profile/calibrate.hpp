@@ -346,8 +346,8 @@ namespace detail {
                            std::min(max_u, u + max_u / (grid - 1)));
                 logf = best_factor(u);
             }
-            if (g(logf, u) < g(0.0, 0.0)) {
-                out.work_factor[entry.first] = std::exp(logf);
+            if (g(logf, u) < g(0.0, 0.0)) {  // what the search cannot tell from none: none
+                if (std::abs(logf) > 1e-6) out.work_factor[entry.first] = std::exp(logf);
                 if (std::expm1(u) >= 1e-3)
                     out.fixed_time[entry.first] = duration{std::expm1(u), units::us};
             }

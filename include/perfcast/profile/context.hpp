@@ -80,6 +80,7 @@ inline void annotate_context(std::vector<kernel_row>& rows, const chip& c,
         bool written = false;  // an output: dirty in L2 until evicted
     };
     std::deque<touched> recent;
+    std::vector<const touched*> matched;
     std::set<std::string> kernels;
     double traffic = 0;
     const double capacity = c.memory.l2_size.in(units::B) * p.l2_resident_share;
@@ -97,7 +98,7 @@ inline void annotate_context(std::vector<kernel_row>& rows, const chip& c,
         double in_l2 = 0;
         for (std::size_t i = 0; i < inputs; ++i)
             in_total += detail::tensor_bytes(r.input_shapes[i], r.input_types[i]);
-        std::vector<const touched*> matched;  // a recent tensor is one input, not two
+        matched.clear();  // a recent tensor stands for one input, not two
         for (std::size_t i = 0; i < inputs; ++i) {
             const double b = detail::tensor_bytes(r.input_shapes[i], r.input_types[i]);
             if (b <= 0) continue;
