@@ -209,6 +209,42 @@ TEST_CASE("repeated hold-out: each seed as a hold-out of its own, their mean, po
                          doctest::Contains("seeds"), perfcast::error);
 }
 
+TEST_CASE("calibration: a heavy type the rows lack gets the median factor of those they show") {
+    CHECK(profile::is_heavy_type("Exp"));         // 4 operations an element in the traits table
+    CHECK(profile::is_heavy_type("ApplyAdamW"));  // 16
+    CHECK_FALSE(profile::is_heavy_type("ZerosLike"));  // 1
+    CHECK_FALSE(profile::is_heavy_type("Add"));        // not in the table
+    profile::calibration cal;
+    cal.unseen_heavy_factor = 5;
+    cal.work_factor["Exp"] = 2;
+    CHECK(cal.factor_of("Exp") == 2.0);           // its own
+    CHECK(cal.factor_of("LayerNormV3") == 5.0);   // heavy, none of its own
+    CHECK(cal.factor_of("Add") == 1.0);           // not heavy
+    CHECK(cal.factor_of("ZerosLike") == 1.0);
+
+    // Three heavy types with factors 3, 4 and 6 (and a plain type): an unseen heavy type gets
+    // the median, 4. Tolerance: the golden-section searches stop within about 1e-8 of log f;
+    // 1 % leaves room for the shared parameters' search.
+    const chip& c = chips::ascend910b1;
+    profile::calibration_options opt;
+    opt.vector_efficiency = profile::vector_efficiency_fit::keep;
+    std::vector<profile::measured_op> rows;
+    const std::vector<std::int64_t> sizes{1 << 16, 1 << 20, 1 << 24};
+    for (const auto& [type, f] : {std::pair{"Exp", 3.0}, {"Log", 4.0}, {"Sqrt", 6.0}}) {
+        const auto r = synthetic_rows(type, sizes, 48, f, 0.0);
+        rows.insert(rows.end(), r.begin(), r.end());
+    }
+    const auto plain = synthetic_rows("Plain", {512, 4096, 32768, 1 << 19, 1 << 23}, 48, 1.0, 0.0);
+    rows.insert(rows.end(), plain.begin(), plain.end());
+    const auto res = profile::calibrate(c, rows, {}, opt);
+    CHECK(res.fitted.factor_of("Log") == doctest::Approx(4.0).epsilon(0.01));
+    CHECK(res.fitted.unseen_heavy_factor == doctest::Approx(4.0).epsilon(0.01));
+    CHECK(res.fitted.factor_of("Tanh") == doctest::Approx(4.0).epsilon(0.01));
+    CHECK(res.fitted.factor_of("Unknown") == 1.0);
+    opt.unseen_heavy_factor = false;
+    CHECK(profile::calibrate(c, rows, {}, opt).fitted.unseen_heavy_factor == 1.0);
+}
+
 TEST_CASE("calibration without mappable rows is an error") {
     CHECK_THROWS_WITH_AS((void)profile::calibrate(chips::ascend910b1, {}),
                          doctest::Contains("rows"), perfcast::error);
@@ -220,6 +256,7 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     cal.params.head[1] = {true, duration{1.25, units::us}, duration{0.05, units::us}};
     cal.work_factor["LayerNormV3"] = 2.5;
     cal.fixed_time["ApplyAdamW"] = duration{3.25, units::us};
+    cal.unseen_heavy_factor = 4.5;
     cal.params.first_run_launch = duration{0.25, units::us};
     cal.params.first_run_per_core = duration{0.125, units::us};
     std::ostringstream out;
@@ -230,6 +267,8 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     CHECK(back.factor_of("Add") == 1.0);
     CHECK(back.fixed_time_of("ApplyAdamW") == duration{3.25, units::us});
     CHECK(back.fixed_time_of("Add") == duration{});
+    CHECK(back.unseen_heavy_factor == 4.5);
+    CHECK(back.factor_of("Tanh") == 4.5);
 
     const auto message = [](std::string_view text) {
         try {
@@ -250,6 +289,8 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     CHECK(message("fixed_us.Add = -0.5\n").find(":1:16: key 'fixed_us.Add': expected a time") !=
           std::string::npos);
     CHECK(message("fixed_us.Add = inf\n").find("fixed_us.Add") != std::string::npos);
+    CHECK(message("unseen_heavy_work = 0\n").find("key 'unseen_heavy_work': expected a factor") !=
+          std::string::npos);
     CHECK(message("cube_efficiency = nan\n").find("expected a number") != std::string::npos);
     CHECK(message("# only a comment\n\n") == "no error");
     CHECK(message("first_run.per_core_us = -1\n").find("first_run_per_core") !=

@@ -126,7 +126,8 @@ inline std::string fit_summary(const profile::calibration_result& r) {
         s += " (cross-validated MAPE " + io::format_fixed(100 * r.cv_error_fitted, 1) +
              " % fitted, " + io::format_fixed(100 * r.cv_error_kept, 1) + " % kept)";
     s += "; " + std::to_string(r.fitted.work_factor.size()) + " op types with a work factor, " +
-         std::to_string(r.fitted.fixed_time.size()) + " with a fixed time";
+         std::to_string(r.fitted.fixed_time.size()) + " with a fixed time; heavy types without one x" +
+         io::format_fixed(r.fitted.unseen_heavy_factor, 2);
     return s;
 }
 

@@ -8,6 +8,7 @@
 //   head.cube.launch_us, head.cube.per_core_us, head.vector.launch_us, head.vector.per_core_us,
 //   head.aicpu.launch_us, first_run.launch_us, first_run.per_core_us  microseconds
 //   work.<OpType>                                                factor (e.g. work.LayerNormV3)
+//   unseen_heavy_work                                            factor of heavy types without one
 //   fixed_us.<OpType>                                            microseconds (fixed time)
 // Unknown keys, repeated keys, non-numeric values and out-of-range values are errors naming the
 // file, line, column and key.
@@ -95,7 +96,13 @@ namespace detail {
         else if (key == "head.aicpu.launch_us") head_key(engine::aicpu, true);
         else if (key == "first_run.launch_us") p.first_run_launch = duration{v, units::us};
         else if (key == "first_run.per_core_us") p.first_run_per_core = duration{v, units::us};
-        else if (key.starts_with("work.") && key.size() > 5) {
+        else if (key == "unseen_heavy_work") {
+            if (!(v > 0 && v < 1e6))
+                detail::params_error(source, line_no, value_col,
+                                     "key '" + key + "': expected a factor > 0, got " +
+                                         std::string(trim(value_text)));
+            cal.unseen_heavy_factor = v;
+        } else if (key.starts_with("work.") && key.size() > 5) {
             if (!(v > 0 && v < 1e6))
                 detail::params_error(source, line_no, value_col,
                                      "key '" + key + "': expected a factor > 0, got " +
@@ -157,6 +164,7 @@ inline void write_params(std::ostream& out, const profile::calibration& cal,
     }
     num("first_run.launch_us", p.first_run_launch.in(units::us));
     num("first_run.per_core_us", p.first_run_per_core.in(units::us));
+    num("unseen_heavy_work", cal.unseen_heavy_factor);
     for (const auto& [type, f] : cal.work_factor) num("work." + type, f);
     for (const auto& [type, t] : cal.fixed_time) num("fixed_us." + type, t.in(units::us));
 }

@@ -59,8 +59,14 @@ struct calibration_options {
     // 0.03 to 0.1 for the fixed time does about as well (docs/calibration.md).
     double factor_penalty = 0.005;
     double fixed_penalty = 0.05;
+    // Give a heavy type without a factor of its own (is_heavy_type) the median factor of the
+    // heavy types fitted.
+    bool unseen_heavy_factor = true;
     vector_efficiency_fit vector_efficiency = vector_efficiency_fit::choose;
     int folds = 3;  // cross-validation folds (whole groups of rows) of the `choose` decision
+    // `choose` fits the vector efficiency only when that cross-validates this much better
+    // (relative) than keeping it: keeping it is the model with one parameter fewer.
+    double cv_margin = 0.05;
     // Rows a cross-validation fit uses at most (an even stride through its folds' rows): the
     // decision needs the data's shape, not every repeat of it.
     std::size_t cv_max_rows = 2000;
@@ -302,6 +308,7 @@ namespace detail {
     };
     const auto stage2 = [&](const model_params& fitted) {
         calibration out;
+        std::vector<double> heavy;  // log factors of the heavy types fitted (0: none kept)
         for (const auto& entry : by_type) {
             const std::vector<std::size_t>& idx = entry.second;  // named: lambdas capture it
             if (idx.size() < static_cast<std::size_t>(opt.min_rows_per_type)) continue;
@@ -346,11 +353,25 @@ namespace detail {
                            std::min(max_u, u + max_u / (grid - 1)));
                 logf = best_factor(u);
             }
+            double kept = 0;  // log of the factor kept (0: none)
             if (g(logf, u) < g(0.0, 0.0)) {  // what the search cannot tell from none: none
-                if (std::abs(logf) > 1e-6) out.work_factor[entry.first] = std::exp(logf);
+                if (std::abs(logf) > 1e-6) {
+                    out.work_factor[entry.first] = std::exp(logf);
+                    kept = logf;
+                }
                 if (std::expm1(u) >= 1e-3)
                     out.fixed_time[entry.first] = duration{std::expm1(u), units::us};
             }
+            if (is_heavy_type(entry.first)) heavy.push_back(kept);
+        }
+        // A heavy type the rows lack (or have one row of) gets the median factor of the heavy
+        // types they show: the traits table's operation counts are the assumption the factors
+        // correct, and on one chip its kernels miss them alike (docs/calibration.md).
+        if (opt.unseen_heavy_factor && heavy.size() >= 2) {
+            std::sort(heavy.begin(), heavy.end());
+            const std::size_t h = heavy.size() / 2;
+            out.unseen_heavy_factor =
+                std::exp(heavy.size() % 2 ? heavy[h] : 0.5 * (heavy[h - 1] + heavy[h]));
         }
         return out;
     };
@@ -446,7 +467,7 @@ namespace detail {
         }
         scored += held.size();
     }
-    const bool fit_vector = scored == 0 || error[0] <= error[1];
+    const bool fit_vector = scored == 0 || error[0] < error[1] * (1.0 - opt.cv_margin);
     calibration_result res = detail::calibrate_once(c, rows, start, opt, fit_vector);
     if (scored > 0) {
         res.cv_error_fitted = error[0] / static_cast<double>(scored);

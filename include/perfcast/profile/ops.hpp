@@ -79,6 +79,14 @@ inline constexpr std::array<vector_type_traits, 28> vector_types{{
     return nullptr;
 }
 
+/// Whether the traits table counts more than one vector operation per element for `type`
+/// (transcendentals, norms, softmax, optimizer updates): calibration gives such a type that
+/// the profile lacks the median factor of those it shows.
+[[nodiscard]] constexpr bool is_heavy_type(std::string_view type) noexcept {
+    const vector_type_traits* t = traits_of(type);
+    return t != nullptr && t->ops_per_element > 1;
+}
+
 /// What calibration learns on top of model_params, per vector / AI CPU op type where the
 /// measured rows of a type allow: a work factor (vector operations per element relative to the
 /// traits table) and a fixed time beyond the engine's head (a kernel's scalar set-up and
@@ -88,9 +96,13 @@ struct calibration {
     std::map<std::string, double, std::less<>> work_factor;    // op type -> factor (1: none)
     std::map<std::string, duration, std::less<>> fixed_time;  // op type -> extra head (0: none)
 
+    // The factor of a heavy type (is_heavy_type) without one of its own (1: none).
+    double unseen_heavy_factor = 1;
+
     [[nodiscard]] double factor_of(std::string_view type) const {
         const auto it = work_factor.find(type);
-        return it == work_factor.end() ? 1.0 : it->second;
+        if (it != work_factor.end()) return it->second;
+        return is_heavy_type(type) ? unseen_heavy_factor : 1.0;
     }
     [[nodiscard]] duration fixed_time_of(std::string_view type) const {
         const auto it = fixed_time.find(type);
