@@ -221,6 +221,11 @@ TEST_CASE("calibration: a heavy type the rows lack gets the median factor of tho
     CHECK(cal.factor_of("LayerNormV3") == 5.0);   // heavy, none of its own
     CHECK(cal.factor_of("Add") == 1.0);           // not heavy
     CHECK(cal.factor_of("ZerosLike") == 1.0);
+    static_assert(profile::is_heavy_type("LayerNormV3") && !profile::is_heavy_type("Fill"));
+    // A bad factor set by hand is an error naming it, not a zero-time op.
+    cal.unseen_heavy_factor = 0;
+    CHECK_THROWS_WITH_AS((void)cal.applied(elementwise(64, dtype::fp16), "Tanh"),
+                         doctest::Contains("work factor"), perfcast::error);
 
     // Three heavy types with factors 3, 4 and 6 (and a plain type): an unseen heavy type gets
     // the median, 4. Tolerance: the golden-section searches stop within about 1e-8 of log f;

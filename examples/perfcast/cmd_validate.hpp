@@ -339,10 +339,10 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
 [[nodiscard]] inline std::string calibrate_usage() {
     return "Usage: perfcast calibrate PROFILE.csv --chip C -o FILE\n\n"
            "Fit the model's parameters (per-engine head costs, the first-run cost, efficiencies,\n"
-           "a work factor per op type) to the profile's rows, minimising the mean absolute log\n"
-           "error; rows with start times carry their sequence context (L2 share of the inputs,\n"
-           "write-back, first runs: docs/model.md). Write them to FILE, which every command\n"
-           "reads back with --params FILE.\n\n" +
+           "a work factor and a fixed time per op type) to the profile's rows, minimising the\n"
+           "mean absolute log error; rows with start times carry their sequence context (L2\n"
+           "share of the inputs, write-back, first runs: docs/model.md). Write them to FILE,\n"
+           "which every command reads back with --params FILE.\n\n" +
            options_text(validate_detail::calibrate_options);
 }
 

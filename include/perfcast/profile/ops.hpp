@@ -112,6 +112,8 @@ struct calibration {
     [[nodiscard]] op applied(op o, std::string_view type) const {
         if (o.eng == engine::cube) return o;
         const double f = factor_of(type);
+        PERFCAST_EXPECTS(f > 0 && f < 1e6, "calibration", "work factor", f,
+                         "a factor in (0, 1e6) for every op type and unseen_heavy_factor");
         o.useful_ops *= f;
         o.ops_per_unit *= f;
         o.extra_head += fixed_time_of(type);
