@@ -184,20 +184,32 @@ TEST_CASE("anchored: a calibration's fixed times reach the nodes; the anchors st
     cal.work_factor["ApplyAdamW"] = 6.5;
     cal.fixed_time["ApplyAdamW"] = duration{3, units::us};
     cal.fixed_time["Cast"] = duration{0.5, units::us};
+    cal.fixed_time["MatMul"] = duration{7, units::us};  // cube ops take no per-type terms
     const profile::anchored_profile p = profile::anchor_profile(b1, rows, 4, cal);
     REQUIRE(p.m.nodes.size() == p.anchors.size());
     const graph_params gp{.model = cal.params};
     std::size_t adamw = 0;
+    std::size_t casts = 0;
+    std::size_t matmuls = 0;
     for (std::size_t i = 0; i < p.anchors.size(); ++i) {
         const auto& a = p.anchors[i];
         CHECK(close(evaluate_at(b1, p.m.nodes[i], 4, core_count{a.cores}, gp).cost.latency,
                     a.measured));
-        if (a.type == "ApplyAdamW" && a.mapped) {
+        if (!a.mapped) continue;
+        if (a.type == "ApplyAdamW") {
             ++adamw;
             CHECK(p.m.nodes[i].extra_head == duration{3, units::us});
+        } else if (a.type == "Cast" && a.eng == engine::vector) {
+            ++casts;
+            CHECK(p.m.nodes[i].extra_head == duration{0.5, units::us});
+        } else if (a.type == "MatMul") {
+            ++matmuls;
+            CHECK(p.m.nodes[i].extra_head == duration{});
         }
     }
     CHECK(adamw > 10);
+    CHECK(casts > 10);
+    CHECK(matmuls == 9);
 }
 
 TEST_CASE("anchored: a hand-written minimal profile") {

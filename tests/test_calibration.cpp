@@ -13,6 +13,7 @@
 #include "cli_support.hpp"
 #include "support.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -207,6 +208,30 @@ TEST_CASE("repeated hold-out: each seed as a hold-out of its own, their mean, po
     CHECK(typed == study.pooled.overall.rows);
     CHECK_THROWS_WITH_AS((void)profile::repeated_holdout(c, rows, 0.3, 5, 4, ai),
                          doctest::Contains("seeds"), perfcast::error);
+    // Seeds whose held-out rows the filter rejects are listed, not averaged in as 0 %. On the
+    // first 150 rows of the profile (fast fits), the ScaledMaskedSoftmax rows are held out under
+    // some seeds only.
+    const std::vector<profile::kernel_row> head(rows.begin(), rows.begin() + 150);
+    const auto softmax = [](const profile::kernel_row& r) {
+        return r.op_type == "ScaledMaskedSoftmax";
+    };
+    const auto some = profile::repeated_holdout(c, head, 0.3, 1, 6, softmax, {}, opt);
+    std::size_t scored = 0;
+    double sum = 0;
+    for (const auto& r : some.runs) {
+        if (r.stats.rows == 0) continue;
+        ++scored;
+        sum += r.stats.mape;
+    }
+    CHECK(some.scored_runs == scored);
+    CHECK(scored > 0);
+    CHECK(scored < some.runs.size());
+    CHECK(some.mean_mape == doctest::Approx(sum / static_cast<double>(scored)).epsilon(1e-12));
+    const auto none = profile::repeated_holdout(
+        c, head, 0.3, 1, 1, [](const profile::kernel_row&) { return false; }, {}, opt);
+    CHECK(none.scored_runs == 0);
+    CHECK(none.mean_mape == 0.0);
+    CHECK(none.pooled.overall.rows == 0);
 }
 
 TEST_CASE("calibration: a heavy type the rows lack gets the median factor of those they show") {
@@ -225,29 +250,53 @@ TEST_CASE("calibration: a heavy type the rows lack gets the median factor of tho
     // A bad factor set by hand is an error naming it, not a zero-time op.
     cal.unseen_heavy_factor = 0;
     CHECK_THROWS_WITH_AS((void)cal.applied(elementwise(64, dtype::fp16), "Tanh"),
-                         doctest::Contains("work factor"), perfcast::error);
+                         doctest::Contains("unseen_heavy_factor (for Tanh) = 0"), perfcast::error);
+    cal.work_factor["Exp"] = -2;
+    CHECK_THROWS_WITH_AS((void)cal.applied(elementwise(64, dtype::fp16), "Exp"),
+                         doctest::Contains("work factor of Exp = -2"), perfcast::error);
 
-    // Three heavy types with factors 3, 4 and 6 (and a plain type): an unseen heavy type gets
-    // the median, 4. Tolerance: the golden-section searches stop within about 1e-8 of log f;
-    // 1 % leaves room for the shared parameters' search.
+    // Heavy types with factors 1, 4 and 6 (and a plain type): an unseen heavy type gets the
+    // median, 4; the type fitted at 1 keeps 1 (it does not take the median). With a fourth at 3
+    // the median is the geometric mean of 3 and 4; with one heavy type there is none to take.
+    // Tolerance: the golden-section searches stop within about 1e-8 of log f; 1 % leaves room
+    // for the shared parameters' search.
     const chip& c = chips::ascend910b1;
     profile::calibration_options opt;
     opt.vector_efficiency = profile::vector_efficiency_fit::keep;
-    std::vector<profile::measured_op> rows;
-    const std::vector<std::int64_t> sizes{1 << 16, 1 << 20, 1 << 24};
-    for (const auto& [type, f] : {std::pair{"Exp", 3.0}, {"Log", 4.0}, {"Sqrt", 6.0}}) {
-        const auto r = synthetic_rows(type, sizes, 48, f, 0.0);
-        rows.insert(rows.end(), r.begin(), r.end());
-    }
     const auto plain = synthetic_rows("Plain", {512, 4096, 32768, 1 << 19, 1 << 23}, 48, 1.0, 0.0);
-    rows.insert(rows.end(), plain.begin(), plain.end());
-    const auto res = profile::calibrate(c, rows, {}, opt);
-    CHECK(res.fitted.factor_of("Log") == doctest::Approx(4.0).epsilon(0.01));
-    CHECK(res.fitted.unseen_heavy_factor == doctest::Approx(4.0).epsilon(0.01));
-    CHECK(res.fitted.factor_of("Tanh") == doctest::Approx(4.0).epsilon(0.01));
-    CHECK(res.fitted.factor_of("Unknown") == 1.0);
-    opt.unseen_heavy_factor = false;
-    CHECK(profile::calibrate(c, rows, {}, opt).fitted.unseen_heavy_factor == 1.0);
+    const auto fit_types = [&](std::vector<std::pair<std::string, double>> types) {
+        std::vector<profile::measured_op> rows = plain;
+        for (const auto& [type, f] : types) {
+            const auto r = synthetic_rows(type, {1 << 16, 1 << 20, 1 << 24}, 48, f, 0.0);
+            rows.insert(rows.end(), r.begin(), r.end());
+        }
+        return profile::calibrate(c, rows, {}, opt).fitted;
+    };
+    const auto three = fit_types({{"Exp", 1.0}, {"Log", 4.0}, {"Sqrt", 6.0}});
+    CHECK(three.factor_of("Log") == doctest::Approx(4.0).epsilon(0.01));
+    CHECK(three.factor_of("Exp") == doctest::Approx(1.0).epsilon(0.01));
+    CHECK(three.unseen_heavy_factor == doctest::Approx(4.0).epsilon(0.01));
+    CHECK(three.factor_of("Tanh") == doctest::Approx(4.0).epsilon(0.01));
+    CHECK(three.factor_of("Unknown") == 1.0);
+    const auto four = fit_types({{"Exp", 1.0}, {"Log", 4.0}, {"Sqrt", 6.0}, {"Rsqrt", 3.0}});
+    CHECK(four.unseen_heavy_factor == doctest::Approx(std::sqrt(12.0)).epsilon(0.01));
+    CHECK(fit_types({{"Log", 4.0}}).unseen_heavy_factor == 1.0);
+    opt.fit_unseen_heavy_factor = false;
+    const auto off = fit_types({{"Exp", 1.0}, {"Log", 4.0}, {"Sqrt", 6.0}});
+    CHECK(off.unseen_heavy_factor == 1.0);
+    CHECK(off.factor_of("Tanh") == 1.0);
+
+    // Options out of range are errors naming them.
+    const auto rejects = [&](auto set, const char* field) {
+        profile::calibration_options bad;
+        set(bad);
+        CHECK_THROWS_WITH_AS((void)profile::calibrate(c, plain, {}, bad),
+                             doctest::Contains(field), perfcast::error);
+    };
+    rejects([](auto& o) { o.cv_margin = 1.0; }, "cv_margin");
+    rejects([](auto& o) { o.fixed_penalty = -1.0; }, "fixed_penalty");
+    rejects([](auto& o) { o.factor_penalty = std::nan(""); }, "factor_penalty");
+    rejects([](auto& o) { o.max_work_factor = 0.5; }, "max_work_factor");
 }
 
 TEST_CASE("calibration without mappable rows is an error") {
@@ -290,10 +339,12 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     CHECK(message("overlap = 0.5\noverlap = 0.6\n").find("given twice") != std::string::npos);
     CHECK(message("overlap = 1.5\n").find("overlap = 1.5") != std::string::npos);
     CHECK(message("no equals sign\n").find("expected 'key = value'") != std::string::npos);
-    CHECK(message("work.Add = -1\n").find("expected a factor > 0") != std::string::npos);
+    CHECK(message("work.Add = -1\n").find("expected a factor in (0, 1e6)") != std::string::npos);
     CHECK(message("fixed_us.Add = -0.5\n").find(":1:16: key 'fixed_us.Add': expected a time") !=
           std::string::npos);
     CHECK(message("fixed_us.Add = inf\n").find("fixed_us.Add") != std::string::npos);
+    CHECK(message("fixed_us.Add = 1e9\n").find("expected a time in [0, 1e9) us, got 1e9") !=
+          std::string::npos);
     CHECK(message("unseen_heavy_work = 0\n").find("key 'unseen_heavy_work': expected a factor") !=
           std::string::npos);
     CHECK(message("cube_efficiency = nan\n").find("expected a number") != std::string::npos);
@@ -368,7 +419,8 @@ TEST_CASE("perfcast validate and calibrate on the 910B1 profile") {
                  "--vector-efficiency", "keep", "--tasks", "AI_CORE,AI_VECTOR_CORE", "--format",
                  "json"},
                 out, err) == 0);
-    for (const char* f : {"\"holdout\": 0.3", "\"mean_mape\"", "\"mean_p90_ape\"", "\"seeds\": [",
+    for (const char* f : {"\"holdout\": 0.3", "\"scored_seeds\": 2", "\"mean_mape\"",
+                          "\"mean_p90_ape\"", "\"seeds\": [",
                           "\"seed\": 1", "\"seed\": 2", "\"fit_rows\"", "\"pooled\"",
                           "\"by_type\"", "\"vector_efficiency\": \"kept\""})
         CHECK(out.find(f) != std::string::npos);
@@ -386,7 +438,11 @@ TEST_CASE("perfcast validate and calibrate on the 910B1 profile") {
           {"--chip", "910B1", profile_910b1.c_str(), "--holdout", "0.3", "--seeds", "1-2000"},
           {"--chip", "910B1", profile_910b1.c_str(), "--holdout", "0.3", "--seeds", "1-2",
            "--seed", "3"},
-          {"--chip", "910B1", "--test", profile_910b1.c_str(), "--seeds", "1-2"}}) {
+          {"--chip", "910B1", "--test", profile_910b1.c_str(), "--seeds", "1-2"},
+          {"--chip", "910B1", profile_910b1.c_str(), "--holdout", "0.3", "--seeds", "x-3"},
+          {"--chip", "910B1", profile_910b1.c_str(), "--holdout", "0.3", "--seeds", "1-2",
+           "--worst", "3"},
+          {"--chip", "910B1", profile_910b1.c_str(), "--holdout", "0.3", "--seed", "-1"}}) {
         CHECK(run(cli::validate_command, bad, out, err) == 2);
         CHECK(err.find("--seed") != std::string::npos);
     }

@@ -7,6 +7,7 @@
 //   perfcast validate --chip C [--params F] --test B.csv          (no fit: the given parameters)
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <fstream>
@@ -44,7 +45,7 @@ inline constexpr std::array<option, 13> options{{
     {"test", "FILE", "profile whose rows are predicted and scored"},
     {"holdout", "SHARE", "with one PROFILE: hold out this share of rows (whole groups)"},
     {"seed", "N", "seed of the hold-out draw (default 1)"},
-    {"seeds", "A-B", "repeat the hold-out for seeds A to B; report each and their mean"},
+    {"seeds", "A-B", "hold out for each seed A to B: each seed, the means, rows by type"},
     {"tasks", "LIST", "task types to score, e.g. AI_CORE,AI_VECTOR_CORE (default: all)"},
     {"types", "LIST", "op types to score, e.g. MatMul,BatchMatMul (default: all)"},
     {"worst", "N", "worst rows to list (default 10)"},
@@ -125,7 +126,9 @@ inline std::string fit_summary(const profile::calibration_result& r) {
     if (r.cv_error_fitted > 0 || r.cv_error_kept > 0)
         s += " (cross-validated MAPE " + io::format_fixed(100 * r.cv_error_fitted, 1) +
              " % fitted, " + io::format_fixed(100 * r.cv_error_kept, 1) + " % kept)";
-    s += "; " + std::to_string(r.fitted.work_factor.size()) + " op types with a work factor, " +
+    const auto factors = std::count_if(r.fitted.work_factor.begin(), r.fitted.work_factor.end(),
+                                       [](const auto& kv) { return kv.second != 1.0; });
+    s += "; " + std::to_string(factors) + " op types with a work factor, " +
          std::to_string(r.fitted.fixed_time.size()) + " with a fixed time; heavy types without one x" +
          io::format_fixed(r.fitted.unseen_heavy_factor, 2);
     return s;
@@ -193,13 +196,21 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
 
 /// "A-B" (or "A") as the first and last seed.
 inline std::pair<std::uint64_t, std::uint64_t> seed_range(std::string_view text) {
+    const auto bad = [&] {
+        return usage_error("--seeds " + std::string(text) +
+                           ": expected A-B with 0 <= A <= B and at most 1000 seeds");
+    };
     const auto dash = text.find('-');
-    const auto first = io::parse_int(text.substr(0, dash), "--seeds (first)");
-    const auto last =
-        dash == std::string_view::npos ? first : io::parse_int(text.substr(dash + 1), "--seeds (last)");
-    if (first < 0 || last < first || last - first >= 1000)
-        throw usage_error("--seeds " + std::string(text) +
-                          ": expected A-B with 0 <= A <= B and at most 1000 seeds");
+    std::int64_t first = 0;
+    std::int64_t last = 0;
+    try {
+        first = io::parse_int(text.substr(0, dash), "--seeds");
+        last = dash == std::string_view::npos ? first
+                                              : io::parse_int(text.substr(dash + 1), "--seeds");
+    } catch (const perfcast::error&) {
+        throw bad();
+    }
+    if (first < 0 || last < first || last - first >= 1000) throw bad();
     return {static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(last)};
 }
 
@@ -210,15 +221,16 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
         io::json_writer j(out);
         j.begin_object()
             .member("holdout", st.share)
+            .member("scored_seeds", st.scored_runs)
             .member("mean_mape", st.mean_mape)
             .member("mean_median_ape", st.mean_median_ape)
             .member("mean_p90_ape", st.mean_p90_ape);
         j.key("seeds").begin_array();
         for (const auto& r : runs) {
             j.begin_object()
-                .member("seed", static_cast<double>(r.seed))
-                .member("fit_rows", static_cast<double>(r.fit_rows))
-                .member("rows", static_cast<double>(r.stats.rows))
+                .member("seed", r.seed)
+                .member("fit_rows", r.fit_rows)
+                .member("rows", r.stats.rows)
                 .member("mape", r.stats.mape)
                 .member("median_ape", r.stats.median_ape)
                 .member("p90_ape", r.stats.p90_ape)
@@ -228,7 +240,8 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
         }
         j.end_array();
         j.key("pooled").begin_object()
-            .member("rows", static_cast<double>(st.pooled.overall.rows))
+            .member("rows", st.pooled.overall.rows)
+            .member("skipped", st.pooled.skipped)
             .member("mape", st.pooled.overall.mape)
             .member("median_ape", st.pooled.overall.median_ape)
             .member("p90_ape", st.pooled.overall.p90_ape);
@@ -249,7 +262,14 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
     }
     const auto pct = [](double v) { return io::format_fixed(100.0 * v, 1) + " %"; };
     out << "hold-out " << io::format_shortest(st.share) << " over seeds " << runs.front().seed
-        << "-" << runs.back().seed << ": mean MAPE " << pct(st.mean_mape) << ", mean median APE "
+        << "-" << runs.back().seed;
+    if (st.scored_runs < runs.size())
+        out << " (" << st.scored_runs << " with held-out rows to score)";
+    if (st.scored_runs == 0) {
+        out << ": no held-out row to score under any seed\n";
+        return;
+    }
+    out << ": mean MAPE " << pct(st.mean_mape) << ", mean median APE "
         << pct(st.mean_median_ape) << ", mean P90 APE " << pct(st.mean_p90_ape) << "\n\n";
     io::text_table t({"seed", "fit rows", "scored", "MAPE", "median APE", "P90 APE",
                       "vector efficiency"});
@@ -260,7 +280,8 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
     }
     t.write(out);
     out << "\nby type, every seed's held-out rows together (" << st.pooled.overall.rows
-        << " rows: MAPE " << pct(st.pooled.overall.mape) << "):\n";
+        << " rows, " << st.pooled.skipped << " not mappable: MAPE " << pct(st.pooled.overall.mape)
+        << "):\n";
     io::text_table bt({"type", "rows", "MAPE", "median APE", "P90 APE"});
     for (const auto& ty : st.pooled.by_type) {
         bt.add_row({ty.type, std::to_string(ty.stats.rows), pct(ty.stats.mape),
@@ -305,6 +326,7 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
         const double share = io::parse_double(*a.get("holdout"), "--holdout");
         if (a.has("seeds")) {
             if (a.has("seed")) throw usage_error("--seeds and --seed: give one");
+            if (a.has("worst")) throw usage_error("--seeds lists no worst rows: drop --worst");
             const auto [first, last] = seed_range(*a.get("seeds"));
             const auto study = profile::repeated_holdout(
                 c, read_in_context(a.positional[0], c, cal.params), share, first, last, keep,
@@ -312,10 +334,10 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
             write_study(out, study, format);
             return exit_ok;
         }
-        const auto seed = static_cast<std::uint64_t>(
-            a.has("seed") ? io::parse_int(*a.get("seed"), "--seed") : 1);
+        const std::int64_t seed = a.has("seed") ? io::parse_int(*a.get("seed"), "--seed") : 1;
+        if (seed < 0) throw usage_error("--seed " + std::to_string(seed) + ": expected N >= 0");
         auto split = profile::split_holdout(read_in_context(a.positional[0], c, cal.params),
-                                            share, seed);
+                                            share, static_cast<std::uint64_t>(seed));
         fit_rows = std::move(split.fit);
         test_rows = filtered(split.test, keep);
     } else {

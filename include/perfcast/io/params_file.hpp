@@ -99,13 +99,13 @@ namespace detail {
         else if (key == "unseen_heavy_work") {
             if (!(v > 0 && v < 1e6))
                 detail::params_error(source, line_no, value_col,
-                                     "key '" + key + "': expected a factor > 0, got " +
+                                     "key '" + key + "': expected a factor in (0, 1e6), got " +
                                          std::string(trim(value_text)));
             cal.unseen_heavy_factor = v;
         } else if (key.starts_with("work.") && key.size() > 5) {
             if (!(v > 0 && v < 1e6))
                 detail::params_error(source, line_no, value_col,
-                                     "key '" + key + "': expected a factor > 0, got " +
+                                     "key '" + key + "': expected a factor in (0, 1e6), got " +
                                          std::string(trim(value_text)));
             cal.work_factor[key.substr(5)] = v;
         } else if (key.starts_with("fixed_us.") && key.size() > 9) {

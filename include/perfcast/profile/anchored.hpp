@@ -217,8 +217,8 @@ namespace detail {
 }  // namespace detail
 
 /// The anchored model of `rows` (one profiled step, in file order) at profiled batch `batch` on
-/// chip `c`, with `cal`'s model parameters and work factors. Evaluate it with the same
-/// parameters (card_params{.graph = {.model = cal.params}}): the anchors hold for them.
+/// chip `c`, with `cal`'s model parameters, work factors and fixed times. Evaluate it with the
+/// same parameters (card_params{.graph = {.model = cal.params}}): the anchors hold for them.
 [[nodiscard]] inline anchored_profile anchor_profile(const chip& c, std::span<const kernel_row> rows,
                                                      std::int64_t batch,
                                                      const calibration& cal = {},

@@ -3,8 +3,9 @@
 // The parameters (per-engine head costs, the first-run cost, cube / vector / HBM efficiencies)
 // are fitted by minimising the mean absolute log error, mean |log(predicted / measured)|, over
 // the rows the model can map, with a Nelder-Mead search in a transformed space (logs for times,
-// logits for shares) so every candidate is valid; then a work factor per vector op type,
-// alternating the two stages. Log errors weigh a 2x miss on a 2 us op like one on a 2 ms op,
+// logits for shares) so every candidate is valid; then a work factor and a fixed time per
+// vector op type (and, for heavy types the rows lack, the median heavy factor), alternating
+// the two stages. Log errors weigh a 2x miss on a 2 us op like one on a 2 ms op,
 // which is what a per-op error report (MAPE) asks for; the absolute value (not the square) keeps
 // a few outliers (a kernel's slow first run, a collective stealing bandwidth) from dragging the
 // fit away from the typical row. Whether the vector efficiency is fitted or kept is decided by
@@ -50,9 +51,9 @@ enum class vector_efficiency_fit : unsigned char { choose, fit, keep };
 struct calibration_options {
     int max_evaluations = 6000;  // objective evaluations of the Nelder-Mead search
     int restarts = 2;            // restarts from the best point (escape early collapse)
-    int min_rows_per_type = 2;   // rows a type needs for its own work factor
+    int min_rows_per_type = 2;   // rows a type needs for its own work factor and fixed time
     double max_work_factor = 16;  // work factors stay within [1/16, 16]
-    int rounds = 3;               // alternations of shared parameters and work factors
+    int rounds = 3;               // alternations of shared parameters and per-type terms
     bool fit_fixed_time = true;   // fit a fixed time per op type beside its work factor
     // Weights, per row, of a type's factor (|log f|) and fixed time (log(1 + t / 1 us)) against
     // its rows' summed |log error|. Chosen on the 910B1 and A100 hold-outs, where anything from
@@ -60,12 +61,13 @@ struct calibration_options {
     double factor_penalty = 0.005;
     double fixed_penalty = 0.05;
     // Give a heavy type without a factor of its own (is_heavy_type) the median factor of the
-    // heavy types fitted.
-    bool unseen_heavy_factor = true;
+    // heavy types fitted (calibration::unseen_heavy_factor).
+    bool fit_unseen_heavy_factor = true;
     vector_efficiency_fit vector_efficiency = vector_efficiency_fit::choose;
     int folds = 3;  // cross-validation folds (whole groups of rows) of the `choose` decision
-    // `choose` fits the vector efficiency only when that cross-validates this much better
-    // (relative) than keeping it: keeping it is the model with one parameter fewer.
+    // `choose` fits the vector efficiency only when that cross-validates more than this much
+    // better (relative) than keeping it: keeping it is the model with one parameter fewer. An
+    // assumption; 2 % and 5 % score alike on the 910B1 hold-outs (docs/validation.md).
     double cv_margin = 0.05;
     // Rows a cross-validation fit uses at most (an even stride through its folds' rows): the
     // decision needs the data's shape, not every repeat of it.
@@ -76,7 +78,7 @@ struct calibration_result {
     calibration fitted;
     std::size_t rows = 0;
     double log_error_before = 0;  // mean |log(pred / meas)| with the start parameters
-    double log_error_after = 0;   // the same with the fitted parameters and work factors
+    double log_error_after = 0;   // the same with the fitted parameters and per-type terms
     int evaluations = 0;
     bool vector_efficiency_fitted = false;
     // Mean absolute percentage error on the held-out folds of the `choose` decision, with the
@@ -194,7 +196,7 @@ namespace detail {
     res.log_error_before = mean_abs_log_error(c, rows, start);
 
     // Stage 1: Nelder-Mead over the free coordinates (coefficients 1, 2, 0.5, 0.5), with
-    // restarts from the best point, on `data` (the rows with the current work factors).
+    // restarts from the best point, on `data` (the rows with the current per-type terms).
     const auto stage1 = [&](const std::vector<measured_op>& data, const model_params& from,
                             int budget) {
         const auto f = [&](const vec& v) {
@@ -348,26 +350,34 @@ namespace detail {
                 }
             }
             for (int pass = 0; max_u > 0 && pass < 2; ++pass) {
-                u = golden([&](double x) { return g(logf, x); },
-                           std::max(0.0, u - max_u / (grid - 1)),
-                           std::min(max_u, u + max_u / (grid - 1)));
-                logf = best_factor(u);
-            }
-            double kept = 0;  // log of the factor kept (0: none)
-            if (g(logf, u) < g(0.0, 0.0)) {  // what the search cannot tell from none: none
-                if (std::abs(logf) > 1e-6) {
-                    out.work_factor[entry.first] = std::exp(logf);
-                    kept = logf;
+                const double ru = golden([&](double x) { return g(logf, x); },
+                                         std::max(0.0, u - max_u / (grid - 1)),
+                                         std::min(max_u, u + max_u / (grid - 1)));
+                const double rf = best_factor(ru);
+                if (const double v = g(rf, ru); v < best) {  // refined only when better
+                    best = v;
+                    u = ru;
+                    logf = rf;
                 }
+            }
+            // Kept only when it beats none. Below 1e-6 in log f or 1e-3 us (the searches'
+            // resolution, an assumption) a factor or time is none.
+            double kept = 0;  // log of the factor kept (0: none)
+            if (best < g(0.0, 0.0)) {
+                if (std::abs(logf) > 1e-6) kept = logf;
                 if (std::expm1(u) >= 1e-3)
                     out.fixed_time[entry.first] = duration{std::expm1(u), units::us};
             }
-            if (is_heavy_type(entry.first)) heavy.push_back(kept);
+            const bool heavy_type = opt.fit_unseen_heavy_factor && is_heavy_type(entry.first);
+            // A heavy type fitted at none keeps 1 explicitly: without an entry it would take
+            // the unseen heavy types' median.
+            if (kept != 0 || heavy_type) out.work_factor[entry.first] = std::exp(kept);
+            if (heavy_type) heavy.push_back(kept);
         }
         // A heavy type the rows lack (or have one row of) gets the median factor of the heavy
         // types they show: the traits table's operation counts are the assumption the factors
         // correct, and on one chip its kernels miss them alike (docs/calibration.md).
-        if (opt.unseen_heavy_factor && heavy.size() >= 2) {
+        if (heavy.size() >= 2) {  // a median of one type would be that type's own factor
             std::sort(heavy.begin(), heavy.end());
             const std::size_t h = heavy.size() / 2;
             out.unseen_heavy_factor =
@@ -381,8 +391,8 @@ namespace detail {
         return out;
     };
 
-    // Alternate: shared parameters on the rows with the current factors, then the factors
-    // under the new shared parameters.
+    // Alternate: shared parameters on the rows with the current per-type terms, then the
+    // per-type terms under the new shared parameters.
     const int rounds = opt.rounds < 1 ? 1 : opt.rounds;
     model_params current = start;
     for (int round = 0; round < rounds; ++round) {
@@ -411,8 +421,9 @@ namespace detail {
 /// Fits the model's parameters to `rows` on chip `c`, starting from `start`. With
 /// `vector_efficiency_fit::choose` (the default) the rows are split into `folds` folds of whole
 /// groups (same type, bytes and cores); the model is calibrated on all folds but one with the
-/// vector efficiency fitted and kept, scored on the one left out, and the setting with the lower
-/// mean APE over the folds is used for the final fit on every row. A fold's fit uses at most
+/// vector efficiency fitted and kept, scored on the one left out, and the final fit on every
+/// row fits the efficiency only when its mean APE over the folds is below (1 - cv_margin) x
+/// the kept setting's (or when no fold could be scored). A fold's fit uses at most
 /// `cv_max_rows` rows.
 [[nodiscard]] inline calibration_result calibrate(const chip& c,
                                                   const std::vector<measured_op>& rows,
@@ -424,6 +435,14 @@ namespace detail {
                      static_cast<double>(opt.max_evaluations), ">= 10");
     PERFCAST_EXPECTS(opt.folds >= 2, "calibrate", "folds", static_cast<double>(opt.folds),
                      ">= 2");
+    PERFCAST_EXPECTS(opt.cv_margin >= 0 && opt.cv_margin < 1, "calibrate", "cv_margin",
+                     opt.cv_margin, "a share in [0, 1)");
+    PERFCAST_EXPECTS(opt.factor_penalty >= 0 && opt.factor_penalty < 1e6, "calibrate",
+                     "factor_penalty", opt.factor_penalty, "a finite weight >= 0");
+    PERFCAST_EXPECTS(opt.fixed_penalty >= 0 && opt.fixed_penalty < 1e6, "calibrate",
+                     "fixed_penalty", opt.fixed_penalty, "a finite weight >= 0");
+    PERFCAST_EXPECTS(opt.max_work_factor >= 1 && opt.max_work_factor < 1e6, "calibrate",
+                     "max_work_factor", opt.max_work_factor, "a finite factor >= 1");
     if (opt.vector_efficiency != vector_efficiency_fit::choose)
         return detail::calibrate_once(c, rows, start, opt,
                                       opt.vector_efficiency == vector_efficiency_fit::fit);

@@ -53,7 +53,8 @@ inline std::int64_t product(const std::vector<std::int64_t>& d, std::size_t from
 /// What perfcast assumes about a vector op type it knows by name: vector operations per output
 /// element (transcendentals and fused kernels issue several) and whether the kernel reads its
 /// inputs at all (ZerosLike only uses the input's shape). Assumptions from the instruction count
-/// of a straightforward kernel; `perfcast calibrate` fits a work factor per type on top.
+/// of a straightforward kernel; `perfcast calibrate` fits a work factor and a fixed time per
+/// type on top.
 struct vector_type_traits {
     std::string_view type;
     double ops_per_element;
@@ -90,7 +91,9 @@ inline constexpr std::array<vector_type_traits, 28> vector_types{{
 /// What calibration learns on top of model_params, per vector / AI CPU op type where the
 /// measured rows of a type allow: a work factor (vector operations per element relative to the
 /// traits table) and a fixed time beyond the engine's head (a kernel's scalar set-up and
-/// argument loads: ApplyAdamW's eleven inputs cost it 3-4 us more than a Cast at any size).
+/// argument loads: about 2.8 us for ApplyAdamW's eleven inputs, on the 910B1 profile, at any
+/// size). The fixed time is op::extra_head in the cost model and fixed_us.<Type> in the
+/// parameters file.
 struct calibration {
     model_params params{};
     std::map<std::string, double, std::less<>> work_factor;    // op type -> factor (1: none)
@@ -112,8 +115,13 @@ struct calibration {
     [[nodiscard]] op applied(op o, std::string_view type) const {
         if (o.eng == engine::cube) return o;
         const double f = factor_of(type);
-        PERFCAST_EXPECTS(f > 0 && f < 1e6, "calibration", "work factor", f,
-                         "a factor in (0, 1e6) for every op type and unseen_heavy_factor");
+        if (!(f > 0 && f < 1e6)) {
+            const bool own = work_factor.find(type) != work_factor.end();
+            const std::string field = own ? "work factor of " + std::string(type)
+                                          : "unseen_heavy_factor (for " + std::string(type) + ")";
+            ::perfcast::detail::precondition_failed("calibration", field, f,
+                                                    "a factor in (0, 1e6)");
+        }
         o.useful_ops *= f;
         o.ops_per_unit *= f;
         o.extra_head += fixed_time_of(type);
@@ -260,7 +268,8 @@ struct measured_op {
 };
 
 /// The row as a measured op, or nothing when the row has no positive duration, cannot be mapped
-/// to an op, or needs a rate the chip lacks. `cal` supplies per-type work factors.
+/// to an op, or needs a rate the chip lacks. `cal` supplies per-type work factors and fixed
+/// times.
 [[nodiscard]] inline std::optional<measured_op> measured_op_of(const chip& c, const kernel_row& r,
                                                                const calibration& cal = {}) {
     if (!r.task_duration || !(r.task_duration->in(units::us) > 0)) return std::nullopt;
