@@ -18,6 +18,18 @@ namespace {
 const std::string profile_910b1 =
     std::string(PERFCAST_SOURCE_DIR) + "/tests/data/profiles/kernel_details_910B1_train.csv";
 
+// The columns every hand-written sequence below has.
+constexpr std::string_view header =
+    "Name,Type,Accelerator Core,Start Time(us),Duration(us),Block Dim,Input Shapes,"
+    "Input Data Types,Output Shapes,Output Data Types\n";
+
+// `body` under `header`, read and annotated on the 910B1.
+std::vector<profile::kernel_row> in_context(std::string_view body) {
+    auto rows = profile::read_kernel_details_string(std::string(header) + std::string(body)).rows;
+    profile::annotate_context(rows, chips::ascend910b1);
+    return rows;
+}
+
 // Rows in launch order on the 910B1 (L2 192 MiB; 0.9 of it resident = 181,193,932.8 B):
 //  2: Add writes [1024,512] fp16 (1 MiB)
 //  3: Cast reads [512,1024] fp16 (the same 1 MiB under another shape): in L2
@@ -29,8 +41,6 @@ const std::string profile_910b1 =
 //     by nothing before): 1 MiB of its 1 MiB + 16 B in L2
 //  9: a row without a start time: left unannotated
 constexpr std::string_view sequence_csv =
-    "Name,Type,Accelerator Core,Start Time(us),Duration(us),Block Dim,Input Shapes,"
-    "Input Data Types,Output Shapes,Output Data Types\n"
     "a,Add,AI_VECTOR_CORE,1,2,48,\"1024,512;1024,512\",FLOAT16;FLOAT16,\"1024,512\",FLOAT16\n"
     "c,Cast,AI_VECTOR_CORE,5,2,48,\"512,1024\",FLOAT16,\"512,1024\",FLOAT\n"
     "c2,Cast,AI_VECTOR_CORE,9,2,48,\"512,1024\",FLOAT16,\"512,1024\",FLOAT\n"
@@ -44,9 +54,8 @@ constexpr std::string_view sequence_csv =
 }  // namespace
 
 TEST_CASE("annotate_context: L2 share from recent producers, first runs, skipped rows") {
-    auto rows = profile::read_kernel_details_string(sequence_csv).rows;
+    auto rows = in_context(sequence_csv);
     REQUIRE(rows.size() == 8);
-    profile::annotate_context(rows, chips::ascend910b1);
     // The first Add has no producer in the file.
     REQUIRE(rows[0].context.l2_input_share);
     CHECK(*rows[0].context.l2_input_share == 0.0);
@@ -88,14 +97,11 @@ TEST_CASE("annotate_context: an op pays for the dirty lines its traffic evicts")
     //  c: reads 16 B (4 fp32) and writes a 4 B scalar: its 20 B of traffic evict 20 more bytes
     //     of a's output, still dirty
     constexpr std::string_view csv =
-        "Name,Type,Accelerator Core,Start Time(us),Duration(us),Block Dim,Input Shapes,"
-        "Input Data Types,Output Shapes,Output Data Types\n"
         "a,Fill,AI_VECTOR_CORE,1,50,48,\"4\",FLOAT,\"52428800\",FLOAT16\n"
         "b,Cast,AI_VECTOR_CORE,60,50,48,\"524288\",FLOAT16,\"52428800\",FLOAT16\n"
         "c,ReduceSumD,AI_VECTOR_CORE,120,5,48,\"4\",FLOAT,\"\",FLOAT\n";
-    auto rows = profile::read_kernel_details_string(csv).rows;
+    auto rows = in_context(csv);
     REQUIRE(rows.size() == 3);
-    profile::annotate_context(rows, chips::ascend910b1);
     CHECK(rows[0].context.writeback == data_size{});
     // 1e-9 relative: sums and differences of byte counts near 2^28 in doubles.
     CHECK(rows[1].context.writeback.in(units::B) ==
@@ -114,13 +120,10 @@ TEST_CASE("annotate_context: an op pays for the dirty lines its traffic evicts")
 TEST_CASE("annotate_context: a recent tensor is one input; all the op's inputs fit beside it") {
     // a writes one 1 MiB tensor; b reads two 1 MiB tensors: only one of them can be a's output.
     constexpr std::string_view twice =
-        "Name,Type,Accelerator Core,Start Time(us),Duration(us),Block Dim,Input Shapes,"
-        "Input Data Types,Output Shapes,Output Data Types\n"
         "a,Cast,AI_VECTOR_CORE,1,2,48,\"1024,512\",FLOAT,\"1024,512\",FLOAT16\n"
         "b,Add,AI_VECTOR_CORE,5,2,48,\"1024,512;1024,512\",FLOAT16;FLOAT16,\"1024,512\",FLOAT16\n";
-    auto rows = profile::read_kernel_details_string(twice).rows;
+    auto rows = in_context(twice);
     REQUIRE(rows.size() == 2);
-    profile::annotate_context(rows, chips::ascend910b1);
     REQUIRE(rows[1].context.l2_input_share);
     CHECK(*rows[1].context.l2_input_share == 0.5);
 
@@ -129,14 +132,11 @@ TEST_CASE("annotate_context: a recent tensor is one input; all the op's inputs f
     // is not counted as resident. With 60 MiB beside it (160 MiB in all) it is: 100 / 160.
     const auto share_beside = [](std::string_view other_elements) {
         const std::string csv =
-            "Name,Type,Accelerator Core,Start Time(us),Duration(us),Block Dim,Input Shapes,"
-            "Input Data Types,Output Shapes,Output Data Types\n"
             "a,Fill,AI_VECTOR_CORE,1,50,48,\"4\",FLOAT,\"52428800\",FLOAT16\n"
             "b,Mul,AI_VECTOR_CORE,60,90,48,\"52428800;" +
             std::string(other_elements) + "\",FLOAT16;FLOAT16,\"52428800\",FLOAT16\n";
-        auto seq = profile::read_kernel_details_string(csv).rows;
+        auto seq = in_context(csv);
         REQUIRE(seq.size() == 2);
-        profile::annotate_context(seq, chips::ascend910b1);
         REQUIRE(seq[1].context.l2_input_share);
         return *seq[1].context.l2_input_share;
     };

@@ -134,6 +134,32 @@ inline std::string fit_summary(const profile::calibration_result& r) {
     return s;
 }
 
+inline std::string pct(double share) { return io::format_fixed(100.0 * share, 1) + " %"; }
+
+/// The "by_type" member: rows, MAPE, median and P90 APE of each op type.
+inline void write_by_type(io::json_writer& j, const std::vector<profile::type_stats>& by_type) {
+    j.key("by_type").begin_object();
+    for (const auto& t : by_type) {
+        j.key(t.type).begin_object()
+            .member("rows", static_cast<double>(t.stats.rows))
+            .member("mape", t.stats.mape)
+            .member("median_ape", t.stats.median_ape)
+            .member("p90_ape", t.stats.p90_ape)
+            .end_object();
+    }
+    j.end_object();
+}
+
+/// The same as a text table.
+inline void write_by_type(std::ostream& out, const std::vector<profile::type_stats>& by_type) {
+    io::text_table bt({"type", "rows", "MAPE", "median APE", "P90 APE"});
+    for (const auto& t : by_type) {
+        bt.add_row({t.type, std::to_string(t.stats.rows), pct(t.stats.mape),
+                    pct(t.stats.median_ape), pct(t.stats.p90_ape)});
+    }
+    bt.write(out);
+}
+
 inline void write_report(std::ostream& out, const profile::error_report& rep, std::size_t worst,
                          const std::string& format, const profile::calibration_result* fit) {
     if (format == "json") {
@@ -146,16 +172,7 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
             .member("p90_ape", rep.overall.p90_ape)
             .member("max_ape", rep.overall.max_ape);
         if (fit != nullptr) j.member("fit_rows", static_cast<double>(fit->rows));
-        j.key("by_type").begin_object();
-        for (const auto& t : rep.by_type) {
-            j.key(t.type).begin_object()
-                .member("rows", static_cast<double>(t.stats.rows))
-                .member("mape", t.stats.mape)
-                .member("median_ape", t.stats.median_ape)
-                .member("p90_ape", t.stats.p90_ape)
-                .end_object();
-        }
-        j.end_object();
+        write_by_type(j, rep.by_type);
         j.key("worst").begin_array();
         for (const auto& w : rep.worst(worst)) {
             j.begin_object()
@@ -173,17 +190,11 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
         out << '\n';
         return;
     }
-    const auto pct = [](double v) { return io::format_fixed(100.0 * v, 1) + " %"; };
     if (fit != nullptr) out << fit_summary(*fit) << "\n\n";
     out << "scored " << rep.overall.rows << " rows (" << rep.skipped
         << " not mappable): MAPE " << pct(rep.overall.mape) << ", median "
         << pct(rep.overall.median_ape) << ", P90 " << pct(rep.overall.p90_ape) << "\n\n";
-    io::text_table bt({"type", "rows", "MAPE", "median APE", "P90 APE"});
-    for (const auto& t : rep.by_type) {
-        bt.add_row({t.type, std::to_string(t.stats.rows), pct(t.stats.mape),
-                    pct(t.stats.median_ape), pct(t.stats.p90_ape)});
-    }
-    bt.write(out);
+    write_by_type(out, rep.by_type);
     out << "\nworst rows:\n";
     io::text_table wt({"line", "name", "type", "cores", "measured us", "predicted us", "APE"});
     for (const auto& w : rep.worst(worst)) {
@@ -245,22 +256,12 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
             .member("mape", st.pooled.overall.mape)
             .member("median_ape", st.pooled.overall.median_ape)
             .member("p90_ape", st.pooled.overall.p90_ape);
-        j.key("by_type").begin_object();
-        for (const auto& t : st.pooled.by_type) {
-            j.key(t.type).begin_object()
-                .member("rows", static_cast<double>(t.stats.rows))
-                .member("mape", t.stats.mape)
-                .member("median_ape", t.stats.median_ape)
-                .member("p90_ape", t.stats.p90_ape)
-                .end_object();
-        }
-        j.end_object();
+        write_by_type(j, st.pooled.by_type);
         j.end_object();
         j.end_object();
         out << '\n';
         return;
     }
-    const auto pct = [](double v) { return io::format_fixed(100.0 * v, 1) + " %"; };
     out << "hold-out " << io::format_shortest(st.share) << " over seeds " << runs.front().seed
         << "-" << runs.back().seed;
     if (st.scored_runs < runs.size())
@@ -282,12 +283,7 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
     out << "\nby type, every seed's held-out rows together (" << st.pooled.overall.rows
         << " rows, " << st.pooled.skipped << " not mappable: MAPE " << pct(st.pooled.overall.mape)
         << "):\n";
-    io::text_table bt({"type", "rows", "MAPE", "median APE", "P90 APE"});
-    for (const auto& ty : st.pooled.by_type) {
-        bt.add_row({ty.type, std::to_string(ty.stats.rows), pct(ty.stats.mape),
-                    pct(ty.stats.median_ape), pct(ty.stats.p90_ape)});
-    }
-    bt.write(out);
+    write_by_type(out, st.pooled.by_type);
 }
 
 }  // namespace validate_detail

@@ -81,9 +81,21 @@ inline void annotate_context(std::vector<kernel_row>& rows, const chip& c,
     };
     std::deque<touched> recent;
     std::vector<const touched*> matched;
+    std::vector<double> in_bytes;   // this row's tensors' bytes (0: unknown), reused
+    std::vector<double> out_bytes;
     std::set<std::string> kernels;
     double traffic = 0;
     const double capacity = c.memory.l2_size.in(units::B) * p.l2_resident_share;
+    const auto sizes = [](const std::vector<tensor_shape>& shapes,
+                          const std::vector<tensor_dtype>& types, std::vector<double>& out) {
+        out.clear();
+        const std::size_t n = std::min(shapes.size(), types.size());
+        for (std::size_t i = 0; i < n; ++i)
+            out.push_back(detail::tensor_bytes(shapes[i], types[i]));
+        double sum = 0;
+        for (double b : out) sum += b;
+        return sum;
+    };
     for (kernel_row& r : rows) {
         if (!detail::on_ai_cores(r.task) || !r.start) continue;
         std::string signature = r.op_type + "|";
@@ -93,14 +105,11 @@ inline void annotate_context(std::vector<kernel_row>& rows, const chip& c,
         r.context.first_run = kernels.insert(std::move(signature)).second;
 
         while (!recent.empty() && traffic - recent.front().at > capacity) recent.pop_front();
-        const std::size_t inputs = std::min(r.input_shapes.size(), r.input_types.size());
-        double in_total = 0;
+        const double in_total = sizes(r.input_shapes, r.input_types, in_bytes);
+        const double out_total = sizes(r.output_shapes, r.output_types, out_bytes);
         double in_l2 = 0;
-        for (std::size_t i = 0; i < inputs; ++i)
-            in_total += detail::tensor_bytes(r.input_shapes[i], r.input_types[i]);
         matched.clear();  // a recent tensor stands for one input, not two
-        for (std::size_t i = 0; i < inputs; ++i) {
-            const double b = detail::tensor_bytes(r.input_shapes[i], r.input_types[i]);
+        for (const double b : in_bytes) {
             if (b <= 0) continue;
             std::size_t looked = 0;
             for (auto it = recent.rbegin(); it != recent.rend() && looked < opt.max_lookback;
@@ -118,20 +127,13 @@ inline void annotate_context(std::vector<kernel_row>& rows, const chip& c,
         }
         r.context.l2_input_share =
             in_total > 0 ? std::optional<double>{in_l2 / in_total} : std::nullopt;
-        const auto bytes_of = [](const std::vector<tensor_shape>& shapes,
-                                 const std::vector<tensor_dtype>& types) {
-            double sum = 0;
-            const std::size_t n = std::min(shapes.size(), types.size());
-            for (std::size_t i = 0; i < n; ++i) sum += detail::tensor_bytes(shapes[i], types[i]);
-            return sum;
-        };
         // This op moves `own` bytes through L2: what falls out of the window meanwhile is the
         // traffic in (traffic - capacity, traffic + own - capacity]; its dirty part (outputs of
         // earlier ops) is written back to HBM. `own` is the model's traffic of the op where the
         // row maps to one (a strided view reads a third of its input tensor; a reduction writes
         // a scalar), else its tensors' bytes. Tensors enter the window at their full size: a
         // later op may read any part of them.
-        double own = in_total + bytes_of(r.output_shapes, r.output_types);
+        double own = in_total + out_total;
         if (const auto o = op_of(r)) own = o->bytes().in(units::B);
         const double lo = traffic - capacity;
         const double hi = lo + own;
@@ -144,18 +146,15 @@ inline void annotate_context(std::vector<kernel_row>& rows, const chip& c,
             if (to > from) evicted_dirty += to - from;
         }
         r.context.writeback = data_size{evicted_dirty, units::B};
-        const auto touch = [&](const std::vector<tensor_shape>& shapes,
-                               const std::vector<tensor_dtype>& types, bool written) {
-            const std::size_t n = std::min(shapes.size(), types.size());
-            for (std::size_t i = 0; i < n; ++i) {
-                const double b = detail::tensor_bytes(shapes[i], types[i]);
+        const auto touch = [&](const std::vector<double>& bytes, bool written) {
+            for (const double b : bytes) {
                 if (b <= 0) continue;
                 traffic += b;
                 recent.push_back({b, traffic, written});
             }
         };
-        touch(r.input_shapes, r.input_types, false);
-        touch(r.output_shapes, r.output_types, true);
+        touch(in_bytes, false);
+        touch(out_bytes, true);
     }
 }
 
