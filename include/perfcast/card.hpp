@@ -59,6 +59,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -69,6 +70,7 @@
 #include "error.hpp"
 #include "graph.hpp"
 #include "link.hpp"
+#include "runtime.hpp"
 #include "units.hpp"
 
 namespace perfcast {
@@ -85,6 +87,9 @@ struct card_params {
     graph_params graph{};
     /// Host threads dispatching for the card; 0: one per instance.
     int host_threads = 0;
+    /// The host and runtime path around the kernels (runtime.hpp); none: kernels and transfer
+    /// nodes only, as graph.hpp times them.
+    std::optional<runtime_path> runtime{};
     /// The solution stops when no instance's latency moves by more than this share.
     double tolerance = 1e-7;
     int max_iterations = 500;
@@ -94,6 +99,7 @@ struct card_params {
 constexpr const card_params& validate(const card_params& p) {
     constexpr std::string_view where = "validate(card_params)";
     validate(p.graph.model);
+    if (p.runtime) validate(*p.runtime);
     PERFCAST_EXPECTS(p.host_threads >= 0, where, "host_threads",
                      static_cast<double>(p.host_threads), ">= 0 (0: one per instance)");
     PERFCAST_EXPECTS(p.tolerance > 0 && p.tolerance < 1, where, "tolerance", p.tolerance,
@@ -105,7 +111,7 @@ constexpr const card_params& validate(const card_params& p) {
 
 /// What limits the card: the largest share of the instances' time (compute: cube, vector and
 /// AI CPU op time whose op is compute- or head-bound; memory: op time whose op is memory-bound;
-/// host: bubbles; link: transfers).
+/// host: bubbles and the runtime path's host and buffer steps; link: transfers and copies).
 enum class card_bound : unsigned char { compute, memory, host, link };
 
 [[nodiscard]] constexpr std::string_view name_of(card_bound b) noexcept {
@@ -122,7 +128,8 @@ enum class card_bound : unsigned char { compute, memory, host, link };
 struct instance_result {
     core_split split{};
     int count = 0;
-    duration latency{};   // one inference, all instances running: device+bubbles+aicpu+transfer
+    duration latency{};   // one inference, all instances running: device+bubbles+aicpu+transfer,
+                          // plus the runtime path's steps when there is one (steps.task())
     duration device{};    // AI Core op time (stretched)
     duration bubbles{};
     duration aicpu{};
@@ -132,6 +139,10 @@ struct instance_result {
     data_size working_set{};
     double max_core_stretch = 1;  // largest core time-sharing factor seen on an op
     double max_hbm_stretch = 1;   // largest HBM sharing factor seen on an op
+    /// With a runtime path: every step (runtime.hpp); steps.device = device + aicpu + bubbles.
+    task_times steps{};
+    duration window{};    // what a stress test times (runtime_path::window); else latency
+    duration cycle{};     // one turn of a closed loop: latency + between; else latency
     [[nodiscard]] friend constexpr bool operator==(const instance_result&,
                                                    const instance_result&) = default;
 };
@@ -144,9 +155,17 @@ struct card_result {
     std::array<instance_result, max_groups> groups{};
     std::size_t group_count = 0;
 
-    duration avg_latency{};  // S / sum(1 / latency_i): mean over requests at saturation
-    double qps = 0;          // 1000 / avg_latency.in(units::ms) x streams
+    // Closed loop (each instance runs its tasks back to back, a stress test): instance i
+    // finishes count_i / cycle_i tasks per second. Means are over the tasks served.
+    duration avg_latency{};  // mean task latency (prepare .. post; the kernels alone without
+                             // a runtime path): S / sum(1 / latency_i) when cycle = latency
+    duration avg_window{};   // mean of what the stress test times (= avg_latency by default)
+    duration avg_cycle{};    // S / sum(count_i / cycle_i)
+    double qps = 0;          // 1000 / avg_cycle.in(units::ms) x streams (the closed loop's rate;
+                             // = 1000 / avg_latency x S when nothing runs between tasks)
     double throughput = 0;   // qps x batch, samples per second
+    bool runtime_path = false;  // the runtime path was modeled (card_params::runtime)
+    step_set window{step_set::task()};  // what avg_window covers
 
     double cube_utilization = 0;    // busy cube core cycles / available (DIGEST B's ratio)
     double vector_utilization = 0;  // the same for the vector cores
@@ -180,6 +199,7 @@ struct demand {
     double link_in = 0;  // the same for the host link, host -> device
     double link_out = 0;
     double host = 0;     // host threads busy on average
+    double lock = 0;     // presence at the device-wide lock (runtime path), waiting included
 };
 
 struct card_pass {
@@ -194,7 +214,9 @@ struct card_pass {
     double hbm_held = 0;   // B/s x s per inference (for the demand)
     double link_in_held = 0;
     double link_out_held = 0;
-    double host_time = 0;
+    double host_time = 0;  // s per task on a host thread (stretched by sharing: the demand)
+    double host_work = 0;  // s per task of host CPU work (for utilization)
+    double lock_time = 0;  // s per task at the device lock, waiting included
 };
 
 [[nodiscard]] constexpr double dmax(double a, double b) noexcept { return a < b ? b : a; }
@@ -233,7 +255,12 @@ template <class Eval>
     const data_size l2 = c.memory.l2_size;
 
     const double hbm_rate = (c.memory.hbm_bandwidth * p.graph.model.hbm_efficiency).in(units::Bps);
-    const double link_rate = link_for(c, p.graph).achievable().in(units::Bps);
+    const pcie_link link = link_for(c, p.graph);
+    const double link_rate = link.achievable().in(units::Bps);
+    const runtime_path* rt = p.runtime ? &*p.runtime : nullptr;
+    const bool per_op = rt != nullptr && rt->launch == launch_mode::per_op;
+    out.runtime_path = rt != nullptr;
+    if (rt) out.window = rt->window;
     const double overlap = p.graph.model.overlap;
     const double n_cube = static_cast<double>(c.cube.cores);
     const double n_vector = static_cast<double>(c.vector.cores);
@@ -253,13 +280,27 @@ template <class Eval>
         ps.r.count = groups[g].count;
         ps.r.working_set = ws[g];
         const double host_stretch = threads > 0 ? dmax(1.0, (1.0 + others.host) / threads) : 1.0;
+        copy_set copies_in;
+        copy_set copies_out;
         ps.r.bubbles = walk_timeline(node_count, [&](std::size_t i) {
             const node_eval& e = eval(g, i);  // a reference, or a temporary kept alive
             timed_node t;
+            if (rt && e.is_transfer()) {  // a copy step of the runtime path, not on the stream
+                copy_set& cs = e.direction == transfer_dir::to_device ? copies_in : copies_out;
+                ++cs.tensors;
+                cs.bytes += e.link_bytes;
+                return t;
+            }
             t.mode = e.mode;
-            if (e.mode != dispatch::graph) {
-                t.host = host_stretch == 1.0 ? e.host_time : e.host_time * host_stretch;
+            duration host_time = e.host_time;
+            if (per_op && t.mode == dispatch::graph && !e.is_transfer()) {
+                t.mode = dispatch::host;  // launched op by op: the chip's host dispatch time
+                host_time = c.overhead.host_dispatch;
+            }
+            if (t.mode != dispatch::graph) {
+                t.host = host_stretch == 1.0 ? host_time : host_time * host_stretch;
                 ps.host_time += t.host.in(units::s);
+                ps.host_work += host_time.in(units::s);
             }
             if (e.is_transfer()) {
                 const bool in = e.direction == transfer_dir::to_device;
@@ -338,7 +379,33 @@ template <class Eval>
             return t;
         });
         ps.r.latency = ps.r.device + ps.r.aicpu + ps.r.transfer + ps.r.bubbles;
-        const double l = ps.r.latency.in(units::s);
+        ps.r.window = ps.r.latency;
+        ps.r.cycle = ps.r.latency;
+        if (rt) {
+            runtime_contention k;
+            k.host_stretch = host_stretch;
+            k.lock_others = others.lock;
+            if (link_rate > 0) {
+                k.link_in_stretch = 1.0 + others.link_in / link_rate;
+                k.link_out_stretch = 1.0 + others.link_out / link_rate;
+            }
+            task_times st = runtime_steps(*rt, copies_in, copies_out, link.per_transfer,
+                                          link.achievable(), k);
+            st.device = ps.r.latency;
+            ps.r.steps = st;
+            ps.r.transfer = st.copy_in + st.copy_out;
+            ps.r.latency = st.task();
+            ps.r.window = st.in(rt->window);
+            ps.r.cycle = st.cycle();
+            ps.host_time += st.host_busy.in(units::s);
+            ps.host_work += st.host_work.in(units::s);
+            ps.lock_time = st.lock_held.in(units::s);
+            ps.link_in_bytes += copies_in.bytes.in(units::B);
+            ps.link_out_bytes += copies_out.bytes.in(units::B);
+            ps.link_in_held += link_rate * st.stream_in.in(units::s);
+            ps.link_out_held += link_rate * st.stream_out.in(units::s);
+        }
+        const double l = ps.r.cycle.in(units::s);
         if (l > 0) {
             ps.d.cube /= l;
             ps.d.vector /= l;
@@ -347,6 +414,7 @@ template <class Eval>
             ps.d.link_in = ps.link_in_held / l;
             ps.d.link_out = ps.link_out_held / l;
             ps.d.host = ps.host_time / l;
+            ps.d.lock = ps.lock_time / l;
         }
         return ps;
     };
@@ -395,6 +463,7 @@ template <class Eval>
             total.link_in += k * state[g].link_in;
             total.link_out += k * state[g].link_out;
             total.host += k * state[g].host;
+            total.lock += k * state[g].lock;
         }
         bool settled = it > 1;
         for (std::size_t g = 0; g < groups.size(); ++g) {
@@ -402,10 +471,10 @@ template <class Eval>
             const demand others{total.cube - own.cube,       total.vector - own.vector,
                                 total.aicpu - own.aicpu,     total.hbm - own.hbm,
                                 total.link_in - own.link_in, total.link_out - own.link_out,
-                                total.host - own.host};
-            const duration before = pass[g].r.latency;
+                                total.host - own.host,       total.lock - own.lock};
+            const duration before = pass[g].r.cycle;
             pass[g] = run_pass(g, others, miss[g], out.cube_shared, out.vector_shared);
-            const duration l = pass[g].r.latency;
+            const duration l = pass[g].r.cycle;
             if (abs(l - before) > l * p.tolerance) settled = false;
         }
         out.passes += static_cast<int>(groups.size());
@@ -445,34 +514,51 @@ template <class Eval>
             step(st.link_in, nw.link_in, h.prev.link_in, h.prev2.link_in);
             step(st.link_out, nw.link_out, h.prev.link_out, h.prev2.link_out);
             step(st.host, nw.host, h.prev.host, h.prev2.host);
+            step(st.lock, nw.lock, h.prev.lock, h.prev2.lock);
         }
     }
 
-    // Card figures from the last pass.
+    // Card figures from the last pass. Instance i completes count_i / cycle_i tasks per second
+    // (cycle = latency without a runtime path).
     double rate = 0;  // requests per second
+    double latency_sum = 0, window_sum = 0;  // task-weighted sums, s x requests / s
     double busy_cube = 0, busy_vector = 0, busy_aicpu = 0, hbm = 0, link_in = 0, link_out = 0;
     double host = 0, t_compute = 0, t_memory = 0, t_host = 0, t_link = 0;
     for (std::size_t g = 0; g < groups.size(); ++g) {
         const card_pass& ps = pass[g];
         out.groups[g] = ps.r;
         const double n = static_cast<double>(groups[g].count);
-        const double l = ps.r.latency.in(units::s);
+        const double l = ps.r.cycle.in(units::s);
         rate += n / l;
+        latency_sum += n * ps.r.latency.in(units::s) / l;
+        window_sum += n * ps.r.window.in(units::s) / l;
         busy_cube += n * ps.busy_cube / l;
         busy_vector += n * ps.busy_vector / l;
         busy_aicpu += n * ps.busy_aicpu / l;
         hbm += n * ps.hbm_bytes / l;
         link_in += n * ps.link_in_bytes / l;
         link_out += n * ps.link_out_bytes / l;
-        host += n * ps.host_time / l;
+        host += n * ps.host_work / l;
         t_compute += n * ps.r.compute.in(units::s) / l;
         t_memory += n * ps.r.memory.in(units::s) / l;
-        t_host += n * ps.r.bubbles.in(units::s) / l;
+        const task_times& st = ps.r.steps;
+        const duration host_steps = st.prepare + st.buffers + st.launch + st.sync + st.post +
+                                    st.between;
+        t_host += n * (ps.r.bubbles + host_steps).in(units::s) / l;
         t_link += n * ps.r.transfer.in(units::s) / l;
     }
     const double s_count = static_cast<double>(out.streams);
-    out.avg_latency = groups.size() == 1 ? pass[0].r.latency : duration{s_count / rate, units::s};
-    out.qps = 1000.0 / out.avg_latency.in(units::ms) * s_count;
+    out.avg_cycle = groups.size() == 1 ? pass[0].r.cycle : duration{s_count / rate, units::s};
+    if (rt) {
+        out.avg_latency = groups.size() == 1 ? pass[0].r.latency
+                                             : duration{latency_sum / rate, units::s};
+        out.avg_window = groups.size() == 1 ? pass[0].r.window
+                                            : duration{window_sum / rate, units::s};
+    } else {
+        out.avg_latency = out.avg_cycle;  // the same number, bit for bit
+        out.avg_window = out.avg_cycle;
+    }
+    out.qps = 1000.0 / out.avg_cycle.in(units::ms) * s_count;
     out.throughput = out.qps * static_cast<double>(batch);
     out.cube_utilization = busy_cube / n_cube;
     out.vector_utilization = busy_vector / n_vector;
