@@ -189,3 +189,72 @@ TEST_CASE("inline errors name the place and the expectation") {
         CHECK(f.what.rfind("perfcast::model_file: t.model", 0) == 0);
     }
 }
+
+TEST_CASE("runtime line: a preset and settings, checked where they are written") {
+    const model m = io::parse_model("transfer B,26 int64\n"
+                                    "runtime acl copies=aggregated memory=pinned buffer_us=12\n"
+                                    "elementwise B,64 fp16\n",
+                                    "t.model");
+    REQUIRE(m.runtime);
+    CHECK(m.runtime->preset == "acl");
+    REQUIRE(m.runtime->settings.size() == 3);
+    CHECK(m.runtime->settings[0].key == "copies");
+    CHECK(m.runtime->settings[0].value == "aggregated");
+    CHECK(m.runtime->settings[2].origin == "t.model:2:45");
+    runtime_path r = runtime_presets::acl;
+    apply_runtime_settings(r, m.runtime->settings);
+    CHECK(r.copies == copy_policy::aggregated);
+    CHECK(r.memory == host_memory::pinned);
+    CHECK(r.buffer == duration{12.0, units::us});
+    CHECK(m.nodes.size() == 2);  // the runtime line is not an op
+
+    const model bare = io::parse_model("runtime launch=per-op\nelementwise B,64 fp16\n");
+    REQUIRE(bare.runtime);
+    CHECK(bare.runtime->preset.empty());
+    CHECK(!io::parse_model("elementwise B,64 fp16\n").runtime);
+
+    failure f = fail_of("runtime acl copies=all\nelementwise B,64 fp16\n");
+    CHECK(f.line == 1);
+    CHECK(f.column == 13);
+    CHECK(has(f.what, "copies = all, expected per-tensor or aggregated"));
+    f = fail_of("runtime tensorrt\nelementwise B,64 fp16\n");
+    CHECK(f.column == 9);
+    CHECK(has(f.what, "expected none, acl or cuda, or key=value settings"));
+    f = fail_of("runtime sync_us=-1\nelementwise B,64 fp16\n");
+    CHECK(has(f.what, "sync_us = -1, expected a time in [0, 6e7] us"));
+    f = fail_of("runtime colour=blue\nelementwise B,64 fp16\n");
+    CHECK(has(f.what, "expected one of copies, memory"));
+    f = fail_of("runtime acl\nruntime cuda\nelementwise B,64 fp16\n");
+    CHECK(f.line == 2);
+    CHECK(has(f.what, "one runtime line per file"));
+    f = fail_of("runtime =3\nelementwise B,64 fp16\n");
+    CHECK(has(f.what, "expected key=value"));
+}
+
+TEST_CASE("concat takes any number of inputs; past 8 they are summed exactly") {
+    // 40 embedding outputs of [B, 8] and one dense [B, 13]: elements 40 x 8 B + 13 B.
+    std::string shapes;
+    for (int i = 0; i < 40; ++i) shapes += "B,8;";
+    shapes += "B,13";
+    const model m = io::parse_model("concat " + shapes + " fp16\n");
+    REQUIRE(m.nodes.size() == 1);
+    const node& n = m.nodes[0];
+    CHECK(n.shape_count == node::max_shapes);
+    for (std::int64_t b : {1, 7, 64}) {
+        const op o = instantiate(n, b);
+        CHECK(o.bytes_read == data_size{static_cast<double>((40 * 8 + 13) * b * 2), units::B});
+    }
+    // The same concat written with 8 or fewer inputs costs the same.
+    const model few = io::parse_model("concat B,160;B,160;B,13 fp16 inner=8\n");
+    const model many = io::parse_model("concat " + shapes + " fp16 inner=8\n");
+    CHECK(instantiate(few.nodes[0], 16) == instantiate(many.nodes[0], 16));
+    // Inputs past the 8th with two batch dimensions cannot be summed as a x B + c.
+    std::string two;
+    for (int i = 0; i < 8; ++i) two += "B,8;";
+    two += "B,B";
+    const failure f = fail_of("concat " + two + " fp16\n");
+    CHECK(has(f.what, "at most one dimension with B each (input 9 has more)"));
+    std::string toomany;
+    for (int i = 0; i < 4097; ++i) toomany += "4;";
+    CHECK(has(fail_of("concat " + toomany + "4 fp16 fixed=1\n").what, "at most 4096 shapes"));
+}

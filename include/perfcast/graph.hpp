@@ -39,6 +39,7 @@
 #include "error.hpp"
 #include "link.hpp"
 #include "op.hpp"
+#include "runtime.hpp"
 #include "shape.hpp"
 #include "units.hpp"
 
@@ -935,6 +936,8 @@ template <class Timing>
 struct model {
     std::string name;
     std::vector<node> nodes;
+    /// The runtime path the model file asks for (its `runtime` line), if any (runtime.hpp).
+    std::optional<runtime_spec> runtime{};
     [[nodiscard]] std::span<const node> view() const noexcept { return nodes; }
     operator std::span<const node>() const noexcept { return nodes; }  // NOLINT: a view
 };

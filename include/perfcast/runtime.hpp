@@ -43,9 +43,11 @@
 #include <charconv>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "enum_table.hpp"
 #include "error.hpp"
@@ -479,6 +481,34 @@ inline void apply_runtime_setting(runtime_path& r, std::string_view key, std::st
     }
     detail::precondition_failed("runtime setting", "key", key,
                                 "one of " + runtime_key_names());
+}
+
+/// Settings as written somewhere (a model file's `runtime` line, a flag): applied in order over
+/// a preset. `origin` ("m.model:3:9") prefixes any error.
+struct runtime_setting {
+    std::string key;
+    std::string value;
+    std::string origin;
+    [[nodiscard]] friend bool operator==(const runtime_setting&, const runtime_setting&) = default;
+};
+
+/// What a model says of its runtime path: a preset (empty: the caller's) and settings over it.
+struct runtime_spec {
+    std::string preset;
+    std::vector<runtime_setting> settings;
+    [[nodiscard]] friend bool operator==(const runtime_spec&, const runtime_spec&) = default;
+};
+
+/// Applies `settings` in order; an error names the setting's origin.
+inline void apply_runtime_settings(runtime_path& r, std::span<const runtime_setting> settings) {
+    for (const runtime_setting& s : settings) {
+        try {
+            apply_runtime_setting(r, s.key, s.value);
+        } catch (const error& e) {
+            if (s.origin.empty()) throw;
+            throw error(s.origin + ": " + e.what());
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@
 #include "../dtype.hpp"
 #include "../error.hpp"
 #include "../graph.hpp"
+#include "../runtime.hpp"
 
 namespace perfcast::io {
 
@@ -54,7 +55,7 @@ private:
 /// The kinds the format knows, as written in files.
 inline constexpr std::string_view model_file_kinds =
     "matmul, bmm, elementwise, gather, topk, cast, reduce, tile, concat, broadcast, transpose, "
-    "transfer or generic";
+    "transfer or generic (or a `name` or `runtime` line)";
 
 namespace model_file_detail {
 
@@ -152,8 +153,9 @@ public:
         return d;
     }
 
-    /// Shapes: ';' between shapes, ',' between dimensions.
-    [[nodiscard]] std::vector<batched_shape> shapes(const token& t) const {
+    /// Shapes: ';' between shapes, ',' between dimensions; at most `max_shapes` of them.
+    [[nodiscard]] std::vector<batched_shape> shapes(const token& t,
+                                                    std::size_t max_shapes = node::max_shapes) const {
         std::vector<batched_shape> out;
         std::size_t pos = 0;
         while (true) {
@@ -181,8 +183,8 @@ public:
                 if (comma == std::string_view::npos) break;
                 dpos = comma + 1;
             }
-            if (out.size() == node::max_shapes) {
-                fail(col, "shapes", t.text, "at most 8 shapes");
+            if (out.size() == max_shapes) {
+                fail(col, "shapes", t.text, "at most " + std::to_string(max_shapes) + " shapes");
             }
             out.push_back(s);
             if (semi == std::string_view::npos) break;
@@ -244,7 +246,11 @@ struct key_value {
                 "shapes after the op kind (`" + std::string(kind) + " SHAPES DTYPE [key=value]`)");
     }
     const token& shapes_t = toks[1];
-    const std::vector<batched_shape> shapes = lp.shapes(shapes_t);
+    // concat takes any number of inputs (up to a bound that keeps a line readable); the rest
+    // take at most a node's 8 shapes.
+    constexpr std::size_t max_concat_inputs = 4096;
+    const std::vector<batched_shape> shapes =
+        lp.shapes(shapes_t, kind == "concat" ? max_concat_inputs : node::max_shapes);
     if (toks.size() < 3) {
         lp.fail(shapes_t.column + static_cast<int>(shapes_t.text.size()), "dtype", "",
                 "a dtype after the shapes (fp16, fp32, int64, ...)");
@@ -386,11 +392,49 @@ struct key_value {
             }
             n = nodes::tile(shapes[0], shapes[1], t);
         } else if (kind == "concat") {
-            count_shapes(1, node::max_shapes, "one to eight input shapes");
             std::int64_t inner = 0;
             if (const auto* kv = find("inner")) inner = lp.integer(kv->value, "inner", "an integer >= 0");
             n = nodes::concat({shapes[0]}, inner, t);
-            for (std::size_t i = 1; i < shapes.size(); ++i) n.shapes[n.shape_count++] = shapes[i];
+            // A concat costs its total elements (and the first input's run): past a node's 8
+            // shapes, inputs 8.. are summed into one shape of their total elements. That sum is
+            // a x B + c only when each of them has at most one dimension with B.
+            for (std::size_t i = 1; i < shapes.size() && i + 1 < node::max_shapes; ++i) {
+                n.shapes[n.shape_count++] = shapes[i];
+            }
+            if (shapes.size() >= node::max_shapes) {
+                batch_dim total{0, 0};
+                for (std::size_t i = node::max_shapes - 1; i < shapes.size(); ++i) {
+                    const batched_shape& x = shapes[i];
+                    batch_dim elements{0, 1};
+                    for (std::size_t d = 0; d < x.rank; ++d) {
+                        const batch_dim& v = x[d];
+                        if (v.depends_on_batch() && elements.depends_on_batch()) {
+                            lp.fail(shapes_t.column, "shapes", shapes_t.text,
+                                    "concat inputs 8 and later with at most one dimension with "
+                                    "B each (input " + std::to_string(i + 1) + " has more)");
+                        }
+                        elements = v.depends_on_batch()
+                                       ? batch_dim{checked_product(v.per_batch, elements.fixed,
+                                                                   "model_file", "concat"),
+                                                   checked_product(v.fixed, elements.fixed,
+                                                                   "model_file", "concat")}
+                                       : batch_dim{checked_product(elements.per_batch, v.fixed,
+                                                                   "model_file", "concat"),
+                                                   checked_product(elements.fixed, v.fixed,
+                                                                   "model_file", "concat")};
+                    }
+                    constexpr std::int64_t big = std::numeric_limits<std::int64_t>::max() / 2;
+                    if (total.per_batch > big || elements.per_batch > big || total.fixed > big ||
+                        elements.fixed > big) {
+                        lp.fail(shapes_t.column, "shapes", shapes_t.text,
+                                "concat inputs whose elements together fit in 62 bits");
+                    }
+                    total = total + elements;
+                }
+                batched_shape rest;
+                rest.push_back(total, "shapes");
+                n.shapes[n.shape_count++] = rest;
+            }
         } else if (kind == "broadcast") {
             count_shapes(2, 2, "two shapes INPUT;OUTPUT");
             n = nodes::broadcast(shapes[0], shapes[1], t);
@@ -468,6 +512,43 @@ struct key_value {
     return n;
 }
 
+/// `runtime [PRESET] [key=value ...]`: the task's runtime path (runtime.hpp), once per file.
+/// Each setting is checked here, against a scratch path, so a bad one names its line.
+inline void parse_runtime(const line_parser& lp, const std::vector<token>& toks,
+                          std::string_view source, int line_no, model& m) {
+    if (m.runtime) lp.fail(toks[0].column, "runtime", "runtime", "one runtime line per file");
+    runtime_spec spec;
+    std::size_t i = 1;
+    if (i < toks.size() && toks[i].text.find('=') == std::string_view::npos) {
+        if (!parse_in(runtime_preset_names, toks[i].text)) {
+            lp.fail(toks[i].column, "runtime preset", toks[i].text,
+                    choices_of(runtime_preset_names) + ", or key=value settings");
+        }
+        spec.preset = std::string(toks[i].text);
+        ++i;
+    }
+    runtime_path scratch;
+    for (; i < toks.size(); ++i) {
+        const std::string_view t = toks[i].text;
+        const std::size_t eq = t.find('=');
+        if (eq == std::string_view::npos || eq == 0 || eq + 1 == t.size()) {
+            lp.fail(toks[i].column, "runtime setting", t, "key=value (" + runtime_key_names() + ")");
+        }
+        const std::string_view key = t.substr(0, eq);
+        const std::string_view value = t.substr(eq + 1);
+        try {
+            apply_runtime_setting(scratch, key, value);
+        } catch (const ::perfcast::error& e) {
+            lp.fail(toks[i].column, "runtime setting", t, std::string("a valid setting (") +
+                                                              e.what() + ")");
+        }
+        spec.settings.push_back({std::string(key), std::string(value),
+                                 std::string(source) + ":" + std::to_string(line_no) + ":" +
+                                     std::to_string(toks[i].column)});
+    }
+    m.runtime = std::move(spec);
+}
+
 }  // namespace model_file_detail
 
 /// Reads a model from `text`; `source` names it in error messages.
@@ -491,6 +572,8 @@ struct key_value {
                     lp.fail(toks[0].column, "name", line, "`name MODEL_NAME` (one word)");
                 }
                 m.name = std::string(toks[1].text);
+            } else if (toks[0].text == "runtime") {
+                model_file_detail::parse_runtime(lp, toks, source, line_no, m);
             } else {
                 m.nodes.push_back(model_file_detail::parse_node(lp, toks));
             }
