@@ -354,6 +354,44 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
           std::string::npos);
 }
 
+TEST_CASE("parameters file: runtime-path settings round trip, checked where written") {
+    profile::calibration cal;
+    cal.runtime = {{"buffer_us", "12.5", ""}, {"copies", "aggregated", ""}};
+    std::ostringstream out;
+    io::write_params(out, cal);
+    CHECK(out.str().find("runtime.buffer_us = 12.5\nruntime.copies = aggregated\n") !=
+          std::string::npos);
+    const auto back = io::read_params_string(out.str());
+    REQUIRE(back.runtime.size() == 2);
+    CHECK(back.runtime[0].key == "buffer_us");
+    CHECK(back.runtime[1].value == "aggregated");
+    runtime_path r;
+    apply_runtime_settings(r, back.runtime);
+    CHECK(r.buffer == duration{12.5, units::us});
+    CHECK(r.copies == copy_policy::aggregated);
+    // The origin is where the value starts: line 2, column 18 of a two-line file.
+    const auto two = io::read_params_string("runtime.buffer_us = 1\nruntime.copies = aggregated\n");
+    REQUIRE(two.runtime.size() == 2);
+    CHECK(two.runtime[1].origin == "<string>:2:18");
+
+    const auto message = [](std::string_view text) {
+        try {
+            (void)io::read_params_string(text);
+        } catch (const perfcast::error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK(message("\nruntime.sync_us = -4\n").find("<string>:2:19: key 'runtime.sync_us': ") !=
+          std::string::npos);
+    CHECK(message("runtime.sync_us = -4\n").find("sync_us = -4, expected a time in [0, 6e7] us") !=
+          std::string::npos);
+    CHECK(message("runtime.speed = 3\n").find("expected one of copies, memory") !=
+          std::string::npos);
+    CHECK(message("runtime.copies = aggregated\nruntime.copies = per-tensor\n").find("given twice") !=
+          std::string::npos);
+}
+
 TEST_CASE("perfcast op: json fields, transfer, --params and bad input") {
     std::string out, err;
     REQUIRE(run(cli::op_command,

@@ -10,6 +10,8 @@
 //   work.<OpType>                                                factor (e.g. work.LayerNormV3)
 //   unseen_heavy_work                                            factor of heavy types without one
 //   fixed_us.<OpType>                                            microseconds (fixed time)
+//   runtime.<key>                         a runtime-path setting (runtime.hpp's keys: runtime.
+//                                         buffer_us = 12, runtime.copies = aggregated, ...)
 // Unknown keys, repeated keys, non-numeric values and out-of-range values are errors naming the
 // file, line, column and key.
 #pragma once
@@ -65,6 +67,21 @@ namespace detail {
             ++value_col;
         if (!seen.insert(key).second)
             detail::params_error(source, line_no, 1, "key '" + key + "' given twice");
+        if (key.starts_with("runtime.")) {  // checked now, applied by whoever evaluates
+            const std::string rkey = key.substr(8);
+            const std::string value(trim(value_text));
+            runtime_path scratch;
+            try {
+                apply_runtime_setting(scratch, rkey, value);
+            } catch (const perfcast::error& e) {
+                detail::params_error(source, line_no, value_col,
+                                     "key '" + key + "': " + std::string(e.what()));
+            }
+            cal.runtime.push_back({rkey, value,
+                                   source + ":" + std::to_string(line_no) + ":" +
+                                       std::to_string(value_col)});
+            continue;
+        }
         double v = 0;
         try {
             v = parse_double(value_text, key);
@@ -167,6 +184,7 @@ inline void write_params(std::ostream& out, const profile::calibration& cal,
     num("unseen_heavy_work", cal.unseen_heavy_factor);
     for (const auto& [type, f] : cal.work_factor) num("work." + type, f);
     for (const auto& [type, t] : cal.fixed_time) num("fixed_us." + type, t.in(units::us));
+    for (const runtime_setting& r : cal.runtime) out << "runtime." << r.key << " = " << r.value << '\n';
 }
 
 }  // namespace perfcast::io

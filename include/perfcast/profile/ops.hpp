@@ -15,9 +15,11 @@
 #include <string>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "../cost.hpp"
 #include "../op.hpp"
+#include "../runtime.hpp"
 #include "kernel_details.hpp"
 
 namespace perfcast::profile {
@@ -101,6 +103,10 @@ struct calibration {
 
     // The factor of a heavy type (is_heavy_type) without one of its own (1: none).
     double unseen_heavy_factor = 1;
+
+    // Runtime-path settings (runtime.hpp; params keys `runtime.KEY`), applied over the preset
+    // and the model file's runtime line by whoever evaluates a deployment.
+    std::vector<runtime_setting> runtime;
 
     [[nodiscard]] double factor_of(std::string_view type) const {
         const auto it = work_factor.find(type);
