@@ -14,7 +14,7 @@ using perfcast::core_point;
 namespace u = perfcast::units;
 
 void bm_fit_core_scaling_2_points(benchmark::State& state) {
-    // DIGEST L's example: a + W/k, one 2 x 2 solve per subset of terms (3 subsets).
+    // guide §12's example: a + W/k, one 2 x 2 solve per subset of terms (3 subsets).
     std::array<core_point, 2> pts{{{core_count{24}, 100_us}, {core_count{12}, 150_us}}};
     for (auto _ : state) {
         benchmark::DoNotOptimize(pts);

@@ -3,7 +3,7 @@
 // short enough to run per candidate of a what-if grid.
 //
 // Counters: requests_per_s = simulated requests per second of wall time; evaluations = loads
-// tried by a capacity search. Scenario: DIGEST F (3 streams of 12/24 cores on a 24/48 card,
+// tried by a capacity search. Scenario: guide §6 (3 streams of 12/24 cores on a 24/48 card,
 // t(b) = 4.83 + 0.218 b ms, cores time-shared when three batches run) with the seed-shaped
 // histogram of tests/data/bs_hist_seed.csv, inlined here so the benchmark needs no files.
 #include <benchmark/benchmark.h>

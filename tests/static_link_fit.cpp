@@ -20,7 +20,7 @@ constexpr bool near(double a, double b, double rel) { return approx_equal(a, b, 
 // Line rates: 128b/130b on 32 GT/s x 4 lanes = 15.754 GB/s one way (exact formula, 1e-12).
 static_assert(near(pcie_link{5, 4}.per_direction().in(units::GBps), 4 * 32.0 * 128 / 130 / 8,
                    1e-12));
-// DIGEST D: "a x4 card about 32 GB/s" both ways, "at best about 80 %": 31.5 and 25.2; the
+// guide §4: "a x4 card about 32 GB/s" both ways, "at best about 80 %": 31.5 and 25.2; the
 // seed's round figures are 1.5 % higher, so 2 %.
 static_assert(near(pcie_link{5, 4}.both_directions().in(units::GBps), 32.0, 0.02));
 static_assert(near(pcie_link{5, 4}.achievable_both_directions().in(units::GBps), 25.6, 0.02));
@@ -86,7 +86,7 @@ static_assert(!transfer_accepts<bandwidth>);
 
 // ---- fit.hpp --------------------------------------------------------------------------------
 
-// DIGEST L: 100 us on 24 cores, 150 us on 12 -> t = 50 + 1200/k (two equations, exact up to
+// guide §12: 100 us on 24 cores, 150 us on 12 -> t = 50 + 1200/k (two equations, exact up to
 // rounding: 1e-12).
 constexpr std::array<core_point, 2> seed{{{core_count{24}, 100_us}, {core_count{12}, 150_us}}};
 constexpr core_scaling seed_fit = fit_core_scaling(seed);
@@ -135,11 +135,11 @@ constexpr op_sequence concat_tile{
     tensor_op{"Tile", {tensor{"cat", {1, 96}}}, {out}},
 };
 constexpr traffic_change swap = compare(tile_concat, concat_tile);
-// 1 - (96 + 96) / (96 + 12288) = 0.984496: the DIGEST's -98.5 % is 0.0504 points away
+// 1 - (96 + 96) / (96 + 12288) = 0.984496: the guide's -98.5 % is 0.0504 points away
 // (rounded twice), so 0.06 points; the exact value to 1e-12.
 static_assert(near(swap.read_change(), 192.0 / 12384.0 - 1, 1e-12));
 static_assert(swap.read_change() * 100 > -98.5 - 0.06 && swap.read_change() * 100 < -98.5 + 0.06);
-// (96 + 12288) / (12288 + 12288) - 1 = -49.6 %: within 0.5 points of the DIGEST's -50 %.
+// (96 + 12288) / (12288 + 12288) - 1 = -49.6 %: within 0.5 points of the guide's -50 %.
 static_assert(swap.written_change() == 12384.0 / 24576.0 - 1);
 static_assert(swap.written_change() * 100 > -50.5 && swap.written_change() * 100 < -49.5);
 // The Tile removed from BMM + Tile writes 128 x 8 x 300 x 32 x 4 B = 37.5 MiB.

@@ -1,5 +1,5 @@
 // The seed's numbers as compile-time checks: compiling this file is the test.
-//  - DIGEST B: cube utilization = sum(aic_total_cycles) / (span x cores x clock); the guide's
+//  - guide §2: cube utilization = sum(aic_total_cycles) / (span x cores x clock); the guide's
 //    example chip (20 AI cores, 1650 MHz) and profile give 78.9 %.
 //  - msprof's unit test: 5043798 cycles / (1800 MHz x 20 cores x 151 us) = 92.785 %.
 //  - Every preset validates at compile time; peak cube fp16 = cores x 4096 x 2 x clock, int8 twice.
@@ -25,7 +25,7 @@ static_assert(std::is_same_v<decltype(available_cycles(1650_MHz, core_count{20},
                              cycle_count>);
 static_assert(std::is_same_v<decltype(26037000_cycles / 26037000_cycles), double>);
 
-// DIGEST B: 26,037,000 cycles over 20 cores x 1650 MHz x 1000 us = 78.9 % (the seed prints one
+// guide §2: 26,037,000 cycles over 20 cores x 1650 MHz x 1000 us = 78.9 % (the seed prints one
 // decimal, so the tolerance is 0.05 percentage points).
 static_assert(abs_diff(available_cycles(1650_MHz, core_count{20}, 1000_us).in(units::cycle),
                        33'000'000.0) < 1e-3);

@@ -1,4 +1,4 @@
-// Gears, the split policy, service-time models and one request on an idle card (DIGEST F).
+// Gears, the split policy, service-time models and one request on an idle card (guide §6).
 #include <doctest/doctest.h>
 
 #include "support.hpp"
@@ -15,10 +15,10 @@ using namespace perfcast::literals;
 
 namespace {
 
-// DIGEST F's two measurements on a 12/24-core split: bs 10 in 7.01 ms, bs 20 in 9.19 ms.
+// guide §6's two measurements on a 12/24-core split: bs 10 in 7.01 ms, bs 20 in 9.19 ms.
 constexpr measured_service seed_service{{10, 7.01_ms}, {20, 9.19_ms}};
 
-// DIGEST F / L: 3 streams of 12 cube / 24 vector cores on the A2 card's 24 / 48.
+// guide §6 / §12: 3 streams of 12 cube / 24 vector cores on the A2 card's 24 / 48.
 server_config seed_server(int max_gear, const auto& service) {
     return make_server({.gears = gear_set::every(max_gear),
                         .streams = 3,
@@ -42,7 +42,7 @@ concept plan_compiles = requires {
 
 // ---- gears and the split policy, at compile time ------------------------------------------
 
-// DIGEST F: max gear 16 splits a bs-20 request into two bs-10 chunks (ceil(20/16) = 2, equal).
+// guide §6: max gear 16 splits a bs-20 request into two bs-10 chunks (ceil(20/16) = 2, equal).
 static_assert(plan_request(gear_set::every(16), 20).chunks == 2);
 static_assert(plan_request(gear_set::every(16), 20).large == chunk_group{10, 10, 2});
 static_assert(plan_request(gear_set::every(16), 20).small.count == 0);
@@ -73,7 +73,7 @@ static_assert(approx_equal(seed_service.alone(1), 5.048_ms, 1e-12));
 static_assert(approx_equal(seed_service.alone(30), 11.37_ms, 1e-12));  // extended linearly
 static_assert(seed_service(16, 3) == seed_service(16, 1));  // no contention model given
 
-TEST_CASE("DIGEST F: max gear 16 runs a bs-20 request as 2 x bs 10 in 7.01 ms on 24/48 cores") {
+TEST_CASE("guide §6: max gear 16 runs a bs-20 request as 2 x bs 10 in 7.01 ms on 24/48 cores") {
     const server_config g16 = seed_server(16, seed_service);
     const server_config g20 = seed_server(20, seed_service);
     const request_cost split = cost_request(g16, 20);
@@ -129,7 +129,7 @@ TEST_CASE("cost_request: waves when chunks outnumber streams, the window at low 
 TEST_CASE("core_sharing: slow-down only when the splits oversubscribe the card") {
     const core_sharing full{core_count{12}, core_count{24}, core_count{24}, core_count{48}, 1.0};
     const core_sharing half{core_count{12}, core_count{24}, core_count{24}, core_count{48}, 0.5};
-    // Two 12-core batches fit the 24 cores (DIGEST F's 7.01 ms runs side by side): no change.
+    // Two 12-core batches fit the 24 cores (guide §6's 7.01 ms runs side by side): no change.
     CHECK(full.factor(1) == 1.0);
     CHECK(full.factor(2) == 1.0);
     // Three ask for 36 of 24 cores: fully time-shared 36 / 24 = 1.5; half shared 1.25.

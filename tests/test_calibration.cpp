@@ -410,7 +410,7 @@ TEST_CASE("perfcast op: json fields, transfer, --params and bad input") {
     REQUIRE(run(cli::op_command, {"--transfer", "4MiB", "--link", "pcie5x4", "--format", "json"},
                 out, err) == 0);
     CHECK(out.find("\"bound\": \"link\"") != std::string::npos);
-    // DIGEST G's Equal between broadcast shapes, on the case's 10 vector cores.
+    // guide §7's Equal between broadcast shapes, on the case's 10 vector cores.
     REQUIRE(run(cli::op_command,
                 {"--shapes", "1,4000;400,1", "--dtype", "int64", "--out-dtype", "bool",
                  "--vector", "10", "--format", "json"},

@@ -1,5 +1,5 @@
-// card.hpp: instances with core splits on one card (DIGEST A, K, L), and properties that physics
-// says must hold (more bandwidth never slower, more work never faster), checked on random
+// card.hpp: instances with core splits on one card (guide §1, §11, §12), and properties that
+// physics says must hold (more bandwidth never slower, more work never faster), checked on random
 // (seeded) models and configurations.
 #include <doctest/doctest.h>
 
@@ -138,8 +138,8 @@ TEST_CASE("one stream alone: the card latency is the serial latency, exactly") {
     }
 }
 
-// ---- DIGEST A: the card's figures ---------------------------------------------------------------
-TEST_CASE("DIGEST A: QPS = 1000 / avg_ms x S and throughput = QPS x batch, exactly") {
+// ---- guide §1: the card's figures ---------------------------------------------------------------
+TEST_CASE("guide §1: QPS = 1000 / avg_ms x S and throughput = QPS x batch, exactly") {
     for (int streams : {1, 2, 3, 5, 8}) {
         for (std::int64_t b : {16, 128}) {
             const card_result c = evaluate_card(b1, scenario::ctr_ranking, b, streams, half);
@@ -170,8 +170,8 @@ TEST_CASE("DIGEST A: QPS = 1000 / avg_ms x S and throughput = QPS x batch, exact
     CHECK(c.groups[0].max_core_stretch > 1.0);  // the Where shares the 4 AI CPU cores
 }
 
-// ---- DIGEST L: core split ------------------------------------------------------------------------
-TEST_CASE("DIGEST L: 100 us on 24 cores vs 150 us on 12: two split instances beat one") {
+// ---- guide §12: core split ----------------------------------------------------------------------
+TEST_CASE("guide §12: 100 us on 24 cores vs 150 us on 12: two split instances beat one") {
     // One cube op that takes 100 us on 24 cores and more on 12 (the seed's example is
     // hypothetical; any op that does not halve its time with half the cores shows it).
     constexpr std::array<node, 1> m{nodes::matmul(B * 24, 4096, 4096, dtype::fp16)};
@@ -186,14 +186,14 @@ TEST_CASE("DIGEST L: 100 us on 24 cores vs 150 us on 12: two split instances bea
     CHECK(two_split.avg_latency == t12.latency);  // disjoint: nobody waits
     CHECK_FALSE(two_split.cube_shared);
     // Without a split the two instances queue for the same cores: each takes twice as long and
-    // the card does no more than one instance (DIGEST K). The fixed point: 1e-6 (see slack).
+    // the card does no more than one instance (guide §11). The fixed point: 1e-6 (see slack).
     CHECK(two_shared.cube_shared);
     CHECK(two_shared.avg_latency.in(units::us) ==
           doctest::Approx(2 * t24.latency.in(units::us)).epsilon(slack));
     CHECK(two_shared.qps == doctest::Approx(one.qps).epsilon(slack));
 }
 
-TEST_CASE("DIGEST L on the built-in scenario: 12-core split slower alone, two give more QPS") {
+TEST_CASE("guide §12 on the built-in scenario: 12-core split slower alone, two give more QPS") {
     for (std::int64_t b : {128, 256}) {
         const card_result one_full = evaluate_card(b1, scenario::ctr_ranking, b, 1, full);
         const card_result one_half = evaluate_card(b1, scenario::ctr_ranking, b, 1, half);
@@ -205,8 +205,8 @@ TEST_CASE("DIGEST L on the built-in scenario: 12-core split slower alone, two gi
     }
 }
 
-// ---- DIGEST K: streams, and the L2 past a stream count -----------------------------------------
-TEST_CASE("DIGEST K: QPS rises with streams, then falls once the working sets exceed L2") {
+// ---- guide §11: streams, and the L2 past a stream count -----------------------------------------
+TEST_CASE("guide §11: QPS rises with streams, then falls once the working sets exceed L2") {
     // Batch 512 with a 6 cube / 12 vector split: up to 4 streams the splits are disjoint. One
     // instance's working set (the Tile's 157 MB and its neighbours) just fits the 192 MiB L2;
     // from two streams on a growing share of the warm traffic misses and goes to HBM.
@@ -363,7 +363,7 @@ TEST_CASE("card errors: zero streams, zero batch, limits above the chip's cores"
 
 // ---- constexpr -------------------------------------------------------------------------------------
 // The card model runs at compile time: two 12/24 instances of a small model beat one on all
-// cores (DIGEST L), checked by the compiler.
+// cores (guide §12), checked by the compiler.
 static_assert(evaluate_card(chips::ascend910b1, tiny, 256, 2, half).qps >
               evaluate_card(chips::ascend910b1, tiny, 256, 1, full).qps);
 static_assert(evaluate_card(chips::ascend910b1, tiny, 256, 1, full).avg_latency ==

@@ -1,4 +1,4 @@
-// Op cost: the seed's examples (DIGEST E, G, I, J, L) and the model's invariants.
+// Op cost: the seed's examples (guide §5, §7, §9, §10, §12) and the model's invariants.
 #include <doctest/doctest.h>
 
 #include <perfcast/chips.hpp>
@@ -23,14 +23,14 @@ bool message_has(const auto& f, const std::string& needle) {
 }
 }  // namespace
 
-// DIGEST I: 128 x 8 runs of [1,32] x [32,300] (broadcast B) vs 8 runs of [128,32] x [32,300].
+// guide §9: 128 x 8 runs of [1,32] x [32,300] (broadcast B) vs 8 runs of [128,32] x [32,300].
 constexpr op bcast_bmm = batch_matmul(128 * 8, 1, 300, 32, dtype::fp16, {.broadcast_b = true});
 constexpr op folded_bmm = batch_matmul(8, 128, 300, 32, dtype::fp16, {.broadcast_b = true});
 static_assert(bcast_bmm.m_efficiency * 16 == folded_bmm.m_efficiency);  // exact: 1/16 vs 1
 static_assert(cost(b1, folded_bmm).latency < cost(b1, bcast_bmm).latency);
 static_assert(bcast_bmm.flops() == folded_bmm.flops());  // same useful work
 
-TEST_CASE("DIGEST I: folding the broadcast axis into M uses the cube 16x better and is faster") {
+TEST_CASE("guide §9: folding the broadcast axis into M uses the cube 16x better and is faster") {
     CHECK(bcast_bmm.m_efficiency == doctest::Approx(1.0 / 16.0));
     CHECK(folded_bmm.m_efficiency == 1.0);
     const op_cost a = cost(b1, bcast_bmm);
@@ -39,7 +39,7 @@ TEST_CASE("DIGEST I: folding the broadcast axis into M uses the cube 16x better 
     CHECK(f.utilization > a.utilization);
 }
 
-// DIGEST G: Equal on [1,4000] vs [400,1] under a 10-vector-core limit (the case's split).
+// guide §7: Equal on [1,4000] vs [400,1] under a 10-vector-core limit (the case's split).
 constexpr op equal_of(dtype t) {
     return elementwise_broadcast(shape{1, 4000}, shape{400, 1}, t,
                                  {.out_type = dtype::bool_, .out_same_as_in = false});
@@ -47,7 +47,7 @@ constexpr op equal_of(dtype t) {
 static_assert(cost(b1, equal_of(dtype::int64), core_count{10}).latency >
               5.0 * cost(b1, equal_of(dtype::int32), core_count{10}).latency);
 
-TEST_CASE("DIGEST G: int64 Equal takes the vector slow path, at least 5x the int32 time") {
+TEST_CASE("guide §7: int64 Equal takes the vector slow path, at least 5x the int32 time") {
     const op_cost i64 = cost(b1, equal_of(dtype::int64), core_count{10});
     const op_cost i32 = cost(b1, equal_of(dtype::int32), core_count{10});
     CHECK(equal_of(dtype::int64).work_units > 10);  // enough work to fill the 10 cores
@@ -56,9 +56,9 @@ TEST_CASE("DIGEST G: int64 Equal takes the vector slow path, at least 5x the int
     CHECK(i64.bound == bound_kind::compute);
 }
 
-TEST_CASE("DIGEST J: TopK told its valid length (10 %) is about 90 % faster") {
+TEST_CASE("guide §10: TopK told its valid length (10 %) is about 90 % faster") {
     // 400 rows (case 2 works on 400-long candidate lists). Integer values run on the AI CPU
-    // (DIGEST H); its fixed launch keeps the saving a little
+    // (guide §8); its fixed launch keeps the saving a little
     // under the 90 % cut in work, so the check is 85 % .. 90 %.
     const op_cost padded = cost(b1, topk(400, 4000, 10, dtype::int32));
     const op_cost valid = cost(b1, topk(400, 4000, 10, dtype::int32, 400));
@@ -71,7 +71,7 @@ TEST_CASE("DIGEST J: TopK told its valid length (10 %) is about 90 % faster") {
           cost(b1, topk(1024, 4000, 10, dtype::fp32)).latency);
 }
 
-TEST_CASE("DIGEST E: achieved bandwidth of 20000/48 x 2 x 8 B in 1051 us is about 0.006 GB/s") {
+TEST_CASE("guide §5: achieved bandwidth of 20000/48 x 2 x 8 B in 1051 us is about 0.006 GB/s") {
     const data_size per_core{20000.0 / 48.0 * 2.0 * 8.0, units::B};
     const bandwidth_check chk = check_bandwidth(b1, per_core, duration{1051, units::us});
     // 6666.7 B / 1051 us = 0.00634 GB/s; the seed writes "about 0.005": within 0.002 GB/s.
@@ -82,7 +82,7 @@ TEST_CASE("DIGEST E: achieved bandwidth of 20000/48 x 2 x 8 B in 1051 us is abou
     CHECK_THROWS_AS((void)achieved_bandwidth(1_KiB, 0_us), perfcast::error);
 }
 
-TEST_CASE("DIGEST E: a 33-element fp16 row (66 B) costs more per byte than a 32-element one") {
+TEST_CASE("guide §5: a 33-element fp16 row (66 B) costs more per byte than a 32-element one") {
     // 4096 rows copied; only the row length (the contiguous run) differs.
     const op a = concat({shape{4096, 33}}, 33, dtype::fp16);
     const op b = concat({shape{4096, 32}}, 32, dtype::fp16);
@@ -91,7 +91,7 @@ TEST_CASE("DIGEST E: a 33-element fp16 row (66 B) costs more per byte than a 32-
     CHECK(per_byte_a > per_byte_b);
 }
 
-TEST_CASE("DIGEST L: fewer cores, less head overhead and core-time, more latency") {
+TEST_CASE("guide §12: fewer cores, less head overhead and core-time, more latency") {
     const op big = matmul(4096, 4096, 4096, dtype::fp16);
     const op_cost all = cost(b1, big, core_count{24});
     const op_cost half = cost(b1, big, core_count{12});
@@ -137,7 +137,7 @@ TEST_CASE("int8 runs the cube at twice the fp16 rate (fractal K 32)") {
           doctest::Approx(cost(b1, f16).compute.in(units::us) / 2.0));
 }
 
-TEST_CASE("gather: concentrated indices get slower with more cores (DIGEST L)") {
+TEST_CASE("gather: concentrated indices get slower with more cores (guide §12)") {
     const op hot = gather(20000, 64_B, 1000000, dtype::fp16, {.hot_fraction = 1.0});
     const op cold = gather(20000, 64_B, 1000000, dtype::fp16);
     CHECK(memory_time(b1, hot, 48) > memory_time(b1, cold, 48));

@@ -52,7 +52,7 @@ static_assert(batch_distribution{{1, 3}, {2, 1}}.sample(0.75) == 2);
 static_assert(batch_distribution{{1, 3}, {2, 1}}.sample(0.9999999) == 2);
 static_assert(batch_distribution::fixed(7).mean() == 7);
 
-TEST_CASE("the seed histogram: 86 % of requests bs <= 16, 90 % bs <= 20 (DIGEST F)") {
+TEST_CASE("the seed histogram: 86 % of requests bs <= 16, 90 % bs <= 20 (guide §6)") {
     const batch_distribution d = seed_hist();
     // Integer counts out of 10000: 8600 / 10000 rounds to the same double as 0.86, so the
     // shares are exact (tolerance 0).
@@ -106,7 +106,7 @@ TEST_CASE("batch_distribution: bad bins name the bin, the field and the value") 
 
 TEST_CASE("low_load: one batch size gives that request's cost exactly") {
     const low_load_result r = low_load(seed_server(16), batch_distribution::fixed(20));
-    // One class: every statistic is the split bs-20 request of DIGEST F (1e-12: rounding).
+    // One class: every statistic is the split bs-20 request of guide §6 (1e-12: rounding).
     CHECK(approx_equal(r.mean, 7.01_ms, 1e-12));
     CHECK(r.p50 == r.p99);
     CHECK(approx_equal(r.core_time, duration{2 * 12 * 7.01, units::ms}, 1e-12));

@@ -20,13 +20,13 @@ bool near(double actual, double expected, double rel) {
     return perfcast::approx_equal(actual, expected, rel);
 }
 
-// DIGEST L: a cube op takes 100 us on 24 cores and 150 us on 12 (a hypothetical in the source).
+// guide §12: a cube op takes 100 us on 24 cores and 150 us on 12 (a hypothetical in the source).
 constexpr std::array<core_point, 2> seed_points{{{core_count{24}, 100_us},
                                                  {core_count{12}, 150_us}}};
 
 }  // namespace
 
-TEST_CASE("fit: the seed's core-split example (DIGEST L)") {
+TEST_CASE("fit: the seed's core-split example (guide §12)") {
     const auto s = perfcast::fit_core_scaling(seed_points);
     // Two core counts: t = a + W/k; W/12 - W/24 = 50 us -> W = 1200 core-us, a = 50 us. Two
     // equations, two unknowns: exact up to rounding, so 1e-12.
@@ -58,7 +58,7 @@ TEST_CASE("fit: one point gives pure W/k") {
     CHECK(s.form == scaling_form::parallel);
     CHECK(near(s.work.in(u::us), 2400.0, 1e-12));
     CHECK(s.fixed.in(u::us) == 0.0);
-    // Halving the cores doubles the time under W/k (the pessimistic extreme of DIGEST L's 150).
+    // Halving the cores doubles the time under W/k (the pessimistic extreme of guide §12's 150).
     CHECK(near(s.latency(core_count{12}).in(u::us), 200.0, 1e-12));
     CHECK(near(s.core_time(core_count{12}).in(u::us), 2400.0, 1e-12));
 }

@@ -1,4 +1,4 @@
-// graph.hpp: batch-sized nodes, the serial timeline, host bubbles (DIGEST C), transfers (D).
+// graph.hpp: batch-sized nodes, the serial timeline, host bubbles (guide §3), transfers (guide §4).
 #include <doctest/doctest.h>
 
 #include <perfcast/chips.hpp>
@@ -30,7 +30,7 @@ bool has(const std::string& s, const std::string& needle) {
     return s.find(needle) != std::string::npos;
 }
 
-// A host-bound model (DIGEST C): small ops, each launched by the host (40 us of host time,
+// A host-bound model (guide §3): small ops, each launched by the host (40 us of host time,
 // well above the few us each takes on the device).
 constexpr duration host_time{40, units::us};
 constexpr std::array<node, 7> host_bound{
@@ -117,7 +117,7 @@ TEST_CASE("serial latency: shares add up, and a sunk graph is the sum of its op 
     }
 }
 
-TEST_CASE("DIGEST C: host-bound model shows bubbles, sinking removes them, batch shrinks them") {
+TEST_CASE("guide §3: host-bound model shows bubbles, sinking removes them, batch shrinks them") {
     const serial_result small = serial_latency(b1, host_bound, 1);
     // Every op's device time is below the 40 us host time, so the device waits between ops.
     for (const node& n : host_bound) {
@@ -139,7 +139,7 @@ TEST_CASE("DIGEST C: host-bound model shows bubbles, sinking removes them, batch
     CHECK(sunk.latency < small.latency);
     CHECK(sunk.device == small.device);
 
-    // A larger batch makes ops longer: a smaller share of bubbles (DIGEST C: "larger batch").
+    // A larger batch makes ops longer: a smaller share of bubbles (guide §3: "larger batch").
     // Up to 2^20 samples ([2^20, 64] fp16 is 128 MiB per op: ops longer than the host time).
     double previous = 1.0;
     for (std::int64_t b : {1, 64, 4096, 65536, 1 << 20}) {
@@ -150,7 +150,7 @@ TEST_CASE("DIGEST C: host-bound model shows bubbles, sinking removes them, batch
     CHECK(previous < 0.5 * small.share(small.bubbles));
 }
 
-TEST_CASE("a dynamic-shape op makes the host wait for it (DIGEST G task_wait)") {
+TEST_CASE("a dynamic-shape op makes the host wait for it (guide §7 task_wait)") {
     // Two host ops; in the second model the first has a data-dependent output shape, so the
     // host cannot prepare op 2 until op 1 has run: a full host time of bubble before op 2.
     const node big = nodes::elementwise({B, 1 << 24}, dtype::fp32);  // 192 MiB: > 40 us
@@ -167,7 +167,7 @@ TEST_CASE("a dynamic-shape op makes the host wait for it (DIGEST G task_wait)") 
     CHECK(s.latency - a.latency == host_time);
 }
 
-TEST_CASE("transfers: input and output copies over the chip's PCIe link (DIGEST D)") {
+TEST_CASE("transfers: input and output copies over the chip's PCIe link (guide §4)") {
     const std::array<node, 2> m{nodes::transfer({B, 26}, dtype::int64),
                                 nodes::transfer({B}, dtype::fp32, transfer_dir::to_host)};
     const serial_result r = serial_latency(b1, m, 100);
@@ -182,7 +182,7 @@ TEST_CASE("transfers: input and output copies over the chip's PCIe link (DIGEST 
     CHECK(serial_latency(b1, m, 100, slow).transfer > r.transfer);
 }
 
-TEST_CASE("a core split slows one stream of the scenario (DIGEST L: single-stream latency)") {
+TEST_CASE("a core split slows one stream of the scenario (guide §12: single-stream latency)") {
     for (std::int64_t b : {128, 256}) {
         CHECK(serial_latency(b1, scenario::ctr_ranking, b, split_12_24).latency >
               serial_latency(b1, scenario::ctr_ranking, b).latency);

@@ -391,7 +391,7 @@ TEST_CASE("pcie: the msprof pcie_*.csv layout") {
     REQUIRE(p.devices.size() == 2);
     const pcie_device* d = p.find(0);
     REQUIRE(d != nullptr);
-    CHECK(d->tx_posted.avg->in(units::MBps) == 99.628);  // DIGEST D's measured example
+    CHECK(d->tx_posted.avg->in(units::MBps) == 99.628);  // guide §4's measured example
     CHECK(d->tx_posted.max->in(units::MBps) == 200.25);
     CHECK_FALSE(d->tx_completion.recorded());
     CHECK(d->tx_latency.avg->in(units::us) == 2.0);

@@ -1,4 +1,4 @@
-// Host link (PCIe) model: line rates, the DIGEST D figures, a per-transfer cost fitted to a
+// Host link (PCIe) model: line rates, the guide §4 figures, a per-transfer cost fitted to a
 // measured table, what-ifs and bad input.
 #include <doctest/doctest.h>
 
@@ -58,7 +58,7 @@ TEST_CASE("link: per-lane rates follow the PCI-SIG line codes") {
                1.6 * (128.0 / 130.0) / 0.8, 1e-12));
 }
 
-TEST_CASE("link: PCIe 5.0 x4 is about 32 GB/s both ways, about 25.6 at 80 % (DIGEST D)") {
+TEST_CASE("link: PCIe 5.0 x4 is about 32 GB/s both ways, about 25.6 at 80 % (guide §4)") {
     constexpr pcie_link x4{5, 4};
     // 128b/130b makes the line rate 15.754 GB/s per direction, 31.51 both: the seed's rounded
     // "about 32" is 1.5 % above, so 2 % is the tightest tolerance that states the same figure.
@@ -69,7 +69,7 @@ TEST_CASE("link: PCIe 5.0 x4 is about 32 GB/s both ways, about 25.6 at 80 % (DIG
     CHECK(near(pcie_link{5, 1}.both_directions().in(u::GBps), 8.0, 0.02));
     // And it is not the uncoded 32 GT/s x 4 / 8 = 16 exactly: the line code is applied.
     CHECK(x4.per_direction().in(u::GBps) < 16.0 * (1 - 0.01));
-    // The default efficiency is DIGEST D's 80 %.
+    // The default efficiency is guide §4's 80 %.
     CHECK(x4.efficiency == 0.8);
     CHECK(near(x4.achievable() / x4.per_direction(), 0.8, 1e-12));
 }
@@ -241,7 +241,7 @@ TEST_CASE("link: from a chip's host_link_spec") {
     CHECK_THROWS_WITH_AS((void)perfcast::link_of(c), doctest::Contains("gen = 0"), perfcast::error);
 }
 
-TEST_CASE("link: gathering small transfers saves (n - 1) per-transfer costs (DIGEST D)") {
+TEST_CASE("link: gathering small transfers saves (n - 1) per-transfer costs (guide §4)") {
     constexpr pcie_link l{5, 4};
     const auto g = perfcast::gather_transfers(l, 100, 1_KiB);
     // Same bytes either way, so the saving is exactly 99 fixed costs (1e-9: rounding of sums
@@ -261,7 +261,7 @@ TEST_CASE("link: gathering small transfers saves (n - 1) per-transfer costs (DIG
                          doctest::Contains("n = 0, expected at least 1"), perfcast::error);
 }
 
-TEST_CASE("link: fp32 -> fp16 halves the bytes and the data part of the time (DIGEST D)") {
+TEST_CASE("link: fp32 -> fp16 halves the bytes and the data part of the time (guide §4)") {
     constexpr pcie_link l{5, 4};
     const auto h = perfcast::halve_precision(l, 4_MiB);
     CHECK(h.bytes_after == 2_MiB);

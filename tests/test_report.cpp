@@ -92,7 +92,7 @@ TEST_CASE("report: msprof's own unit-test example") {
     CHECK_FALSE(recomputed_cube_utilization_pct(r, chips::ascend910b3));
 }
 
-TEST_CASE("report: utilization by the seed's formula (DIGEST B)") {
+TEST_CASE("report: utilization by the seed's formula (guide §2)") {
     // Three AI_CORE tasks on a 910B3 (20 cores, 1800 MHz): starts 0, 100, 200 us, 50 us each,
     // 1.8e6 cycles each. Seed span = last start - first start = 200 us; available cycles =
     // 200e-6 s x 20 x 1.8e9 = 7.2e6; utilization = 5.4e6 / 7.2e6 = 75 %. To the last end the
@@ -183,24 +183,24 @@ TEST_CASE("report: the host-bound signal counts gaps exactly") {
     CHECK(find(m, finding_kind::host_bound) == nullptr);
 }
 
-TEST_CASE("report: per-op findings (DIGEST E, G, H, L) with the seed's fixes") {
+TEST_CASE("report: per-op findings (guide §5, §7, §8, §12) with the seed's fixes") {
     // A 910B3: 20 cube, 40 vector cores, 32-byte alignment, HBM 1.6 TB/s (preset assumption).
     const std::string csv =
         "Name,Type,Accelerator Core,Start Time(us),Duration(us),Block Dim,Input Shapes,"
         "Input Data Types,Output Shapes,Output Data Types,aiv_mte2_ratio,aic_mac_ratio,"
         "aiv_scalar_ratio\n"
-        // DIGEST G: Equal on [1,4000] vs [400,1] int64, 230 us on vector cores.
+        // guide §7: Equal on [1,4000] vs [400,1] int64, 230 us on vector cores.
         "eq,Equal,AI_VECTOR_CORE,0,230,40,\"1,4000;400,1\",INT64;INT64,\"400,4000\",BOOL,"
         "0.3,0,0.9\n"
-        // DIGEST E: a memory-bound gather (mte2 0.85) that moves little in 1051 us (the seed's
+        // guide §5: a memory-bound gather (mte2 0.85) that moves little in 1051 us (the seed's
         // time): far below HBM.
         "g,GatherV2,AI_VECTOR_CORE,2000,1051,40,\"20000;20000\",INT32;INT32,\"20000\",INT32,"
         "0.85,0,0\n"
         // Exactly at the threshold: not flagged (the seed says > 0.8).
         "at,Add,AI_VECTOR_CORE,4000,10,40,\"1024;1024\",FLOAT;FLOAT,\"1024\",FLOAT,0.8,0,0\n"
-        // DIGEST H: TopK on the AI CPU.
+        // guide §8: TopK on the AI CPU.
         "topk,TopK,AI_CPU,5000,300,1,\"4000\",INT64,\"100;100\",INT64;INT32,N/A,N/A,N/A\n"
-        // DIGEST L: block dim 52 on 40 vector cores: 2 waves, 28 of 80 core-waves idle.
+        // guide §12: block dim 52 on 40 vector cores: 2 waves, 28 of 80 core-waves idle.
         "r,ReduceSum,AI_VECTOR_CORE,6000,20,52,\"4096,64\",FLOAT,\"4096\",FLOAT,0,0,0\n"
         // A cube op at mac 0.9 on 16 of 20 cores.
         "mm,MatMul,AI_CORE,7000,100,16,\"1024,1024;1024,1024\",FLOAT16;FLOAT16,\"1024,1024\","
@@ -211,7 +211,7 @@ TEST_CASE("report: per-op findings (DIGEST E, G, H, L) with the seed's fixes") {
     REQUIRE(int64 != nullptr);
     CHECK(int64->rows == 1);
     CHECK(int64->examples.front().name == "eq");
-    CHECK(int64->text().source == "DIGEST G, J");
+    CHECK(int64->text().source == "guide §7, §10");
 
     const finding* misaligned = find(r, finding_kind::misaligned_move);
     REQUIRE(misaligned != nullptr);
@@ -277,7 +277,7 @@ TEST_CASE("report: shape conflicts are reported and their bytes not used") {
     CHECK(std::abs(*r.top_ops.front().cube_utilization_pct - 99.294) <= 0.001);
 }
 
-TEST_CASE("report: compute-bound finding above 80 % (DIGEST B)") {
+TEST_CASE("report: compute-bound finding above 80 % (guide §2)") {
     // Two back-to-back AI_CORE tasks, 100 us apart, each 100 us at 90 % of the 910B3's cube:
     // cycles = 0.9 x 100e-6 x 20 x 1.8e9 = 3.24e6; seed span 100 us -> 2 x 3.24e6 / 3.6e6 = 180 %
     // (the seed's span leaves out the last task: documented), to-end span 200 us -> 90 %.

@@ -1,5 +1,5 @@
 // Serving under load: the simulator's rules on hand-made traces, its agreement with exact queueing
-// formulas, determinism, the seed's online observation (DIGEST F), the analytic approximation,
+// formulas, determinism, the seed's online observation (guide §6), the analytic approximation,
 // capacity and cards, the Chrome-trace timeline and the card-model adapter.
 //
 // Run lengths are chosen so that the whole file takes about a second in a Debug build; each
@@ -42,7 +42,7 @@ batch_distribution seed_hist() {
     return io::read_bs_histogram_file(PERFCAST_SOURCE_DIR "/tests/data/bs_hist_seed.csv");
 }
 
-// DIGEST F's split: 12 cube / 24 vector cores per stream, the A2 card's 24 / 48 (DIGEST L).
+// guide §6's split: 12 cube / 24 vector cores per stream, the A2 card's 24 / 48 (guide §12).
 constexpr core_sharing seed_sharing{core_count{12}, core_count{24}, core_count{24},
                                     core_count{48}, 1.0};
 
@@ -307,9 +307,9 @@ TEST_CASE("same seed, same result to the bit; other seeds agree within the noise
     CHECK(std::abs(s1.utilization - s2.utilization) <= 0.065);
 }
 
-// ---- DIGEST F under load ------------------------------------------------------------------
+// ---- guide §6 under load ------------------------------------------------------------------
 
-TEST_CASE("DIGEST F online: gear 16 vs 20, little change at low load, gear 20 better at peak") {
+TEST_CASE("guide §6 online: gear 16 vs 20, little change at low load, gear 20 better at peak") {
     // The seed's online observation: with max gear 20 instead of 16 (no split of bs 17..20)
     // "mean latency unchanged, mean NPU utilization -5 %, clearly less peak-hour latency
     // degradation". Service model of the seed's kind: t(b) = 4.83 + 0.218 b ms through its two

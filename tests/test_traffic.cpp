@@ -1,4 +1,4 @@
-// Memory traffic of short op sequences and what graph rewrites save (DIGEST I).
+// Memory traffic of short op sequences and what graph rewrites save (guide §9).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -14,7 +14,7 @@ using perfcast::tensor_op;
 
 namespace {
 
-// DIGEST I, "Tile then Concat swapped": three [1, 32] sources ("1x32x3") are each tiled to
+// guide §9, "Tile then Concat swapped": three [1, 32] sources ("1x32x3") are each tiled to
 // [128, 32] and concatenated to [128, 96]; swapped, they are concatenated to [1, 96] ("1x96")
 // and that is tiled once. The source gives no dtype; fp32 (the fractions are unit-free).
 constexpr tensor a{"a", {1, 32}};
@@ -37,7 +37,7 @@ constexpr op_sequence concat_then_tile{
     tensor_op{"Tile", {abc}, {out}},
 };
 
-// DIGEST I, "BMM + Tile": keys [8, 300, 32] tiled over a batch of 128 before a BMM that would
+// guide §9, "BMM + Tile": keys [8, 300, 32] tiled over a batch of 128 before a BMM that would
 // broadcast them by itself. Query and score shapes are ours (one query row per head).
 constexpr tensor q{"q", {128, 8, 1, 32}};
 constexpr tensor k{"k", {8, 300, 32}};
@@ -57,7 +57,7 @@ bool near(double actual, double expected, double rel) {
 
 }  // namespace
 
-// Element counts of the DIGEST's terms.
+// Element counts of the guide's terms.
 static_assert(tensor{"x", {1, 32, 3}}.elements() == 96);
 static_assert(tensor{"x", {128, 32, 3}}.elements() == 12288);
 static_assert(tensor{"x", {128, 96}}.elements() == 12288);
@@ -65,7 +65,7 @@ static_assert(k_t.elements() == 128 * 8 * 300 * 32);
 static_assert(k_t.bytes() == 39'321'600_B);
 static_assert(k_t.bytes() == 37.5_MiB);
 
-TEST_CASE("traffic: Tile then Concat swapped, reads -98.5 % and writes -50 % (DIGEST I)") {
+TEST_CASE("traffic: Tile then Concat swapped, reads -98.5 % and writes -50 % (guide §9)") {
     const auto before = perfcast::traffic(tile_then_concat);
     const auto after = perfcast::traffic(concat_then_tile);
     // Element counts x 4 B; exact in doubles.
@@ -77,10 +77,10 @@ TEST_CASE("traffic: Tile then Concat swapped, reads -98.5 % and writes -50 % (DI
     const auto d = perfcast::compare(tile_then_concat, concat_then_tile);
     // Reads: 1 - (96 + 96) / (96 + 12288) = 0.984496... (1e-12: the same division).
     CHECK(near(d.read_change(), -(1 - 192.0 / 12384.0), 1e-12));
-    // The DIGEST's "-98.5 %" is that number rounded twice (98.4496 -> 98.45 -> 98.5): it is
+    // The guide's "-98.5 %" is that number rounded twice (98.4496 -> 98.45 -> 98.5): it is
     // 0.0504 points away, so 0.06 points is the tolerance that admits the published figure.
     CHECK(std::abs(d.read_change() * 100 - (-98.5)) <= 0.06);
-    // Writes: (96 + 12288) / (12288 + 12288) = 0.50390625 -> -49.6 %; the DIGEST's "-50 %" is
+    // Writes: (96 + 12288) / (12288 + 12288) = 0.50390625 -> -49.6 %; the guide's "-50 %" is
     // 0.39 points away: within 0.5 points.
     CHECK(d.written_change() == 12384.0 / 24576.0 - 1);
     CHECK(std::abs(d.written_change() * 100 - (-50.0)) <= 0.5);
@@ -111,7 +111,7 @@ TEST_CASE("traffic: per op and per tensor") {
 
 TEST_CASE("traffic: removing the Tile before a broadcasting BMM removes a 37.5 MiB write") {
     const auto before = perfcast::traffic(bmm_with_tile);
-    // 128 x 8 x 300 x 32 x 4 B = 39,321,600 B = 37.5 MiB exactly (the DIGEST's "37.5 MB" is
+    // 128 x 8 x 300 x 32 x 4 B = 39,321,600 B = 37.5 MiB exactly (the guide's "37.5 MB" is
     // MiB: 39.3 decimal MB).
     CHECK(before.per_op[0].written == 39'321'600_B);
     CHECK(before.per_op[0].written == 37.5_MiB);

@@ -94,7 +94,7 @@ TEST_CASE("units: bandwidth and transfers") {
 }
 
 TEST_CASE("units: the seed's utilization formula at run time") {
-    // DIGEST B: sum(aic_total_cycles) / (span x cores x clock): 78.9 % on 20 cores at 1650 MHz.
+    // guide §2: sum(aic_total_cycles) / (span x cores x clock): 78.9 % on 20 cores at 1650 MHz.
     const cycle_count available = available_cycles(1650_MHz, core_count{20}, 1000_us);
     CHECK(available.in(units::cycle) == doctest::Approx(33'000'000.0));
     const double seed = 100.0 * (26037000_cycles / available);

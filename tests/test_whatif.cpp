@@ -71,7 +71,7 @@ TEST_CASE("sweep: every configuration, ranked by QPS then latency, equal to eval
         CHECK(c.latency == full.avg_latency);
         CHECK(c.qps == full.qps);
         CHECK(c.throughput == full.throughput);
-        CHECK(c.qps == 1000.0 / c.latency.in(units::ms) * c.streams);  // DIGEST A, exactly
+        CHECK(c.qps == 1000.0 / c.latency.in(units::ms) * c.streams);  // guide §1, exactly
         CHECK(c.throughput == c.qps * static_cast<double>(c.batch));
     }
 }

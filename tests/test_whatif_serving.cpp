@@ -400,8 +400,8 @@ TEST_CASE("perfcast whatif --svg in serving mode: TP99 against QPS per configura
     std::remove(path.c_str());
 }
 
-TEST_CASE("DIGEST F in the built-in scenario: max gear 20 beats 16 on TP99 at high QPS") {
-    // The seed (DIGEST F): with max gear 20 instead of 16 (bs 17..20 no longer split), mean
+TEST_CASE("guide §6 in the built-in scenario: max gear 20 beats 16 on TP99 at high QPS") {
+    // The seed (guide §6): with max gear 20 instead of 16 (bs 17..20 no longer split), mean
     // latency unchanged, utilization lower, "clearly reduced peak-hour latency degradation".
     // Here: the built-in CTR scenario's card-model service times, 3 streams of 12/24 cores on
     // the 24/48 card, the seed-shaped histogram, window 0, the same arrivals for both gears.

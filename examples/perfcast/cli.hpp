@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <perfcast/error.hpp>
+#include <perfcast/version.hpp>
 
 namespace perfcast::cli {
 
@@ -188,7 +189,8 @@ struct command {
         out += c.summary;
         out += '\n';
     }
-    out += "\nRun 'perfcast <command> --help' for a command's options.\n";
+    out += "\nRun 'perfcast <command> --help' for a command's options, 'perfcast --version' for the\n"
+           "version.\n";
     return out;
 }
 
@@ -203,6 +205,10 @@ struct command {
     const std::string_view name = args.front();
     if (name == "--help" || name == "-h" || name == "help") {
         out << program_usage(commands);
+        return exit_ok;
+    }
+    if (name == "--version") {
+        out << "perfcast " << perfcast::version << '\n';
         return exit_ok;
     }
     for (const command& c : commands) {

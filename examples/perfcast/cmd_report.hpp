@@ -3,7 +3,7 @@
 //                   [--format table|csv|json]
 //
 // Reads an msprof op_summary / torch_npu kernel_details CSV (or the minimal format of
-// docs/profiles.md) and reports utilization (DIGEST B formula), time by op type, the top ops with
+// docs/profiles.md) and reports utilization (guide §2 formula), time by op type, the top ops with
 // their cube utilization recomputed for the chip, pipe bounds, the host-bound signal and the
 // findings with the seed's fixes. The chip is a preset (--chip) or the user's own CANN
 // platform_config file (--chip-ini); with both, the preset fills what the ini lacks.
@@ -66,7 +66,7 @@ inline void write_table(std::ostream& out, const profile::profile_report& r, con
         << c.vector.cores << " vector cores, " << format_fixed(c.cube.clock.in(units::MHz), 0)
         << " MHz, HBM " << format_fixed(c.memory.hbm_bandwidth.in(units::GBps), 1) << " GB/s)\n\n";
 
-    out << "Utilization = sum(cycles) / (span x cores x clock) (DIGEST B). Seed span: last start "
+    out << "Utilization = sum(cycles) / (span x cores x clock) (guide §2). Seed span: last start "
            "- first start;\nto-end span: first start to last end.\n";
     io::text_table u({"engine", "tasks", "task us", "cycles", "cores", "MHz", "seed span us",
                       "util %", "to-end span us", "util to end %"});
@@ -107,7 +107,7 @@ inline void write_table(std::ostream& out, const profile::profile_report& r, con
     o.write(out);
 
     const auto& h = r.host;
-    out << "\nHost-bound signal (DIGEST C): " << h.timed_tasks << " timed tasks, window "
+    out << "\nHost-bound signal (guide §3): " << h.timed_tasks << " timed tasks, window "
         << format_fixed(h.window.in(units::us), 3) << " us, busy "
         << format_fixed(h.busy.in(units::us), 3) << " us, idle "
         << format_fixed(h.idle.in(units::us), 3) << " us (" << opt_fixed(pct(h.idle_share), 2)
@@ -150,7 +150,7 @@ inline void write_csv(std::ostream& out, const profile::profile_report& r) {
         num("utilization", e.label, "cores", static_cast<double>(e.cores), "");
         num("utilization", e.label, "clock", e.clock.in(units::MHz), "MHz");
         num("utilization", e.label, "seed_span", e.seed_span.in(units::us), "us",
-            "last start - first start (DIGEST B)");
+            "last start - first start (guide §2)");
         num("utilization", e.label, "seed_utilization", pct(e.seed_utilization), "%");
         num("utilization", e.label, "full_span", e.full_span.in(units::us), "us",
             "first start .. last end");

@@ -8,6 +8,7 @@
 //   perfcast validate   score the model against measured rows
 //   perfcast report     utilization, bounds and findings of a profile
 //   perfcast --help     this list; `perfcast <command> --help` for a command's options
+//   perfcast --version  the version (include/perfcast/version.hpp)
 //
 // Exit status: 0 success, 1 the command failed (message on stderr), 2 wrong command line (usage on
 // stderr).

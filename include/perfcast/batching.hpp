@@ -4,7 +4,7 @@
 // or a list such as 1, 2, 4, 8, 16); a batch is padded up to the next gear (the padding is
 // wasted work). A request larger than the largest gear is split into ceil(bs / max) chunks as
 // equal as possible (20 with max 16 -> 10 + 10), which run in parallel on free streams
-// (DIGEST F: bs 20 with max 16 -> two bs-10 runs, 7.01 ms on 24/48 cores instead of one run of
+// (guide §6: bs 20 with max 16 -> two bs-10 runs, 7.01 ms on 24/48 cores instead of one run of
 // 9.19 ms on 12/24).
 //
 // Service times come through one small interface, `ServiceTime`: any callable
@@ -51,7 +51,7 @@ namespace literals {
 }  // namespace literals
 
 /// Largest batch size perfcast accepts anywhere (a sanity bound against typos such as a
-/// timestamp in the bs column; the seed's largest batch is 512, DIGEST M).
+/// timestamp in the bs column; the seed's largest batch is 512, guide §13).
 inline constexpr int max_batch_size = 1 << 20;
 
 // ---- gears --------------------------------------------------------------------------------
@@ -64,7 +64,7 @@ public:
 
     constexpr gear_set() noexcept = default;
 
-    /// Every batch size from 1 to `max` is a gear (DIGEST F: "every bs from 1 to max is a gear").
+    /// Every batch size from 1 to `max` is a gear (guide §6: "every bs from 1 to max is a gear").
     [[nodiscard]] static constexpr gear_set every(int max) {
         PERFCAST_EXPECTS(max >= 1 && max <= max_batch_size, "gear_set::every", "max",
                          static_cast<double>(max), "a largest gear in 1..1048576");
@@ -209,7 +209,7 @@ concept ServiceTime = std::invocable<const F&, int, int> &&
                                    duration>;
 
 /// Contention between batches running at once when the streams' core splits oversubscribe the
-/// card (DIGEST F: 3 streams of 12/24 cores on a 24/48 card; DIGEST K: "without a core split,
+/// card (guide §6: 3 streams of 12/24 cores on a 24/48 card; guide §11: "without a core split,
 /// compute queues"). Demand = n x stream cores / card cores for the engine that is the more
 /// oversubscribed; the slow-down factor is 1 + sharing x (demand - 1) when demand > 1, else 1.
 /// `sharing` = 1: the cores are fully time-shared (n batches on half as many cores as they ask
@@ -250,7 +250,7 @@ struct latency_point {
 /// extended linearly beyond the first two and the last two (one point: the same latency at
 /// every batch size), times the contention factor. Below the first point the line is not
 /// allowed under first.latency x b / first.batch (a constant cost per sample, the least a
-/// batch can cost). DIGEST F's two measurements give t(b) = 4.83 ms + 0.218 ms x b.
+/// batch can cost). Guide §6's two measurements give t(b) = 4.83 ms + 0.218 ms x b.
 class measured_service {
 public:
     static constexpr std::size_t max_points = 32;
@@ -480,7 +480,7 @@ struct request_cost {
     duration window_wait{};  // the batching window it waits out (0 when it fills a gear)
     duration service{};      // first chunk start to last chunk end
     duration latency{};      // window_wait + service
-    duration core_time{};    // sum over chunks of cube cores x chunk time (DIGEST L)
+    duration core_time{};    // sum over chunks of cube cores x chunk time (guide §12)
     duration stream_time{};  // sum over chunks of chunk time: streams held x time
     int cores_held = 0;      // most cube cores held at once
     int waves = 0;           // rounds of chunks when chunks > streams

@@ -3,13 +3,13 @@
 // Every instance runs the serial timeline of graph.hpp; what they share makes each one slower:
 //
 // Cores. Instance i may use c_i cube and v_i vector cores. When sum c_i <= cube cores (and
-//   sum v_i <= vector cores) the splits are disjoint and nobody waits (DIGEST L). Otherwise the
+//   sum v_i <= vector cores) the splits are disjoint and nobody waits (guide §12). Otherwise the
 //   engine is time-shared: an op holding b cores of engine E, while the other instances hold U
 //   cores of E on average, runs max(1, (b + U) / N_E) times slower (processor sharing; an
 //   instance's average holding is sum(cores x op latency) / its latency). With every instance
 //   always on E this is the fair share N_E / sum of demands; when the others are on E only part
 //   of the time it costs less. Two 24-core instances of an op that takes 100 us alone each take
-//   200 us: no gain over one (DIGEST K: "without a core split, compute queues"), while two
+//   200 us: no gain over one (guide §11: "without a core split, compute queues"), while two
 //   12-core instances run side by side. AI CPU cores are never split; they are always shared.
 //
 // HBM bandwidth. The same rule, with bandwidth for cores: an op demands x = its HBM bytes / its
@@ -23,7 +23,7 @@
 // L2. An instance's working set W is the sum of its nodes' footprints (bytes written, shared
 //   matmul operands, inputs copied in; graph.hpp). While the instances' W together fit in L2,
 //   warm traffic (everything but a gather's cold embedding rows) is served by L2: the regime of
-//   cost.hpp, so one instance alone is exactly its serial latency. Past L2 (DIGEST K: "past a
+//   cost.hpp, so one instance alone is exactly its serial latency. Past L2 (guide §11: "past a
 //   stream count, streams evict each other's cache") a share m of the warm traffic misses:
 //   m = 1 - min(1, L2 / sum(W)) / min(1, L2 / W), the hit share of all instances together
 //   relative to that of one instance alone (whose own misses cost.hpp, or a measured anchor,
@@ -49,7 +49,7 @@
 // latency. Known limit (docs/model.md, "Limitations"): a slower host can, for rare models, predict a
 // lower card latency.
 //
-// Card figures (DIGEST A): avg_latency is the mean latency over the requests served at saturation,
+// Card figures (guide §1): avg_latency is the mean latency over the requests served at saturation,
 // where instance i serves 1 / latency_i requests per unit time: avg = S / sum(1 / latency_i) (the
 // plain latency when all instances are alike). Then, exactly as computed and reported:
 //   qps = 1000 / avg_latency.in(ms) x S        throughput = qps x batch  (samples / s)
@@ -167,7 +167,7 @@ struct card_result {
     bool runtime_path = false;  // the runtime path was modeled (card_params::runtime)
     step_set window{step_set::task()};  // what avg_window covers
 
-    double cube_utilization = 0;    // busy cube core cycles / available (DIGEST B's ratio)
+    double cube_utilization = 0;    // busy cube core cycles / available (guide §2's ratio)
     double vector_utilization = 0;  // the same for the vector cores
     double aicpu_utilization = 0;
     double hbm_utilization = 0;     // HBM bytes per second / (bandwidth x hbm_efficiency)

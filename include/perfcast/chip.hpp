@@ -93,8 +93,8 @@ struct host_link_spec {
 /// Fixed costs. All are assumptions to calibrate against a profile (see docs/model.md).
 struct overhead_spec {
     duration launch{};         // t0: per-op head cost independent of core count
-    duration per_core{};       // t1: added head cost per core used (DIGEST L)
-    duration host_dispatch{};  // host time to launch one op when the graph is not sunk (DIGEST C)
+    duration per_core{};       // t1: added head cost per core used (guide §12)
+    duration host_dispatch{};  // host time to launch one op when the graph is not sunk (guide §3)
     duration aicpu_launch{};   // fixed cost of an AI CPU op
 
     [[nodiscard]] friend constexpr bool operator==(const overhead_spec&, const overhead_spec&) = default;

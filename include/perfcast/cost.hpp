@@ -34,7 +34,7 @@ struct model_params {
     double cube_efficiency = 0.9;
     /// Vector pipeline efficiency. Assumption.
     double vector_efficiency = 0.8;
-    /// Share of the chip's HBM bandwidth that streaming reaches. Assumption 0.8 (DIGEST D gives
+    /// Share of the chip's HBM bandwidth that streaming reaches. Assumption 0.8 (guide §4 gives
     /// "about 80 % of theory" for PCIe; taken as the same order for HBM until calibrated).
     /// Calibration may return a value above 1: the preset's HBM figure (itself an assumption for
     /// every Ascend chip) is then lower than what the measured ops moved. Allowed up to 2.
@@ -44,9 +44,9 @@ struct model_params {
     /// least half, and typically most, of the shorter pipe hides under the longer.
     double overlap = 0.9;
     /// Rate factor of a move whose contiguous run is not a multiple of the alignment unit
-    /// (DIGEST E: "moves that are not 32-byte aligned get low bandwidth"). Assumption 0.5.
+    /// (guide §5: "moves that are not 32-byte aligned get low bandwidth"). Assumption 0.5.
     double misaligned_efficiency = 0.5;
-    /// Extra memory time per additional core when all accesses hit hot rows (DIGEST L:
+    /// Extra memory time per additional core when all accesses hit hot rows (guide §12:
     /// "more cores, more conflicts"). Assumption 0.1 per core.
     double contention_per_core = 0.1;
     /// Share of L2 an op's inputs may fill and still be found there (the rest of L2 holds other
@@ -130,7 +130,7 @@ enum class bound_kind : unsigned char { compute, memory, overhead };
 struct op_cost {
     duration latency{};
     int cores = 0;          // cores held (b)
-    duration core_time{};   // cores x latency: the resource a core split saves (DIGEST L)
+    duration core_time{};   // cores x latency: the resource a core split saves (guide §12)
     duration head{};        // launch + per-core overhead
     duration compute{};
     duration memory{};
@@ -313,7 +313,7 @@ namespace detail {
     return cost(c, o, core_count{c.engine_of(o.eng).cores}, p);
 }
 
-/// Achieved bandwidth of a move: bytes / time (DIGEST E's check).
+/// Achieved bandwidth of a move: bytes / time (guide §5's check).
 [[nodiscard]] constexpr bandwidth achieved_bandwidth(data_size bytes, duration t) {
     PERFCAST_EXPECTS(t.in(units::s) > 0 && is_finite(t), "achieved_bandwidth", "time",
                      t.in(units::us), "a finite time > 0 us");
@@ -322,7 +322,7 @@ namespace detail {
     return bytes / t;
 }
 
-/// Judgement of a measured move against what one core can move (DIGEST E).
+/// Judgement of a measured move against what one core can move (guide §5).
 struct bandwidth_check {
     bandwidth achieved{};
     bandwidth per_core_peak{};  // core_read_rate x clock
@@ -331,7 +331,7 @@ struct bandwidth_check {
 };
 
 /// `bytes` moved by one core in `t` on chip `c`: far below the per-core rate means something
-/// is wrong (DIGEST E: 6.5 KB per core in 1051 us, about 0.006 GB/s).
+/// is wrong (guide §5: 6.5 KB per core in 1051 us, about 0.006 GB/s).
 [[nodiscard]] constexpr bandwidth_check check_bandwidth(const chip& c, data_size bytes,
                                                         duration t) {
     bandwidth_check r;

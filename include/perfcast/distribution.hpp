@@ -2,13 +2,13 @@
 //
 // A `batch_distribution` is a histogram of request batch sizes: {bs, count} pairs given inline or
 // read from a `bs,count` CSV (io/histogram.hpp). It answers shares and percentiles
-// (DIGEST F: "90 % of requests bs <= 20, 86 % bs <= 16") and draws batch sizes for the
+// (guide §6: "90 % of requests bs <= 20, 86 % bs <= 16") and draws batch sizes for the
 // simulation from a uniform number, so that the draws are the same on every compiler.
 //
 // `low_load` gives the per-request latency distribution when every request finds the card idle
 // (no queueing): mean, P50, P90, P99, the core-time a request costs, and the card capacity that
 // core-time implies. It is the limit of the simulation as QPS -> 0, and the seed's "low-load"
-// latency target (DIGEST A).
+// latency target (guide §1).
 #pragma once
 
 #include <algorithm>
@@ -172,7 +172,7 @@ struct low_load_result {
     duration p90{};
     duration p99{};
     duration max{};
-    /// Mean cube core-time per request: sum over its chunks of cube cores x time (DIGEST L).
+    /// Mean cube core-time per request: sum over its chunks of cube cores x time (guide §12).
     duration core_time{};
     /// Mean stream-time per request: sum over its chunks of the time they hold a stream.
     duration stream_time{};
@@ -181,7 +181,7 @@ struct low_load_result {
     /// Share of requests split into more than one chunk.
     double split_share = 0;
     /// Capacity implied by the stream-time: streams / stream_time (the seed's
-    /// QPS = 1000 / avg_latency_ms x S when nothing is split, DIGEST A).
+    /// QPS = 1000 / avg_latency_ms x S when nothing is split, guide §1).
     request_rate stream_bound{};
     /// Capacity implied by the core-time: card cube cores / core_time.
     request_rate core_bound{};

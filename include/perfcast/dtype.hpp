@@ -14,7 +14,7 @@ namespace perfcast {
 
 enum class dtype : unsigned char {
     fp32,
-    hf32,  // fp32 storage, reduced-precision cube path (DIGEST B: "fp32 -> HF32 for MatMul")
+    hf32,  // fp32 storage, reduced-precision cube path (guide §2: "fp32 -> HF32 for MatMul")
     fp16,
     bf16,
     fp64,
@@ -93,7 +93,7 @@ struct fractal_shape {
 
 /// Whether the vector unit has native instructions for the dtype. int64 and uint64 appear in the
 /// 910B ini's [AICoreintrinsicDtypeMap] only for scalar intrinsics (sqrt, abs, max, min), so
-/// vector work on them takes a scalar slow path (DIGEST G: Equal int64 230 us vs int32 < 30 us).
+/// vector work on them takes a scalar slow path (guide §7: Equal int64 230 us vs int32 < 30 us).
 [[nodiscard]] constexpr bool vector_native(dtype t) noexcept {
     return t != dtype::int64 && t != dtype::uint64 && t != dtype::fp64;
 }

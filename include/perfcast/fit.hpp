@@ -1,7 +1,7 @@
 // perfcast/fit.hpp: how one op's latency scales with the cores it is given, fitted from
 // measurements.
 //
-// Model (DIGEST L, DESIGN "cost"): t(k) = a + c*k + W/k on k cores.
+// Model (guide §12, DESIGN "cost"): t(k) = a + c*k + W/k on k cores.
 //   a  fixed time that does not shrink with cores (launch, serial part);
 //   c  head cost per core held ("per-core launch overhead grows with cores");
 //   W  core-time of the perfectly parallel part (work / k).
@@ -10,7 +10,7 @@
 //   2 distinct k  -> t = a + W/k        (Amdahl form; see below for why not c*k + W/k or a + c*k)
 //   3+ distinct k -> t = a + c*k + W/k  (all three terms)
 // With two core counts any two-term model interpolates the points exactly, so the data cannot
-// choose; a + W/k is the one that matches the seed's reading of its own example (DIGEST L:
+// choose; a + W/k is the one that matches the seed's reading of its own example (guide §12:
 // 100 us on 24 cores, 150 us on 12 -> W/12 - W/24 = 50 us, W = 1200 core-us, a = 50 us) and is
 // monotone in k, the safer shape to extrapolate from two points. c*k needs a third core count to
 // be told apart from a (on two points c*k and a trade off freely against W).
@@ -187,7 +187,7 @@ enum class scaling_form : unsigned char {
 }
 
 /// Number of instances of k cores each that fit side by side on an engine of `engine_cores`:
-/// floor(N / k). DIGEST L: two 12-core instances on the A2's 24 cube cores.
+/// floor(N / k). Guide §12: two 12-core instances on the A2's 24 cube cores.
 [[nodiscard]] constexpr int instances_side_by_side(core_count k, core_count engine_cores) {
     PERFCAST_EXPECTS(k.value >= 1, "instances_side_by_side", "k", static_cast<double>(k.value),
                      "at least 1 core");
@@ -226,13 +226,13 @@ struct core_scaling {
         return t;
     }
 
-    /// Cores x latency: the resource the op holds (DIGEST L: 100 us x 24 = 2400 core-us).
+    /// Cores x latency: the resource the op holds (guide §12: 100 us x 24 = 2400 core-us).
     [[nodiscard]] constexpr duration core_time(core_count k) const {
         return latency(k) * static_cast<double>(k.value);
     }
 
     /// Mean time per op when floor(N / k) instances of k cores each run side by side on an
-    /// engine of N cores: latency(k) / floor(N / k). DIGEST L: 150 us on 12 of 24 cores -> two
+    /// engine of N cores: latency(k) / floor(N / k). Guide §12: 150 us on 12 of 24 cores -> two
     /// at once -> 75 us per op. This is a throughput figure; each op still takes latency(k).
     [[nodiscard]] constexpr duration amortized_latency(core_count k,
                                                        core_count engine_cores) const {

@@ -4,10 +4,10 @@
 // stores its shapes symbolically and `instantiate(node, batch)` builds the op.hpp op for one batch.
 // Nodes also say how they reach the device:
 //   dispatch::graph      part of a sunk (static, compiled) graph: no per-op host work;
-//   dispatch::host       launched by the host one op at a time (single-op mode, DIGEST C);
+//   dispatch::host       launched by the host one op at a time (single-op mode, guide §3);
 //   dispatch::host_sync  as host, and the host must read this op's output shape before it can
-//                        prepare the next op (dynamic shape, DIGEST G: Where -> task_wait).
-// and transfers over the host link (model inputs and outputs, DIGEST D) are nodes too.
+//                        prepare the next op (dynamic shape, guide §7: Where -> task_wait).
+// and transfers over the host link (model inputs and outputs, guide §4) are nodes too.
 //
 // Serial latency of one inference at batch b under a core split (c cube, v vector cores):
 //   latency = device + bubbles + aicpu + transfer                      (exactly, by definition)
@@ -16,7 +16,7 @@
 // The host runs ahead of the device: it prepares host-dispatched ops back to back, each taking
 // host_time (default chip.overhead.host_dispatch); an op starts when the device is free and, if
 // host-dispatched, when the host has launched it. So the device idles whenever the host needs
-// longer for an op than the device needed for the previous one (DIGEST C). A host_sync op stops
+// longer for an op than the device needed for the previous one (guide §3). A host_sync op stops
 // the host until it has finished on the device. A sunk graph is launched once, asynchronously,
 // while the inputs are copied: that launch is not on the critical path and not counted.
 #pragma once
@@ -204,7 +204,7 @@ struct node {
     std::size_t shape_count = 0;
 
     // Kind parameters.
-    bool broadcast_b = false;           // matmul: B shared by every batch (DIGEST I)
+    bool broadcast_b = false;           // matmul: B shared by every batch (guide §9)
     bool out_same_as_in = true;         // elementwise
     int inputs = 0;                     // elementwise: input tensors (0: 2, or 1 for cast)
     int outputs = 1;                    // elementwise
@@ -279,7 +279,7 @@ struct node {
         n.mode = dispatch::graph;
         return n;
     }
-    /// A copy placed on the AI CPU (DIGEST H: ops without a vector implementation).
+    /// A copy placed on the AI CPU (guide §8: ops without a vector implementation).
     [[nodiscard]] constexpr node on_aicpu() const {
         PERFCAST_EXPECTS(kind != node_kind::matmul && kind != node_kind::transfer, "node::on_aicpu",
                          "kind", name_of(kind), "a vector op (not a matmul or a transfer)");
@@ -460,7 +460,7 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
     node r = detail::make(node_kind::topk, t, {batched_shape{rows, length}}, where);
     r.k = k;
     r.valid = valid;
-    r.eng = is_integer(t) ? engine::aicpu : engine::vector;  // DIGEST H
+    r.eng = is_integer(t) ? engine::aicpu : engine::vector;  // guide §8
     return r;
 }
 
@@ -667,7 +667,7 @@ constexpr void expect_batch(std::int64_t batch, std::string_view where) {
 // ---------------------------------------------------------------------------------------------
 // Evaluation of one node under a core split.
 
-/// Cores one instance may use: `cube` AI cube cores and `vector` AI vector cores (DIGEST L).
+/// Cores one instance may use: `cube` AI cube cores and `vector` AI vector cores (guide §12).
 struct core_split {
     core_count cube{};
     core_count vector{};
@@ -815,7 +815,7 @@ namespace detail {
     if (n.is_transfer()) return engine::vector;
     if (n.eng == engine::aicpu) return engine::aicpu;
     if (n.kind == node_kind::matmul) return engine::cube;
-    if (n.kind == node_kind::topk && is_integer(n.type)) return engine::aicpu;  // DIGEST H
+    if (n.kind == node_kind::topk && is_integer(n.type)) return engine::aicpu;  // guide §8
     if (n.kind == node_kind::generic) return n.eng;
     return engine::vector;
 }
@@ -834,9 +834,9 @@ namespace detail {
 struct serial_result {
     duration latency{};
     duration device{};    // AI Core (cube + vector) op latencies
-    duration bubbles{};   // device idle, waiting for the host (DIGEST C)
-    duration aicpu{};     // AI CPU op latencies (DIGEST H)
-    duration transfer{};  // host link copies (DIGEST D)
+    duration bubbles{};   // device idle, waiting for the host (guide §3)
+    duration aicpu{};     // AI CPU op latencies (guide §8)
+    duration transfer{};  // host link copies (guide §4)
     duration host{};      // host time spent dispatching (runs alongside the device)
     duration cube{};      // latency of the cube ops
     duration vector{};    // latency of the vector ops
@@ -942,7 +942,7 @@ struct model {
     operator std::span<const node>() const noexcept { return nodes; }  // NOLINT: a view
 };
 
-/// The same nodes with every host-dispatched node sunk with the graph (DIGEST C: "sink the
+/// The same nodes with every host-dispatched node sunk with the graph (guide §3: "sink the
 /// whole graph, dynamic -> static").
 template <std::size_t N>
 [[nodiscard]] constexpr std::array<node, N> sink(std::array<node, N> nodes) {

@@ -10,11 +10,11 @@
 //                    PCI Express Base Specification 6.0 (2022); we count TLP + DLP, 242/256
 // (one transfer = one bit per lane for NRZ; PAM4 moves two bits per symbol, so 64 GT/s is still
 // 64 Gbit/s per lane). Packet headers, flow control and the host's DMA set-up are not in these
-// figures: they are what `efficiency` (default 0.8, DIGEST D: "at best about 80 % of theory")
+// figures: they are what `efficiency` (default 0.8, guide §4: "at best about 80 % of theory")
 // and `per_transfer` stand for.
 //
 // A transfer of S bytes one way takes  per_transfer + S / (per_direction x efficiency),  so the
-// effective rate S / time falls for small transfers (DIGEST D: "real rate depends strongly on
+// effective rate S / time falls for small transfers (guide §4: "real rate depends strongly on
 // transfer size"; the pinned Gen3 table in tests/test_link.cpp shows it).
 #pragma once
 
@@ -63,7 +63,7 @@ inline constexpr std::array<pcie_generation, 6> pcie_generations{{
     return pcie_generations[static_cast<std::size_t>(gen - 1)];
 }
 
-/// Share of the per-direction line rate that bulk transfers reach. DIGEST D: "at best about
+/// Share of the per-direction line rate that bulk transfers reach. Guide §4: "at best about
 /// 80 % of theory"; NVIDIA/nvbandwidth issue 42 measures 25.13 GB/s pinned host-to-device on an
 /// A100 (PCIe 4.0 x16, 31.5 GB/s per direction): 79.8 %.
 inline constexpr double default_link_efficiency = 0.8;
@@ -89,7 +89,7 @@ struct pcie_link {
     [[nodiscard]] constexpr bandwidth both_directions() const { return per_direction() * 2.0; }
     /// What a large one-way transfer reaches: per_direction x efficiency.
     [[nodiscard]] constexpr bandwidth achievable() const { return per_direction() * efficiency; }
-    /// Both directions at once, each at the efficiency (DIGEST D: x4 Gen5 "about 25.6").
+    /// Both directions at once, each at the efficiency (guide §4: x4 Gen5 "about 25.6").
     [[nodiscard]] constexpr bandwidth achievable_both_directions() const {
         return both_directions() * efficiency;
     }
@@ -234,7 +234,7 @@ struct link_scan {
 }
 
 // ---------------------------------------------------------------------------------------------
-// What-ifs (DIGEST D fixes).
+// What-ifs (guide §4 fixes).
 
 /// n separate transfers of `size_each` versus one gathered transfer of n x size_each.
 struct gather_result {
@@ -246,7 +246,7 @@ struct gather_result {
                                                    const gather_result&) = default;
 };
 
-/// DIGEST D: "gather many small host transfers into one large transfer". The copy into one host
+/// guide §4: "gather many small host transfers into one large transfer". The copy into one host
 /// buffer is not counted (host memcpy runs far above PCIe rates; cost it separately if needed).
 [[nodiscard]] constexpr gather_result gather_transfers(const pcie_link& link, int n,
                                                        data_size size_each) {
@@ -273,7 +273,7 @@ struct conversion_result {
 
 /// Transfer time of inputs of `size` bytes in dtype `from` versus the same elements in `to`.
 /// The host-side conversion and any device-side cast back are not counted (cost the cast as an
-/// op). DIGEST D: "fp32 -> fp16 (half the bytes)".
+/// op). Guide §4: "fp32 -> fp16 (half the bytes)".
 [[nodiscard]] constexpr conversion_result convert_inputs(const pcie_link& link, data_size size,
                                                          dtype from, dtype to) {
     PERFCAST_EXPECTS(size.in(units::B) >= 0 && is_finite(size), "convert_inputs", "size",
@@ -287,7 +287,7 @@ struct conversion_result {
     return r;
 }
 
-/// fp32 inputs sent as fp16: half the bytes (DIGEST D).
+/// fp32 inputs sent as fp16: half the bytes (guide §4).
 [[nodiscard]] constexpr conversion_result halve_precision(const pcie_link& link, data_size size) {
     return convert_inputs(link, size, dtype::fp32, dtype::fp16);
 }

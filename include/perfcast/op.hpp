@@ -113,7 +113,7 @@ constexpr std::int64_t blocks_of(std::int64_t elements, dtype t) noexcept {
 
 /// Options of a matrix multiply.
 struct matmul_options {
-    bool broadcast_b = false;  // B is shared by every batch (a broadcast BMM, DIGEST I)
+    bool broadcast_b = false;  // B is shared by every batch (a broadcast BMM, guide §9)
     dtype out_type = dtype::fp16;
 };
 
@@ -212,7 +212,7 @@ struct elementwise_options {
 }
 
 /// An elementwise binary op between two broadcast-compatible shapes (numpy rules), e.g.
-/// Equal on [1, 4000] and [400, 1] (DIGEST G) produces [400, 4000].
+/// Equal on [1, 4000] and [400, 1] (guide §7) produces [400, 4000].
 [[nodiscard]] constexpr op elementwise_broadcast(const shape& a, const shape& b, dtype t,
                                                  elementwise_options o = {}) {
     constexpr std::string_view where = "elementwise_broadcast";
@@ -263,7 +263,7 @@ struct elementwise_options {
 
 /// Gather `indices` rows of `row_bytes` each from a table of `table_rows` rows. `hot_fraction`
 /// (0..1) is the share of indices that hit a few hot rows: cores then conflict on the same
-/// addresses (DIGEST G, L).
+/// addresses (guide §7, §12).
 struct gather_options {
     double hot_fraction = 0;
     dtype index_type = dtype::int32;
@@ -295,8 +295,8 @@ struct gather_options {
 
 /// TopK over `rows` rows of `length` elements, of which only `valid` are real data (the rest
 /// padding). A kernel that knows the valid length reads and sorts only `valid` elements
-/// (DIGEST J); pass valid = length for the padded kernel. Integer values run on the AI CPU
-/// (DIGEST H).
+/// (guide §10); pass valid = length for the padded kernel. Integer values run on the AI CPU
+/// (guide §8).
 [[nodiscard]] constexpr op topk(std::int64_t rows, std::int64_t length, std::int64_t k, dtype t,
                                 std::int64_t valid = 0) {
     constexpr std::string_view where = "topk";

@@ -5,6 +5,7 @@
 // model files, parameter files).
 #pragma once
 
+#include "version.hpp"
 #include "error.hpp"
 #include "units.hpp"
 #include "dtype.hpp"

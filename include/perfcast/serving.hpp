@@ -14,7 +14,7 @@
 // the lowest-numbered free stream, padded to its gear. Its service time comes from the stream's
 // service table at the number of batches running on the card; when that number changes while it
 // runs, the rest of its work is re-timed at the new concurrency (contention between batches,
-// DIGEST K). A request completes when its last chunk does.
+// guide §11). A request completes when its last chunk does.
 //
 // Determinism: one small PRNG (xoshiro256**, seeded by splitmix64) and a logarithm written here
 // with + - * / only, so the same seed gives bit-identical results with GCC, Clang, libstdc++ and

@@ -11,7 +11,7 @@
 //   r.ranked.front().capacity;         // the best simulated configuration
 //
 // A configuration is streams x core split x max gear (every batch size 1..max is a gear,
-// DIGEST F) x batching window. Each one is a server_config with the card model's service times
+// guide §6) x batching window. Each one is a server_config with the card model's service times
 // (make_card_server); the card model is evaluated once per (split, batch, concurrency) for the
 // whole grid, not once per configuration (card_service_cache).
 //
@@ -54,9 +54,9 @@ namespace perfcast {
 
 /// Largest max gear a sweep accepts: the card model is evaluated at every gear 1..max for every
 /// concurrency, so the bound keeps a sweep's tables (and its time) finite. The seed's largest
-/// batch is 512 (DIGEST M).
+/// batch is 512 (guide §13).
 inline constexpr int max_sweep_gear = 4096;
-/// Most streams per card a sweep accepts (the seed's sweeps use 1..6; DIGEST K: past a few
+/// Most streams per card a sweep accepts (the seed's sweeps use 1..6; guide §11: past a few
 /// streams they evict each other's cache).
 inline constexpr int max_sweep_streams = 64;
 

@@ -1,6 +1,6 @@
 // perfcast/traffic.hpp: memory traffic of a short op sequence, and what a graph rewrite saves.
 //
-// DIGEST I judges rewrites by the bytes they stop moving: removing a Tile before a broadcasting
+// guide §9 judges rewrites by the bytes they stop moving: removing a Tile before a broadcasting
 // BMM removes a 37.5 MiB write; swapping Tile and Concat cuts reads by 98.5 % and writes by half.
 // Here each op names the tensors it reads and writes (shape + dtype, bytes = elements x size of
 // the dtype); `traffic(seq)` adds them up per op, per tensor and in total, and

@@ -6,7 +6,8 @@
 // `time * frequency -> cycles` fall out of the algebra, and per-core memory rates in bytes per
 // cycle (the CANN ini files' unit) times a clock give a bandwidth. Different dimensions never
 // mix: Hz + bytes, MHz where a bandwidth is expected, or a raw double where a time is expected
-// do not compile (tests/static_units.cpp proves it).
+// do not compile (tests/test_units.cpp checks it with `requires` and static_assert, and
+// tests/compile_fail/ holds the mix-ups that must fail to compile).
 //
 // Construction from a number names the unit: `duration{150.0, us}`; reading names it too:
 // `t.in(us)`. A dimensionless result (bytes / bytes) is a plain double.

@@ -125,7 +125,7 @@ struct candidate {
 }
 
 enum class rank_by : unsigned char {
-    qps,         // requests per second (DIGEST F's figure), ties by latency
+    qps,         // requests per second (guide §6's figure), ties by latency
     throughput,  // samples per second, ties by latency
 };
 

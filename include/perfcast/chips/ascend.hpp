@@ -18,9 +18,9 @@ namespace perfcast::chips {
 /// Model overheads for every Ascend preset. Assumptions, not measurements: calibrate them against
 /// a profile (docs/model.md, "Assumptions").
 ///  - launch 3 us: head cost of one op independent of its core count;
-///  - per_core 0.1 us: added head cost per core used (DIGEST L: more cores, more head cost);
-///  - host_dispatch 20 us: host time to launch one op of a graph that is not sunk (DIGEST C);
-///  - aicpu_launch 30 us: fixed cost of an AI CPU op (DIGEST H: "AICPU ops are slow").
+///  - per_core 0.1 us: added head cost per core used (guide §12: more cores, more head cost);
+///  - host_dispatch 20 us: host time to launch one op of a graph that is not sunk (guide §3);
+///  - aicpu_launch 30 us: fixed cost of an AI CPU op (guide §8: "AICPU ops are slow").
 inline constexpr overhead_spec default_ascend_overheads{
     .launch = duration{3.0, units::us},
     .per_core = duration{0.1, units::us},
@@ -61,7 +61,7 @@ struct rate_entry {
 ///    2019 Da Vinci: "4096 FP16 MACs" per core).
 ///  int8/uint8 8192: [DtypeMKN] DT_INT8 = 16,32,16, twice the K per cycle (Hot Chips 2019:
 ///    "8192 INT8 MACs").
-///  hf32 4096: assumption, HF32 taken as the cube's fast path for fp32 data (DIGEST B).
+///  hf32 4096: assumption, HF32 taken as the cube's fast path for fp32 data (guide §2).
 ///  fp32 1024: assumption, a quarter of fp16 (mmad lists f32f32f32 for C-220; rate unpublished).
 inline constexpr rate_table cube_rates_c220 = detail::make_rates({
     {dtype::fp16, 4096.0},
@@ -85,11 +85,11 @@ inline constexpr rate_table cube_rates_fp16_int8 = detail::make_rates({
 /// 16-bit 128, 32-bit 64, 8-bit and bool 256. hf32 is fp32 data on the vector unit: 64.
 /// int64/uint64 0.375: the scalar slow path, calibrated on the seed's one measured int64 op. The
 ///   ini's [AICoreintrinsicDtypeMap] has no vector instruction for int64 (only scalar
-///   sqrt/abs/max/min), and DIGEST G measured Equal on [1,4000] vs [400,1] int64 (1.6e6 outputs)
+///   sqrt/abs/max/min), and guide §7 measured Equal on [1,4000] vs [400,1] int64 (1.6e6 outputs)
 ///   at 230 us on 10 vector cores of an A2 (910B1-class, 1850 MHz): 1.6e6 / (230 us x 10 x
 ///   1.85 GHz) = 0.376 elements/cycle/core, i.e. 170x slower than int32's 64. (The latency
 ///   ratio 230 us vs < 30 us understates it: the int32 op is not compute-bound.) A hand-written
-///   int64 Equal took ~75 us (DIGEST G), about 3x this rate. Recalibrate with your own int64 op.
+///   int64 Equal took ~75 us (guide §7), about 3x this rate. Recalibrate with your own int64 op.
 /// fp64 0.375: assumption, the same scalar path (no fp64 vector instruction either).
 inline constexpr double scalar_path_rate = 0.375;
 inline constexpr rate_table vector_rates_c220 = detail::make_rates({
@@ -268,7 +268,7 @@ inline constexpr platform_config ascend310p3_ini{
 
 /// 910B1/B2/B3 and the A3 die: HBM 1.6 TB/s is the figure commonly cited for the 910B's HBM2e
 /// (no Huawei primary source found; third-party tables give 1.2-1.6 TB/s). PCIe 5.0 x16: the
-/// DIGEST (D) names PCIe 5.0 for the A2 server; x16 is an assumption. Calibrate the bandwidth
+/// guide §4 names PCIe 5.0 for the A2 server; x16 is an assumption. Calibrate the bandwidth
 /// with a large contiguous copy (or an op's mte2 bytes / mte2 time), and the link with the
 /// profile's pcie_*.csv rates.
 inline constexpr board_figures ascend910b_board{
@@ -308,7 +308,8 @@ inline constexpr chip ascend910b2 =
     validate(make_ascend("ascend910b2", ascend910b2_ini, core_layout::split,
                          cube_rates_c220, vector_rates_c220, ascend910b_board));
 
-/// Ascend 910B3: 20 / 40 cores at 1800 MHz (the DIGEST data set's kernel_details_910B3 class).
+/// Ascend 910B3: 20 / 40 cores at 1800 MHz (the chip class of
+/// tests/data/profiles/kernel_details_910B3_matmul.csv).
 inline constexpr chip ascend910b3 =
     validate(make_ascend("ascend910b3", ascend910b3_ini, core_layout::split,
                          cube_rates_c220, vector_rates_c220, ascend910b_board));

@@ -3,7 +3,7 @@
 // The file has the columns Device_id,Mode,Min,Max,Avg and one row per metric ("Mode"):
 // Tx_p_avg(MB/s), Tx_np_avg(MB/s), Tx_cpl_avg(MB/s), Tx_latency_avg(us), Rx_p_avg(MB/s),
 // Rx_np_avg(MB/s), Rx_cpl_avg(MB/s) (p: posted writes, np: non-posted reads, cpl: completions).
-// The unit in parentheses is checked: MB/s is 1e6 B/s (msprof's unit; DIGEST D reads
+// The unit in parentheses is checked: MB/s is 1e6 B/s (msprof's unit; guide §4 reads
 // Tx_p_avg = 99.628 MB/s as the average input rate), us is microseconds. Metrics perfcast does
 // not know are skipped, so newer msprof versions still read. N/A or empty: not recorded.
 #pragma once

@@ -2,7 +2,7 @@
 //
 // `report_builder` takes kernel rows one at a time (constant memory per row, except 16 bytes of
 // each timed row kept for the gap analysis) and `finish()` returns a `profile_report`:
-//   (a) utilization per engine by the seed's formula (DIGEST B): sum(cycles) /
+//   (a) utilization per engine by the seed's formula (guide §2): sum(cycles) /
 //       (span x cores x clock), with span = last start - first start of the engine's tasks,
 //       exactly as the seed defines it; the same with span = first start .. last end is given
 //       next to it (the seed's span leaves out the last task's duration, so a short profile can
@@ -10,12 +10,12 @@
 //   (b) per-op cube utilization recomputed as msprof does: aic_total_cycles /
 //       (clock x cube cores x duration) x 100 (`recomputed_cube_utilization_pct`);
 //   (c) time by op type, and the top ops by duration;
-//   (d) per-op bound from the pipe ratios: a ratio > 0.8 flags the pipe (DIGEST E);
+//   (d) per-op bound from the pipe ratios: a ratio > 0.8 flags the pipe (guide §5);
 //   (e) a host-bound signal: device idle share from the gaps between tasks, and Wait Time
-//       (DIGEST C);
-//   (f) AI_CPU ops (DIGEST H); (g) int64 data on vector cores (DIGEST G); (h) moves whose
-//       innermost run is not a multiple of the 32-byte alignment (DIGEST E); (i) block dims that
-//       leave a tail wave or idle cores (DIGEST L); (j) achieved bandwidth per op against HBM;
+//       (guide §3);
+//   (f) AI_CPU ops (guide §8); (g) int64 data on vector cores (guide §7); (h) moves whose
+//       innermost run is not a multiple of the 32-byte alignment (guide §5); (i) block dims that
+//       leave a tail wave or idle cores (guide §12); (j) achieved bandwidth per op against HBM;
 //   each finding with the seed's fix. The thresholds that are ours, not the seed's, are in
 //   `report_options` with their reasons.
 #pragma once
@@ -48,10 +48,10 @@ struct report_options {
     std::size_t top_ops = 10;
     /// Example rows kept per finding (the longest ones).
     std::size_t max_examples = 5;
-    /// A pipe busy more than this share of the op's time bounds it (DIGEST E: "flag ops whose
+    /// A pipe busy more than this share of the op's time bounds it (guide §5: "flag ops whose
     /// aiv_mte2_ratio > 0.8"; the same threshold is used for every pipe).
     double pipe_ratio_threshold = 0.8;
-    /// Chip-level utilization above which the profile is compute bound (DIGEST B: npu-smi
+    /// Chip-level utilization above which the profile is compute bound (guide §2: npu-smi
     /// "> 80 % is high").
     double compute_bound_utilization = 0.8;
     /// Device idle share above which the host-bound finding is raised. Ours: the seed gives no
@@ -60,28 +60,28 @@ struct report_options {
     /// An op on vector cores is flagged for int64 when int64/uint64 tensors carry at least this
     /// share of its input bytes (or of its output bytes). Ours: index and scalar inputs in int64
     /// (FlashAttention's sequence lengths) are cheap; the slow path matters when the data itself is
-    /// int64 (DIGEST G).
+    /// int64 (guide §7).
     double int64_byte_share = 0.5;
     /// ... and those int64 tensors hold at least this many bytes. Ours: below 1 KiB (128
     /// elements) the slow path costs less than an op launch.
     double int64_min_bytes = 1024.0;
     /// A memory-bound op moving less than this share of the HBM bandwidth is flagged as
-    /// "far below the hardware" (DIGEST E: 0.005 GB/s). Ours: 10 %.
+    /// "far below the hardware" (guide §5: 0.005 GB/s). Ours: 10 %.
     double low_bandwidth_share = 0.1;
 };
 
 enum class finding_kind : unsigned char {
-    compute_bound,     // chip level: utilization above compute_bound_utilization (DIGEST B)
-    host_bound,        // device idle share above host_idle_share (DIGEST C)
-    memory_bound_op,   // aic/aiv mte2 (or aiv mte3) ratio above the threshold (DIGEST E)
-    compute_bound_op,  // aic mac or aiv vec ratio above the threshold (DIGEST B)
+    compute_bound,     // chip level: utilization above compute_bound_utilization (guide §2)
+    host_bound,        // device idle share above host_idle_share (guide §3)
+    memory_bound_op,   // aic/aiv mte2 (or aiv mte3) ratio above the threshold (guide §5)
+    compute_bound_op,  // aic mac or aiv vec ratio above the threshold (guide §2)
     scalar_bound_op,   // aic/aiv scalar ratio above the threshold
-    aicpu_op,          // task type AI_CPU (DIGEST H)
-    int64_on_vector,   // int64 data on vector cores (DIGEST G)
-    misaligned_move,   // innermost run not a multiple of the alignment (DIGEST E)
-    block_tail,        // block dim > cores and not a multiple: a partial last wave (DIGEST L)
-    under_filled,      // block dim < cores: cores left idle by this op (DIGEST L, K)
-    low_bandwidth,     // memory-bound op far below HBM bandwidth (DIGEST E)
+    aicpu_op,          // task type AI_CPU (guide §8)
+    int64_on_vector,   // int64 data on vector cores (guide §7)
+    misaligned_move,   // innermost run not a multiple of the alignment (guide §5)
+    block_tail,        // block dim > cores and not a multiple: a partial last wave (guide §12)
+    under_filled,      // block dim < cores: cores left idle by this op (guide §12, §11)
+    low_bandwidth,     // memory-bound op far below HBM bandwidth (guide §5)
     shape_conflict,    // MatMul shapes disagree: bytes/alignment not derived (reader note)
     unknown_dtype,     // a dtype spelling perfcast does not know (reader note)
 };
@@ -107,7 +107,7 @@ enum class finding_kind : unsigned char {
 
 inline constexpr std::size_t finding_kind_count = 13;
 
-/// The seed's text for each finding: what it means and what fixes it (DIGEST sections).
+/// The seed's text for each finding: what it means and what fixes it (guide sections).
 struct finding_text {
     std::string_view title;
     std::string_view fix;
@@ -120,64 +120,64 @@ struct finding_text {
             return {"the cube engine is busy most of the time (compute bound)",
                     "graph compilation; op fusion (fewer launches, fewer intermediate reads and "
                     "writes); lower precision (fp32 -> HF32 for Conv/MatMul only)",
-                    "DIGEST B"};
+                    "guide §2"};
         case finding_kind::host_bound:
             return {"the device waits for the host between tasks (host bound)",
                     "sink the whole graph; dynamic -> static graph; larger batch (longer ops, "
                     "smaller bubble share); faster host or more host CPU per card; co-locate "
                     "host-bound and non-host-bound models",
-                    "DIGEST C"};
+                    "guide §3"};
         case finding_kind::memory_bound_op:
             return {
                 "ops whose memory move-in (mte2) or move-out (mte3) pipe is busy > 80 % of "
                 "their time (memory-access bound)",
-                "vector op fusion (less data moved); 32-byte aligned moves", "DIGEST E"};
+                "vector op fusion (less data moved); 32-byte aligned moves", "guide §5"};
         case finding_kind::compute_bound_op:
             return {"ops whose cube (mac) or vector (vec) pipe is busy > 80 % of their time",
                     "op fusion; lower precision (fp32 -> HF32 for Conv/MatMul only); for small "
                     "ops, fewer cores per op and several streams",
-                    "DIGEST B, L"};
+                    "guide §2, §12"};
         case finding_kind::scalar_bound_op:
             return {"ops whose scalar pipe is busy > 80 % of their time",
                     "scalar work usually means a slow path (int64 arithmetic, data-dependent "
                     "control); rewrite with vector-native dtypes or a custom op",
-                    "DIGEST G, J"};
+                    "guide §7, §10"};
         case finding_kind::aicpu_op:
             return {"ops on the AI CPU",
                     "AICPU ops are slow: remove them or move them to the host CPU; TopK with "
                     "int32/int64 values runs only on AICPU: cast to fp32 when values < 2^24 "
                     "(exact) to use the vector unit; reorder the graph so AICPU ops depend only "
                     "on host-side inputs",
-                    "DIGEST H"};
+                    "guide §8"};
         case finding_kind::int64_on_vector:
             return {"int64 data on vector cores (no vector instructions: scalar slow path)",
                     "compute in int32, or in fp32 when values < 2^24 (exact); or write a custom "
                     "int64 op (seed: Equal int64 230+ us, int32 < 30 us, custom int64 ~75 us)",
-                    "DIGEST G, J"};
+                    "guide §7, §10"};
         case finding_kind::misaligned_move:
             return {
                 "tensors whose innermost run is not a multiple of the 32-byte alignment "
                 "(low move bandwidth)",
                 "align moves to 32 bytes (pad or reshape the innermost dimension); vector op "
                 "fusion",
-                "DIGEST E"};
+                "guide §5"};
         case finding_kind::block_tail:
             return {
                 "block dims above the core count and not a multiple of it: the last wave "
                 "leaves cores idle",
                 "choose shapes or tiling so the block dim is a multiple of the cores; or "
                 "limit the op's cores (core split) so the rest serve another stream",
-                "DIGEST L"};
+                "guide §12"};
         case finding_kind::under_filled:
             return {"block dims below the core count: the op holds only part of the engine",
                     "fine under a core split or with several streams (the idle cores serve "
                     "others); alone, batch more (larger shapes fill more cores)",
-                    "DIGEST K, L, M"};
+                    "guide §11, §12, §13"};
         case finding_kind::low_bandwidth:
             return {"memory-bound ops far below the chip's HBM bandwidth",
                     "look for cores conflicting on the same addresses (Gather with concentrated "
                     "indices: fewer cores) and for misaligned moves",
-                    "DIGEST E, L"};
+                    "guide §5, §12"};
         case finding_kind::shape_conflict:
             return {
                 "MatMul rows whose input shapes do not give the output shape under any "
@@ -215,14 +215,14 @@ struct finding {
 
 /// Utilization of one engine over the profile.
 struct engine_utilization {
-    std::string label;  // e.g. "cube, AI_CORE tasks (DIGEST B)"
+    std::string label;  // e.g. "cube, AI_CORE tasks (guide §2)"
     engine which = engine::cube;
     std::size_t tasks = 0;  // rows counted
     cycle_count cycles{};   // sum of aic_ or aiv_total_cycles
     duration task_time{};   // sum of the rows' durations
     int cores = 0;
     frequency clock{};
-    duration seed_span{};                    // last start - first start (DIGEST B)
+    duration seed_span{};                    // last start - first start (guide §2)
     duration full_span{};                    // first start .. last end
     std::optional<double> seed_utilization;  // cycles / available cycles over seed_span (0..1+)
     std::optional<double> full_utilization;  // over full_span
@@ -259,7 +259,7 @@ struct host_bound_summary {
     duration idle{};              // window - busy
     std::optional<double> idle_share;
     std::size_t gaps = 0;                   // idle intervals between tasks
-    std::size_t gaps_longer_than_next = 0;  // gap before a task longer than that task (DIGEST C)
+    std::size_t gaps_longer_than_next = 0;  // gap before a task longer than that task (guide §3)
     duration total_wait{};                  // sum of Wait Time(us)
     std::size_t wait_rows = 0;
 };
@@ -351,7 +351,7 @@ inline std::string fixed3(double v) {
 class report_builder {
 public:
     explicit report_builder(const chip& c, report_options opt = {}) : chip_(c), opt_(opt) {
-        groups_[0].u.label = "cube, AI_CORE tasks (DIGEST B)";
+        groups_[0].u.label = "cube, AI_CORE tasks (guide §2)";
         groups_[1].u.label = "cube, AI_CORE + MIX tasks";
         groups_[2].u.label = "vector, AI_VECTOR_CORE + MIX tasks";
         groups_[2].u.which = engine::vector;
@@ -635,7 +635,7 @@ private:
 
     void check_int64(const kernel_row& r, duration d) {
         // Inputs and outputs are judged apart: Equal on int64 inputs writes a large bool
-        // output (DIGEST G: [1,4000] vs [400,1]), and the slow path is in reading the inputs.
+        // output (guide §7: [1,4000] vs [400,1]), and the slow path is in reading the inputs.
         struct share {
             double all = 0;
             double wide = 0;
