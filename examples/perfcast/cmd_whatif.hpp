@@ -59,11 +59,14 @@ namespace perfcast::cli {
 
 namespace whatif_detail {
 
-inline constexpr std::array<option, 25> options{{
+inline constexpr std::array<option, 28> options{{
     {"model", "FILE", "model file (docs/model-file.md); default: the built-in CTR scenario"},
     {"chip", "C", "chip preset (perfcast chips); default: ascend910b1"},
     chip_ini_option,
     params_option,
+    runtime_option,
+    runtime_set_option,
+    host_threads_option,
     {"batch", "LIST", "batch sizes, e.g. 16,64 or 16-20; default 16,32,64,128,256 (serving: "
                       "one size, default 16)"},
     {"streams", "LIST", "streams (instances) per card; default 1-6"},
@@ -181,6 +184,8 @@ inline void write_candidate_json(io::json_writer& j, const candidate& c) {
         .member("vector", c.split.vector.value)
         .member("batch", static_cast<double>(c.batch))
         .member("latency_ms", c.latency.in(units::ms))
+        .member("stress_window_ms", c.window.in(units::ms))
+        .member("cycle_ms", c.cycle.in(units::ms))
         .member("qps", c.qps)
         .member("samples_per_s", c.throughput)
         .member("cube_utilization", c.cube_utilization)
@@ -192,6 +197,13 @@ inline void write_candidate_json(io::json_writer& j, const candidate& c) {
         .member("bound", name_of(c.bound))
         .member("cores_shared", c.cores_shared)
         .end_object();
+}
+
+/// The runtime path as JSON: every key's value, as the params file writes it.
+inline void write_runtime_json(io::json_writer& j, const runtime_path& r) {
+    j.begin_object();
+    for (const runtime_key& k : runtime_keys) j.member(k.key, k.get(r));
+    j.end_object();
 }
 
 inline void write_svg(const std::string& path, const whatif_result& r,
@@ -875,7 +887,9 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
     model m = anchored ? anchored->m
               : a.has("model") ? io::read_model_file(*a.get("model"))
                                : scenario::ctr_ranking_model();
-    const card_params params{.graph = {.model = cal.params}};
+    const card_params params{.graph = {.model = cal.params},
+                             .host_threads = host_threads_from_args(a),
+                             .runtime = runtime_from_args(a, m, cal)};
     if (whatif_serving::requested(a)) {
         return whatif_serving::run(a, out, err, m, c, format, params);
     }
@@ -949,8 +963,12 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
             }
         }
         out << "\n";
-        io::text_table t({"#", "streams", "cube/vec", "batch", "latency ms", "QPS", "samples/s",
-                          "cube %", "vec %", "L2 miss %", "bound", "shared", "front", "note"});
+        const bool with_path = params.runtime.has_value();
+        std::vector<std::string> header{"#", "streams", "cube/vec", "batch", "latency ms"};
+        if (with_path) header.insert(header.end(), {"window ms", "cycle ms"});
+        header.insert(header.end(), {"QPS", "samples/s", "cube %", "vec %", "L2 miss %", "bound",
+                                     "shared", "front", "note"});
+        io::text_table t(std::move(header));
         const std::size_t rows = top == 0 || top > r.ranked.size() ? r.ranked.size() : top;
         bool pick_shown = false;
         auto add = [&](std::size_t i) {
@@ -960,13 +978,20 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
                 note = "<- best within " + io::format_shortest(target->in(units::ms)) + " ms";
                 pick_shown = true;
             }
-            t.add_row({std::to_string(i + 1), std::to_string(x.streams), split_text(x),
-                       std::to_string(x.batch), io::format_fixed(x.latency.in(units::ms), 3),
-                       io::format_fixed(x.qps, 0), io::format_fixed(x.throughput, 0),
-                       io::format_fixed(100 * x.cube_utilization, 1),
-                       io::format_fixed(100 * x.vector_utilization, 1),
-                       io::format_fixed(100 * x.l2_miss, 1), std::string(name_of(x.bound)),
-                       x.cores_shared ? "yes" : "", on_front[i] ? "*" : "", note});
+            std::vector<std::string> row{std::to_string(i + 1), std::to_string(x.streams),
+                                         split_text(x), std::to_string(x.batch),
+                                         io::format_fixed(x.latency.in(units::ms), 3)};
+            if (with_path) {
+                row.insert(row.end(), {io::format_fixed(x.window.in(units::ms), 3),
+                                       io::format_fixed(x.cycle.in(units::ms), 3)});
+            }
+            row.insert(row.end(),
+                       {io::format_fixed(x.qps, 0), io::format_fixed(x.throughput, 0),
+                        io::format_fixed(100 * x.cube_utilization, 1),
+                        io::format_fixed(100 * x.vector_utilization, 1),
+                        io::format_fixed(100 * x.l2_miss, 1), std::string(name_of(x.bound)),
+                        x.cores_shared ? "yes" : "", on_front[i] ? "*" : "", note});
+            t.add_row(std::move(row));
         };
         for (std::size_t i = 0; i < rows; ++i) add(i);
         if (pick && pick->has_value() && !pick_shown) {
@@ -982,15 +1007,26 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
             out << "(" << r.ranked.size() - rows
                 << " more; --top 0 lists all, --format csv|json gives every column)\n";
         }
-        out << "latency: one inference with every stream busy; QPS = 1000 / latency ms x streams;\n"
-               "samples/s = QPS x batch; shared: the splits add up to more cores than the chip\n"
+        if (with_path) {
+            out << "runtime path: " << runtime_summary(*params.runtime) << "\n"
+                << "latency: one task, prepare .. post, every stream busy; window: what a stress\n"
+                   "test times ("
+                << name_of(params.runtime->window)
+                << "); cycle: task + host work between tasks; QPS = 1000 / cycle\n"
+                   "ms x streams (closed loop, tasks back to back); samples/s = QPS x batch;\n";
+        } else {
+            out << "latency: one inference with every stream busy; QPS = 1000 / latency ms x "
+                   "streams;\nsamples/s = QPS x batch; ";
+        }
+        out << "shared: the splits add up to more cores than the chip\n"
                "has, so cores are time-shared; front: on the Pareto front of QPS against latency\n"
                "(" << r.pareto.size() << " deployments).\n";
     } else if (format == "csv") {
         io::csv_writer w(out);
         w.row({"rank", "streams", "cube", "vector", "batch", "latency_ms", "qps", "samples_per_s",
                "cube_utilization", "vector_utilization", "hbm_utilization", "l2_miss",
-               "bubbles_ms", "transfer_ms", "bound", "cores_shared", "pareto", "best"});
+               "bubbles_ms", "transfer_ms", "bound", "cores_shared", "pareto", "best",
+               "stress_window_ms", "cycle_ms"});
         for (std::size_t i = 0; i < r.ranked.size(); ++i) {
             const candidate& x = r.ranked[i];
             using io::format_shortest;
@@ -1002,11 +1038,21 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
                    format_shortest(x.hbm_utilization), format_shortest(x.l2_miss),
                    format_shortest(x.bubbles.in(units::ms)),
                    format_shortest(x.transfer.in(units::ms)), std::string(name_of(x.bound)),
-                   x.cores_shared ? "1" : "0", on_front[i] ? "1" : "0", is_pick(x) ? "1" : "0"});
+                   x.cores_shared ? "1" : "0", on_front[i] ? "1" : "0", is_pick(x) ? "1" : "0",
+                   format_shortest(x.window.in(units::ms)), format_shortest(x.cycle.in(units::ms))});
         }
     } else {
         io::json_writer j(out);
         j.begin_object().member("model", m.name).member("chip", c.name.view());
+        // What each figure means (latency_ms: the task; window_ms: what a stress test times;
+        // cycle_ms: task + between-task host work; qps: closed loop).
+        j.key("runtime");
+        if (params.runtime) {
+            write_runtime_json(j, *params.runtime);
+        } else {
+            j.null();
+        }
+        j.member("host_threads", params.host_threads);
         // What the table mode prints about an anchored profile (null for a model).
         j.key("profile");
         if (anchored) {

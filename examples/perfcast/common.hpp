@@ -2,10 +2,16 @@
 // and the model parameters (--params).
 #pragma once
 
+#include <charconv>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
 
 #include <perfcast/chips.hpp>
+#include <perfcast/graph.hpp>
+#include <perfcast/runtime.hpp>
 #include <perfcast/io/ini.hpp>
 #include <perfcast/io/params_file.hpp>
 #include <perfcast/profile/ops.hpp>
@@ -32,6 +38,68 @@ inline constexpr option params_option{"params", "FILE",
     if (base) return *base;
     if (fallback.empty()) throw usage_error("needs --chip C or --chip-ini FILE");
     return chips::get_chip(fallback);
+}
+
+inline constexpr option runtime_option{
+    "runtime", "NAME", "runtime path around the kernels: none, acl or cuda (docs/runtime.md); "
+                       "default: the model file's runtime line, else none"};
+inline constexpr option runtime_set_option{
+    "runtime-set", "K=V[,K=V..]",
+    "runtime-path settings over the preset, after the model's and --params' (docs/runtime.md)"};
+inline constexpr option host_threads_option{
+    "host-threads", "N", "host threads dispatching for the card (0: one per instance; default 0)"};
+
+/// "k=v,k=v" of --runtime-set as settings whose origin names the flag.
+[[nodiscard]] inline std::vector<runtime_setting> runtime_settings_from_flag(std::string_view text) {
+    std::vector<runtime_setting> out;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        const std::size_t comma = text.find(',', pos);
+        const std::string_view part =
+            text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+        const std::size_t eq = part.find('=');
+        if (eq == std::string_view::npos || eq == 0 || eq + 1 == part.size()) {
+            throw usage_error("option '--runtime-set': '" + std::string(part) +
+                              "' is not KEY=VALUE (keys: " + runtime_key_names() + ")");
+        }
+        out.push_back({std::string(part.substr(0, eq)), std::string(part.substr(eq + 1)),
+                       "option '--runtime-set'"});
+        if (comma == std::string_view::npos) break;
+        pos = comma + 1;
+    }
+    return out;
+}
+
+/// The runtime path: --runtime (else the model's preset, else none), then the model's settings,
+/// --params' runtime.* settings and --runtime-set, in that order (runtime.hpp resolve_runtime).
+[[nodiscard]] inline std::optional<runtime_path> runtime_from_args(const parsed_args& a,
+                                                                   const model& m,
+                                                                   const profile::calibration& cal) {
+    const std::string preset = a.has("runtime")         ? *a.get("runtime")
+                               : m.runtime.has_value() ? m.runtime->preset
+                                                       : std::string("none");
+    if (!parse_in(runtime_preset_names, preset)) {
+        throw usage_error("option '--runtime': '" + preset + "' is not one of " +
+                          choices_of(runtime_preset_names));
+    }
+    std::vector<runtime_setting> flags;
+    if (const auto t = a.get("runtime-set")) flags = runtime_settings_from_flag(*t);
+    static const std::vector<runtime_setting> none;
+    const std::vector<runtime_setting>& from_model = m.runtime ? m.runtime->settings : none;
+    return resolve_runtime(preset, {from_model, cal.runtime, flags});
+}
+
+/// --host-threads N (0: one per instance).
+[[nodiscard]] inline int host_threads_from_args(const parsed_args& a) {
+    const auto t = a.get("host-threads");
+    if (!t) return 0;
+    int v = -1;
+    const auto [p, ec] = std::from_chars(t->data(), t->data() + t->size(), v);
+    if (t->empty() || ec != std::errc{} || p != t->data() + t->size() || v < 0 || v > 4096) {
+        throw usage_error("option '--host-threads': '" + *t +
+                          "' is not a thread count in [0, 4096] (0: one per instance)");
+    }
+    return v;
 }
 
 /// The calibration from --params FILE, or the defaults.

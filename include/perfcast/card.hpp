@@ -295,7 +295,7 @@ template <class Eval>
             duration host_time = e.host_time;
             if (per_op && t.mode == dispatch::graph && !e.is_transfer()) {
                 t.mode = dispatch::host;  // launched op by op: the chip's host dispatch time
-                host_time = c.overhead.host_dispatch;
+                host_time = rt->op_launch ? *rt->op_launch : c.overhead.host_dispatch;
             }
             if (t.mode != dispatch::graph) {
                 t.host = host_stretch == 1.0 ? host_time : host_time * host_stretch;

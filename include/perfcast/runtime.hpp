@@ -42,6 +42,7 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -212,6 +213,8 @@ struct runtime_path {
     double pageable_rate = 1.0;   // pageable copy rate as a share of the pinned rate, (0, 1]
     bandwidth pack_rate{10.0, units::GBps};  // host memcpy rate packing an aggregated copy
     duration graph_launch{};      // one launch of the sunk graph (launch_mode::graph)
+    /// Host time to launch one op (launch_mode::per_op); unset: the chip's host_dispatch.
+    std::optional<duration> op_launch{};
     duration dynamic_shape{};     // host shape inference and tiling per task (dynamic shapes)
     duration sync{};              // stream synchronisation: device done -> host resumes
     duration post{};              // host post-processing, per task
@@ -240,6 +243,7 @@ constexpr const runtime_path& validate(const runtime_path& r) {
     if (r.copy_setup) detail::expect_step_time(*r.copy_setup, "copy_setup_us");
     detail::expect_step_time(r.pageable_setup, "pageable_setup_us");
     detail::expect_step_time(r.graph_launch, "launch_us");
+    if (r.op_launch) detail::expect_step_time(*r.op_launch, "op_launch_us");
     detail::expect_step_time(r.dynamic_shape, "dynamic_shape_us");
     detail::expect_step_time(r.sync, "sync_us");
     detail::expect_step_time(r.post, "post_us");
@@ -277,6 +281,7 @@ inline constexpr runtime_path acl{
     .pageable_rate = 0.5,
     .pack_rate = bandwidth{10.0, units::GBps},
     .graph_launch = duration{30.0, units::us},
+    .op_launch = {},
     .dynamic_shape = duration{300.0, units::us},
     .sync = duration{10.0, units::us},
     .post = {},
@@ -310,6 +315,7 @@ inline constexpr runtime_path cuda{
     .pageable_rate = 0.5,
     .pack_rate = bandwidth{10.0, units::GBps},
     .graph_launch = duration{4.2, units::us},
+    .op_launch = {},
     .dynamic_shape = duration{100.0, units::us},
     .sync = duration{5.9, units::us},
     .post = {},
@@ -360,6 +366,8 @@ template <class E, std::size_t N>
     precondition_failed("runtime setting", key, text, choices_of(table));
 }
 
+[[nodiscard]] inline std::string us_text(duration t) { return number_text(t.in(units::us)); }
+
 inline void set_time(duration& out, std::string_view key, std::string_view text) {
     const double v = parse_setting_number(key, text, "a time in us, >= 0");
     out = duration{v, units::us};
@@ -373,29 +381,35 @@ struct runtime_key {
     std::string_view value;  // what the value is, for help and errors
     std::string_view help;
     void (*set)(runtime_path&, std::string_view key, std::string_view value);
+    std::string (*get)(const runtime_path&);  // the value as set() reads it back
 };
 
-inline const std::array<runtime_key, 17> runtime_keys{{
+inline const std::array<runtime_key, 18> runtime_keys{{
     {"copies", "per-tensor|aggregated", "input copies: one per tensor or one aggregated copy",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          r.copies = detail::parse_setting_enum(copy_policy_names, k, v);
-     }},
+     },
+     [](const runtime_path& r) { return std::string(name_of(r.copies)); }},
     {"memory", "pageable|pinned", "host memory of the copies",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          r.memory = detail::parse_setting_enum(host_memory_names, k, v);
-     }},
+     },
+     [](const runtime_path& r) { return std::string(name_of(r.memory)); }},
     {"buffers", "per-task|pool", "device buffers allocated per task or taken from a pool",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          r.buffers = detail::parse_setting_enum(buffer_policy_names, k, v);
-     }},
+     },
+     [](const runtime_path& r) { return std::string(name_of(r.buffers)); }},
     {"launch", "graph|per-op", "the whole graph sunk in one launch, or op by op from the host",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          r.launch = detail::parse_setting_enum(launch_mode_names, k, v);
-     }},
+     },
+     [](const runtime_path& r) { return std::string(name_of(r.launch)); }},
     {"shapes", "static|dynamic", "dynamic: host shape inference and tiling every task",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          r.shapes = detail::parse_setting_enum(shape_mode_names, k, v);
-     }},
+     },
+     [](const runtime_path& r) { return std::string(name_of(r.shapes)); }},
     {"window", "task|runtime-calls|execute|STEP+STEP..", "what the reported latency covers",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          auto w = parse_step_set(v);
@@ -406,58 +420,85 @@ inline const std::array<runtime_key, 17> runtime_keys{{
                      choices_of(task_step_names) + ")");
          }
          r.window = *w;
-     }},
+     },
+     [](const runtime_path& r) { return name_of(r.window); }},
     {"prepare_us", "US", "host input preparation per task",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          detail::set_time(r.prepare, k, v);
-     }},
+     },
+     [](const runtime_path& r) { return detail::us_text(r.prepare); }},
     {"buffer_us", "US", "one device buffer allocated and freed (buffers=per-task)",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          detail::set_time(r.buffer, k, v);
-     }},
-    {"copy_setup_us", "US", "per copy from pinned memory (default: the link's per-transfer cost)",
+     },
+     [](const runtime_path& r) { return detail::us_text(r.buffer); }},
+    {"copy_setup_us", "US|link", "per copy from pinned memory (link: the link's per-transfer cost)",
      [](runtime_path& r, std::string_view k, std::string_view v) {
+         if (v == "link") {
+             r.copy_setup.reset();
+             return;
+         }
          duration t{};
          detail::set_time(t, k, v);
          r.copy_setup = t;
-     }},
+     },
+     [](const runtime_path& r) { return r.copy_setup ? detail::us_text(*r.copy_setup) : std::string("link"); }},
     {"pageable_setup_us", "US", "added per copy from pageable memory",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          detail::set_time(r.pageable_setup, k, v);
-     }},
+     },
+     [](const runtime_path& r) { return detail::us_text(r.pageable_setup); }},
     {"pageable_rate", "SHARE", "pageable copy rate as a share of the pinned rate, (0, 1]",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          r.pageable_rate = detail::parse_setting_number(k, v, "a share in (0, 1]");
          PERFCAST_EXPECTS(r.pageable_rate > 0 && r.pageable_rate <= 1, "runtime setting", k,
                           r.pageable_rate, "a share in (0, 1]");
-     }},
+     },
+     [](const runtime_path& r) { return detail::number_text(r.pageable_rate); }},
     {"pack_GBps", "GB/S", "host memcpy rate packing an aggregated copy",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          const double x = detail::parse_setting_number(k, v, "a rate in GB/s");
          PERFCAST_EXPECTS(x >= 0.01 && x <= 1e4, "runtime setting", k, x,
                           "a host copy rate in [0.01, 1e4] GB/s");
          r.pack_rate = bandwidth{x, units::GBps};
-     }},
+     },
+     [](const runtime_path& r) { return detail::number_text(r.pack_rate.in(units::GBps)); }},
     {"launch_us", "US", "one launch of the sunk graph",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          detail::set_time(r.graph_launch, k, v);
-     }},
+     },
+     [](const runtime_path& r) { return detail::us_text(r.graph_launch); }},
+    {"op_launch_us", "US|chip", "host time to launch one op, launch=per-op (chip: the chip's)",
+     [](runtime_path& r, std::string_view k, std::string_view v) {
+         if (v == "chip") {
+             r.op_launch.reset();
+             return;
+         }
+         duration t{};
+         detail::set_time(t, k, v);
+         r.op_launch = t;
+     },
+     [](const runtime_path& r) { return r.op_launch ? detail::us_text(*r.op_launch) : std::string("chip"); }},
     {"dynamic_shape_us", "US", "host shape inference and tiling per task (shapes=dynamic)",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          detail::set_time(r.dynamic_shape, k, v);
-     }},
+     },
+     [](const runtime_path& r) { return detail::us_text(r.dynamic_shape); }},
     {"sync_us", "US", "stream synchronisation",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          detail::set_time(r.sync, k, v);
-     }},
+     },
+     [](const runtime_path& r) { return detail::us_text(r.sync); }},
     {"post_us", "US", "host post-processing per task",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          detail::set_time(r.post, k, v);
-     }},
+     },
+     [](const runtime_path& r) { return detail::us_text(r.post); }},
     {"between_us", "US", "host work between tasks of a closed loop (outside the window)",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          detail::set_time(r.between, k, v);
-     }},
+     },
+     [](const runtime_path& r) { return detail::us_text(r.between); }},
 }};
 
 /// "copies, memory, ..." for errors.
@@ -466,6 +507,19 @@ inline const std::array<runtime_key, 17> runtime_keys{{
     for (const runtime_key& k : runtime_keys) {
         if (!out.empty()) out += ", ";
         out += k.key;
+    }
+    return out;
+}
+
+/// Every key with its value, "copies=per-tensor memory=pageable ... between_us=0": what a
+/// table prints under its figures.
+[[nodiscard]] inline std::string runtime_summary(const runtime_path& r) {
+    std::string out;
+    for (const runtime_key& k : runtime_keys) {
+        if (!out.empty()) out += ' ';
+        out += k.key;
+        out += '=';
+        out += k.get(r);
     }
     return out;
 }
@@ -509,6 +563,23 @@ inline void apply_runtime_settings(runtime_path& r, std::span<const runtime_sett
             throw error(s.origin + ": " + e.what());
         }
     }
+}
+
+/// The runtime path a deployment runs: the preset named `preset` ("none", "acl", "cuda"; empty:
+/// "none"), then each layer of settings in order (a model file's, a params file's, the command
+/// line's). Settings over "none" start from the neutral runtime_path{} (every step free), since
+/// setting a step says the path is modeled. Nothing at all: std::nullopt (kernels only).
+[[nodiscard]] inline std::optional<runtime_path>
+resolve_runtime(std::string_view preset,
+                std::initializer_list<std::span<const runtime_setting>> layers) {
+    std::optional<runtime_path> r = runtime_preset(preset.empty() ? "none" : preset);
+    for (const auto& layer : layers) {
+        if (layer.empty()) continue;
+        if (!r) r = runtime_path{};
+        apply_runtime_settings(*r, layer);
+    }
+    if (r) validate(*r);
+    return r;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -91,9 +91,14 @@ struct candidate {
     int streams = 0;
     core_split split{};
     std::int64_t batch = 0;
-    duration latency{};      // card_result::avg_latency (all streams busy)
-    double qps = 0;          // 1000 / latency.in(ms) x streams, exactly
+    duration latency{};      // card_result::avg_latency: the task (all streams busy)
+    duration window{};       // card_result::avg_window: what a stress test times (= latency
+                             // without a runtime path)
+    duration cycle{};        // card_result::avg_cycle: task + host work between tasks
+    double qps = 0;          // 1000 / cycle.in(ms) x streams (closed loop; = 1000 / latency x
+                             // streams when nothing runs between tasks)
     double throughput = 0;   // qps x batch, exactly
+    bool runtime_path = false;  // the runtime path was modeled (card_result::runtime_path)
     double cube_utilization = 0;
     double vector_utilization = 0;
     double hbm_utilization = 0;
@@ -111,6 +116,9 @@ struct candidate {
     c.split = r.groups[0].split;
     c.batch = r.batch;
     c.latency = r.avg_latency;
+    c.window = r.avg_window;
+    c.cycle = r.avg_cycle;
+    c.runtime_path = r.runtime_path;
     c.qps = r.qps;
     c.throughput = r.throughput;
     c.cube_utilization = r.cube_utilization;

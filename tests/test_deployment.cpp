@@ -1,0 +1,232 @@
+// deployment.hpp and io/deployments_file.hpp: measured deployments, the runtime-path fit, the
+// hold-out scores and the rows file's errors.
+#include <doctest/doctest.h>
+
+#include <perfcast/chips.hpp>
+#include <perfcast/deployment.hpp>
+#include <perfcast/io/deployments_file.hpp>
+#include <perfcast/io/model_file.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace perfcast;
+
+namespace {
+
+// A small CTR-like model: 26 + 1 input tensors, a few kernels, one output.
+constexpr std::string_view small_model_text = R"(name small_ctr
+transfer    B,26        int64  name=ids
+transfer    B,13        fp32   name=dense
+transfer    B,1         int32  name=label
+matmul      B,256;256,512 fp16 name=fc1
+elementwise B,512       fp16   name=relu
+matmul      B,512;512,256 fp16 name=fc2
+elementwise B,256       fp16   name=act
+transfer    B           fp32   dir=out name=scores
+)";
+
+std::shared_ptr<const model> small_model() {
+    static const auto m = std::make_shared<const model>(io::parse_model(small_model_text, "m"));
+    return m;
+}
+
+/// Rows that vary what each knob affects: batch, instances, copies, launch mode.
+std::vector<deployment_case> synthetic_rows() {
+    std::vector<deployment_case> rows;
+    const chip& c = chips::ascend910b1;
+    int line = 1;
+    for (int inst : {1, 2, 4}) {
+        for (std::int64_t batch : {16, 4096}) {
+            for (std::string_view copies : {"per-tensor", "aggregated"}) {
+                deployment_case d;
+                d.c = c;
+                d.m = small_model();
+                d.instances = inst;
+                d.split = {core_count{24 / inst}, core_count{48 / inst}};
+                d.batch = batch;
+                d.runtime = "acl";
+                d.settings = {{"copies", std::string(copies), ""}};
+                d.origin = "synthetic:" + std::to_string(++line);
+                rows.push_back(d);
+            }
+        }
+    }
+    return rows;
+}
+
+/// The truth the rows are generated from.
+profile::calibration truth() {
+    profile::calibration cal;
+    set_knob(cal, "pageable_setup_us", 31.0);
+    set_knob(cal, "launch_us", 55.0);
+    set_knob(cal, "between_us", 40.0);
+    set_knob(cal, "cube_efficiency", 0.7);
+    return cal;
+}
+
+/// Fills each row's measurements with the model's answer under `cal`, times (1 + noise).
+void measure(std::vector<deployment_case>& rows, const profile::calibration& cal, double noise,
+             unsigned seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> n(0.0, noise);
+    for (deployment_case& d : rows) {
+        const deployment_prediction p = predict(d, cal);
+        d.samples_per_s = p.samples_per_s * (1 + (noise > 0 ? n(rng) : 0.0));
+        d.latency = p.latency * (1 + (noise > 0 ? n(rng) : 0.0));
+    }
+}
+
+std::string message_of(auto&& f) {
+    try {
+        f();
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+bool has(const std::string& s, std::string_view needle) {
+    return s.find(needle) != std::string::npos;
+}
+
+// Four knobs the synthetic rows separate: the per-copy setup (the copy policy varies), the
+// launch (once per task), the host work between tasks (throughput only, outside the window) and
+// the cube efficiency (device time, grows with the batch).
+const std::vector<std::string> four{"pageable_setup_us", "launch_us", "between_us",
+                                    "cube_efficiency"};
+
+}  // namespace
+
+TEST_CASE("deployment fit: synthetic known answer, each knob back within 2 %") {
+    auto rows = synthetic_rows();
+    measure(rows, truth(), 0.0, 1);
+    const deployment_fit fit = fit_deployments(rows, four);
+    REQUIRE(fit.knobs.size() == 4);
+    const double want[] = {31.0, 55.0, 40.0, 0.7};
+    for (std::size_t i = 0; i < 4; ++i) {
+        INFO(fit.knobs[i].name, " = ", fit.knobs[i].value, ", truth ", want[i]);
+        // 2 %: the issue's bound for noise-free rows; the fit reaches ~1e-6 (it stops when no
+        // log moves by 1e-7), so 2 % fails only if the fit is wrong, not imprecise.
+        CHECK(std::abs(fit.knobs[i].value / want[i] - 1) < 0.02);
+        CHECK(fit.knobs[i].start != doctest::Approx(want[i]));  // it had to move
+    }
+    CHECK(fit.rms_log_error < 1e-4);
+}
+
+TEST_CASE("deployment fit: with 3 % measurement noise the knobs degrade gracefully") {
+    auto rows = synthetic_rows();
+    measure(rows, truth(), 0.03, 7);
+    const deployment_fit fit = fit_deployments(rows, four);
+    const double want[] = {31.0, 55.0, 40.0, 0.7};
+    double worst = 0;
+    for (std::size_t i = 0; i < 4; ++i) {
+        worst = std::max(worst, std::abs(fit.knobs[i].value / want[i] - 1));
+        INFO(fit.knobs[i].name, " ", fit.knobs[i].value, " truth ", want[i]);
+    }
+    INFO("worst knob error ", worst);
+    // Graceful: 3 % noise on 24 figures moves no knob by more than 30 %, and the fitted model
+    // still reproduces the rows to about the noise. Seen (seed 7): pageable_setup_us -4.7 %,
+    // launch_us +5.3 %, between_us +1.1 %, cube_efficiency +24 % (device time is the smaller
+    // share of these tasks, so the rows pin it least).
+    CHECK(worst < 0.30);
+    CHECK(fit.rms_log_error < 0.05);
+}
+
+TEST_CASE("deployment fit: knobs the rows cannot identify are named, not fitted") {
+    auto rows = synthetic_rows();
+    measure(rows, truth(), 0.0, 1);
+    // The rows never launch op by op: op_launch_us moves nothing.
+    const std::vector<std::string> idle{"launch_us", "op_launch_us"};
+    const std::string m1 = message_of([&] { (void)fit_deployments(rows, idle); });
+    CHECK(has(m1, "cannot identify"));
+    CHECK(has(m1, "op_launch_us: no measured figure moves"));
+    // launch and sync are both once per task, on the host, under the same window: inseparable.
+    const std::vector<std::string> twins{"launch_us", "sync_us"};
+    const std::string m2 = message_of([&] { (void)fit_deployments(rows, twins); });
+    CHECK(has(m2, "launch_us and sync_us"));
+    CHECK(has(m2, "cannot tell them apart"));
+    // More knobs than figures.
+    std::vector<deployment_case> one{rows.front()};
+    one.front().latency.reset();
+    CHECK(has(message_of([&] { (void)fit_deployments(one, four); }), "at least one per knob"));
+    CHECK(has(message_of([&] { (void)fit_deployments(rows, std::vector<std::string>{"speed"}); }),
+              "one of prepare_us"));
+}
+
+TEST_CASE("deployment validation: two training rows predict the rest; leave-one-out") {
+    auto rows = synthetic_rows();
+    measure(rows, truth(), 0.0, 1);
+    // Two knobs from two rows that differ in what each knob scales (copies differ: the per-copy
+    // setup; the launch is once per task either way).
+    const std::vector<std::string> two{"pageable_setup_us", "launch_us"};
+    const std::vector<std::size_t> train{0, 1};
+    profile::calibration base = truth();
+    set_knob(base, "pageable_setup_us", 10.0);
+    set_knob(base, "launch_us", 10.0);
+    const deployment_validation v = validate_deployments(rows, two, train, base);
+    REQUIRE(v.rows.size() == rows.size());
+    CHECK(v.predicted_rows == rows.size() - 2);
+    REQUIRE(v.throughput_mape.has_value());
+    // The rows were generated with the same structure: the held-out error is the fit's, ~0.
+    CHECK(*v.throughput_mape < 1e-3);
+    CHECK(*v.latency_mape < 1e-3);
+    CHECK(v.rows[0].trained);
+    CHECK_FALSE(v.rows[2].trained);
+
+    const deployment_validation loo = validate_deployments_loo(rows, two, base);
+    CHECK(loo.fits.size() == rows.size());
+    CHECK(loo.predicted_rows == rows.size());
+    CHECK(*loo.throughput_mape < 1e-3);
+}
+
+TEST_CASE("deployments file: rows, options and what they measured") {
+    const auto dir = std::filesystem::temp_directory_path() / "perfcast_deployments_test";
+    std::filesystem::create_directories(dir);
+    {
+        std::ofstream(dir / "small.model") << small_model_text;
+        std::ofstream(dir / "kernels.model") << "name k\nmatmul B,64;64,64 fp16\n";
+    }
+    const std::string ok =
+        "# measured on a 910B1\n"
+        "chip,model,instances,cube,vector,batch,runtime,options,samples_per_s,latency_ms,p99_ms,"
+        "label\n"
+        "ascend910b1,small.model,2,12,24,64,acl,copies=aggregated memory=pinned,30120,4.21,,a\n"
+        "ascend910b1,small.model,1,,,16,,,,1.5,2.5,b\n";
+    const auto rows = io::parse_deployments(ok, dir);
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].instances == 2);
+    CHECK(rows[0].split.cube.value == 12);
+    CHECK(rows[0].settings.size() == 2);
+    CHECK(rows[0].settings[1].key == "memory");
+    CHECK(rows[0].samples_per_s == doctest::Approx(30120));
+    CHECK(rows[1].split.cube.value == chips::ascend910b1.cube.cores);
+    CHECK(!rows[1].samples_per_s);
+    CHECK(rows[1].p99->in(units::ms) == doctest::Approx(2.5));
+    CHECK(rows[0].m == rows[1].m);  // read once
+
+    const std::string head = "chip,model,instances,batch,options,latency_ms\n";
+    auto err = [&](const std::string& body) {
+        return message_of([&] { (void)io::parse_deployments(head + body, dir, "rows.csv"); });
+    };
+    CHECK(has(err("ascend910b1,missing.model,1,16,,1\n"), "rows.csv:2"));
+    CHECK(has(err("ascend910b1,missing.model,1,16,,1\n"), "model: no such file"));
+    CHECK(has(err("ascend910b1,small.model,1,16,speed=3,1\n"), "rows.csv:2:"));
+    CHECK(has(err("ascend910b1,small.model,1,16,speed=3,1\n"), "expected one of copies"));
+    CHECK(has(err("ascend910b1,small.model,0,16,,1\n"), "instances is invalid"));
+    CHECK(has(err("ascend910b1,small.model,1,16,sync_us=-4,1\n"), "expected a time in [0, 6e7]"));
+    CHECK(has(err("ascend910b1,small.model,1,16,,-1\n"), "latency_ms is invalid"));
+    CHECK(has(err("ascend910b1,small.model,1,16,,\n"), "no measurement"));
+    CHECK(has(err("ascend910b1,kernels.model,1,16,copies=aggregated,1\n"),
+              "contradicts model 'kernels.model'"));
+    CHECK(has(err("nochip,small.model,1,16,,1\n"), "chip:"));
+    CHECK(has(message_of([&] {
+                  (void)io::parse_deployments("chip,model,instances,batch,latency,x\n", dir);
+              }),
+              "unknown column"));
+    std::filesystem::remove_all(dir);
+}
