@@ -53,6 +53,10 @@ TEST_CASE("io: format_fixed and looks_numeric") {
     CHECK(io::format_fixed(-0.04, 1) == "0.0");
     CHECK(io::format_fixed(std::numeric_limits<double>::quiet_NaN(), 2) == "NaN");
     CHECK(io::format_shortest(0.1) == "0.1");
+    CHECK(io::format_significant(18.427263317153265, 4) == "18.43");
+    CHECK(io::format_significant(1.074232003092517, 4) == "1.074");
+    CHECK(io::format_significant(25000000.0, 3) == "2.5e+07");
+    CHECK(io::format_significant(std::numeric_limits<double>::infinity(), 3) == "inf");
     CHECK(io::looks_numeric("12"));
     CHECK(io::looks_numeric("-1.5e+09"));
     CHECK(io::looks_numeric(".5"));

@@ -27,6 +27,7 @@
 #include <perfcast/profile/validate.hpp>
 
 #include "cli.hpp"
+#include "cmd_deployments.hpp"
 #include "common.hpp"
 
 namespace perfcast::cli {
@@ -291,7 +292,10 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
 [[nodiscard]] inline std::string validate_usage() {
     return "Usage: perfcast validate --chip C [--params F] --fit A.csv --test B.csv\n"
            "       perfcast validate --chip C PROFILE.csv --holdout 0.3 [--seed N | --seeds A-B]\n"
-           "       perfcast validate --chip C [--params F] --test B.csv\n\n"
+           "       perfcast validate --chip C [--params F] --test B.csv\n"
+           "       perfcast validate --deployments ROWS.csv --knobs LIST [--train LIST]\n"
+           "         (measured deployments end to end: 'perfcast validate --deployments F "
+           "--help')\n\n"
            "Score the model against measured rows (msprof op_summary, torch_npu kernel_details\n"
            "or the minimal subset in docs/profiles.md): MAPE, median and P90 absolute\n"
            "percentage error, by op type, worst rows. With --fit (or --holdout) the model is\n"
@@ -302,6 +306,7 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
 inline int run_validate(std::span<const std::string_view> args, std::ostream& out,
                         std::ostream& /*err*/) {
     using namespace validate_detail;
+    if (wants_deployments(args)) return run_validate_deployments(args, out);
     const parsed_args a = parse_args(args, options);
     if (a.has("help")) {
         out << validate_usage();
@@ -355,7 +360,9 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
 }
 
 [[nodiscard]] inline std::string calibrate_usage() {
-    return "Usage: perfcast calibrate PROFILE.csv --chip C -o FILE\n\n"
+    return "Usage: perfcast calibrate PROFILE.csv --chip C -o FILE\n"
+           "       perfcast calibrate --deployments ROWS.csv --knobs LIST -o FILE\n"
+           "         (measured deployments: 'perfcast calibrate --deployments F --help')\n\n"
            "Fit the model's parameters (per-engine head costs, the first-run cost, efficiencies,\n"
            "a work factor and a fixed time per op type) to the profile's rows, minimising the\n"
            "mean absolute log error; rows with start times carry their sequence context (L2\n"
@@ -367,6 +374,7 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
 inline int run_calibrate(std::span<const std::string_view> args, std::ostream& out,
                          std::ostream& /*err*/) {
     using namespace validate_detail;
+    if (wants_deployments(args)) return run_calibrate_deployments(args, out);
     // -o is the short spelling of --output.
     std::vector<std::string_view> words(args.begin(), args.end());
     for (auto& w : words)

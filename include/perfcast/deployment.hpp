@@ -302,9 +302,13 @@ inline bool solve_damped(std::vector<double> a, std::vector<double> b, std::size
         fit.knobs.push_back({std::string(ks[j]->name), start, start, false});
         set_knob(fit.cal, ks[j]->name, start);
     }
+    // exp(log(hi)) can round past hi: the value is clamped back into the knob's range.
+    auto value_at = [&](const std::vector<double>& at, std::size_t j) {
+        return std::clamp(std::exp(at[j]), ks[j]->lo, ks[j]->hi);
+    };
     auto apply = [&](const std::vector<double>& at) {
         profile::calibration c = fit.cal;
-        for (std::size_t j = 0; j < n; ++j) set_knob(c, ks[j]->name, std::exp(at[j]));
+        for (std::size_t j = 0; j < n; ++j) set_knob(c, ks[j]->name, value_at(at, j));
         return c;
     };
     auto cost_of = [](const std::vector<double>& r) {
@@ -417,7 +421,7 @@ inline bool solve_damped(std::vector<double> a, std::vector<double> b, std::size
     check_identified();
     fit.cal = apply(u);
     for (std::size_t j = 0; j < n; ++j) {
-        fit.knobs[j].value = std::exp(u[j]);
+        fit.knobs[j].value = value_at(u, j);
         fit.knobs[j].at_bound = std::abs(u[j] - std::log(ks[j]->lo)) < 1e-9 ||
                                 std::abs(u[j] - std::log(ks[j]->hi)) < 1e-9;
     }

@@ -42,7 +42,7 @@ inline constexpr std::array<std::string_view, 13> deployment_columns{
 
 /// A whole number in [lo, hi].
 [[nodiscard]] inline long long parse_whole(const line_source& src, std::string_view where,
-                                           const csv_field& f, std::string_view name, long long lo,
+                                           const detail::csv_field& f, std::string_view name, long long lo,
                                            long long hi) {
     long long v = 0;
     const std::string& t = f.text;
@@ -63,7 +63,7 @@ read_deployments(std::istream& in, const std::string& source,
     using namespace detail;
     constexpr std::string_view where = "read_deployments";
     line_source src(in, source, where, max_line_bytes);
-    std::vector<csv_field> header;
+    std::vector<detail::csv_field> header;
     read_header(src, where, "chip,model,instances,batch,...", header);
     const std::size_t header_line = src.number();
     std::map<std::string_view, std::size_t> col;
@@ -95,15 +95,15 @@ read_deployments(std::istream& in, const std::string& source,
     if (!col.contains("samples_per_s") && !col.contains("latency_ms")) {
         missing_column(src, where, header_line, "samples_per_s or latency_ms", header);
     }
-    auto field = [&](const std::vector<csv_field>& row,
-                     std::string_view name) -> const csv_field* {
+    auto field = [&](const std::vector<detail::csv_field>& row,
+                     std::string_view name) -> const detail::csv_field* {
         const auto it = col.find(name);
         return it == col.end() ? nullptr : &row[it->second];
     };
 
     std::map<std::string, std::shared_ptr<const model>> models;
     std::vector<deployment_case> out;
-    std::vector<csv_field> row;
+    std::vector<detail::csv_field> row;
     std::string_view line;
     while (src.next(line)) {
         if (skippable(line)) continue;
@@ -112,14 +112,14 @@ read_deployments(std::istream& in, const std::string& source,
         deployment_case d;
         d.origin = source + ":" + std::to_string(src.number());
 
-        const csv_field& chip_f = *field(row, "chip");
+        const detail::csv_field& chip_f = *field(row, "chip");
         try {
             d.c = chips::get_chip(chip_f.text);
         } catch (const error& e) {
             throw parse_error(where, source, src.number(), chip_f.column,
                               "chip: " + std::string(e.what()), chip_f.text);
         }
-        const csv_field& model_f = *field(row, "model");
+        const detail::csv_field& model_f = *field(row, "model");
         if (model_f.text.empty()) bad_field(src, where, model_f, "model", "a model file path");
         const std::filesystem::path mp = base_dir / model_f.text;
         auto& slot = models[mp.string()];
@@ -143,24 +143,24 @@ read_deployments(std::istream& in, const std::string& source,
             parse_whole(src, where, *field(row, "instances"), "instances", 1, 1024));
         d.batch = parse_whole(src, where, *field(row, "batch"), "batch", 1, max_batch_size);
         d.split = all_cores(d.c);
-        if (const csv_field* f = field(row, "cube"); f && !f->text.empty()) {
+        if (const detail::csv_field* f = field(row, "cube"); f && !f->text.empty()) {
             d.split.cube = core_count{static_cast<int>(
                 parse_whole(src, where, *f, "cube", 1, d.c.cube.cores))};
         }
-        if (const csv_field* f = field(row, "vector"); f && !f->text.empty()) {
+        if (const detail::csv_field* f = field(row, "vector"); f && !f->text.empty()) {
             d.split.vector = core_count{static_cast<int>(
                 parse_whole(src, where, *f, "vector", 1, d.c.vector.cores))};
         }
-        if (const csv_field* f = field(row, "host_threads"); f && !f->text.empty()) {
+        if (const detail::csv_field* f = field(row, "host_threads"); f && !f->text.empty()) {
             d.host_threads = static_cast<int>(parse_whole(src, where, *f, "host_threads", 0, 4096));
         }
-        if (const csv_field* f = field(row, "runtime"); f && !f->text.empty()) {
+        if (const detail::csv_field* f = field(row, "runtime"); f && !f->text.empty()) {
             if (!parse_in(runtime_preset_names, f->text)) {
                 bad_field(src, where, *f, "runtime", choices_of(runtime_preset_names));
             }
             d.runtime = f->text;
         }
-        if (const csv_field* f = field(row, "options"); f && !f->text.empty()) {
+        if (const detail::csv_field* f = field(row, "options"); f && !f->text.empty()) {
             std::string_view rest = f->text;
             std::size_t offset = 0;
             runtime_path scratch;
@@ -193,7 +193,7 @@ read_deployments(std::istream& in, const std::string& source,
             }
         }
         auto positive = [&](std::string_view name, std::string_view expected) {
-            const csv_field* f = field(row, name);
+            const detail::csv_field* f = field(row, name);
             std::optional<double> v;
             if (f && !f->text.empty()) {
                 v = parse_real(src, where, *f, name, expected);
@@ -213,7 +213,7 @@ read_deployments(std::istream& in, const std::string& source,
                               "no measurement: the row needs samples_per_s or latency_ms",
                               std::string(line.substr(0, 80)));
         }
-        if (const csv_field* f = field(row, "label")) d.label = f->text;
+        if (const detail::csv_field* f = field(row, "label")) d.label = f->text;
 
         // Options that contradict the model: copy settings for a model that copies nothing.
         bool copies = false;

@@ -45,6 +45,20 @@ namespace perfcast::io {
     return ::perfcast::detail::number_text(v);
 }
 
+/// `v` to `digits` significant digits, fixed or exponent form as shorter ("18.43", "1.074",
+/// "2.5e+07"); NaN and infinities as in format_fixed. For figures a reader compares, not reads
+/// back.
+[[nodiscard]] inline std::string format_significant(double v, int digits) {
+    if (v != v || v > 1.7976931348623157e308 || v < -1.7976931348623157e308) {
+        return format_fixed(v, 0);
+    }
+    std::array<char, 64> buf{};
+    auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v,
+                                   std::chars_format::general, digits < 1 ? 1 : digits);
+    if (ec != std::errc{}) return ::perfcast::detail::number_text(v);
+    return std::string(buf.data(), end);
+}
+
 /// Whether `s` is a number as the writers print it: optional sign, digits, optional fraction and
 /// exponent, or NaN / inf. Used to right-align numeric columns.
 [[nodiscard]] inline bool looks_numeric(std::string_view s) noexcept {

@@ -1,0 +1,294 @@
+// examples/perfcast/cmd_deployments.hpp: `perfcast calibrate --deployments` and
+// `perfcast validate --deployments`, the model against measured deployments end to end.
+//
+//   perfcast calibrate --deployments ROWS.csv --knobs K[,K..] [--params F] -o FILE
+//   perfcast validate  --deployments ROWS.csv --knobs K[,K..] [--train ROWS] [--params F]
+//                      [--format table|json]
+//
+// ROWS.csv: io/deployments_file.hpp (docs/runtime.md). The knobs are runtime-path times and
+// device efficiencies (deployment.hpp deployment_knobs). validate fits on --train (row numbers,
+// 1 = the first data row) and predicts every other row; without --train, leave-one-out.
+#pragma once
+
+#include <array>
+#include <fstream>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <perfcast/deployment.hpp>
+#include <perfcast/io/deployments_file.hpp>
+#include <perfcast/io/json.hpp>
+#include <perfcast/io/params_file.hpp>
+#include <perfcast/io/table.hpp>
+
+#include "cli.hpp"
+#include "cmd_whatif.hpp"
+#include "common.hpp"
+
+namespace perfcast::cli {
+
+namespace deployments_detail {
+
+inline constexpr option rows_option{"deployments", "FILE",
+                                    "measured deployment rows (docs/runtime.md)"};
+inline constexpr option knobs_option{
+    "knobs", "LIST",
+    "what to fit, e.g. launch_us,between_us (runtime-path times or cube_efficiency, "
+    "vector_efficiency, hbm_efficiency)"};
+
+inline constexpr std::array<option, 5> validate_options{{
+    rows_option,
+    knobs_option,
+    {"train", "LIST", "rows to fit on (1 = the first data row), e.g. 1,4; default: leave-one-out"},
+    params_option,
+    {"format", "FORMAT", "table (default) or json"},
+}};
+
+inline constexpr std::array<option, 4> calibrate_options{{
+    rows_option,
+    knobs_option,
+    params_option,
+    {"output", "FILE", "write the fitted parameters here (also -o FILE)"},
+}};
+
+[[nodiscard]] inline std::vector<std::string> knobs_from(const parsed_args& a) {
+    const auto t = a.get("knobs");
+    if (!t || t->empty()) {
+        std::string names;
+        for (const deployment_knob& k : deployment_knobs) {
+            if (!names.empty()) names += ", ";
+            names += k.name;
+        }
+        throw usage_error("needs --knobs LIST: what to fit, from " + names);
+    }
+    std::vector<std::string> out;
+    std::string_view rest = *t;
+    while (true) {
+        const std::size_t comma = rest.find(',');
+        out.emplace_back(rest.substr(0, comma));
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+    }
+    for (const std::string& k : out) (void)knob_named(k);  // an unknown name lists the known
+    return out;
+}
+
+[[nodiscard]] inline std::string knob_text(const fitted_knob& k) {
+    const deployment_knob& d = knob_named(k.name);
+    std::string s = k.name + " = " + io::format_significant(k.value, 4);
+    if (!d.unit.empty()) s += " " + std::string(d.unit);
+    if (k.at_bound) s += " (at its bound)";
+    return s;
+}
+
+[[nodiscard]] inline std::string config_text(const deployment_case& d) {
+    std::string s = std::to_string(d.instances) + " x " + std::to_string(d.split.cube.value) +
+                    "/" + std::to_string(d.split.vector.value) + " b" + std::to_string(d.batch);
+    if (!d.runtime.empty()) s += " " + d.runtime;
+    for (const runtime_setting& r : d.settings) s += " " + r.key + "=" + r.value;
+    return s;
+}
+
+[[nodiscard]] inline std::string pct_or_blank(const std::optional<double>& e) {
+    return e ? io::format_fixed(100 * *e, 1) : std::string();
+}
+
+inline void write_table(std::ostream& out, std::string_view file,
+                        std::span<const deployment_case> rows, const deployment_validation& v,
+                        bool loo) {
+    out << "deployments: " << file << ", " << rows.size() << " rows\n";
+    if (loo) {
+        out << "leave-one-out: each row predicted by a fit on the other " << rows.size() - 1
+            << "\n";
+    } else {
+        out << "fitted on rows";
+        for (const deployment_score& s : v.rows) {
+            if (s.trained) out << " " << s.row + 1;
+        }
+        out << ":";
+        for (const fitted_knob& k : v.fits.front().knobs) out << " " << knob_text(k) << ";";
+        out << " rms log error " << io::format_fixed(v.fits.front().rms_log_error, 4) << "\n";
+    }
+    out << "\n";
+    io::text_table t({"row", "label", "deployment", "samples/s", "predicted", "err %",
+                      "latency ms", "predicted", "err %", "p99 ms", "use"});
+    for (const deployment_score& s : v.rows) {
+        const deployment_case& d = rows[s.row];
+        t.add_row({std::to_string(s.row + 1), d.label, config_text(d),
+                   d.samples_per_s ? io::format_fixed(*d.samples_per_s, 0) : std::string(),
+                   io::format_fixed(s.predicted.samples_per_s, 0), pct_or_blank(s.throughput_error),
+                   d.latency ? io::format_fixed(d.latency->in(units::ms), 3) : std::string(),
+                   io::format_fixed(s.predicted.latency.in(units::ms), 3),
+                   pct_or_blank(s.latency_error),
+                   d.p99 ? io::format_fixed(d.p99->in(units::ms), 3) : std::string(),
+                   s.trained ? "fit" : "predicted"});
+    }
+    t.write(out);
+    out << "\nmean absolute error over the " << v.predicted_rows << " predicted rows: throughput "
+        << (v.throughput_mape ? io::format_fixed(100 * *v.throughput_mape, 1) + " %"
+                              : std::string("(none measured)"))
+        << ", latency "
+        << (v.latency_mape ? io::format_fixed(100 * *v.latency_mape, 1) + " %"
+                           : std::string("(none measured)"))
+        << "\nlatency: the mean of the window each row's runtime path times (docs/runtime.md); "
+           "p99 is\nshown as measured, not predicted (closed-loop rows have no queue).\n";
+}
+
+inline void write_json(std::ostream& out, std::string_view file,
+                       std::span<const deployment_case> rows, const deployment_validation& v,
+                       bool loo) {
+    io::json_writer j(out);
+    j.begin_object().member("file", file).member("method", loo ? "leave-one-out" : "train");
+    j.key("fits").begin_array();
+    for (const deployment_fit& f : v.fits) {
+        j.begin_object();
+        j.key("knobs").begin_object();
+        for (const fitted_knob& k : f.knobs) j.member(k.name, k.value);
+        j.end_object();
+        j.member("rms_log_error", f.rms_log_error).end_object();
+    }
+    j.end_array();
+    j.key("rows").begin_array();
+    for (const deployment_score& s : v.rows) {
+        const deployment_case& d = rows[s.row];
+        j.begin_object()
+            .member("row", static_cast<double>(s.row + 1))
+            .member("origin", d.origin)
+            .member("label", d.label)
+            .member("deployment", config_text(d))
+            .member("trained", s.trained);
+        auto opt = [&](std::string_view k, const std::optional<double>& x) {
+            j.key(k);
+            if (x) {
+                j.value(*x);
+            } else {
+                j.null();
+            }
+        };
+        opt("measured_samples_per_s", d.samples_per_s);
+        j.member("predicted_samples_per_s", s.predicted.samples_per_s);
+        opt("throughput_error", s.throughput_error);
+        opt("measured_latency_ms",
+            d.latency ? std::optional<double>(d.latency->in(units::ms)) : std::nullopt);
+        j.member("predicted_latency_ms", s.predicted.latency.in(units::ms));
+        opt("latency_error", s.latency_error);
+        opt("measured_p99_ms", d.p99 ? std::optional<double>(d.p99->in(units::ms)) : std::nullopt);
+        j.end_object();
+    }
+    j.end_array();
+    j.member("predicted_rows", static_cast<double>(v.predicted_rows));
+    j.key("throughput_mape");
+    if (v.throughput_mape) {
+        j.value(*v.throughput_mape);
+    } else {
+        j.null();
+    }
+    j.key("latency_mape");
+    if (v.latency_mape) {
+        j.value(*v.latency_mape);
+    } else {
+        j.null();
+    }
+    j.end_object();
+    out << '\n';
+}
+
+}  // namespace deployments_detail
+
+[[nodiscard]] inline std::string validate_deployments_usage() {
+    return "Usage: perfcast validate --deployments ROWS.csv --knobs K[,K..] [--train LIST]\n\n"
+           "Fit the runtime-path knobs to the --train rows of a measured deployments file and\n"
+           "predict every other row (without --train: leave-one-out), with each row's error in\n"
+           "throughput and latency and the mean over the predicted rows (docs/runtime.md).\n\n" +
+           options_text(deployments_detail::validate_options);
+}
+
+[[nodiscard]] inline std::string calibrate_deployments_usage() {
+    return "Usage: perfcast calibrate --deployments ROWS.csv --knobs K[,K..] -o FILE\n\n"
+           "Fit the runtime-path knobs to every row of a measured deployments file and write\n"
+           "them (runtime.KEY lines and efficiencies) to FILE, for --params FILE.\n\n" +
+           options_text(deployments_detail::calibrate_options);
+}
+
+/// Whether the arguments ask for the deployments form (--deployments given).
+[[nodiscard]] inline bool wants_deployments(std::span<const std::string_view> args) {
+    for (std::string_view w : args) {
+        if (w == "--deployments" || w.starts_with("--deployments=")) return true;
+    }
+    return false;
+}
+
+inline int run_validate_deployments(std::span<const std::string_view> args, std::ostream& out) {
+    using namespace deployments_detail;
+    const parsed_args a = parse_args(args, validate_options);
+    if (a.has("help")) {
+        out << validate_deployments_usage();
+        return exit_ok;
+    }
+    if (!a.positional.empty()) throw usage_error("unexpected argument '" + a.positional[0] + "'");
+    const std::string format = choice(a, "format", {"table", "json"}, "table");
+    const std::string file = *a.get("deployments");
+    const auto rows = io::read_deployments_file(file);
+    const auto knobs = knobs_from(a);
+    const profile::calibration base = params_from_args(a);
+    const bool loo = !a.has("train");
+    deployment_validation v;
+    if (loo) {
+        if (rows.size() < 2) throw usage_error("leave-one-out needs at least 2 rows");
+        v = validate_deployments_loo(rows, knobs, base);
+    } else {
+        std::vector<std::size_t> train;
+        for (std::int64_t r : whatif_detail::parse_list("train", *a.get("train"))) {
+            if (r > static_cast<std::int64_t>(rows.size())) {
+                throw usage_error("option '--train': row " + std::to_string(r) + " of " +
+                                  std::to_string(rows.size()));
+            }
+            train.push_back(static_cast<std::size_t>(r - 1));
+        }
+        v = validate_deployments(rows, knobs, train, base);
+    }
+    if (format == "json") {
+        write_json(out, file, rows, v, loo);
+    } else {
+        write_table(out, file, rows, v, loo);
+    }
+    return exit_ok;
+}
+
+inline int run_calibrate_deployments(std::span<const std::string_view> args, std::ostream& out) {
+    using namespace deployments_detail;
+    std::vector<std::string_view> words(args.begin(), args.end());
+    for (auto& w : words) {
+        if (w == "-o") w = "--output";
+    }
+    const parsed_args a = parse_args(words, calibrate_options);
+    if (a.has("help")) {
+        out << calibrate_deployments_usage();
+        return exit_ok;
+    }
+    if (!a.positional.empty()) throw usage_error("unexpected argument '" + a.positional[0] + "'");
+    if (!a.has("output")) throw usage_error("needs -o FILE");
+    const std::string file = *a.get("deployments");
+    const auto rows = io::read_deployments_file(file);
+    const auto knobs = knobs_from(a);
+    const deployment_fit fit = fit_deployments(rows, knobs, params_from_args(a));
+    const std::string path = *a.get("output");
+    std::ofstream f(path);
+    if (!f) throw perfcast::error("cannot write '" + path + "'");
+    io::write_params(f, fit.cal,
+                     "fitted on " + std::to_string(rows.size()) + " deployment rows of " + file);
+    f.close();
+    if (!f) throw perfcast::error("cannot write '" + path + "'");
+    out << "fitted " << fit.figures << " measured figures of " << rows.size() << " rows in "
+        << fit.iterations << " iterations:";
+    for (const fitted_knob& k : fit.knobs) out << " " << knob_text(k) << ";";
+    out << " rms log error " << io::format_fixed(fit.rms_log_error, 4) << "; wrote " << path
+        << '\n';
+    return exit_ok;
+}
+
+}  // namespace perfcast::cli
