@@ -239,7 +239,7 @@ TEST_CASE("presets: shared overheads live in one place") {
 
 TEST_CASE("presets: the list is complete, named consistently and validates") {
     const auto presets = chips::all_presets();
-    CHECK(presets.size() == 10);
+    CHECK(presets.size() == 11);
     std::set<std::string_view> names;
     for (const auto& p : presets) {
         CAPTURE(p.name);
@@ -269,6 +269,7 @@ TEST_CASE("presets: lookup by every spelling") {
         {"ascend310p3", &chips::ascend310p3},   {"a100", &chips::a100_80gb_sxm},
         {"A100-80GB", &chips::a100_80gb_sxm},   {"a100_80gb", &chips::a100_80gb_sxm},
         {"A100-80GB-SXM", &chips::a100_80gb_sxm}, {"h100", &chips::h100_sxm},
+        {"A100-40GB", &chips::a100_40gb_sxm},   {"a100-sxm4-40gb", &chips::a100_40gb_sxm},
         {"H100-SXM", &chips::h100_sxm},         {"NVIDIA H100", &chips::h100_sxm},
         {"h200", &chips::h200_sxm},             {"H200-SXM", &chips::h200_sxm},
     };

@@ -34,7 +34,7 @@ struct named_chip {
 
 namespace detail {
 
-inline constexpr std::array<named_chip, 10> presets{{
+inline constexpr std::array<named_chip, 11> presets{{
     {"ascend910b1", ascend910b1,
      "CANN 8.1.RC1 Ascend910B1.ini; HBM 1.6 TB/s, PCIe 5.0 x16, AI CPU clock, overheads: "
      "assumptions",
@@ -66,6 +66,10 @@ inline constexpr std::array<named_chip, 10> presets{{
     {"a100-80gb-sxm", a100_80gb_sxm,
      "NVIDIA A100 datasheet + Ampere whitepaper; per-SM memory rates, overheads: assumptions",
      {"a100", "a100-80gb", "a100-sxm", "a100-sxm4-80gb", "a100-80gb-sxm4"}},
+    {"a100-40gb-sxm", a100_40gb_sxm,
+     "NVIDIA A100 datasheet (40GB SXM: HBM2 1555 GB/s; GA100 compute as the 80GB); per-SM memory "
+     "rates, overheads: assumptions",
+     {"a100-40gb", "a100-sxm4-40gb", "a100-40gb-sxm4"}},
     {"h100-sxm", h100_sxm,
      "NVIDIA H100 datasheet + Hopper whitepaper; per-SM memory rates, overheads: assumptions",
      {"h100", "h100-sxm5", "h100-80gb", "h100-sxm5-80gb"}},

@@ -110,6 +110,16 @@ inline constexpr chip a100_80gb_sxm = validate(chip{
     .overhead = default_gpu_overheads,
 });
 
+/// NVIDIA A100 40GB SXM4: the A100 80GB's GA100 compute (same SMs, clocks, tensor peaks and
+/// 40 MB L2) with 40 GB of HBM2 at 1,555 GB/s (A100 datasheet, "A100 40GB SXM" column).
+inline constexpr chip a100_40gb_sxm = validate([] {
+    chip c = a100_80gb_sxm;
+    c.name = "a100-40gb-sxm";
+    c.memory.hbm_size = data_size{40.0, units::GiB};
+    c.memory.hbm_bandwidth = bandwidth{1555.0, units::GBps};
+    return c;
+}());
+
 /// NVIDIA H100 SXM5. 132 SMs (H100 datasheet / Hopper whitepaper). Two clocks: the dense tensor
 /// peaks are quoted at 1830 MHz (FP16/BF16 989.4 TFLOPS = 132 x 2048 x 2 x 1.83 GHz; INT8 1978.9
 /// TOPS -> 4096; TF32 494.7 -> 1024), the FP32/FP64 peaks at 1980 MHz (FP32 66.9 TFLOPS = 132 x
