@@ -1238,7 +1238,8 @@ struct saturation_result {
     /// distribution) queued at time 0 and served by the simulation (FIFO packing into batches,
     /// splits, contention, the same as under load); completions between the 10th and the 90th
     /// percentile over the time between them (the ramp-up and the last partial batches left
-    /// out). The card cannot keep up with a higher Poisson load: its queue grows without end.
+    /// out), at most `bound`. The card cannot keep up with a higher Poisson load: its queue
+    /// grows without end.
     request_rate throughput{};
 };
 
@@ -1297,14 +1298,20 @@ private:
     detail::queued_at_once src(dist, saturation_probe_requests, seed);
     const serving_result s = simulate(config, src, so);
     // Every request arrived at 0: its latency is its completion time.
-    const std::size_t n = s.latencies.size();
-    const std::size_t k10 = n / 10;
-    const std::size_t k90 = n - n / 10;
-    const double t10 = s.latencies[k10 - 1].in(units::s);
-    const double t90 = s.latencies[k90 - 1].in(units::s);
-    r.throughput = t90 > t10
-                       ? request_rate{static_cast<double>(k90 - k10) / (t90 - t10), units::qps}
-                       : request_rate{static_cast<double>(n) / s.max.in(units::s), units::qps};
+    // Requests complete in steps (a batch's requests together, streams in lockstep), so the
+    // rate counts whole steps: from the step holding the 10th percentile to the one holding
+    // the 90th, every completion at those two instants on the same side.
+    const std::vector<duration>& done = s.latencies;
+    const std::size_t n = done.size();
+    const duration t10 = done[n / 10 - 1];
+    const duration t90 = done[n - n / 10 - 1];
+    const auto upto = [&](duration t) {
+        return static_cast<double>(std::upper_bound(done.begin(), done.end(), t) - done.begin());
+    };
+    r.throughput = t90 > t10 ? (upto(t90) - upto(t10)) / (t90 - t10)
+                             : static_cast<double>(n) / s.max;
+    // Not above the bound: what the measurement's end effects could still add is no capacity.
+    if (r.throughput > r.bound) r.throughput = r.bound;
     return r;
 }
 
