@@ -2,7 +2,11 @@
 //
 //   simulate(server, dist, 500_qps, 100000)   seeded discrete-event simulation
 //   analyze(server, dist, 500_qps)            M/G/c approximation (Allen-Cunneen), microseconds
-//   find_capacity(server, dist, {.target = 10_ms})   highest QPS whose TP99 meets a target
+//   saturation(server, dist)                  the load past which the queue grows without end
+//   classify(qps, run, saturation)            stable, queue-growing or saturated: is a run's
+//                                             percentile a steady-state figure at all?
+//   find_capacity(server, dist, {.target = 10_ms})   highest stable QPS whose TP99 meets a
+//                                             target, at most saturation x (1 - margin)
 //   cards_for(traffic, capacity, headroom)    cards = ceil(traffic / (capacity x (1 - headroom)))
 //
 // The simulation: requests arrive (Poisson, or replayed from a trace), each is planned by the
@@ -1541,8 +1545,10 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
 }  // namespace detail
 
 /// Highest QPS per card whose latency quantile meets `o.target` with Poisson arrivals of batch
-/// sizes from `dist` (bisection on the simulation or the analytic model). "None meets it" when
-/// even the low-load quantile (no queueing) is above the target.
+/// sizes from `dist` (bisection on the simulation or the analytic model), never above
+/// saturation x (1 - saturation_margin) and never at a load whose run's queue grew: a loose
+/// target gives that cap, marked capacity_limit::saturation. "None meets it" when even the
+/// low-load quantile (no queueing) is above the target.
 [[nodiscard]] inline capacity_result find_capacity(const server_config& config,
                                                    const batch_distribution& dist,
                                                    const capacity_options& o) {

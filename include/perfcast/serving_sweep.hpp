@@ -24,6 +24,10 @@
 //   2. the first `simulate_top` of that order (the leaders) are simulated (same seed, same
 //      arrivals for all) and ranked by the simulation: load mode by TP99 at the highest load,
 //      capacity mode by the highest QPS whose simulated TP99 meets the target.
+// Every simulated leader's saturation throughput is measured (serving.hpp's saturation()) and
+// every simulated load classified against it (load_state): a saturated point, or one whose
+// queue grew, keeps its figures but is no steady state; writers show it as such, and load mode
+// ranks it after the stable ones.
 // The low-load TP99 (no queueing) is exact and cheap, so "no configuration meets the target"
 // and the closest configuration are decided over the whole grid, not only over the leaders.
 #pragma once
