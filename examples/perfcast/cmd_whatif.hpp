@@ -344,14 +344,23 @@ inline void write_config_json(io::json_writer& j, const serving_config& k) {
         .member("window_ms", k.window.in(units::ms));
 }
 
+/// Latencies only at a stable load: past saturation a finite run's percentiles measure how long
+/// it ran, so they are null there and `state` says why.
 inline void write_point_json(io::json_writer& j, const serving_point& p) {
+    const bool steady = p.state == load_state::stable;
     j.begin_object()
         .member("qps", p.qps.in(units::qps))
-        .member("mean_ms", p.mean.in(units::ms))
-        .member("p50_ms", p.p50.in(units::ms))
-        .member("p99_ms", p.p99.in(units::ms))
-        .member("p999_ms", p.p999.in(units::ms))
-        .member("utilization", p.utilization)
+        .member("state", name_of(p.state));
+    for (const auto& [key, t] : {std::pair{"mean_ms", p.mean}, std::pair{"p50_ms", p.p50},
+                                 std::pair{"p99_ms", p.p99}, std::pair{"p999_ms", p.p999}}) {
+        j.key(key);
+        if (steady) {
+            j.value(t.in(units::ms));
+        } else {
+            j.null();
+        }
+    }
+    j.member("utilization", p.utilization)
         .member("core_utilization", p.core_utilization)
         .member("padding_share", p.padding_share)
         .member("mean_batch", p.mean_batch)
@@ -366,6 +375,18 @@ inline void write_row_json(io::json_writer& j, const context& x, const serving_r
         .member("simulated", r.simulated)
         .member("low_load_mean_ms", r.low_load_mean.in(units::ms))
         .member("low_load_p99_ms", r.low_load_p99.in(units::ms));
+    j.key("saturation_qps");
+    if (r.saturation) {
+        j.value(r.saturation->throughput.in(units::qps));
+    } else {
+        j.null();
+    }
+    j.key("saturation_bound_qps");
+    if (r.saturation) {
+        j.value(r.saturation->bound.in(units::qps));
+    } else {
+        j.null();
+    }
     if (x.options.target) {
         j.key("analytic_capacity_qps");
         if (r.analytic_capacity) {
@@ -376,6 +397,12 @@ inline void write_row_json(io::json_writer& j, const context& x, const serving_r
         j.key("capacity_qps");
         if (r.capacity) {
             j.value(r.capacity->in(units::qps));
+        } else {
+            j.null();
+        }
+        j.key("capacity_limit");
+        if (r.capacity) {
+            j.value(name_of(r.limit));
         } else {
             j.null();
         }
@@ -436,7 +463,7 @@ inline void write_json(std::ostream& out, const context& x, const serving_sweep_
     } else {
         j.null();
     }
-    j.member("headroom", x.headroom);
+    j.member("headroom", x.headroom).member("saturation_margin", saturation_margin);
     j.key("best");
     if (!r.ranked.empty() && (!capacity || r.met())) {
         write_row_json(j, x, r.ranked.front(), 1);
@@ -464,7 +491,8 @@ inline void write_csv(std::ostream& out, const context& x, const serving_sweep_r
     w.row({"rank", "streams", "cube", "vector", "max_gear", "window_ms", "qps", "mean_ms",
            "p50_ms", "p99_ms", "p999_ms", "utilization", "core_utilization", "padding_share",
            "mean_batch", "capacity_qps", "cards", "low_load_p99_ms", "analytic_rank",
-           "analytic_p99_ms", "analytic_capacity_qps"});
+           "analytic_p99_ms", "analytic_capacity_qps", "state", "saturation_qps",
+           "capacity_limit"});
     for (std::size_t i = 0; i < r.ranked.size(); ++i) {
         const serving_row& row = r.ranked[i];
         const serving_config& k = row.config;
@@ -483,16 +511,23 @@ inline void write_csv(std::ostream& out, const context& x, const serving_sweep_r
         auto emit = [&](const serving_point* p) {
             std::vector<std::string> f = head;
             if (p != nullptr) {
-                for (double v : {p->qps.in(units::qps), p->mean.in(units::ms),
-                                 p->p50.in(units::ms), p->p99.in(units::ms),
-                                 p->p999.in(units::ms), p->utilization, p->core_utilization,
-                                 p->padding_share, p->mean_batch}) {
+                const bool steady = p->state == load_state::stable;
+                f.push_back(format_shortest(p->qps.in(units::qps)));
+                for (duration t : {p->mean, p->p50, p->p99, p->p999}) {
+                    f.push_back(steady ? format_shortest(t.in(units::ms)) : "");
+                }
+                for (double v : {p->utilization, p->core_utilization, p->padding_share,
+                                 p->mean_batch}) {
                     f.push_back(format_shortest(v));
                 }
             } else {
                 f.insert(f.end(), 9, "");
             }
             f.insert(f.end(), tail.begin(), tail.end());
+            f.push_back(p != nullptr ? std::string(name_of(p->state)) : "");
+            f.push_back(row.saturation ? format_shortest(row.saturation->throughput.in(units::qps))
+                                       : "");
+            f.push_back(row.capacity ? std::string(name_of(row.limit)) : "");
             w.row(f);
         };
         if (row.points.empty()) emit(nullptr);
@@ -522,6 +557,13 @@ inline void write_table(std::ostream& out, const context& x, const serving_sweep
                 << " ms: " << describe(b.config) << ": "
                 << io::format_fixed(b.capacity->in(units::qps), 0) << " QPS per card (TP99 "
                 << ms3(b.points.front().p99) << " ms there)\n";
+            if (b.limit == capacity_limit::saturation) {
+                out << "capped at saturation: capacity = saturation throughput "
+                    << io::format_fixed(b.saturation->throughput.in(units::qps), 0) << " x (1 - "
+                    << io::format_shortest(saturation_margin)
+                    << "); the target is looser than saturation allows (no steady state "
+                       "above)\n";
+            }
             if (const auto c = cards_of(x, b)) {
                 out << "traffic " << rate_text(x.traffic->in(units::qps))
                     << " QPS: " << c->cards << " card(s) = ceil(traffic / (capacity x (1 - "
@@ -532,6 +574,20 @@ inline void write_table(std::ostream& out, const context& x, const serving_sweep
         } else if (r.none) {
             out << r.none->why << "\n";
         }
+    } else {
+        std::size_t points = 0;
+        std::size_t unsteady = 0;
+        for (const serving_row& row : r.ranked) {
+            for (const serving_point& p : row.points) {
+                ++points;
+                if (p.state != load_state::stable) ++unsteady;
+            }
+        }
+        if (unsteady > 0) {
+            out << unsteady << " of " << points
+                << " simulated loads saturated or with a growing queue: no percentiles there "
+                   "(they would measure the run's length)\n";
+        }
     }
     out << "\n";
     std::vector<std::string> header{"#", "streams", "cube/vec", "max gear", "window ms"};
@@ -540,7 +596,9 @@ inline void write_table(std::ostream& out, const context& x, const serving_sweep
                           "padding %", "mean bs"}) {
         header.emplace_back(h);
     }
+    if (capacity) header.emplace_back("limit");
     if (capacity && x.traffic) header.emplace_back("cards");
+    header.emplace_back("sat. QPS");
     if (capacity) {
         header.emplace_back("idle P99 ms");
         header.emplace_back("an. QPS");
@@ -563,7 +621,13 @@ inline void write_table(std::ostream& out, const context& x, const serving_sweep
             } else {
                 c.assign(5, "");
             }
-            if (p != nullptr) {
+            if (p != nullptr && p->state != load_state::stable) {
+                // No percentiles past saturation: they would measure the run's length.
+                c.insert(c.end(), {io::format_fixed(p->qps.in(units::qps), 0), "-", "-",
+                                   std::string(name_of(p->state)), "-", pct(p->utilization),
+                                   pct(p->core_utilization), pct(p->padding_share),
+                                   io::format_fixed(p->mean_batch, 1)});
+            } else if (p != nullptr) {
                 c.insert(c.end(), {io::format_fixed(p->qps.in(units::qps), 0), ms3(p->mean),
                                    ms3(p->p50), ms3(p->p99), ms3(p->p999), pct(p->utilization),
                                    pct(p->core_utilization), pct(p->padding_share),
@@ -572,10 +636,16 @@ inline void write_table(std::ostream& out, const context& x, const serving_sweep
                 c.emplace_back("none");
                 c.insert(c.end(), 8, "-");
             }
+            if (capacity) {
+                c.push_back(!first || !row.capacity ? "" : std::string(name_of(row.limit)));
+            }
             if (capacity && x.traffic) {
                 const auto cards = cards_of(x, row);
                 c.push_back(cards ? std::to_string(cards->cards) : "-");
             }
+            c.push_back(first && row.saturation
+                            ? io::format_fixed(row.saturation->throughput.in(units::qps), 0)
+                            : (first ? "-" : ""));
             if (capacity) {
                 c.push_back(first ? ms3(row.low_load_p99) : "");
                 c.push_back(!first                 ? ""
@@ -598,9 +668,16 @@ inline void write_table(std::ostream& out, const context& x, const serving_sweep
     out << (capacity ? "capacity QPS: the highest Poisson load per card whose simulated TP99 "
                        "meets the target\n(bisection to "
                      : "QPS: the offered Poisson load per card; ")
-        << (capacity ? io::format_shortest(100 * o.rel_tolerance) + " %); latencies at it: "
+        << (capacity ? io::format_shortest(100 * o.rel_tolerance) +
+                           " %), at most sat. QPS x (1 - " +
+                           io::format_shortest(saturation_margin) +
+                           ") (limit: latency, or saturation\nwhen the target allows more); "
+                           "latencies at it: "
                      : "")
-        << "arrival to the end of the last chunk;\nutil: streams busy; cores: the card's cube "
+        << "arrival to the end of the last chunk;\nsat. QPS: the saturation throughput (every "
+           "request queued at once): no steady state at or\nabove it (saturated) nor where the "
+           "run's queue grew (queue-growing): no percentiles there;\nutil: streams busy; "
+           "cores: the card's cube "
            "cores held; padding: padded / gear samples\n(0 when every bs 1..max is a gear); "
            "mean bs: samples per batch after merging;\n"
         << (capacity ? "idle P99: TP99 with no queueing (exact); an. QPS: the analytic capacity;\n"
@@ -626,11 +703,11 @@ inline void write_svg(const std::string& path, const context& x, const serving_s
         floor_p99 = std::max(floor_p99, row.low_load_p99.in(units::ms));
     }
     for (request_rate q : o.loads) hi = std::max(hi, q.in(units::qps));
-    // Past saturation the TP99 grows with the run's length; points above this are left off so
-    // that the curves stay readable.
+    // Past saturation the TP99 grows with the run's length: such points are left off, and so
+    // are points above this, so that the curves stay readable.
     const double y_cap = o.target ? 3 * o.target->in(units::ms) : 5 * floor_p99;
-    io::svg_plot p(std::string(title) + " (TP99 above " + io::format_shortest(y_cap) +
-                       " ms left off)",
+    io::svg_plot p(std::string(title) + " (saturated loads and TP99 above " +
+                       io::format_shortest(y_cap) + " ms left off)",
                    "QPS per card", "TP99 (ms)");
     std::vector<request_rate> rates;
     for (int i = 1; i <= 10; ++i) rates.push_back(request_rate{hi * i / 10.0, units::qps});
@@ -645,7 +722,7 @@ inline void write_svg(const std::string& path, const context& x, const serving_s
                             .color = std::string(colors[i]),
                             .style = io::svg_style::line_markers};
         for (const serving_point& pt : s.curve(row.config, rates, o.requests, o.warmup, o.seed)) {
-            if (pt.p99.in(units::ms) <= y_cap) {
+            if (pt.state == load_state::stable && pt.p99.in(units::ms) <= y_cap) {
                 line.points.push_back({pt.qps.in(units::qps), pt.p99.in(units::ms)});
             }
         }

@@ -2,7 +2,11 @@
 //
 //   simulate(server, dist, 500_qps, 100000)   seeded discrete-event simulation
 //   analyze(server, dist, 500_qps)            M/G/c approximation (Allen-Cunneen), microseconds
-//   find_capacity(server, dist, {.target = 10_ms})   highest QPS whose TP99 meets a target
+//   saturation(server, dist)                  the load past which the queue grows without end
+//   classify(qps, run, saturation)            stable, queue-growing or saturated: is a run's
+//                                             percentile a steady-state figure at all?
+//   find_capacity(server, dist, {.target = 10_ms})   highest stable QPS whose TP99 meets a
+//                                             target, at most saturation x (1 - margin)
 //   cards_for(traffic, capacity, headroom)    cards = ceil(traffic / (capacity x (1 - headroom)))
 //
 // The simulation: requests arrive (Poisson, or replayed from a trace), each is planned by the
@@ -24,7 +28,9 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <functional>
 #include <cmath>
 #include <concepts>
 #include <cstddef>
@@ -42,6 +48,7 @@
 #include "card.hpp"
 #include "chip.hpp"
 #include "distribution.hpp"
+#include "enum_table.hpp"
 #include "graph.hpp"
 #include "error.hpp"
 #include "units.hpp"
@@ -314,6 +321,11 @@ struct serving_result {
     duration mean_wait{};
     /// Share of counted requests whose last chunk did not start on arrival.
     double wait_share = 0;
+    /// Mean wait of the first and of the last quarter of the counted requests, in arrival
+    /// order (0 below 8 counted requests): a queue that grows through the run shows as a last
+    /// quarter far above the first (queue_grew()).
+    duration wait_first_quarter{};
+    duration wait_last_quarter{};
     /// Time-average share of streams busy.
     double utilization = 0;
     /// Time-average share of the card's cube cores held by running batches (capped at 1 when
@@ -328,6 +340,10 @@ struct serving_result {
     duration span{};             // observed interval
     std::vector<duration> latencies;  // sorted, when sim_options::keep_latencies
     serving_timeline timeline;        // when sim_options::timeline
+
+    /// Whether the queue grew through the run (queue_growth_ratio, queue_growth_floor): the
+    /// mark of a load the card cannot keep up with, whose percentiles measure the run's length.
+    [[nodiscard]] bool queue_grew() const noexcept;
 
     /// Latency at share p of the kept latencies (nearest rank).
     [[nodiscard]] duration at(double p) const {
@@ -672,6 +688,9 @@ private:
                 const double lat = now_ - r.arrival;
                 const double wait = r.last_start - r.arrival;
                 latencies_.push_back(lat);
+                const auto k = static_cast<std::size_t>(r.id - o_.warmup);
+                if (k >= waits_.size()) waits_.resize(k + 1, 0.0);
+                waits_[k] = wait;
                 wait_sum_ += wait;
                 if (wait > 0) ++waited_;
             }
@@ -722,6 +741,17 @@ private:
         r.max = duration{mx, units::s};
         r.mean_wait = duration{wait_sum_ / static_cast<double>(n), units::s};
         r.wait_share = static_cast<double>(waited_) / static_cast<double>(n);
+        if (waits_.size() >= 8) {
+            const std::size_t q = waits_.size() / 4;
+            double first = 0;
+            double last = 0;
+            for (std::size_t k = 0; k < q; ++k) {
+                first += waits_[k];
+                last += waits_[waits_.size() - q + k];
+            }
+            r.wait_first_quarter = duration{first / static_cast<double>(q), units::s};
+            r.wait_last_quarter = duration{last / static_cast<double>(q), units::s};
+        }
         r.mean_stderr = duration{batch_means_stderr(), units::s};
         // Quantiles by successive partial sorts (O(n)) unless every latency is kept sorted.
         const double ps[4] = {0.50, 0.90, 0.99, 0.999};
@@ -821,6 +851,7 @@ private:
     double batch_samples_ = 0;
     double gear_samples_ = 0;
     std::vector<double> latencies_;
+    std::vector<double> waits_;  // per counted request, in arrival order
     double wait_sum_ = 0;
     std::uint64_t waited_ = 0;
 
@@ -877,6 +908,9 @@ struct analytic_class {
 struct analytic_result {
     request_rate qps{};
     bool stable = false;          // utilization < 1; otherwise latencies are infinite
+    /// The load at which the model's utilization reaches 1: c / (E[chunks] x E[chunk service
+    /// with every other stream busy]); `stable` is qps < saturation.
+    request_rate saturation{};
     double utilization = 0;       // share of streams busy
     double concurrency = 0;       // mean batches running, seen by a running batch
     double wait_probability = 0;  // Erlang C: share of chunks that queue
@@ -1075,6 +1109,19 @@ inline duration analytic_result::at(double p) const {
         ek2 += dist.share(i) * k * k;
     }
     const double lambda_c = lambda * ek;
+    {
+        // At saturation every other stream is busy: the mean chunk service there.
+        const std::vector<double> all_busy = detail::binomial_pmf(c - 1, 1.0);
+        double es_full = 0;
+        for (std::size_t i = 0; i < plans.size(); ++i) {
+            for (int j = 0; j < plans[i].chunks; ++j) {
+                es_full += dist.share(i) * detail::loaded_seconds(
+                                               table, config.gears.index_for(plans[i].chunk(j).gear),
+                                               1, all_busy);
+            }
+        }
+        r.saturation = request_rate{static_cast<double>(c) / es_full, units::qps};
+    }
     // Chunk service moments with the other c - 1 streams busy with probability rho each.
     double es = 0;
     double es2 = 0;
@@ -1150,6 +1197,156 @@ inline duration analytic_result::at(double p) const {
     return r;
 }
 
+// ---- stability: is there a steady state at this load? ------------------------------------
+
+/// queue_grew(): the last quarter's mean wait is above queue_growth_ratio x the first quarter's
+/// and above it by more than queue_growth_floor mean service times (mean latency - mean wait).
+/// A load above what the card completes grows the wait linearly through the run, from the
+/// warm-up on: with the default 10 % warm-up the last quarter's mean is about 4 x the first's
+/// (wait ~ t: (0.775 + 1) / 2 over (0.1 + 0.325) / 2). A stable queue's quarters scatter around
+/// one mean. Both numbers are assumptions, set between those two cases and checked by the tests
+/// (a stable run at 90 % of the saturation throughput stays below them; one at 110 % is far
+/// above); raise them if a stable run is flagged.
+inline constexpr double queue_growth_ratio = 2.0;
+inline constexpr double queue_growth_floor = 4.0;
+
+inline bool serving_result::queue_grew() const noexcept {
+    const double first = wait_first_quarter.in(units::s);
+    const double last = wait_last_quarter.in(units::s);
+    const double service = (mean - mean_wait).in(units::s);
+    return last > queue_growth_ratio * first && last - first > queue_growth_floor * service;
+}
+
+/// Capacity never goes above saturation throughput x (1 - saturation_margin). An assumption:
+/// a queue's waits and their noise grow as 1 / (1 - utilization), and the time a simulation
+/// needs to settle as 1 / (1 - utilization)^2 (M/M/1 relaxation time, Morse 1955), so a load
+/// closer to saturation than 5 % has percentiles that depend on how long the run is (the
+/// default 20000 requests are too few) and on the saturation estimate's own error (about 1 %,
+/// saturation()). 5 % keeps both below the bisection's 1 % step. Calibrate by running
+/// find_capacity with a loose target at 2x and 4x the requests: the capacities must agree.
+inline constexpr double saturation_margin = 0.05;
+
+/// Requests in the saturation probe (saturation()): all queued at time 0. Its throughput is
+/// the mean over 80 % of them, so the packing of random request sizes into batches averages
+/// over thousands of batches (the estimate's noise is far below saturation_margin).
+inline constexpr std::uint64_t saturation_probe_requests = 10000;
+
+/// How fast a configuration completes requests when its queue never empties.
+struct saturation_result {
+    /// Upper bound from the service tables alone: the most samples per second any n <= streams
+    /// busy streams complete, each at its most efficient gear (max over n and g of
+    /// sum over n streams of g / t(g, n)), over the mean request size. No padding, every batch
+    /// full: a load above it can never be served.
+    request_rate bound{};
+    /// Measured: every one of saturation_probe_requests requests (sizes drawn from the
+    /// distribution) queued at time 0 and served by the simulation (FIFO packing into batches,
+    /// splits, contention, the same as under load); completions between the 10th and the 90th
+    /// percentile over the time between them (the ramp-up and the last partial batches left
+    /// out), at most `bound`. The card cannot keep up with a higher Poisson load: its queue
+    /// grows without end.
+    request_rate throughput{};
+};
+
+namespace detail {
+
+/// `count` requests, all at time 0, sizes drawn from `dist`.
+class queued_at_once {
+public:
+    queued_at_once(const batch_distribution& dist, std::uint64_t count, std::uint64_t seed)
+        : dist_(&dist), rng_(seed), left_(count) {}
+    [[nodiscard]] std::optional<arrival> next() noexcept {
+        if (left_ == 0) return std::nullopt;
+        --left_;
+        return arrival{duration{}, dist_->sample(rng_.uniform())};
+    }
+
+private:
+    const batch_distribution* dist_;
+    random_stream rng_;
+    std::uint64_t left_;
+};
+
+}  // namespace detail
+
+/// The saturation throughput of `config` with request sizes from `dist` (see
+/// saturation_result); `seed` and `service_cv` as in sim_options.
+[[nodiscard]] inline saturation_result saturation(const server_config& config,
+                                                  const batch_distribution& dist,
+                                                  std::uint64_t seed = 1,
+                                                  double service_cv = 0) {
+    validate(config);
+    saturation_result r;
+    double best_samples_per_s = 0;
+    for (std::size_t n = 1; n <= config.streams.size(); ++n) {
+        std::vector<double> per_stream;
+        per_stream.reserve(config.streams.size());
+        for (const stream_spec& st : config.streams) {
+            double most = 0;
+            for (std::size_t g = 0; g < config.gears.size(); ++g) {
+                most = std::max(most, static_cast<double>(config.gears[g]) /
+                                          st.service.seconds_at(g, static_cast<int>(n)));
+            }
+            per_stream.push_back(most);
+        }
+        std::sort(per_stream.begin(), per_stream.end(), std::greater<>());
+        double sum = 0;
+        for (std::size_t k = 0; k < n; ++k) sum += per_stream[k];
+        best_samples_per_s = std::max(best_samples_per_s, sum);
+    }
+    r.bound = request_rate{best_samples_per_s / dist.mean(), units::qps};
+
+    sim_options so;
+    so.seed = seed;
+    so.service_cv = service_cv;
+    so.keep_latencies = true;
+    detail::queued_at_once src(dist, saturation_probe_requests, seed);
+    const serving_result s = simulate(config, src, so);
+    // Every request arrived at 0: its latency is its completion time.
+    // Requests complete in steps (a batch's requests together, streams in lockstep), so the
+    // rate counts whole steps: from the step holding the 10th percentile to the one holding
+    // the 90th, every completion at those two instants on the same side.
+    const std::vector<duration>& done = s.latencies;
+    const std::size_t n = done.size();
+    const duration t10 = done[n / 10 - 1];
+    const duration t90 = done[n - n / 10 - 1];
+    const auto upto = [&](duration t) {
+        return static_cast<double>(std::upper_bound(done.begin(), done.end(), t) - done.begin());
+    };
+    r.throughput = t90 > t10 ? (upto(t90) - upto(t10)) / (t90 - t10)
+                             : static_cast<double>(n) / s.max;
+    // Not above the bound: what the measurement's end effects could still add is no capacity.
+    if (r.throughput > r.bound) r.throughput = r.bound;
+    return r;
+}
+
+/// What a load does to a configuration, judged before any percentile is reported.
+enum class load_state : unsigned char {
+    stable,     // below the saturation throughput, and the simulated queue did not grow
+    growing,    // below the saturation throughput, but the simulated queue grew through the run
+                // (queue_grew()): too close to saturation for this run length
+    saturated,  // at or above the saturation throughput: no steady state; a finite run's
+                // percentiles measure how long it ran, not the card
+};
+
+inline constexpr std::array<enum_entry<load_state>, 3> load_state_names{{
+    {load_state::stable, "stable"},
+    {load_state::growing, "queue-growing"},
+    {load_state::saturated, "saturated"},
+}};
+
+[[nodiscard]] constexpr std::string_view name_of(load_state s) noexcept {
+    return name_in(load_state_names, s);
+}
+
+/// The state of a simulated run at `offered` load: saturated at or above `sat.throughput` (or
+/// the analytic bound), growing when its queue grew, else stable.
+[[nodiscard]] inline load_state classify(request_rate offered, const serving_result& run,
+                                         const saturation_result& sat) noexcept {
+    if (offered >= sat.throughput || offered >= sat.bound) return load_state::saturated;
+    if (run.queue_grew()) return load_state::growing;
+    return load_state::stable;
+}
+
 // ---- capacity -----------------------------------------------------------------------------
 
 /// An expected-like result: a value, or why there is none (E has a `why` string).
@@ -1194,6 +1391,22 @@ struct capacity_options {
     double rel_tolerance = 0.01;
 };
 
+/// What decided a capacity: the latency target, or the saturation cap.
+enum class capacity_limit : unsigned char {
+    latency,     // the highest stable load whose quantile meets the target (to rel_tolerance)
+    saturation,  // the target is looser than saturation allows: the quantile still meets it at
+                 // saturation x (1 - saturation_margin), the highest load searched
+};
+
+inline constexpr std::array<enum_entry<capacity_limit>, 2> capacity_limit_names{{
+    {capacity_limit::latency, "latency"},
+    {capacity_limit::saturation, "saturation"},
+}};
+
+[[nodiscard]] constexpr std::string_view name_of(capacity_limit l) noexcept {
+    return name_in(capacity_limit_names, l);
+}
+
 /// The highest load found whose latency quantile meets the target.
 struct serving_capacity {
     std::size_t index = 0;       // which candidate (best_capacity); 0 for one configuration
@@ -1202,6 +1415,12 @@ struct serving_capacity {
     double utilization = 0;      // streams busy
     double core_utilization = 0; // simulation only (0 with the analytic method)
     int evaluations = 0;         // simulations or analytic evaluations spent
+    /// The saturation throughput the search stayed below (saturation().throughput; with the
+    /// analytic method the model's analytic_result::saturation).
+    request_rate saturation{};
+    /// latency: below the cap; saturation: qps = saturation x (1 - saturation_margin), the
+    /// target would allow more but no steady state exists there.
+    capacity_limit limit = capacity_limit::latency;
 };
 
 /// No load meets the target. `closest` is the candidate with the lowest latency quantile at the
@@ -1236,18 +1455,24 @@ inline void check_capacity_options(const capacity_options& o) {
     return number_text(std::round(t.in(units::ms) * 1000.0) / 1000.0) + " ms";
 }
 
-/// Latency quantile, utilizations, at one load.
+/// Latency quantile, utilizations, at one load; `steady` false when the run's queue grew.
 struct load_point {
     duration latency{};
     double utilization = 0;
     double core_utilization = 0;
+    bool steady = true;
+    [[nodiscard]] bool meets(duration target) const noexcept {
+        return steady && latency <= target;
+    }
 };
 
 /// Bisection on the load: `eval(qps)` gives the quantile there. `floor_latency` is the quantile
-/// as the load goes to 0 and `guess` a load near saturation.
+/// as the load goes to 0, `guess` a load near saturation and `sat` the saturation throughput:
+/// no load above sat x (1 - saturation_margin) is evaluated, so every bracket holds stable
+/// loads only, and a target still met there gives that load, marked capacity_limit::saturation.
 template <class Eval>
 capacity_result bisect_capacity(const capacity_options& o, duration floor_latency,
-                                request_rate guess, Eval&& eval) {
+                                request_rate guess, request_rate sat, Eval&& eval) {
     if (floor_latency > o.target) {
         return no_capacity{"perfcast::find_capacity: no load meets the target: the latency at " +
                                number_text(o.quantile * 100) + " % is " +
@@ -1256,25 +1481,36 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
                            0, floor_latency, o.target};
     }
     serving_capacity best;
+    best.saturation = sat;
+    const double ceiling = sat.in(units::qps) * (1.0 - saturation_margin);
     int evals = 0;
     double lo = 0;  // meets (load 0 meets: floor_latency <= target)
     load_point at_lo{floor_latency, 0.0, 0.0};
-    double hi = guess.in(units::qps);
-    // Grow until a load fails (merging can beat the no-merging guess), at most 2^20 x.
-    for (int i = 0; i < 20; ++i) {
+    double hi = std::min(guess.in(units::qps), ceiling);
+    // Grow until a load fails (merging can beat the no-merging guess), up to the ceiling.
+    for (int i = 0; i < 64; ++i) {
         const load_point p = eval(request_rate{hi, units::qps});
         ++evals;
-        if (!(p.latency <= o.target)) break;
+        if (!p.meets(o.target)) break;
         lo = hi;
         at_lo = p;
-        hi *= 2;
+        if (hi >= ceiling) {
+            best.qps = request_rate{ceiling, units::qps};
+            best.latency = p.latency;
+            best.utilization = p.utilization;
+            best.core_utilization = p.core_utilization;
+            best.evaluations = evals;
+            best.limit = capacity_limit::saturation;
+            return best;
+        }
+        hi = std::min(hi * 2, ceiling);
     }
     // Shrink until a load meets, when the guess already failed.
     while (lo == 0 && evals < 60) {
         const double probe = hi / 4;
         const load_point p = eval(request_rate{probe, units::qps});
         ++evals;
-        if (p.latency <= o.target) {
+        if (p.meets(o.target)) {
             lo = probe;
             at_lo = p;
         } else {
@@ -1291,7 +1527,7 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
         const double mid = 0.5 * (lo + hi);
         const load_point p = eval(request_rate{mid, units::qps});
         ++evals;
-        if (p.latency <= o.target) {
+        if (p.meets(o.target)) {
             lo = mid;
             at_lo = p;
         } else {
@@ -1309,8 +1545,10 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
 }  // namespace detail
 
 /// Highest QPS per card whose latency quantile meets `o.target` with Poisson arrivals of batch
-/// sizes from `dist` (bisection on the simulation or the analytic model). "None meets it" when
-/// even the low-load quantile (no queueing) is above the target.
+/// sizes from `dist` (bisection on the simulation or the analytic model), never above
+/// saturation x (1 - saturation_margin) and never at a load whose run's queue grew: a loose
+/// target gives that cap, marked capacity_limit::saturation. "None meets it" when even the
+/// low-load quantile (no queueing) is above the target.
 [[nodiscard]] inline capacity_result find_capacity(const server_config& config,
                                                    const batch_distribution& dist,
                                                    const capacity_options& o) {
@@ -1318,9 +1556,12 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
     const low_load_result low = low_load(config, dist);
     const duration floor_latency = low.at(o.quantile);
     if (o.method == capacity_method::analytic) {
-        return detail::bisect_capacity(o, floor_latency, low.capacity, [&](request_rate q) {
+        // The model's own saturation load (any rate gives it: it does not depend on the load).
+        const request_rate sat = analyze(config, dist, low.capacity, o.service_cv).saturation;
+        return detail::bisect_capacity(o, floor_latency, low.capacity, sat, [&](request_rate q) {
             const analytic_result a = analyze(config, dist, q, o.service_cv);
-            return detail::load_point{a.stable ? a.at(o.quantile) : a.mean, a.utilization, 0.0};
+            return detail::load_point{a.stable ? a.at(o.quantile) : a.mean, a.utilization, 0.0,
+                                      a.stable};
         });
     }
     sim_options so;
@@ -1328,10 +1569,13 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
     so.warmup = o.warmup;
     so.service_cv = o.service_cv;
     so.keep_latencies = true;
-    return detail::bisect_capacity(o, floor_latency, low.capacity, [&](request_rate q) {
-        const serving_result s = simulate(config, dist, q, o.requests, so);
-        return detail::load_point{s.at(o.quantile), s.utilization, s.core_utilization};
-    });
+    const saturation_result sat = saturation(config, dist, o.seed, o.service_cv);
+    return detail::bisect_capacity(
+        o, floor_latency, low.capacity, sat.throughput, [&](request_rate q) {
+            const serving_result s = simulate(config, dist, q, o.requests, so);
+            return detail::load_point{s.at(o.quantile), s.utilization, s.core_utilization,
+                                      !s.queue_grew()};
+        });
 }
 
 /// Highest request rate at which `trace`, replayed faster or slower (its gaps scaled, its batch
@@ -1352,11 +1596,15 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
     so.seed = o.seed;
     so.service_cv = o.service_cv;
     so.keep_latencies = true;
-    return detail::bisect_capacity(o, low.at(o.quantile), low.capacity, [&](request_rate q) {
-        trace_arrivals src(trace, q / base);
-        const serving_result s = simulate(config, src, so);
-        return detail::load_point{s.at(o.quantile), s.utilization, s.core_utilization};
-    });
+    // The trace's sizes, queued at once: its bursts are not the saturation's business.
+    const saturation_result sat = saturation(config, dist, o.seed, o.service_cv);
+    return detail::bisect_capacity(
+        o, low.at(o.quantile), low.capacity, sat.throughput, [&](request_rate q) {
+            trace_arrivals src(trace, q / base);
+            const serving_result s = simulate(config, src, so);
+            return detail::load_point{s.at(o.quantile), s.utilization, s.core_utilization,
+                                      !s.queue_grew()};
+        });
 }
 
 /// The candidate with the highest capacity, or none meets it with the closest candidate (the

@@ -24,6 +24,10 @@
 //   2. the first `simulate_top` of that order (the leaders) are simulated (same seed, same
 //      arrivals for all) and ranked by the simulation: load mode by TP99 at the highest load,
 //      capacity mode by the highest QPS whose simulated TP99 meets the target.
+// Every simulated leader's saturation throughput is measured (serving.hpp's saturation()) and
+// every simulated load classified against it (load_state): a saturated point, or one whose
+// queue grew, keeps its figures but is no steady state; writers show it as such, and load mode
+// ranks it after the stable ones.
 // The low-load TP99 (no queueing) is exact and cheap, so "no configuration meets the target"
 // and the closest configuration are decided over the whole grid, not only over the leaders.
 #pragma once
@@ -226,6 +230,9 @@ struct serving_point {
     double core_utilization = 0;  // card cube cores held
     double padding_share = 0;     // padding samples / gear samples
     double mean_batch = 0;        // samples per batch (merging shows here)
+    /// stable, or why the percentiles above are no steady-state figures (classify()): a
+    /// writer shows a saturated or growing point as such, not as its percentiles.
+    load_state state = load_state::stable;
 };
 
 /// One configuration: its analytic figures and, for a leader, its simulation.
@@ -243,6 +250,11 @@ struct serving_row {
     std::vector<serving_point> points;
     /// Capacity mode: the highest simulated QPS per card whose TP99 meets the target.
     std::optional<request_rate> capacity;
+    /// Capacity mode: whether the target or the saturation cap decided `capacity`.
+    capacity_limit limit = capacity_limit::latency;
+    /// A simulated row: its saturation throughput (saturation()), which every load is
+    /// checked against.
+    std::optional<saturation_result> saturation;
     int evaluations = 0;  // capacity mode: simulations the bisection spent
     /// Whether it was simulated: every leader in load mode; in capacity mode a leader whose
     /// low-load TP99 meets the target (the others miss it under any load: nothing to search).
@@ -390,20 +402,24 @@ public:
                 // A configuration whose low-load TP99 misses the target is not searched.
                 if (row.low_load_p99 <= *o.target) {
                     row.simulated = true;
+                    row.saturation = saturation(srv, dist_, o.seed, o.service_cv);
                     const capacity_result c = find_capacity(srv, dist_, co);
                     if (c) {
                         row.capacity = c->qps;
+                        row.limit = c->limit;
                         row.evaluations = c->evaluations;
                         // The same seed and length as the bisection's run at that load: the
                         // same arrivals, so its TP99 is the bisection's.
-                        row.points.push_back(
-                            point_of(simulate(srv, dist_, c->qps, o.requests, so), c->qps));
+                        row.points.push_back(point_of(simulate(srv, dist_, c->qps, o.requests, so),
+                                                      c->qps, *row.saturation));
                     }
                 }
             } else {
                 row.simulated = true;
+                row.saturation = saturation(srv, dist_, o.seed, o.service_cv);
                 for (request_rate q : o.loads) {
-                    row.points.push_back(point_of(simulate(srv, dist_, q, o.requests, so), q));
+                    row.points.push_back(
+                        point_of(simulate(srv, dist_, q, o.requests, so), q, *row.saturation));
                 }
             }
             r.ranked.push_back(std::move(row));
@@ -428,6 +444,14 @@ public:
                              }
                              const serving_point& a = x.points[peak];
                              const serving_point& b = y.points[peak];
+                             // A steady state first; among the others the one further from
+                             // saturation (its percentiles mean nothing).
+                             if (a.state != b.state) return a.state < b.state;
+                             if (a.state != load_state::stable) {
+                                 const double ua = a.qps / x.saturation->throughput;
+                                 const double ub = b.qps / y.saturation->throughput;
+                                 if (ua != ub) return ua < ub;
+                             }
                              if (a.p99 != b.p99) return a.p99 < b.p99;
                              if (a.mean != b.mean) return a.mean < b.mean;
                              return x.analytic_rank < y.analytic_rank;
@@ -467,11 +491,14 @@ public:
         sim_options so;
         so.seed = seed;
         so.warmup = warmup;
-        const std::vector<serving_result> runs =
-            sweep_qps(server(k), dist_, rates, requests, so);
+        const server_config srv = server(k);
+        const saturation_result sat = saturation(srv, dist_, seed);
+        const std::vector<serving_result> runs = sweep_qps(srv, dist_, rates, requests, so);
         std::vector<serving_point> out;
         out.reserve(runs.size());
-        for (std::size_t i = 0; i < runs.size(); ++i) out.push_back(point_of(runs[i], rates[i]));
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            out.push_back(point_of(runs[i], rates[i], sat));
+        }
         return out;
     }
 
@@ -536,8 +563,10 @@ private:
         (void)detail::erlang_shape(o.service_cv);  // rejects a cv outside {0} U [0.1, 1]
     }
 
-    static serving_point point_of(const serving_result& s, request_rate offered) {
+    static serving_point point_of(const serving_result& s, request_rate offered,
+                                  const saturation_result& sat) {
         serving_point p;
+        p.state = classify(offered, s, sat);
         p.qps = offered;
         p.mean = s.mean;
         p.p50 = s.p50;
