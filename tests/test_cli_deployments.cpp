@@ -159,3 +159,34 @@ TEST_CASE("whatif --runtime, --runtime-set, --host-threads") {
     CHECK(r.status != 0);
     CHECK(has(r.err, "--host-threads"));
 }
+
+TEST_CASE("whatif --gains: one deployment, each change ranked") {
+    auto r = perfcast_test::run_command(
+        cli::whatif_command, {"--model", dlrm_model, "--chip", "a100-80gb-sxm", "--batch", "64",
+                              "--streams", "1", "--gains"});
+    REQUIRE(r.status == 0);
+    CHECK(has(r.out, "deployment: dlrm_dle_pyt on a100-80gb-sxm, 1 x 108/108 b64"));
+    CHECK(has(r.out, "copies=aggregated"));
+    CHECK(has(r.out, "memory=pinned"));
+    CHECK(has(r.out, "instances 1 -> 2"));
+    r = perfcast_test::run_command(
+        cli::whatif_command, {"--model", dlrm_model, "--chip", "a100-80gb-sxm", "--batch", "64",
+                              "--gains", "--format", "json"});
+    REQUIRE(r.status == 0);
+    CHECK(has(r.out, "\"change\": \"memory=pinned\""));
+    // The cuda preset already launches a graph: not offered.
+    CHECK_FALSE(has(r.out, "\"change\": \"launch=graph\""));
+    r = perfcast_test::run_command(
+        cli::whatif_command, {"--model", dlrm_model, "--chip", "a100-80gb-sxm", "--batch", "64",
+                              "--runtime-set", "launch=per-op", "--gains", "--format", "json"});
+    REQUIRE(r.status == 0);
+    CHECK(perfcast_test::json_checker(r.out).valid());
+    CHECK(has(r.out, "\"change\": \"launch=graph\""));
+    r = perfcast_test::run_command(cli::whatif_command,
+                                   {"--model", dlrm_model, "--batch", "16,64", "--gains"});
+    CHECK(r.status == 2);
+    CHECK(has(r.err, "--gains takes one value"));
+    r = perfcast_test::run_command(cli::whatif_command, {"--qps", "100", "--gains"});
+    CHECK(r.status == 2);
+    CHECK(has(r.err, "'--qps' does not apply to --gains"));
+}

@@ -4,6 +4,7 @@
 
 #include <perfcast/chips.hpp>
 #include <perfcast/deployment.hpp>
+#include <perfcast/deployment_gains.hpp>
 #include <perfcast/io/deployments_file.hpp>
 #include <perfcast/io/model_file.hpp>
 
@@ -318,4 +319,76 @@ TEST_CASE("guide case 1 through the deployment path: no runtime path, the card's
     // And the case's direction on the kernels: two bs-10 tasks in parallel finish sooner than
     // one bs-20 task on the same split (7.01 against 9.19 ms in the guide).
     CHECK(two.avg_latency < alone.avg_latency);
+}
+
+TEST_CASE("what each change buys: runtime options, instances, core limits, ranked") {
+    deployment_case d;
+    d.c = chips::ascend910b1;
+    d.m = small_model();
+    d.instances = 2;
+    d.split = {core_count{12}, core_count{24}};
+    d.batch = 64;
+    d.runtime = "acl";  // per-tensor copies from pageable memory, buffers per task, graph launch
+    const deployment_gains g = what_each_change_buys(d);
+    auto find = [&](std::string_view what) -> const deployment_change* {
+        for (const deployment_change& c : g.changes) {
+            if (c.what == what) return &c;
+        }
+        return nullptr;
+    };
+    // Every change that applies, and none that does not (the launch is already a graph, shapes
+    // already static).
+    for (std::string_view w : {"copies=aggregated", "memory=pinned", "buffers=pool",
+                               "instances 2 -> 4", "instances 2 -> 1", "cube 12 -> 6",
+                               "cube 12 -> 24", "vector 24 -> 12", "vector 24 -> 48"}) {
+        CAPTURE(w);
+        CHECK(find(w) != nullptr);
+    }
+    CHECK(find("launch=graph") == nullptr);
+    CHECK(find("shapes=static") == nullptr);
+    CHECK(g.changes.size() == 9);
+    // Ranked by throughput gain, and each gain is the variant's own prediction against the base.
+    for (std::size_t i = 1; i < g.changes.size(); ++i) {
+        CHECK(g.changes[i - 1].throughput_gain >= g.changes[i].throughput_gain);
+    }
+    for (const deployment_change& c : g.changes) {
+        CAPTURE(c.what);
+        CHECK(c.throughput_gain ==
+              doctest::Approx(predict(c.variant).samples_per_s / g.base.samples_per_s - 1)
+                  .epsilon(1e-12));
+    }
+    // Directions the runtime path fixes: pinned memory drops the pageable setup and staging,
+    // a buffer pool drops the per-task allocations, one aggregated copy replaces three: each
+    // shortens the window and raises throughput.
+    for (std::string_view w : {"copies=aggregated", "memory=pinned", "buffers=pool"}) {
+        CAPTURE(w);
+        CHECK(find(w)->latency_change < 0);
+        CHECK(find(w)->throughput_gain > 0);
+    }
+    // Halving the instances halves the tasks in flight: throughput falls.
+    CHECK(find("instances 2 -> 1")->throughput_gain < 0);
+
+    // Kernels only (runtime none): no runtime option is offered; one instance: no halving.
+    d.runtime = "none";
+    d.instances = 1;
+    const deployment_gains k = what_each_change_buys(d);
+    for (const deployment_change& c : k.changes) {
+        CAPTURE(c.what);
+        CHECK(c.what.find('=') == std::string::npos);
+        CHECK(c.what != "instances 1 -> 0");
+    }
+    CHECK_FALSE(k.path.has_value());
+
+    // Per-op launch and dynamic shapes are offered when the deployment has them.
+    d.runtime = "acl";
+    d.settings = {{"launch", "per-op", ""}, {"shapes", "dynamic", ""}};
+    const deployment_gains p = what_each_change_buys(d);
+    bool graph = false, shapes = false;
+    for (const deployment_change& c : p.changes) {
+        graph = graph || c.what == "launch=graph";
+        shapes = shapes || c.what == "shapes=static";
+        if (c.what == "shapes=static") CHECK(c.latency_change < 0);
+    }
+    CHECK(graph);
+    CHECK(shapes);
 }

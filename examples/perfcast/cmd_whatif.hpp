@@ -53,13 +53,14 @@
 #include <perfcast/whatif.hpp>
 
 #include "cli.hpp"
+#include "cmd_gains.hpp"
 #include "common.hpp"
 
 namespace perfcast::cli {
 
 namespace whatif_detail {
 
-inline constexpr std::array<option, 28> options{{
+inline constexpr std::array<option, 29> options{{
     {"model", "FILE", "model file (docs/model-file.md); default: the built-in CTR scenario"},
     {"chip", "C", "chip preset (perfcast chips); default: ascend910b1"},
     chip_ini_option,
@@ -92,6 +93,7 @@ inline constexpr std::array<option, 28> options{{
     {"trace", "FILE", "serving: Chrome-trace / Perfetto JSON of 1 simulated second of the best"},
     {"sweep-batch", "LIST", "with PROFILE.csv: candidate batch sizes (default: the profiled "
                             "--batch)"},
+    whatif_gains::gains_option,
 }};
 
 /// Parses "1-6", "6,8,12,24", "1-3,8" into values >= 1 (in the order given, duplicates removed).
@@ -967,6 +969,13 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
     const card_params params{.graph = {.model = cal.params},
                              .host_threads = host_threads_from_args(a),
                              .runtime = runtime_from_args(a, m, cal)};
+    if (a.has("gains")) {
+        if (from_profile) throw usage_error("--gains takes a model (--model), not a profile");
+        return whatif_gains::run(a, out, m, c, cal, format,
+                                 [](std::string_view f, std::string_view t) {
+                                     return parse_list(f, t);
+                                 });
+    }
     if (whatif_serving::requested(a)) {
         return whatif_serving::run(a, out, err, m, c, format, params);
     }

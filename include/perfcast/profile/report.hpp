@@ -125,7 +125,8 @@ struct finding_text {
             return {"the device waits for the host between tasks (host bound)",
                     "sink the whole graph; dynamic -> static graph; larger batch (longer ops, "
                     "smaller bubble share); faster host or more host CPU per card; co-locate "
-                    "host-bound and non-host-bound models",
+                    "host-bound and non-host-bound models; what each runtime option buys for "
+                    "your deployment: perfcast whatif --model F --gains (docs/runtime.md)",
                     "guide §3"};
         case finding_kind::memory_bound_op:
             return {
