@@ -38,7 +38,7 @@ inline constexpr option rows_option{"deployments", "FILE",
 inline constexpr option knobs_option{
     "knobs", "LIST",
     "what to fit, e.g. launch_us,between_us (runtime-path times or cube_efficiency, "
-    "vector_efficiency, hbm_efficiency)"};
+    "vector_efficiency, hbm_efficiency); validate: none scores the model as it is"};
 
 inline constexpr std::array<option, 5> validate_options{{
     rows_option,
@@ -101,7 +101,10 @@ inline void write_table(std::ostream& out, std::string_view file,
                         std::span<const deployment_case> rows, const deployment_validation& v,
                         bool loo) {
     out << "deployments: " << file << ", " << rows.size() << " rows\n";
-    if (loo) {
+    if (v.fits.empty()) {
+        out << "nothing fitted: every row predicted by the model as it is (--params or the "
+               "defaults)\n";
+    } else if (loo) {
         out << "leave-one-out: each row predicted by a fit on the other " << rows.size() - 1
             << "\n";
     } else {
@@ -142,7 +145,8 @@ inline void write_json(std::ostream& out, std::string_view file,
                        std::span<const deployment_case> rows, const deployment_validation& v,
                        bool loo) {
     io::json_writer j(out);
-    j.begin_object().member("file", file).member("method", loo ? "leave-one-out" : "train");
+    j.begin_object().member("file", file).member(
+        "method", v.fits.empty() ? "none" : loo ? "leave-one-out" : "train");
     j.key("fits").begin_array();
     for (const deployment_fit& f : v.fits) {
         j.begin_object();
@@ -233,11 +237,15 @@ inline int run_validate_deployments(std::span<const std::string_view> args, std:
     const std::string format = choice(a, "format", {"table", "json"}, "table");
     const std::string file = *a.get("deployments");
     const auto rows = io::read_deployments_file(file);
-    const auto knobs = knobs_from(a);
+    const bool fit_nothing = a.get("knobs") && *a.get("knobs") == "none";
+    const auto knobs = fit_nothing ? std::vector<std::string>{} : knobs_from(a);
     const profile::calibration base = params_from_args(a);
     const bool loo = !a.has("train");
     deployment_validation v;
-    if (loo) {
+    if (fit_nothing) {
+        if (a.has("train")) throw usage_error("--knobs none fits nothing: --train does not apply");
+        v = score_deployments(rows, base);
+    } else if (loo) {
         if (rows.size() < 2) throw usage_error("leave-one-out needs at least 2 rows");
         v = validate_deployments_loo(rows, knobs, base);
     } else {

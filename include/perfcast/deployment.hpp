@@ -481,6 +481,21 @@ inline void summarise(deployment_validation& v) {
 }
 }  // namespace detail
 
+/// Every row predicted under `cal` as it is, nothing fitted: the uncalibrated model's error, the
+/// baseline a fit is judged against.
+[[nodiscard]] inline deployment_validation
+score_deployments(std::span<const deployment_case> cases, const profile::calibration& cal = {}) {
+    deployment_validation v;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        deployment_score s;
+        s.row = i;
+        detail::score_row(s, cases[i], cal);
+        v.rows.push_back(s);
+    }
+    detail::summarise(v);
+    return v;
+}
+
 /// Fits on the rows `train` (indices into `cases`) and predicts every row; the others are the
 /// held-out predictions the means cover.
 [[nodiscard]] inline deployment_validation

@@ -183,7 +183,8 @@ read_deployments(std::istream& in, const std::string& source,
                     try {
                         apply_runtime_setting(scratch, s.key, s.value);
                     } catch (const error& e) {
-                        throw error(origin + ": " + e.what());
+                        throw parse_error(where, source, src.number(), f->column + offset,
+                                          "options: " + std::string(e.what()), std::string(part));
                     }
                     d.settings.push_back(std::move(s));
                 }
