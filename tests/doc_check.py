@@ -448,6 +448,7 @@ def main():
     ap.add_argument("--self-test", action="store_true", help="test the checker itself")
     ap.add_argument("--timings", action="store_true", help="print each command's time")
     args = ap.parse_args()
+    args.files = [f for f in args.files if f]  # CMake passes "" for an unset option
     if args.self_test:
         return self_test()
     if not args.perfcast and not args.no_run:
