@@ -68,6 +68,27 @@ TEST_CASE("validate --deployments: DLRM on an A100, two rows fitted, 28 predicte
                                                           "none", "--train", "1"});
     CHECK(r.status == 2);
 
+    // Whole configurations held out: each batch size (graphs on and off) predicted by a fit on
+    // the other 14 (10.2 % in throughput on 2026-12-01).
+    r = perfcast_test::run_command(cli::validate_command,
+                                   {"--deployments", dlrm_rows, "--knobs",
+                                    "op_launch_us,hbm_efficiency", "--by", "batch", "--format",
+                                    "json"});
+    REQUIRE(r.status == 0);
+    CHECK(has(r.out, "\"method\": \"by-batch\""));
+    CHECK(json_number(r.out, "predicted_rows") == 30);
+    CHECK(json_number(r.out, "throughput_mape") < 0.15);
+    // Holding out every eager row leaves nothing that exercises the per-op launch: said so.
+    r = perfcast_test::run_command(cli::validate_command,
+                                   {"--deployments", dlrm_rows, "--knobs",
+                                    "op_launch_us,hbm_efficiency", "--by", "options"});
+    CHECK(r.status != 0);
+    CHECK(has(r.err, "op_launch_us: no measured figure moves"));
+    r = perfcast_test::run_command(cli::validate_command,
+                                   {"--deployments", dlrm_rows, "--knobs", "op_launch_us", "--by",
+                                    "colour"});
+    CHECK(r.status == 2);
+
     // Leave-one-out: one fit per row, every row predicted.
     r = perfcast_test::run_command(cli::validate_command,
                                    {"--deployments", dlrm_rows, "--knobs", "op_launch_us"});

@@ -183,6 +183,28 @@ TEST_CASE("deployment validation: two training rows predict the rest; leave-one-
     CHECK(loo.fits.size() == rows.size());
     CHECK(loo.predicted_rows == rows.size());
     CHECK(*loo.throughput_mape < 1e-3);
+
+    // Whole configurations held out. By instance count: three groups, each predicted by a fit on
+    // the other two, which still vary the copy policy: exact.
+    const deployment_validation byi = validate_deployments_by_group(
+        rows, two, [](const deployment_case& d) { return std::to_string(d.instances); }, base);
+    CHECK(byi.fits.size() == 3);
+    CHECK(byi.predicted_rows == rows.size());
+    CHECK(*byi.throughput_mape < 1e-3);
+    // By copy policy: a fit on one policy's rows sees a fixed number of copies per task, so the
+    // per-copy setup and the launch move every figure alike: refused, not guessed.
+    CHECK(has(message_of([&] {
+                  (void)validate_deployments_by_group(
+                      rows, two,
+                      [](const deployment_case& d) { return d.settings.front().value; }, base);
+              }),
+              "pageable_setup_us and launch_us"));
+    // One group only: nothing to hold out.
+    CHECK(has(message_of([&] {
+                  (void)validate_deployments_by_group(
+                      rows, two, [](const deployment_case&) { return std::string("all"); }, base);
+              }),
+              "at least 2"));
 }
 
 TEST_CASE("deployments file: rows, options and what they measured") {

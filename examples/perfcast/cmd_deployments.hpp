@@ -40,10 +40,12 @@ inline constexpr option knobs_option{
     "what to fit, e.g. launch_us,between_us (runtime-path times or cube_efficiency, "
     "vector_efficiency, hbm_efficiency); validate: none scores the model as it is"};
 
-inline constexpr std::array<option, 5> validate_options{{
+inline constexpr std::array<option, 6> validate_options{{
     rows_option,
     knobs_option,
     {"train", "LIST", "rows to fit on (1 = the first data row), e.g. 1,4; default: leave-one-out"},
+    {"by", "COLUMN", "hold out whole configurations: rows equal in COLUMN (options, instances, "
+                     "batch, split, model, runtime, chip) predicted by a fit on the others"},
     params_option,
     {"format", "FORMAT", "table (default) or json"},
 }};
@@ -93,15 +95,35 @@ inline constexpr std::array<option, 4> calibrate_options{{
     return s;
 }
 
+/// The configuration a row belongs to under --by COLUMN.
+[[nodiscard]] inline std::string group_key(const deployment_case& d, std::string_view by) {
+    if (by == "options") {
+        std::string k;
+        for (const runtime_setting& r : d.settings) k += r.key + "=" + r.value + " ";
+        return k.empty() ? std::string("(none)") : k;
+    }
+    if (by == "instances") return std::to_string(d.instances);
+    if (by == "batch") return std::to_string(d.batch);
+    if (by == "split") {
+        return std::to_string(d.split.cube.value) + "/" + std::to_string(d.split.vector.value);
+    }
+    if (by == "model") return d.m ? d.m->name : std::string();
+    if (by == "runtime") return d.runtime;
+    return std::string(d.c.name.view());  // chip
+}
+
 [[nodiscard]] inline std::string pct_or_blank(const std::optional<double>& e) {
     return e ? io::format_fixed(100 * *e, 1) : std::string();
 }
 
 inline void write_table(std::ostream& out, std::string_view file,
                         std::span<const deployment_case> rows, const deployment_validation& v,
-                        bool loo) {
+                        bool loo, std::string_view by = {}) {
     out << "deployments: " << file << ", " << rows.size() << " rows\n";
-    if (v.fits.empty()) {
+    if (!by.empty()) {
+        out << "hold-out by " << by << ": each of the " << v.fits.size()
+            << " configurations predicted by a fit on the others\n";
+    } else if (v.fits.empty()) {
         out << "nothing fitted: every row predicted by the model as it is (--params or the "
                "defaults)\n";
     } else if (loo) {
@@ -143,10 +165,13 @@ inline void write_table(std::ostream& out, std::string_view file,
 
 inline void write_json(std::ostream& out, std::string_view file,
                        std::span<const deployment_case> rows, const deployment_validation& v,
-                       bool loo) {
+                       bool loo, std::string_view by = {}) {
     io::json_writer j(out);
     j.begin_object().member("file", file).member(
-        "method", v.fits.empty() ? "none" : loo ? "leave-one-out" : "train");
+        "method", !by.empty()     ? "by-" + std::string(by)
+                  : v.fits.empty() ? std::string("none")
+                  : loo            ? std::string("leave-one-out")
+                                   : std::string("train"));
     j.key("fits").begin_array();
     for (const deployment_fit& f : v.fits) {
         j.begin_object();
@@ -204,9 +229,11 @@ inline void write_json(std::ostream& out, std::string_view file,
 }  // namespace deployments_detail
 
 [[nodiscard]] inline std::string validate_deployments_usage() {
-    return "Usage: perfcast validate --deployments ROWS.csv --knobs K[,K..] [--train LIST]\n\n"
+    return "Usage: perfcast validate --deployments ROWS.csv --knobs K[,K..] [--train LIST | --by "
+           "COLUMN]\n\n"
            "Fit the runtime-path knobs to the --train rows of a measured deployments file and\n"
-           "predict every other row (without --train: leave-one-out), with each row's error in\n"
+           "predict every other row (without --train: leave-one-out; --by COLUMN: whole\n"
+           "configurations held out; --knobs none: nothing fitted), with each row's error in\n"
            "throughput and latency and the mean over the predicted rows (docs/runtime.md).\n\n" +
            options_text(deployments_detail::validate_options);
 }
@@ -241,10 +268,21 @@ inline int run_validate_deployments(std::span<const std::string_view> args, std:
     const auto knobs = fit_nothing ? std::vector<std::string>{} : knobs_from(a);
     const profile::calibration base = params_from_args(a);
     const bool loo = !a.has("train");
+    const std::string by =
+        a.has("by") ? choice(a, "by",
+                             {"options", "instances", "batch", "split", "model", "runtime", "chip"},
+                             "options")
+                    : std::string();
     deployment_validation v;
     if (fit_nothing) {
-        if (a.has("train")) throw usage_error("--knobs none fits nothing: --train does not apply");
+        if (a.has("train") || a.has("by")) {
+            throw usage_error("--knobs none fits nothing: --train and --by do not apply");
+        }
         v = score_deployments(rows, base);
+    } else if (!by.empty()) {
+        if (a.has("train")) throw usage_error("--by and --train are two ways to hold out: one");
+        v = validate_deployments_by_group(
+            rows, knobs, [&](const deployment_case& d) { return group_key(d, by); }, base);
     } else if (loo) {
         if (rows.size() < 2) throw usage_error("leave-one-out needs at least 2 rows");
         v = validate_deployments_loo(rows, knobs, base);
@@ -260,9 +298,9 @@ inline int run_validate_deployments(std::span<const std::string_view> args, std:
         v = validate_deployments(rows, knobs, train, base);
     }
     if (format == "json") {
-        write_json(out, file, rows, v, loo);
+        write_json(out, file, rows, v, loo, by);
     } else {
-        write_table(out, file, rows, v, loo);
+        write_table(out, file, rows, v, loo, by);
     }
     return exit_ok;
 }

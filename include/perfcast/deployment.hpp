@@ -524,6 +524,42 @@ validate_deployments(std::span<const deployment_case> cases, std::span<const std
     return v;
 }
 
+/// Leave-one-group-out: rows with the same `group_of(row)` (a configuration: the options, the
+/// instance count, the model ...) are predicted together by a fit on every other group, so no
+/// configuration is on both sides. One fit per group, in the order groups first appear.
+[[nodiscard]] inline deployment_validation validate_deployments_by_group(
+    std::span<const deployment_case> cases, std::span<const std::string> knobs,
+    const std::function<std::string(const deployment_case&)>& group_of,
+    const profile::calibration& base = {}, const deployment_fit_options& opt = {}) {
+    std::vector<std::string> groups;
+    std::vector<std::size_t> group_index(cases.size());
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const std::string g = group_of(cases[i]);
+        const auto it = std::find(groups.begin(), groups.end(), g);
+        group_index[i] = static_cast<std::size_t>(it - groups.begin());
+        if (it == groups.end()) groups.push_back(g);
+    }
+    PERFCAST_EXPECTS(groups.size() >= 2, "validate_deployments_by_group", "groups",
+                     static_cast<double>(groups.size()),
+                     "at least 2 (every row is in one configuration: nothing to hold out)");
+    deployment_validation v;
+    v.rows.resize(cases.size());
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+        std::vector<deployment_case> rest;
+        for (std::size_t k = 0; k < cases.size(); ++k) {
+            if (group_index[k] != g) rest.push_back(cases[k]);
+        }
+        v.fits.push_back(fit_deployments(rest, knobs, base, opt));
+        for (std::size_t i = 0; i < cases.size(); ++i) {
+            if (group_index[i] != g) continue;
+            v.rows[i].row = i;
+            detail::score_row(v.rows[i], cases[i], v.fits.back().cal);
+        }
+    }
+    detail::summarise(v);
+    return v;
+}
+
 /// Leave-one-out: each row predicted by a fit on all the others.
 [[nodiscard]] inline deployment_validation
 validate_deployments_loo(std::span<const deployment_case> cases,
