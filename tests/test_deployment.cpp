@@ -414,3 +414,26 @@ TEST_CASE("what each change buys: runtime options, instances, core limits, ranke
     CHECK(graph);
     CHECK(shapes);
 }
+
+TEST_CASE("copy_lock: copy setups under the device-wide lock slow instances that copy at once") {
+    deployment_case d;
+    d.c = chips::ascend910b1;
+    d.m = small_model();
+    d.instances = 4;
+    d.split = {core_count{6}, core_count{12}};
+    d.batch = 16;
+    d.runtime = "acl";
+    const deployment_prediction free_copies = predict(d);
+    d.settings = {{"copy_lock", "yes", ""}};
+    const deployment_prediction locked = predict(d);
+    // Four instances, four copies per task each: every setup now also waits for the others'
+    // setups and buffer calls at the lock.
+    CHECK(locked.latency > free_copies.latency);
+    CHECK(locked.samples_per_s < free_copies.samples_per_s);
+    // One instance has nobody to wait for: the lock costs nothing.
+    d.instances = 1;
+    const deployment_prediction alone_locked = predict(d);
+    d.settings.clear();
+    CHECK(alone_locked.latency.in(units::us) ==
+          doctest::Approx(predict(d).latency.in(units::us)).epsilon(1e-12));
+}

@@ -319,7 +319,12 @@ TEST_CASE("runtime settings: every key sets its field; bad keys and values name 
     CHECK(r.sync == 9_us);
     CHECK(r.post == 10_us);
     CHECK(r.between == 11_us);
-    CHECK(runtime_keys.size() == 18);  // a new key is a new row here and a line above
+    CHECK_FALSE(r.copies_locked);
+    apply_runtime_setting(r, "copy_lock", "yes");
+    CHECK(r.copies_locked);
+    CHECK(has(message_of([&] { apply_runtime_setting(r, "copy_lock", "maybe"); }),
+              "copy_lock = maybe, expected no or yes"));
+    CHECK(runtime_keys.size() == 19);  // a new key is a new row here and a line above
 
     CHECK(has(message_of([&] { apply_runtime_setting(r, "copy", "aggregated"); }),
               "key = copy, expected one of copies, memory"));

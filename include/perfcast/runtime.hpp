@@ -384,7 +384,10 @@ struct runtime_key {
     std::string (*get)(const runtime_path&);  // the value as set() reads it back
 };
 
-inline const std::array<runtime_key, 18> runtime_keys{{
+/// yes / no, for the switches among the settings.
+inline constexpr std::array<enum_entry<bool>, 2> yes_no_names{{{false, "no"}, {true, "yes"}}};
+
+inline const std::array<runtime_key, 19> runtime_keys{{
     {"copies", "per-tensor|aggregated", "input copies: one per tensor or one aggregated copy",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          r.copies = detail::parse_setting_enum(copy_policy_names, k, v);
@@ -400,6 +403,12 @@ inline const std::array<runtime_key, 18> runtime_keys{{
          r.buffers = detail::parse_setting_enum(buffer_policy_names, k, v);
      },
      [](const runtime_path& r) { return std::string(name_of(r.buffers)); }},
+    {"copy_lock", "no|yes", "copy setups also take the device-wide lock (runtimes that serialise "
+                            "copies per device)",
+     [](runtime_path& r, std::string_view k, std::string_view v) {
+         r.copies_locked = detail::parse_setting_enum(yes_no_names, k, v);
+     },
+     [](const runtime_path& r) { return std::string(name_in(yes_no_names, r.copies_locked)); }},
     {"launch", "graph|per-op", "the whole graph sunk in one launch, or op by op from the host",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          r.launch = detail::parse_setting_enum(launch_mode_names, k, v);
