@@ -13,6 +13,7 @@
 #include <perfcast/io/table.hpp>
 #include <perfcast/op.hpp>
 #include <perfcast/shape.hpp>
+#include <perfcast/whatif.hpp>
 
 #include <cstdint>
 #include <cstdio>
@@ -258,8 +259,23 @@ TEST_CASE("a chip of 1e9 cores is refused before any table is allocated") {
     const std::size_t at = ini.find("vector_core_cnt=");
     REQUIRE(at != std::string::npos);
     ini.replace(at, ini.find('\n', at) - at, "vector_core_cnt=1000000000");
-    CHECK(has(message_of([&] { (void)io::chip_from_ini(io::parse_ini_string(ini)); }),
-              "vector.cores = 1e+09, expected at most 65536 cores"));
+    CHECK(has(message_of([&] { (void)io::chip_from_ini(io::parse_ini_string(ini, "big.ini")); }),
+              "vector.cores = 1e+09, expected at most 65536 cores (chip read from big.ini)"));
+}
+
+TEST_CASE("an evaluation table past 16 GiB is refused before it is allocated") {
+    chip c = chips::ascend910b1;
+    c.vector.cores = 65536;
+    const std::vector<node> ops(200, nodes::elementwise({batch_dim{1, 0}, batch_dim{0, 64}}, dtype::fp16));
+    std::vector<std::int64_t> batches;
+    for (std::int64_t b = 1; b <= 64; ++b) batches.push_back(b);
+    const std::vector<int> cube{24};
+    const std::vector<int> vec{65536};
+    // 64 x 200 x 65537 entries: far past 16 GiB, so it must fail before allocating anything.
+    const std::string m =
+        message_of([&] { (void)node_eval_table(c, ops, batches, cube, vec); });
+    CHECK(has(m, "perfcast::node_eval_table: batches x nodes x (cores + 1) = 64 x 200 x 65537"));
+    CHECK(has(m, "a table of at most 16 GiB"));
 }
 
 // ---- item 4: bounded readers ----------------------------------------------------------------

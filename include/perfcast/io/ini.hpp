@@ -421,7 +421,12 @@ constexpr std::string_view where = "chip_from_ini";
                               "aicpu.ops_per_cycle", "memory.hbm_bandwidth", "link", "overhead"}) {
         take(field);
     }
-    (void)validate(c);
+    try {
+        (void)validate(c);
+    } catch (const ::perfcast::error& e) {
+        // Name the file: "cube.clock = 1e+15, expected ..." alone does not say where it came from.
+        throw ::perfcast::error(std::string(e.what()) + " (chip read from " + f.source() + ")");
+    }
     return p;
 }
 
