@@ -251,6 +251,30 @@ TEST_CASE("an elementwise op whose bytes overflow 63 bits names the op") {
     CHECK(has(r.err, "too large"));
 }
 
+TEST_CASE("a profile row of 1e22-element shapes is too large, naming its line") {
+    const scratch_dir d("rows");
+    std::ifstream in(profile_910b3, std::ios::binary);
+    std::string header;
+    std::string row;
+    std::getline(in, header);
+    std::getline(in, row);
+    const auto swap = [&row](std::string_view from, std::string_view to) {
+        const std::size_t at = row.find(from);
+        REQUIRE(at != std::string::npos);
+        row.replace(at, from.size(), to);
+    };
+    swap("\"\"\"81920,4096;8192,512\"\"\"",
+         "\"\"\"100000000000,100000000000;100000000000,512\"\"\"");
+    swap("\"\"\"4096,512\"\"\"", "\"\"\"100000000000,512\"\"\"");
+    const std::string csv = (d.path / "big.csv").string();
+    spit(csv, header + "\n" + row + "\n");
+    const auto r = run_command(cli::validate_command, {"--chip", "910B3", "--test", csv});
+    CHECK(r.status == cli::exit_failure);
+    CHECK(has(r.err, "row at line 2 (aclnnMatmul_MatMulCommon_MatMulV2, MatMulV2): "
+                     "perfcast::batch_matmul: m*k = 1e+22"));
+    CHECK(has(r.err, "too large"));
+}
+
 TEST_CASE("a chip of 1e9 cores is refused before any table is allocated") {
     chip c = chips::ascend910b1;
     c.vector.cores = 1000000000;
@@ -351,6 +375,13 @@ TEST_CASE("echoed bytes are escaped and cut") {
     const std::string pm = message_of([&] { (void)io::read_params(params, "bin.params"); });
     CHECK(has(pm, "cube_\\x01\\xFEefficiency"));
     CHECK(printable_ascii(pm));
+}
+
+TEST_CASE("validate --worst -1 is refused, not wrapped to every row") {
+    const auto r = run_command(cli::validate_command,
+                               {"--chip", "910B3", "--test", profile_910b3, "--worst", "-1"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "option '--worst': '-1' is not a row count >= 0"));
 }
 
 // ---- item 6: plausibility bounds -------------------------------------------------------------

@@ -315,8 +315,11 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
     const chip c = chip_from_args(a);
     profile::calibration cal = params_from_args(a);
     const row_filter keep{list_of(a, "tasks"), list_of(a, "types")};
-    const std::size_t worst = static_cast<std::size_t>(
-        a.has("worst") ? io::parse_int(*a.get("worst"), "--worst") : 10);
+    const std::int64_t worst_n = a.has("worst") ? io::parse_int(*a.get("worst"), "--worst") : 10;
+    if (worst_n < 0) {  // a cast would wrap -1 to "every row"
+        throw usage_error("option '--worst': '" + *a.get("worst") + "' is not a row count >= 0");
+    }
+    const auto worst = static_cast<std::size_t>(worst_n);
 
     std::vector<profile::kernel_row> fit_rows;
     std::vector<profile::kernel_row> test_rows;

@@ -16,6 +16,7 @@
 //   cannot write 'fit.params' (-o): No space left on device
 #pragma once
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -98,7 +99,7 @@ struct plan {
 /// Creates a new temporary file next to `target` ("wbx": never an existing file).
 [[nodiscard]] inline std::FILE* open_temp(const output_file& f, const fs::path& target,
                                           std::string& tmp) {
-    static unsigned counter = 0;
+    static std::atomic<unsigned> counter{0};  // outputs may be written from several threads
     const std::string stem = (target.parent_path() / ("." + target.filename().string())).string();
     int err = 0;
     for (int attempt = 0; attempt < 100; ++attempt) {
