@@ -371,6 +371,9 @@ TEST_CASE("echoed bytes are escaped and cut") {
     const std::string big = message_of([&] { (void)io::parse_model("name " + name + " extra\n"); });
     CHECK(big.size() < 400);
     CHECK(has(big, "..."));
+    const std::string one = message_of([&] { (void)io::parse_model("name " + name + "\n"); });
+    CHECK(has(one, "expected a model name of at most 100 bytes"));
+    CHECK(one.size() < 400);
     std::istringstream params(std::string("cube_\x01\xFE") + "efficiency = 1\n");
     const std::string pm = message_of([&] { (void)io::read_params(params, "bin.params"); });
     CHECK(has(pm, "cube_\\x01\\xFEefficiency"));

@@ -53,6 +53,9 @@ private:
     int column_;
 };
 
+/// Longest model name (`name NAME`) accepted, in bytes.
+inline constexpr std::size_t max_model_name = 100;
+
 /// The kinds the format knows, as written in files.
 inline constexpr std::string_view model_file_kinds =
     "matmul, bmm, elementwise, gather, topk, cast, reduce, tile, concat, broadcast, transpose, "
@@ -595,6 +598,11 @@ inline void parse_runtime(const line_parser& lp, const std::vector<token>& toks,
             if (toks[0].text == "name") {
                 if (toks.size() != 2) {
                     lp.fail(toks[0].column, "name", line, "`name MODEL_NAME` (one word)");
+                }
+                // Names are printed in every table and plot title: a readable length.
+                if (toks[1].text.size() > max_model_name) {
+                    lp.fail(toks[1].column, "name", toks[1].text,
+                            "a model name of at most 100 bytes");
                 }
                 m.name = std::string(toks[1].text);
             } else if (toks[0].text == "runtime") {
