@@ -350,7 +350,9 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
           std::string::npos);
     CHECK(message("cube_efficiency = nan\n").find("expected a number") != std::string::npos);
     CHECK(message("# only a comment\n\n") == "no error");
-    CHECK(message("first_run.per_core_us = -1\n").find("first_run_per_core") !=
+    // Checked where it is read: the key, its line and the real bound.
+    CHECK(message("first_run.per_core_us = -1\n")
+              .find("1:25: key 'first_run.per_core_us': expected a time in [0, 1e9) us, got -1") !=
           std::string::npos);
 }
 

@@ -144,7 +144,7 @@ TEST_CASE("error files: unknown op, bad shape, missing batch dimension, non-nume
     CHECK(has(number.what, "hot = \"lots\", expected a share in [0, 1]"));
 
     const failure missing = fail_file("no_such.model");
-    CHECK(has(missing.what, "expected a readable model file"));
+    CHECK(has(missing.what, "no_such.model: cannot open file for reading"));
 }
 
 TEST_CASE("inline errors name the place and the expectation") {

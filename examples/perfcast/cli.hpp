@@ -6,13 +6,17 @@
 // exit status 2. perfcast::error from the library becomes a message on stderr and status 1.
 #pragma once
 
+#include <cerrno>
 #include <cstddef>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <initializer_list>
 #include <optional>
 #include <ostream>
 #include <span>
 #include <stdexcept>
+#include <streambuf>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -193,6 +197,54 @@ struct command {
            "version.\n";
     return out;
 }
+
+/// A stream buffer over a C stream that remembers the first failed write and its OS reason
+/// (errno is gone by the time main returns), so that `perfcast chips > /dev/full` can fail with
+/// "No space left on device" instead of exiting 0.
+class checked_file_buf : public std::streambuf {
+public:
+    explicit checked_file_buf(std::FILE* f) noexcept : f_(f) {}
+
+    /// Flushes; true when every write so far reached the file.
+    [[nodiscard]] bool finish() {
+        if (std::fflush(f_) != 0) note(errno);
+        if (std::ferror(f_) != 0) note(EIO);
+        return error_ == 0;
+    }
+    /// "No space left on device", or empty while nothing failed.
+    [[nodiscard]] std::string reason() const {
+        return error_ == 0 ? std::string() : std::string(std::strerror(error_));
+    }
+
+protected:
+    int_type overflow(int_type c) override {
+        if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+        const char ch = traits_type::to_char_type(c);
+        return xsputn(&ch, 1) == 1 ? c : traits_type::eof();
+    }
+    std::streamsize xsputn(const char* s, std::streamsize n) override {
+        if (error_ != 0 || n <= 0) return error_ != 0 ? 0 : n;
+        errno = 0;
+        const auto want = static_cast<std::size_t>(n);
+        if (std::fwrite(s, 1, want, f_) != want) {
+            note(errno);
+            return 0;
+        }
+        return n;
+    }
+    int sync() override {
+        errno = 0;
+        if (std::fflush(f_) != 0) note(errno);
+        return error_ == 0 ? 0 : -1;
+    }
+
+private:
+    void note(int e) noexcept {
+        if (error_ == 0) error_ = e != 0 ? e : EIO;
+    }
+    std::FILE* f_;
+    int error_ = 0;
+};
 
 /// Runs the subcommand named by args[0]. Returns the process exit status.
 [[nodiscard]] inline int dispatch(std::span<const std::string_view> args,

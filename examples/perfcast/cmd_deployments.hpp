@@ -11,7 +11,6 @@
 #pragma once
 
 #include <array>
-#include <fstream>
 #include <optional>
 #include <ostream>
 #include <span>
@@ -318,17 +317,17 @@ inline int run_calibrate_deployments(std::span<const std::string_view> args, std
     }
     if (!a.positional.empty()) throw usage_error("unexpected argument '" + a.positional[0] + "'");
     if (!a.has("output")) throw usage_error("needs -o FILE");
+    const io::output_file target = *output_from_args(a, "output");
     const std::string file = *a.get("deployments");
     const auto rows = io::read_deployments_file(file);
     const auto knobs = knobs_from(a);
     const deployment_fit fit = fit_deployments(rows, knobs, params_from_args(a));
     const std::string path = *a.get("output");
-    std::ofstream f(path);
-    if (!f) throw perfcast::error("cannot write '" + path + "'");
-    io::write_params(f, fit.cal,
-                     "fitted on " + std::to_string(rows.size()) + " deployment rows of " + file);
-    f.close();
-    if (!f) throw perfcast::error("cannot write '" + path + "'");
+    io::write_output(target, [&](std::ostream& f) {
+        io::write_params(f, fit.cal,
+                         "fitted on " + std::to_string(rows.size()) + " deployment rows of " +
+                             file);
+    });
     out << "fitted " << fit.figures << " measured figures of " << rows.size() << " rows in "
         << fit.iterations << " iterations:";
     for (const fitted_knob& k : fit.knobs) out << " " << knob_text(k) << ";";

@@ -14,7 +14,6 @@
 #include <array>
 #include <charconv>
 #include <optional>
-#include <fstream>
 #include <ostream>
 #include <span>
 #include <string>
@@ -311,14 +310,15 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
         }
         ropt.top_ops = n;
     }
+    const std::optional<io::output_file> svg = output_from_args(a, "svg");
     const chip c = chip_from_args(a);
     const profile::profile_report r = profile::build_report_file(a.positional.front(), c, ropt);
-    if (const auto svg = a.get("svg")) {
+    if (svg) {
         std::vector<std::pair<std::string, double>> bars;
         for (const auto& t : r.by_type) bars.emplace_back(t.op_type + " (" + t.task + ")", t.total.in(units::us));
-        std::ofstream f(*svg);
-        if (!f) throw perfcast::error("perfcast report: cannot write '" + *svg + "'");
-        io::write_svg_bars(f, "time by op type: " + a.positional.front(), bars, "us");
+        io::write_output(*svg, [&](std::ostream& f) {
+            io::write_svg_bars(f, "time by op type: " + a.positional.front(), bars, "us");
+        });
     }
     if (format == "table") {
         report_detail::write_table(out, r, c);

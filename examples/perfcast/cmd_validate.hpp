@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <fstream>
 #include <ostream>
 #include <span>
 #include <string>
@@ -316,8 +315,11 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
     const chip c = chip_from_args(a);
     profile::calibration cal = params_from_args(a);
     const row_filter keep{list_of(a, "tasks"), list_of(a, "types")};
-    const std::size_t worst = static_cast<std::size_t>(
-        a.has("worst") ? io::parse_int(*a.get("worst"), "--worst") : 10);
+    const std::int64_t worst_n = a.has("worst") ? io::parse_int(*a.get("worst"), "--worst") : 10;
+    if (worst_n < 0) {  // a cast would wrap -1 to "every row"
+        throw usage_error("option '--worst': '" + *a.get("worst") + "' is not a row count >= 0");
+    }
+    const auto worst = static_cast<std::size_t>(worst_n);
 
     std::vector<profile::kernel_row> fit_rows;
     std::vector<profile::kernel_row> test_rows;
@@ -386,17 +388,18 @@ inline int run_calibrate(std::span<const std::string_view> args, std::ostream& o
     }
     if (a.positional.size() != 1) throw usage_error("needs exactly one PROFILE.csv");
     if (!a.has("output")) throw usage_error("needs -o FILE");
+    const io::output_file target = *output_from_args(a, "output");
     const chip c = chip_from_args(a);
     const profile::calibration start = params_from_args(a);
     const row_filter keep{list_of(a, "tasks"), {}};
     const auto rows = filtered(read_in_context(a.positional[0], c, start.params), keep);
     const auto res = profile::calibrate(c, profile::measured_ops(c, rows), start.params,
                                         calibration_options_from(a));
-    std::ofstream f(*a.get("output"));
-    if (!f) throw perfcast::error("perfcast calibrate: cannot write '" + *a.get("output") + "'");
-    io::write_params(f, res.fitted,
-                     "fitted on " + std::to_string(res.rows) + " rows of " + a.positional[0] +
-                         " for " + std::string(c.name.view()));
+    io::write_output(target, [&](std::ostream& f) {
+        io::write_params(f, res.fitted,
+                         "fitted on " + std::to_string(res.rows) + " rows of " +
+                             a.positional[0] + " for " + std::string(c.name.view()));
+    });
     out << fit_summary(res) << "; wrote " << *a.get("output") << '\n';
     return exit_ok;
 }

@@ -230,11 +230,7 @@ inline void write_svg(const std::string& path, const whatif_result& r,
                     (pick->has_value() ? "best: " : "closest: ") + std::to_string(c.streams) +
                         " x " + split_text(c) + ", batch " + std::to_string(c.batch));
     }
-    std::ofstream out(path, std::ios::binary);
-    if (!out) {
-        ::perfcast::detail::precondition_failed("whatif", "--svg", path, "a writable file path");
-    }
-    p.write(out);
+    io::write_output({path, "--svg"}, [&](std::ostream& out) { p.write(out); });
 }
 
 }  // namespace whatif_detail
@@ -739,11 +735,7 @@ inline void write_svg(const std::string& path, const context& x, const serving_s
     for (request_rate q : o.loads) {
         p.add_vline(q.in(units::qps), rate_text(q.in(units::qps)) + " QPS", "#868e96");
     }
-    std::ofstream f(path, std::ios::binary);
-    if (!f) {
-        ::perfcast::detail::precondition_failed("whatif", "--svg", path, "a writable file path");
-    }
-    p.write(f);
+    io::write_output({path, "--svg"}, [&](std::ostream& f) { p.write(f); });
 }
 
 inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const model& m,
@@ -867,15 +859,12 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
             const duration from{1.0, units::s};
             const serving_result tl = s.timeline(best.config, q, from, duration{1.0, units::s},
                                                  o.seed);
-            std::ofstream f(*path, std::ios::binary);
-            if (!f) {
-                ::perfcast::detail::precondition_failed("whatif", "--trace", *path,
-                                                        "a writable file path");
-            }
             io::chrome_trace_options copt;
             copt.process_name = "perfcast: " + describe(best.config) + " at " +
                                 io::format_fixed(q.in(units::qps), 0) + " QPS";
-            io::write_chrome_trace(f, tl.timeline, copt);
+            io::write_output({*path, "--trace"}, [&](std::ostream& f) {
+                io::write_chrome_trace(f, tl.timeline, copt);
+            });
             if (format == "table") {
                 out << "trace: " << *path << ": #1 at " << io::format_fixed(q.in(units::qps), 0)
                     << " QPS, simulated 1 s .. 2 s: " << tl.timeline.batches.size()
@@ -925,6 +914,9 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
         out << whatif_usage();
         return exit_ok;
     }
+    // Output paths fail now, not after the search (written later by write_svg and --trace).
+    (void)output_from_args(a, "svg");
+    (void)output_from_args(a, "trace");
     if (a.positional.size() > 1 || (!a.positional.empty() && a.has("model"))) {
         throw usage_error("unexpected argument '" + a.positional.back() +
                           "' (one PROFILE.csv, or a model file after --model)");

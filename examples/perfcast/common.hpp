@@ -13,6 +13,7 @@
 #include <perfcast/graph.hpp>
 #include <perfcast/runtime.hpp>
 #include <perfcast/io/ini.hpp>
+#include <perfcast/io/output_file.hpp>
 #include <perfcast/io/params_file.hpp>
 #include <perfcast/profile/ops.hpp>
 
@@ -100,6 +101,21 @@ inline constexpr option host_threads_option{
                           "' is not a thread count in [0, 4096] (0: one per instance)");
     }
     return v;
+}
+
+/// The output file of flag `name` ("svg" for --svg; "output" is shown as -o), checked now,
+/// before any work, so that a bad path fails in a second rather than after the computation
+/// (io/output_file.hpp). -o refuses a symbolic link: a params file is read back later.
+[[nodiscard]] inline std::optional<io::output_file> output_from_args(const parsed_args& a,
+                                                                     std::string_view name) {
+    const auto path = a.get(name);
+    if (!path) return std::nullopt;
+    static constexpr std::string_view o_flag = "-o";
+    io::output_file f{*path, o_flag, io::symlinks::refuse};
+    if (name == "svg") f = {*path, "--svg", io::symlinks::follow};
+    if (name == "trace") f = {*path, "--trace", io::symlinks::follow};
+    io::check_output(f);
+    return f;
 }
 
 /// The calibration from --params FILE, or the defaults.

@@ -11,8 +11,11 @@
 //   perfcast --version  the version (include/perfcast/version.hpp)
 //
 // Exit status: 0 success, 1 the command failed (message on stderr), 2 wrong command line (usage on
-// stderr).
+// stderr). Standard output is checked at the end: a write that failed (`perfcast chips >
+// /dev/full`, a closed pipe) is a failure with the OS reason, not a silent exit 0.
+#include <cstdio>
 #include <iostream>
+#include <ostream>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -53,5 +56,14 @@ constexpr perfcast::cli::command commands[] = {
 int main(int argc, char** argv) {
     std::vector<std::string_view> args;
     for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
-    return perfcast::cli::dispatch(args, commands, std::cout, std::cerr);
+    // Standard output through a buffer that keeps the first write error and its reason.
+    perfcast::cli::checked_file_buf out_buf(stdout);
+    std::ostream out(&out_buf);
+    const int status = perfcast::cli::dispatch(args, commands, out, std::cerr);
+    out.flush();
+    if (!out_buf.finish()) {
+        std::cerr << "perfcast: cannot write standard output: " << out_buf.reason() << '\n';
+        return status == perfcast::cli::exit_ok ? perfcast::cli::exit_failure : status;
+    }
+    return status;
 }

@@ -140,6 +140,8 @@ constexpr void expect_non_negative(double v, std::string_view where, std::string
     PERFCAST_EXPECTS(v >= 0 && v <= 1.7976931348623157e308, where, field, v,
                      "a finite value >= 0");
 }
+/// Most cores one engine may have (see validate_engine).
+inline constexpr int max_cores = 65536;
 constexpr void validate_engine(const engine_spec& e, std::string_view field_cores,
                                std::string_view field_clock, std::string_view field_rate,
                                bool required) {
@@ -150,7 +152,17 @@ constexpr void validate_engine(const engine_spec& e, std::string_view field_core
         PERFCAST_EXPECTS(e.cores >= 0, "validate(chip)", field_cores,
                          static_cast<double>(e.cores), "0 or more cores");
     }
-    if (e.cores > 0) expect_positive(e.clock.in(units::Hz), "validate(chip)", field_clock);
+    // 65536: two orders of magnitude above the largest chip described (H100/H200: 132 SMs);
+    // a bound that keeps per-core tables (whatif's node_eval_table) allocatable.
+    PERFCAST_EXPECTS(e.cores <= max_cores, "validate(chip)", field_cores,
+                     static_cast<double>(e.cores), "at most 65536 cores");
+    if (e.cores > 0) {
+        // 1 MHz .. 10 GHz: every accelerator clock sits well inside (Ascend 910B 1.8 GHz,
+        // H200 1.98 GHz); outside it is a unit mistake (MHz given as Hz or GHz as MHz).
+        const double hz = e.clock.in(units::Hz);
+        PERFCAST_EXPECTS(hz >= 1e6 && hz <= 1e10, "validate(chip)", field_clock, hz,
+                         "a clock between 1 MHz and 10 GHz (in Hz: 1e6 .. 1e10)");
+    }
     for (double r : e.ops_per_cycle) expect_non_negative(r, "validate(chip)", field_rate);
 }
 }  // namespace detail

@@ -96,21 +96,21 @@ constexpr const model_params& validate(const model_params& p) {
     PERFCAST_EXPECTS(p.l2_resident_share >= 0 && p.l2_resident_share <= 1, where,
                      "l2_resident_share", p.l2_resident_share, "a share in [0, 1]");
     PERFCAST_EXPECTS(p.contention_per_core >= 0 && p.contention_per_core < 1e6, where,
-                     "contention_per_core", p.contention_per_core, "a finite value >= 0");
+                     "contention_per_core", p.contention_per_core, "a value in [0, 1e6)");
     PERFCAST_EXPECTS(p.first_run_launch.in(units::us) >= 0 &&
                          p.first_run_launch.in(units::us) < 1e9,
                      where, "first_run_launch", p.first_run_launch.in(units::us),
-                     "a time >= 0 us");
+                     "a time in [0, 1e9) us");
     PERFCAST_EXPECTS(p.first_run_per_core.in(units::us) >= 0 &&
                          p.first_run_per_core.in(units::us) < 1e9,
                      where, "first_run_per_core", p.first_run_per_core.in(units::us),
-                     "a time >= 0 us");
+                     "a time in [0, 1e9) us");
     for (const auto& h : p.head) {
         PERFCAST_EXPECTS(!h.set || (h.launch.in(units::us) >= 0 && h.launch.in(units::us) < 1e9),
-                         where, "head.launch", h.launch.in(units::us), "a time >= 0 us");
+                         where, "head.launch", h.launch.in(units::us), "a time in [0, 1e9) us");
         PERFCAST_EXPECTS(!h.set || (h.per_core.in(units::us) >= 0 &&
                                     h.per_core.in(units::us) < 1e9),
-                         where, "head.per_core", h.per_core.in(units::us), "a time >= 0 us");
+                         where, "head.per_core", h.per_core.in(units::us), "a time in [0, 1e9) us");
     }
     return p;
 }
@@ -153,7 +153,9 @@ constexpr aligned_traffic alignment_of(data_size run, data_size unit,
                                        const model_params& p) noexcept {
     const double r = run.in(units::B);
     const double u = unit.in(units::B);
-    if (r <= 0 || u <= 0) return {1.0, 1.0};
+    // Past 2^53 bytes a run is whole units for any practical unit (and the casts below stay
+    // defined).
+    if (r <= 0 || u <= 0 || r > 9.0e15 || u > 9.0e15) return {1.0, 1.0};
     const auto runs = static_cast<std::int64_t>(r);  // runs are whole bytes
     const auto ub = static_cast<std::int64_t>(u);
     const std::int64_t rounded = ceil_div(runs, ub) * ub;

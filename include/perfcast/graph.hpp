@@ -640,7 +640,7 @@ constexpr void expect_batch(std::int64_t batch, std::string_view where) {
             const auto e = static_cast<double>(s0.elements("generic elements"));
             std::int64_t units = n.work_units;
             if (units == 0) {
-                units = perfcast::detail::blocks_of(s0.elements(), n.type);
+                units = perfcast::detail::blocks_of(s0.elements(), n.type, "generic");
                 if (units < 1) units = 1;
             }
             r = generic(n.eng, flop_count{e * n.flops_per_element, units::flop},

@@ -99,15 +99,20 @@ namespace detail {
 constexpr void expect_dim(std::int64_t v, std::string_view where, std::string_view field) {
     PERFCAST_EXPECTS(v >= 1, where, field, static_cast<double>(v), "a dimension >= 1");
 }
-constexpr std::int64_t round_up(std::int64_t v, std::int64_t unit) noexcept {
-    return ceil_div(v, unit) * unit;
+/// `v` rounded up to a multiple of `unit`, checked: a dimension near 2^63 is "too large".
+constexpr std::int64_t round_up(std::int64_t v, std::int64_t unit, std::string_view where,
+                                std::string_view field) {
+    return checked_product(ceil_div(v, unit), unit, where, field);
 }
 constexpr data_size bytes_of(std::int64_t elements, dtype t) noexcept {
     return static_cast<double>(elements) * size_of(t);
 }
-constexpr std::int64_t blocks_of(std::int64_t elements, dtype t) noexcept {
+/// 32-byte blocks of `elements`; a byte count past 2^63 - 1 is an error naming `where`.
+constexpr std::int64_t blocks_of(std::int64_t elements, dtype t,
+                                 std::string_view where = "vector op",
+                                 std::string_view field = "bytes (elements x dtype size)") {
     const auto bytes = static_cast<std::int64_t>(size_of(t).in(units::B));
-    return ceil_div(elements * bytes, vector_block_bytes);
+    return ceil_div(checked_product(elements, bytes, where, field), vector_block_bytes);
 }
 }  // namespace detail
 
@@ -128,9 +133,9 @@ struct matmul_options {
     detail::expect_dim(n, where, "n");
     detail::expect_dim(k, where, "k");
     const fractal_shape f = cube_fractal(t);
-    const std::int64_t mp = detail::round_up(m, f.m);
-    const std::int64_t np = detail::round_up(n, f.n);
-    const std::int64_t kp = detail::round_up(k, f.k);
+    const std::int64_t mp = detail::round_up(m, f.m, where, "m (padded to the fractal)");
+    const std::int64_t np = detail::round_up(n, f.n, where, "n (padded to the fractal)");
+    const std::int64_t kp = detail::round_up(k, f.k, where, "k (padded to the fractal)");
     const std::int64_t tm = mp < cube_tile_m ? mp : cube_tile_m;
     const std::int64_t tn = np < cube_tile_n ? np : cube_tile_n;
     const std::int64_t m_tiles = ceil_div(mp, tm);
@@ -147,7 +152,8 @@ struct matmul_options {
     const std::int64_t macs = checked_product(checked_product(batch, mn, where, "batch*m*n"), k,
                                               where, "batch*m*n*k");
     r.useful_ops = static_cast<double>(macs);
-    r.work_units = checked_product(batch, m_tiles * n_tiles, where, "work units");
+    r.work_units = checked_product(
+        batch, checked_product(m_tiles, n_tiles, where, "m tiles*n tiles"), where, "work units");
     r.ops_per_unit = static_cast<double>(tm) * static_cast<double>(tn) * static_cast<double>(kp);
     const data_size a = detail::bytes_of(checked_product(batch, mk, where, "batch*m*k"), t);
     const data_size b_one = detail::bytes_of(kn, t);
@@ -197,7 +203,7 @@ struct elementwise_options {
     r.type = t;
     r.out_type = o.out_same_as_in ? t : o.out_type;
     r.useful_ops = static_cast<double>(elements) * o.ops_per_element;
-    r.work_units = detail::blocks_of(elements, t);
+    r.work_units = detail::blocks_of(elements, t, where, "bytes (elements x dtype size)");
     r.ops_per_unit = static_cast<double>(vector_block_bytes) / size_of(t).in(units::B) *
                      o.ops_per_element;
     const std::int64_t read = o.read_elements >= 0
@@ -226,7 +232,7 @@ struct elementwise_options {
         out = checked_product(out, da > db ? da : db, where, "output elements");
     }
     o.inputs = 2;
-    o.read_elements = a.elements() + b.elements();
+    o.read_elements = checked_sum(a.elements(), b.elements(), where, "read elements");
     return elementwise(out, t, o);
 }
 
@@ -253,7 +259,7 @@ struct elementwise_options {
     r.type = t;
     r.out_type = t;
     r.useful_ops = static_cast<double>(elements);
-    r.work_units = detail::blocks_of(elements, t);
+    r.work_units = detail::blocks_of(elements, t, where);
     r.ops_per_unit = static_cast<double>(vector_block_bytes) / size_of(t).in(units::B);
     r.bytes_read = detail::bytes_of(elements, t);
     r.bytes_written = detail::bytes_of(rows, t);
@@ -335,7 +341,7 @@ constexpr op data_move(op_kind kind, std::int64_t read, std::int64_t written, st
     r.type = t;
     r.out_type = t;
     r.useful_ops = 0;
-    r.work_units = blocks_of(written, t);
+    r.work_units = blocks_of(written, t, name_of(kind));
     r.ops_per_unit = 0;
     r.bytes_read = bytes_of(read, t);
     r.bytes_written = bytes_of(written, t);
@@ -363,7 +369,9 @@ constexpr op data_move(op_kind kind, std::int64_t read, std::int64_t written, st
                      "at least one input");
     detail::expect_dim(inner, where, "inner");
     std::int64_t total = 0;
-    for (const shape& s : inputs) total += s.elements("concat input");
+    for (const shape& s : inputs) {
+        total = checked_sum(total, s.elements("concat input"), where, "concat elements");
+    }
     return detail::data_move(op_kind::concat, total, total, inner, t);
 }
 

@@ -55,7 +55,7 @@ private:
                                               std::string_view field) {
         PERFCAST_EXPECTS(b == 0 || a <= std::numeric_limits<std::int64_t>::max() / b, "shape",
                          field, static_cast<double>(a) * static_cast<double>(b),
-                         "an element count that fits in 63 bits");
+                         "an element count of at most 2^63 - 1: too large");
         return a * b;
     }
 };
@@ -67,13 +67,22 @@ private:
     PERFCAST_EXPECTS(a >= 0 && b >= 0 &&
                          (b == 0 || a <= std::numeric_limits<std::int64_t>::max() / b),
                      where, field, static_cast<double>(a) * static_cast<double>(b),
-                     "a count that fits in 63 bits");
+                     "at most 9223372036854775807 (2^63 - 1): too large");
     return a * b;
 }
 
-/// ceil(a / b) for positive integers.
+/// a + b with an overflow check naming `field`.
+[[nodiscard]] constexpr std::int64_t checked_sum(std::int64_t a, std::int64_t b,
+                                                 std::string_view where, std::string_view field) {
+    PERFCAST_EXPECTS(a >= 0 && b >= 0 && a <= std::numeric_limits<std::int64_t>::max() - b,
+                     where, field, static_cast<double>(a) + static_cast<double>(b),
+                     "at most 9223372036854775807 (2^63 - 1): too large");
+    return a + b;
+}
+
+/// ceil(a / b) for a >= 0, b >= 1; never overflows (no a + b - 1).
 [[nodiscard]] constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) noexcept {
-    return (a + b - 1) / b;
+    return a / b + (a % b != 0 ? 1 : 0);
 }
 
 }  // namespace perfcast

@@ -257,7 +257,7 @@ public:
                             : e == engine::cube                   ? limit_axis::cube
                                                                   : limit_axis::vector);
         }
-        table_.resize(batches.size() * nodes_ * stride_);
+        table_.resize(checked_entries(batches.size(), nodes_, stride_));
         for (std::size_t bi = 0; bi < batches.size(); ++bi) {
             for (std::size_t i = 0; i < nodes_; ++i) {
                 const node& n = nodes[i];
@@ -297,6 +297,28 @@ public:
 
 private:
     enum class limit_axis : unsigned char { none, cube, vector };
+
+    /// Most bytes the table may take: 16 GiB, four times the default grid of a 100k-op model
+    /// on a 32-core chip (about 4 GB); past it the question is too large for one table, and
+    /// saying so beats std::bad_alloc.
+    static constexpr double max_table_bytes = 16.0 * 1024 * 1024 * 1024;
+
+    /// batches x nodes x (cores + 1) entries, checked against max_table_bytes before allocating.
+    [[nodiscard]] static std::size_t checked_entries(std::size_t batches, std::size_t nodes,
+                                                     std::size_t stride) {
+        const double entries = static_cast<double>(batches) * static_cast<double>(nodes) *
+                               static_cast<double>(stride);
+        const double bytes = entries * static_cast<double>(sizeof(node_eval));
+        if (bytes > max_table_bytes) {
+            ::perfcast::detail::precondition_failed(
+                "node_eval_table", "batches x nodes x (cores + 1)",
+                std::to_string(batches) + " x " + std::to_string(nodes) + " x " +
+                    std::to_string(stride) + " (" + std::to_string(bytes / 1e9).substr(0, 8) +
+                    " GB)",
+                "a table of at most 16 GiB: fewer batches, ops or cores");
+        }
+        return batches * nodes * stride;
+    }
 
     [[nodiscard]] std::size_t slot(std::size_t bi, std::size_t i, int limit) const noexcept {
         return (bi * nodes_ + i) * stride_ + static_cast<std::size_t>(limit);

@@ -239,12 +239,7 @@ read_deployments(std::istream& in, const std::string& source,
 
 /// Reads a deployments file; model paths are relative to its folder.
 [[nodiscard]] inline std::vector<deployment_case> read_deployments_file(const std::string& path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) {
-        throw error("read_deployments: " + path + " is a directory, expected a CSV file");
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw error("read_deployments: cannot open " + path);
+    std::ifstream in = open_input_file(path, "read_deployments", max_small_file_bytes);
     return read_deployments(in, path, std::filesystem::path(path).parent_path());
 }
 

@@ -39,117 +39,13 @@
 #include "../distribution.hpp"
 #include "../error.hpp"
 #include "../profile/csv.hpp"
+#include "line_source.hpp"
 #include "../serving.hpp"
 #include "../units.hpp"
 
 namespace perfcast::io {
 
 namespace detail {
-
-/// Lines of a stream or of text in memory, without their line ends.
-class line_source {
-public:
-    line_source(std::istream& in, std::string source, std::string_view where,
-                std::size_t max_line_bytes)
-        : in_(&in), source_(std::move(source)), where_(where), max_(max_line_bytes),
-          buf_(std::size_t{1} << 16) {}
-    line_source(std::string_view text, std::string source, std::string_view where,
-                std::size_t max_line_bytes)
-        : text_(text), source_(std::move(source)), where_(where), max_(max_line_bytes) {}
-
-    /// The next line (valid until the next call); false at the end of the input.
-    bool next(std::string_view& line) {
-        line_.clear();
-        bool any = false;
-        for (;;) {
-            if (p_ == end_ && !refill()) break;
-            if (skip_lf_) {
-                skip_lf_ = false;
-                if (*p_ == '\n') {
-                    ++p_;
-                    continue;
-                }
-            }
-            any = true;
-            const char* q = p_;
-            while (q != end_ && *q != '\n' && *q != '\r') ++q;
-            append(p_, q);
-            if (q == end_) {
-                p_ = q;
-                continue;
-            }
-            skip_lf_ = *q == '\r';
-            p_ = q + 1;
-            ++number_;
-            finish_line(line);
-            return true;
-        }
-        if (!any) return false;
-        ++number_;  // a last line without a line end
-        finish_line(line);
-        return true;
-    }
-
-    /// 1-based number of the line last returned.
-    [[nodiscard]] std::size_t number() const noexcept { return number_; }
-    [[nodiscard]] const std::string& source() const noexcept { return source_; }
-    /// 1-based byte column of `at` within the line last returned.
-    [[nodiscard]] std::size_t column_of(std::string_view line, const char* at) const noexcept {
-        return static_cast<std::size_t>(at - line.data()) + 1 + bom_shift_;
-    }
-
-private:
-    bool refill() {
-        if (in_ == nullptr) {
-            if (text_given_) return false;
-            text_given_ = true;
-            p_ = text_.data();
-            end_ = text_.data() + text_.size();
-            return !text_.empty();
-        }
-        in_->read(buf_.data(), static_cast<std::streamsize>(buf_.size()));
-        const auto got = static_cast<std::size_t>(in_->gcount());
-        if (got == 0) {
-            if (in_->bad()) {
-                throw parse_error(where_, source_, number_ + 1, 0, "read error", "");
-            }
-            return false;
-        }
-        p_ = buf_.data();
-        end_ = buf_.data() + got;
-        return true;
-    }
-    void append(const char* a, const char* b) {
-        line_.append(a, static_cast<std::size_t>(b - a));
-        if (line_.size() > max_) {
-            throw parse_error(where_, source_, number_ + 1, 0,
-                              "line longer than " + std::to_string(max_) + " bytes",
-                              line_.substr(0, 40));
-        }
-    }
-    void finish_line(std::string_view& line) {
-        line = line_;
-        bom_shift_ = 0;
-        if (number_ == 1 && line.size() >= 3 && line.substr(0, 3) == "\xEF\xBB\xBF") {
-            line.remove_prefix(3);
-            bom_shift_ = 3;
-        }
-    }
-
-    std::istream* in_ = nullptr;
-    std::string_view text_;
-    bool text_given_ = false;
-    std::string source_;
-    std::string_view where_;
-    std::size_t max_;
-    std::vector<char> buf_;
-    const char* p_ = nullptr;
-    const char* end_ = nullptr;
-    bool skip_lf_ = false;
-    std::string line_;
-    std::size_t number_ = 0;
-    std::size_t bom_shift_ = 0;
-};
 
 struct csv_field {
     std::string text;  // unquoted, trimmed
@@ -323,9 +219,6 @@ inline void check_width(const line_source& src, std::string_view where, std::str
 }
 
 }  // namespace detail
-
-/// Longest line the readers accept.
-inline constexpr std::size_t max_line_bytes = std::size_t{1} << 20;
 
 namespace detail {
 

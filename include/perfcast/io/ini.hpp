@@ -35,6 +35,7 @@
 #include "../units.hpp"
 #include "../profile/csv.hpp"             // perfcast::parse_error, profile::open_input
 #include "../profile/kernel_details.hpp"  // profile::detail::trim, parse_double
+#include "line_source.hpp"
 
 namespace perfcast::io {
 
@@ -98,21 +99,14 @@ private:
     using profile::detail::trim;
     ini_file f;
     f.source_ = std::move(source);
-    std::string line;
     std::size_t n = 0;
     std::size_t current = 0;
     bool have_section = false;
-    while (std::getline(in, line)) {
-        ++n;
-        if (line.size() > opt.max_line_bytes) {
-            throw parse_error(where, f.source_, n, 0,
-                              "line longer than " + std::to_string(opt.max_line_bytes) + " bytes",
-                              line.substr(0, 80));
-        }
-        if (n == 1 && line.size() >= 3 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) {
-            line.erase(0, 3);
-        }
-        if (!line.empty() && line.back() == '\r') line.pop_back();
+    // Bounded lines (LF, CRLF or CR; a BOM dropped); a file of at most 16 MiB.
+    io::detail::line_source src(in, f.source_, where, opt.max_line_bytes, max_small_file_bytes);
+    std::string_view line;
+    while (src.next(line)) {
+        n = src.number();
         const std::string_view t = trim(line);
         if (t.empty() || t.front() == '#' || t.front() == ';') continue;
         const auto col_of = [&line](std::string_view part) {
@@ -189,7 +183,7 @@ private:
 }
 
 [[nodiscard]] inline ini_file read_ini_file(const std::string& path, ini_options opt = {}) {
-    std::ifstream f = profile::open_input(path, "read_ini_file");
+    std::ifstream f = open_input_file(path, "read_ini_file", max_small_file_bytes);
     return parse_ini(f, path, opt);
 }
 
@@ -427,7 +421,12 @@ constexpr std::string_view where = "chip_from_ini";
                               "aicpu.ops_per_cycle", "memory.hbm_bandwidth", "link", "overhead"}) {
         take(field);
     }
-    (void)validate(c);
+    try {
+        (void)validate(c);
+    } catch (const ::perfcast::error& e) {
+        // Name the file: "cube.clock = 1e+15, expected ..." alone does not say where it came from.
+        throw ::perfcast::error(std::string(e.what()) + " (chip read from " + f.source() + ")");
+    }
     return p;
 }
 

@@ -34,6 +34,7 @@
 #include "../error.hpp"
 #include "../graph.hpp"
 #include "../runtime.hpp"
+#include "line_source.hpp"
 
 namespace perfcast::io {
 
@@ -51,6 +52,9 @@ private:
     int line_;
     int column_;
 };
+
+/// Longest model name (`name NAME`) accepted, in bytes.
+inline constexpr std::size_t max_model_name = 100;
 
 /// The kinds the format knows, as written in files.
 inline constexpr std::string_view model_file_kinds =
@@ -73,7 +77,8 @@ public:
         std::string where = std::string(file_) + ":" + std::to_string(line_) + ":" +
                             std::to_string(column) + ": " + std::string(field);
         throw model_file_error(::perfcast::detail::message("model_file", where,
-                                                           "\"" + std::string(value) + "\"",
+                                                           "\"" + parse_error::printable(value) +
+                                                               "\"",
                                                            expected),
                                std::string(file_), line_, column);
     }
@@ -502,8 +507,13 @@ struct key_value {
     }
     const bool host = host_kv != nullptr && lp.flag(host_kv->value, "host");
     if (host_us_kv != nullptr) {  // a host time implies host dispatch
-        const double us = lp.number(host_us_kv->value, "host_us", "a host time >= 0 (in us)");
-        if (us < 0) lp.fail(host_us_kv->value.column, "host_us", host_us_kv->value.text, ">= 0");
+        const double us =
+            lp.number(host_us_kv->value, "host_us", "a host time in [0, 1e9) us");
+        // 1e9 us (about 17 minutes): the bound the params file applies to every time.
+        if (!(us >= 0 && us < 1e9)) {
+            lp.fail(host_us_kv->value.column, "host_us", host_us_kv->value.text,
+                    "a host time in [0, 1e9) us");
+        }
         n = n.host(duration{us, units::us});
     } else if (host) {
         n = n.host();
@@ -549,38 +559,8 @@ inline void parse_runtime(const line_parser& lp, const std::vector<token>& toks,
     m.runtime = std::move(spec);
 }
 
-}  // namespace model_file_detail
-
-/// Reads a model from `text`; `source` names it in error messages.
-[[nodiscard]] inline model parse_model(std::string_view text, std::string_view source = "<text>") {
-    model m;
-    int line_no = 0;
-    std::size_t pos = 0;
-    while (pos <= text.size()) {
-        const std::size_t nl = text.find('\n', pos);
-        std::string_view line =
-            text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-        ++line_no;
-        if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) {
-            line = line.substr(0, hash);
-        }
-        const std::vector<model_file_detail::token> toks = model_file_detail::tokens_of(line);
-        const model_file_detail::line_parser lp(source, line_no);
-        if (!toks.empty()) {
-            if (toks[0].text == "name") {
-                if (toks.size() != 2) {
-                    lp.fail(toks[0].column, "name", line, "`name MODEL_NAME` (one word)");
-                }
-                m.name = std::string(toks[1].text);
-            } else if (toks[0].text == "runtime") {
-                model_file_detail::parse_runtime(lp, toks, source, line_no, m);
-            } else {
-                m.nodes.push_back(model_file_detail::parse_node(lp, toks));
-            }
-        }
-        if (nl == std::string_view::npos) break;
-        pos = nl + 1;
-    }
+/// The checks after the last line: at least one op; the name defaults to the file's stem.
+[[nodiscard]] inline model finish_model(model m, std::string_view source) {
     if (m.nodes.empty()) {
         throw model_file_error(::perfcast::detail::message("model_file",
                                                            std::string(source) + ": op lines",
@@ -601,17 +581,72 @@ inline void parse_runtime(const line_parser& lp, const std::vector<token>& toks,
     return m;
 }
 
-/// Reads the model file at `path`.
-[[nodiscard]] inline model read_model_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw model_file_error(::perfcast::detail::message("model_file", "path", path,
-                                                           "a readable model file"),
-                               path, 0, 0);
+/// Reads a model line by line from `src` (bounded lines; LF, CRLF or CR; a BOM dropped).
+[[nodiscard]] inline model parse_lines(detail::line_source& src, std::string_view source) {
+    model m;
+    std::string_view line;
+    while (src.next(line)) {
+        const int line_no = src.number() > static_cast<std::size_t>(std::numeric_limits<int>::max())
+                                ? std::numeric_limits<int>::max()
+                                : static_cast<int>(src.number());
+        if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) {
+            line = line.substr(0, hash);
+        }
+        const std::vector<token> toks = tokens_of(line);
+        const line_parser lp(source, line_no);
+        if (!toks.empty()) {
+            if (toks[0].text == "name") {
+                if (toks.size() != 2) {
+                    lp.fail(toks[0].column, "name", line, "`name MODEL_NAME` (one word)");
+                }
+                // Names are printed in every table and plot title: a readable length.
+                if (toks[1].text.size() > max_model_name) {
+                    lp.fail(toks[1].column, "name", toks[1].text,
+                            "a model name of at most 100 bytes");
+                }
+                m.name = std::string(toks[1].text);
+            } else if (toks[0].text == "runtime") {
+                parse_runtime(lp, toks, source, line_no, m);
+            } else {
+                m.nodes.push_back(parse_node(lp, toks));
+            }
+        }
     }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return parse_model(ss.str(), path);
+    return finish_model(std::move(m), source);
+}
+
+}  // namespace model_file_detail
+
+namespace model_file_detail {
+/// The reader's own errors (a line too long, a directory, a read error) as model_file_error.
+template <class F>
+[[nodiscard]] model reading(std::string_view source, F&& read) {
+    try {
+        return std::forward<F>(read)();
+    } catch (const parse_error& e) {
+        const auto small = [](std::size_t v) {
+            return v > 1000000000 ? 1000000000 : static_cast<int>(v);
+        };
+        throw model_file_error(e.what(), std::string(source), small(e.line()), small(e.column()));
+    }
+}
+}  // namespace model_file_detail
+
+/// Reads a model from `text`; `source` names it in error messages.
+[[nodiscard]] inline model parse_model(std::string_view text, std::string_view source = "<text>") {
+    return model_file_detail::reading(source, [&] {
+        detail::line_source src(text, std::string(source), "model_file", max_line_bytes);
+        return model_file_detail::parse_lines(src, source);
+    });
+}
+
+/// Reads the model file at `path` (at most max_model_file_bytes; see line_source.hpp).
+[[nodiscard]] inline model read_model_file(const std::string& path) {
+    return model_file_detail::reading(path, [&] {
+        std::ifstream in = open_input_file(path, "model_file", max_model_file_bytes);
+        detail::line_source src(in, path, "model_file", max_line_bytes, max_model_file_bytes);
+        return model_file_detail::parse_lines(src, path);
+    });
 }
 
 }  // namespace perfcast::io

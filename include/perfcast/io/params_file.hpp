@@ -28,6 +28,7 @@
 #include "../cost.hpp"
 #include "../error.hpp"
 #include "../profile/ops.hpp"
+#include "line_source.hpp"
 #include "parse.hpp"
 #include "table.hpp"
 
@@ -47,10 +48,12 @@ namespace detail {
     profile::calibration cal;
     model_params& p = cal.params;
     std::set<std::string> seen;
-    std::string text;
-    std::size_t line_no = 0;
-    while (std::getline(in, text)) {
-        ++line_no;
+    // Echoed bytes escaped and cut (a binary file or a 1 MB key stays readable).
+    const auto shown = [](std::string_view t) { return parse_error::printable(t); };
+    detail::line_source src(in, source, "read_params", max_line_bytes, max_small_file_bytes);
+    std::string_view text;
+    while (src.next(text)) {
+        const std::size_t line_no = src.number();
         std::string_view line = text;
         if (const auto hash = line.find('#'); hash != std::string_view::npos)
             line = line.substr(0, hash);
@@ -58,7 +61,7 @@ namespace detail {
         const auto eq = line.find('=');
         if (eq == std::string_view::npos)
             detail::params_error(source, line_no, 1, "expected 'key = value', got '" +
-                                                         std::string(trim(line)) + "'");
+                                                         shown(trim(line)) + "'");
         const std::string key(trim(line.substr(0, eq)));
         const std::string_view value_text = line.substr(eq + 1);
         std::size_t value_col = eq + 2;  // 1-based column of the value's first character
@@ -66,7 +69,7 @@ namespace detail {
                (line[value_col - 1] == ' ' || line[value_col - 1] == '\t'))
             ++value_col;
         if (!seen.insert(key).second)
-            detail::params_error(source, line_no, 1, "key '" + key + "' given twice");
+            detail::params_error(source, line_no, 1, "key '" + shown(key) + "' given twice");
         if (key.starts_with("runtime.")) {  // checked now, applied by whoever evaluates
             const std::string rkey = key.substr(8);
             const std::string value(trim(value_text));
@@ -75,7 +78,7 @@ namespace detail {
                 apply_runtime_setting(scratch, rkey, value);
             } catch (const perfcast::error& e) {
                 detail::params_error(source, line_no, value_col,
-                                     "key '" + key + "': " + std::string(e.what()));
+                                     "key '" + shown(key) + "': " + std::string(e.what()));
             }
             cal.runtime.push_back({rkey, value,
                                    source + ":" + std::to_string(line_no) + ":" +
@@ -87,8 +90,15 @@ namespace detail {
             v = parse_double(value_text, key);
         } catch (const perfcast::error&) {
             detail::params_error(source, line_no, value_col,
-                                 "key '" + key + "': expected a number, got '" +
-                                     std::string(trim(value_text)) + "'");
+                                 "key '" + shown(key) + "': expected a number, got '" +
+                                     shown(trim(value_text)) + "'");
+        }
+        const bool time_key = key.starts_with("head.") || key.starts_with("first_run.");
+        if (time_key && !(v >= 0 && v < 1e9)) {
+            // 1e9 us (about 17 minutes) is the bound validate(model_params) applies too.
+            detail::params_error(source, line_no, value_col,
+                                 "key '" + shown(key) + "': expected a time in [0, 1e9) us, got " +
+                                     shown(trim(value_text)));
         }
         const auto head_key = [&](engine e, bool launch) {
             auto& h = p.head[static_cast<std::size_t>(e)];
@@ -116,24 +126,24 @@ namespace detail {
         else if (key == "unseen_heavy_work") {
             if (!(v > 0 && v < 1e6))
                 detail::params_error(source, line_no, value_col,
-                                     "key '" + key + "': expected a factor in (0, 1e6), got " +
-                                         std::string(trim(value_text)));
+                                     "key '" + shown(key) + "': expected a factor in (0, 1e6), got " +
+                                         shown(trim(value_text)));
             cal.unseen_heavy_factor = v;
         } else if (key.starts_with("work.") && key.size() > 5) {
             if (!(v > 0 && v < 1e6))
                 detail::params_error(source, line_no, value_col,
-                                     "key '" + key + "': expected a factor in (0, 1e6), got " +
-                                         std::string(trim(value_text)));
+                                     "key '" + shown(key) + "': expected a factor in (0, 1e6), got " +
+                                         shown(trim(value_text)));
             cal.work_factor[key.substr(5)] = v;
         } else if (key.starts_with("fixed_us.") && key.size() > 9) {
             if (!(v >= 0 && v < 1e9))
                 detail::params_error(source, line_no, value_col,
-                                     "key '" + key + "': expected a time in [0, 1e9) us, got " +
-                                         std::string(trim(value_text)));
+                                     "key '" + shown(key) + "': expected a time in [0, 1e9) us, got " +
+                                         shown(trim(value_text)));
             cal.fixed_time[key.substr(9)] = duration{v, units::us};
         } else {
             detail::params_error(source, line_no, 1,
-                                 "unknown key '" + key + "' (see docs/calibration.md)");
+                                 "unknown key '" + shown(key) + "' (see docs/calibration.md)");
         }
     }
     try {
@@ -145,8 +155,7 @@ namespace detail {
 }
 
 [[nodiscard]] inline profile::calibration read_params_file(const std::string& path) {
-    std::ifstream f(path);
-    if (!f) throw perfcast::error("perfcast::read_params: cannot open '" + path + "'");
+    std::ifstream f = open_input_file(path, "read_params", max_small_file_bytes);
     return read_params(f, path);
 }
 

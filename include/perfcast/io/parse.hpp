@@ -13,9 +13,15 @@
 #include <vector>
 
 #include "../error.hpp"
+#include "../profile/csv.hpp"  // parse_error::printable
 #include "../units.hpp"
 
 namespace perfcast::io {
+
+/// Largest size parse_size accepts, in bytes (1 PiB).
+inline constexpr double max_size_bytes = 1125899906842624.0;
+/// Longest time parse_duration accepts, in seconds (1 day).
+inline constexpr double max_duration_s = 86400.0;
 
 /// Leading and trailing blanks (space, tab, CR, LF) removed.
 [[nodiscard]] inline std::string_view trim(std::string_view s) noexcept {
@@ -34,8 +40,12 @@ namespace perfcast::io {
     std::int64_t v = 0;
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
     if (t.empty() || ec != std::errc{} || end != t.data() + t.size()) {
-        ::perfcast::detail::precondition_failed("parse", field, std::string("'") + std::string(text) + "'",
-                                    "an integer");
+        // A 20-digit integer is a number, just too large: say so.
+        const bool too_large = ec == std::errc::result_out_of_range && end == t.data() + t.size();
+        ::perfcast::detail::precondition_failed(
+            "parse", field, "'" + parse_error::printable(text) + "'",
+            too_large ? "an integer of at most 9223372036854775807 (2^63 - 1): too large"
+                      : "an integer");
     }
     return v;
 }
@@ -46,8 +56,9 @@ namespace perfcast::io {
     double v = 0;
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
     if (t.empty() || ec != std::errc{} || end != t.data() + t.size() || !std::isfinite(v)) {
-        ::perfcast::detail::precondition_failed("parse", field, std::string("'") + std::string(text) + "'",
-                                    "a finite number");
+        ::perfcast::detail::precondition_failed("parse", field,
+                                                "'" + parse_error::printable(text) + "'",
+                                                "a finite number");
     }
     return v;
 }
@@ -109,8 +120,12 @@ namespace perfcast::io {
     for (const named& n : known) {
         if (n.name == unit_text) {
             const double v = parse_double(t.substr(0, i), field);
-            PERFCAST_EXPECTS(v >= 0, "parse", field, v, "a size >= 0");
-            return data_size{v, n.u};
+            const data_size d{v, n.u};
+            // 1 PiB: a thousand times the largest device memory (H200: 141 GB); more is a typo.
+            PERFCAST_EXPECTS(v >= 0 && d.in(units::B) <= max_size_bytes, "parse", field,
+                             std::string("'") + std::string(text) + "'",
+                             "a size between 0 B and 1 PiB (1125899906842624 B)");
+            return d;
         }
     }
     ::perfcast::detail::precondition_failed("parse", field, std::string("'") + std::string(text) + "'",
@@ -133,7 +148,12 @@ namespace perfcast::io {
             if (!num.empty() && (num.back() < '0' || num.back() > '9') && num.back() != '.')
                 continue;
             const double v = parse_double(num, field);
-            return duration{v, n.u};
+            const duration d{v, n.u};
+            // A day: every latency, launch cost or window perfcast models is far shorter.
+            PERFCAST_EXPECTS(v >= 0 && d.in(units::s) <= max_duration_s, "parse", field,
+                             std::string("'") + std::string(text) + "'",
+                             "a time between 0 s and 1 day (86400 s)");
+            return d;
         }
     }
     ::perfcast::detail::precondition_failed("parse", field, std::string("'") + std::string(text) + "'",

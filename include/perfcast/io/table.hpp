@@ -31,6 +31,13 @@ namespace perfcast::io {
     if (v != v) return "NaN";
     if (v > 1.7976931348623157e308) return "inf";
     if (v < -1.7976931348623157e308) return "-inf";
+    // Past 1e15 fixed notation is a wall of digits (1e300 would be 301 of them): exponent form.
+    if (v >= 1e15 || v <= -1e15) {
+        std::array<char, 64> e{};
+        auto [end, ec] = std::to_chars(e.data(), e.data() + e.size(), v,
+                                       std::chars_format::general, 6);
+        if (ec == std::errc{}) return std::string(e.data(), end);
+    }
     std::array<char, 512> buf{};
     auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v,
                                    std::chars_format::fixed, digits < 0 ? 0 : digits);

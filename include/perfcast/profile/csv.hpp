@@ -23,10 +23,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <istream>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -465,7 +467,12 @@ void for_each_csv_record(std::istream& in, std::string source, F&& f, csv_option
 }
 
 /// Opens `path` for reading in binary mode, or throws a parse_error naming it.
+/// A directory is refused by name (an ifstream opens one and reads nothing).
 [[nodiscard]] inline std::ifstream open_input(const std::string& path, std::string_view where) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+        throw parse_error(where, path, 0, 0, "is a directory, expected a file", path);
+    }
     std::ifstream f(path, std::ios::binary);
     if (!f) throw parse_error(where, path, 0, 0, "cannot open file for reading", path);
     return f;

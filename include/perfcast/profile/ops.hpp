@@ -210,7 +210,23 @@ struct calibration {
     return o;
 }
 
+namespace detail {
+[[nodiscard]] inline std::optional<op> op_of_row(const kernel_row& r);
+}  // namespace detail
+
+/// An op whose sizes pass 2^63 - 1 ("too large") is an error naming the row's line, name and
+/// type: the profile's file is named by the reader's caller.
 [[nodiscard]] inline std::optional<op> op_of(const kernel_row& r) {
+    try {
+        return detail::op_of_row(r);
+    } catch (const ::perfcast::error& e) {
+        throw ::perfcast::error("row at line " + std::to_string(r.line) + " (" +
+                                parse_error::printable(r.name) + ", " +
+                                parse_error::printable(r.op_type) + "): " + e.what());
+    }
+}
+
+[[nodiscard]] inline std::optional<op> detail::op_of_row(const kernel_row& r) {
     const auto eng = engine_of(r.task);
     const auto t = dtype_of(r);
     if (!eng || !t || r.has_note(note_kind::shape_conflict)) return std::nullopt;
