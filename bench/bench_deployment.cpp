@@ -18,9 +18,10 @@ using namespace perfcast;
 /// A CTR-like model of `ops` device ops (plus two input copies and one output copy): repeated
 /// GEMM + activation + elementwise blocks, the shapes of a small ranking tower.
 std::shared_ptr<const model> ctr_model(int ops) {
-    std::string text = "name bench_ctr\n"
-                       "transfer B,26 int64 name=ids\n"
-                       "transfer B,13 fp32 name=dense\n";
+    std::string text =
+        "name bench_ctr\n"
+        "transfer B,26 int64 name=ids\n"
+        "transfer B,13 fp32 name=dense\n";
     for (int i = 0; i < ops; ++i) {
         switch (i % 4) {
             case 0: text += "matmul B,256;256,256 fp16\n"; break;
@@ -62,8 +63,8 @@ void bm_deployment_calibrate_10_rows(benchmark::State& state) {
     set_knob(truth, "launch_us", 55.0);
     set_knob(truth, "between_us", 40.0);
     for (int i = 0; i < 10; ++i) {
-        deployment_case d = case_of(m, 1 << (i % 3), i < 5 ? 16 : 1024,
-                                    i % 2 == 0 ? "per-tensor" : "aggregated");
+        deployment_case d =
+            case_of(m, 1 << (i % 3), i < 5 ? 16 : 1024, i % 2 == 0 ? "per-tensor" : "aggregated");
         const deployment_prediction p = predict(d, truth);
         d.samples_per_s = p.samples_per_s;
         d.latency = p.latency;

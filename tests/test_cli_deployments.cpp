@@ -22,9 +22,7 @@ const std::string dlrm_dir = std::string(PERFCAST_SOURCE_DIR) + "/tests/data/dep
 const std::string dlrm_rows = dlrm_dir + "/rows.csv";
 const std::string dlrm_model = dlrm_dir + "/dlrm.model";
 
-bool has(const std::string& s, std::string_view part) {
-    return s.find(part) != std::string::npos;
-}
+bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
 
 /// The number after `"key": ` in a JSON text (the first occurrence).
 double json_number(const std::string& j, std::string_view key) {
@@ -40,9 +38,10 @@ TEST_CASE("validate --deployments: DLRM on an A100, two rows fitted, 28 predicte
     // (graphs off, batch 2: the per-kernel launches dominate, fits op_launch_us), chosen by that
     // rule before the held-out errors were seen. Measured with this command, 2026-12-01:
     // throughput 10.6 %, latency 13.1 % mean absolute error over the 28 other rows.
-    auto r = perfcast_test::run_command(
-        cli::validate_command, {"--deployments", dlrm_rows, "--knobs", "op_launch_us,hbm_efficiency",
-                                "--train", "15,16", "--format", "json"});
+    auto r =
+        perfcast_test::run_command(cli::validate_command, {"--deployments", dlrm_rows, "--knobs",
+                                                           "op_launch_us,hbm_efficiency", "--train",
+                                                           "15,16", "--format", "json"});
     REQUIRE(r.status == 0);
     CHECK(perfcast_test::json_checker(r.out).valid());
     CHECK(json_number(r.out, "predicted_rows") == 28);
@@ -58,35 +57,33 @@ TEST_CASE("validate --deployments: DLRM on an A100, two rows fitted, 28 predicte
 
     // Nothing fitted: the uncalibrated model on every row, the baseline the fit is judged by
     // (46.9 % in throughput on 2026-12-01): two fitted knobs must beat it on held-out rows.
-    r = perfcast_test::run_command(cli::validate_command, {"--deployments", dlrm_rows, "--knobs",
-                                                          "none", "--format", "json"});
+    r = perfcast_test::run_command(
+        cli::validate_command, {"--deployments", dlrm_rows, "--knobs", "none", "--format", "json"});
     REQUIRE(r.status == 0);
     CHECK(has(r.out, "\"method\": \"none\""));
     CHECK(json_number(r.out, "predicted_rows") == 30);
     CHECK(json_number(r.out, "throughput_mape") > fitted);
-    r = perfcast_test::run_command(cli::validate_command, {"--deployments", dlrm_rows, "--knobs",
-                                                          "none", "--train", "1"});
+    r = perfcast_test::run_command(cli::validate_command,
+                                   {"--deployments", dlrm_rows, "--knobs", "none", "--train", "1"});
     CHECK(r.status == 2);
 
     // Whole configurations held out: each batch size (graphs on and off) predicted by a fit on
     // the other 14 (10.2 % in throughput on 2026-12-01).
-    r = perfcast_test::run_command(cli::validate_command,
-                                   {"--deployments", dlrm_rows, "--knobs",
-                                    "op_launch_us,hbm_efficiency", "--by", "batch", "--format",
-                                    "json"});
+    r = perfcast_test::run_command(cli::validate_command, {"--deployments", dlrm_rows, "--knobs",
+                                                           "op_launch_us,hbm_efficiency", "--by",
+                                                           "batch", "--format", "json"});
     REQUIRE(r.status == 0);
     CHECK(has(r.out, "\"method\": \"by-batch\""));
     CHECK(json_number(r.out, "predicted_rows") == 30);
     CHECK(json_number(r.out, "throughput_mape") < 0.15);
     // Holding out every eager row leaves nothing that exercises the per-op launch: said so.
-    r = perfcast_test::run_command(cli::validate_command,
-                                   {"--deployments", dlrm_rows, "--knobs",
-                                    "op_launch_us,hbm_efficiency", "--by", "options"});
+    r = perfcast_test::run_command(
+        cli::validate_command,
+        {"--deployments", dlrm_rows, "--knobs", "op_launch_us,hbm_efficiency", "--by", "options"});
     CHECK(r.status != 0);
     CHECK(has(r.err, "op_launch_us: no measured figure moves"));
-    r = perfcast_test::run_command(cli::validate_command,
-                                   {"--deployments", dlrm_rows, "--knobs", "op_launch_us", "--by",
-                                    "colour"});
+    r = perfcast_test::run_command(cli::validate_command, {"--deployments", dlrm_rows, "--knobs",
+                                                           "op_launch_us", "--by", "colour"});
     CHECK(r.status == 2);
 
     // Leave-one-out: one fit per row, every row predicted.
@@ -101,8 +98,8 @@ TEST_CASE("validate --deployments: DLRM on an A100, two rows fitted, 28 predicte
 TEST_CASE("calibrate --deployments writes a parameters file whatif reads back") {
     const std::string out_file = "perfcast_test_deployments_params.txt";
     auto r = perfcast_test::run_command(
-        cli::calibrate_command, {"--deployments", dlrm_rows, "--knobs",
-                                 "op_launch_us,hbm_efficiency", "-o", out_file});
+        cli::calibrate_command,
+        {"--deployments", dlrm_rows, "--knobs", "op_launch_us,hbm_efficiency", "-o", out_file});
     REQUIRE(r.status == 0);
     CHECK(has(r.out, "fitted 60 measured figures of 30 rows"));
     std::ifstream in(out_file);
@@ -112,9 +109,10 @@ TEST_CASE("calibrate --deployments writes a parameters file whatif reads back") 
     CHECK(has(text.str(), "hbm_efficiency = "));
 
     r = perfcast_test::run_command(
-        cli::whatif_command, {"--model", dlrm_model, "--chip", "a100-80gb-sxm", "--params", out_file,
-                              "--batch", "64", "--streams", "1", "--cube", "108", "--vector",
-                              "108", "--runtime-set", "launch=per-op", "--format", "json"});
+        cli::whatif_command,
+        {"--model", dlrm_model, "--chip", "a100-80gb-sxm", "--params", out_file, "--batch", "64",
+         "--streams", "1", "--cube", "108", "--vector", "108", "--runtime-set", "launch=per-op",
+         "--format", "json"});
     REQUIRE(r.status == 0);
     CHECK(perfcast_test::json_checker(r.out).valid());
     // The fitted launch reached the model: per-op launch over 23 kernels is what made the eager
@@ -134,31 +132,30 @@ TEST_CASE("deployments commands: bad flags name themselves") {
     CHECK(r.status != 0);
     CHECK(has(r.err, "speed_us"));
     CHECK(has(r.err, "op_launch_us"));  // the known names are listed
-    r = perfcast_test::run_command(
-        cli::validate_command,
-        {"--deployments", dlrm_rows, "--knobs", "op_launch_us", "--train", "1,31"});
+    r = perfcast_test::run_command(cli::validate_command, {"--deployments", dlrm_rows, "--knobs",
+                                                           "op_launch_us", "--train", "1,31"});
     CHECK(r.status == 2);
     CHECK(has(r.err, "row 31 of 30"));
     // Two graph-launched rows: the graph launch and the synchronisation are each once per task,
     // inside the window and the cycle alike; no pair of such rows tells them apart.
     r = perfcast_test::run_command(cli::validate_command, {"--deployments", dlrm_rows, "--knobs",
-                                                          "launch_us,sync_us", "--train", "1,2"});
+                                                           "launch_us,sync_us", "--train", "1,2"});
     CHECK(r.status != 0);
     CHECK(has(r.err, "cannot identify"));
     r = perfcast_test::run_command(cli::calibrate_command,
                                    {"--deployments", dlrm_rows, "--knobs", "op_launch_us"});
     CHECK(r.status == 2);
     CHECK(has(r.err, "-o FILE"));
-    r = perfcast_test::run_command(cli::validate_command,
-                                   {"--deployments", "/nonexistent/rows.csv", "--knobs", "sync_us"});
+    r = perfcast_test::run_command(
+        cli::validate_command, {"--deployments", "/nonexistent/rows.csv", "--knobs", "sync_us"});
     CHECK(r.status != 0);
     CHECK(has(r.err, "/nonexistent/rows.csv"));
 }
 
 TEST_CASE("whatif --runtime, --runtime-set, --host-threads") {
-    const std::vector<std::string> base{"--model",  dlrm_model, "--chip",   "a100-80gb-sxm",
-                                        "--batch",  "64",       "--streams", "1",
-                                        "--cube",   "108",      "--vector", "108"};
+    const std::vector<std::string> base{"--model", dlrm_model, "--chip",    "a100-80gb-sxm",
+                                        "--batch", "64",       "--streams", "1",
+                                        "--cube",  "108",      "--vector",  "108"};
     auto run = [&](std::vector<std::string> extra) {
         std::vector<std::string> all = base;
         all.insert(all.end(), extra.begin(), extra.end());

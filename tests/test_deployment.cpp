@@ -195,8 +195,8 @@ TEST_CASE("deployment validation: two training rows predict the rest; leave-one-
     // per-copy setup and the launch move every figure alike: refused, not guessed.
     CHECK(has(message_of([&] {
                   (void)validate_deployments_by_group(
-                      rows, two,
-                      [](const deployment_case& d) { return d.settings.front().value; }, base);
+                      rows, two, [](const deployment_case& d) { return d.settings.front().value; },
+                      base);
               }),
               "pageable_setup_us and launch_us"));
     // One group only: nothing to hold out.
@@ -302,7 +302,7 @@ matmul      B,64;64,256         fp16   name=fc
     deployment_case fixed = rows[1];
     fixed.settings[0].value = "static";
     const deployment_prediction fast = predict(fixed, fit.cal);
-    CHECK(slow.latency.in(units::ms) - fast.latency.in(units::ms) ==
+    CHECK(slow.latency.in(units::ms)-fast.latency.in(units::ms) ==
           doctest::Approx(dyn / 1000).epsilon(1e-6));
     CHECK(fast.latency.in(units::ms) > 44.0);
     CHECK(fast.latency.in(units::ms) < 44.2);  // + launch and sync, under 0.2 ms on acl

@@ -41,7 +41,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+bool has(std::string_view s, std::string_view part) {
+    return s.find(part) != std::string_view::npos;
+}
 
 std::string adversarial(std::string_view name) {
     return std::string(PERFCAST_SOURCE_DIR "/tests/adversarial/") + std::string(name);
@@ -147,8 +149,8 @@ TEST_CASE("check_output refuses directories, missing directories and links where
 TEST_CASE("calibrate -o: checked before the fit, one prefix, the OS reason, no links") {
     const scratch_dir d("calibrate");
     const std::string missing = (d.path / "none" / "fit.params").string();
-    const auto r = run_command(cli::calibrate_command,
-                               {profile_910b3, "--chip", "910B3", "-o", missing});
+    const auto r =
+        run_command(cli::calibrate_command, {profile_910b3, "--chip", "910B3", "-o", missing});
     CHECK(r.status == cli::exit_failure);
     CHECK(r.err == "perfcast calibrate: cannot write '" + missing + "' (-o): directory '" +
                        (d.path / "none").string() + "' does not exist\n");
@@ -240,12 +242,13 @@ TEST_CASE("an elementwise op whose bytes overflow 63 bits names the op") {
     CHECK(has(message_of([] { (void)elementwise(std::int64_t{1} << 61, dtype::fp64); }),
               "perfcast::elementwise: bytes (elements x dtype size)"));
     CHECK(has(message_of([] {
-              (void)concat({shape{std::int64_t{1} << 62}, shape{std::int64_t{1} << 62}}, 1,
-                           dtype::int8);
-          }),
-          "perfcast::concat: concat elements"));
-    const auto r = run_command(cli::whatif_command,
-                               {"--model", adversarial("overflow_elementwise.model"), "--batch", "8"});
+                  (void)concat({shape{std::int64_t{1} << 62}, shape{std::int64_t{1} << 62}}, 1,
+                               dtype::int8);
+              }),
+              "perfcast::concat: concat elements"));
+    const auto r =
+        run_command(cli::whatif_command,
+                    {"--model", adversarial("overflow_elementwise.model"), "--batch", "8"});
     CHECK(r.status == cli::exit_failure);
     CHECK(has(r.err, "perfcast::elementwise: bytes (elements x dtype size)"));
     CHECK(has(r.err, "too large"));
@@ -270,15 +273,17 @@ TEST_CASE("a profile row of 1e22-element shapes is too large, naming its line") 
     spit(csv, header + "\n" + row + "\n");
     const auto r = run_command(cli::validate_command, {"--chip", "910B3", "--test", csv});
     CHECK(r.status == cli::exit_failure);
-    CHECK(has(r.err, "row at line 2 (aclnnMatmul_MatMulCommon_MatMulV2, MatMulV2): "
-                     "perfcast::batch_matmul: m*k = 1e+22"));
+    CHECK(has(r.err,
+              "row at line 2 (aclnnMatmul_MatMulCommon_MatMulV2, MatMulV2): "
+              "perfcast::batch_matmul: m*k = 1e+22"));
     CHECK(has(r.err, "too large"));
 }
 
 TEST_CASE("a chip of 1e9 cores is refused before any table is allocated") {
     chip c = chips::ascend910b1;
     c.vector.cores = 1000000000;
-    CHECK(has(message_of([&] { (void)validate(c); }), "vector.cores = 1e+09, expected at most 65536"));
+    CHECK(has(message_of([&] { (void)validate(c); }),
+              "vector.cores = 1e+09, expected at most 65536"));
     std::string ini = slurp(PERFCAST_SOURCE_DIR "/tests/data/platform_config/Ascend910B1.ini");
     const std::size_t at = ini.find("vector_core_cnt=");
     REQUIRE(at != std::string::npos);
@@ -290,14 +295,14 @@ TEST_CASE("a chip of 1e9 cores is refused before any table is allocated") {
 TEST_CASE("an evaluation table past 16 GiB is refused before it is allocated") {
     chip c = chips::ascend910b1;
     c.vector.cores = 65536;
-    const std::vector<node> ops(200, nodes::elementwise({batch_dim{1, 0}, batch_dim{0, 64}}, dtype::fp16));
+    const std::vector<node> ops(
+        200, nodes::elementwise({batch_dim{1, 0}, batch_dim{0, 64}}, dtype::fp16));
     std::vector<std::int64_t> batches;
     for (std::int64_t b = 1; b <= 64; ++b) batches.push_back(b);
     const std::vector<int> cube{24};
     const std::vector<int> vec{65536};
     // 64 x 200 x 65537 entries: far past 16 GiB, so it must fail before allocating anything.
-    const std::string m =
-        message_of([&] { (void)node_eval_table(c, ops, batches, cube, vec); });
+    const std::string m = message_of([&] { (void)node_eval_table(c, ops, batches, cube, vec); });
     CHECK(has(m, "perfcast::node_eval_table: batches x nodes x (cores + 1) = 64 x 200 x 65537"));
     CHECK(has(m, "a table of at most 16 GiB"));
 }
@@ -356,14 +361,15 @@ TEST_CASE("an input past its kind's byte limit stops the reader") {
     io::detail::line_source src(in, "big.params", "read_params", io::max_line_bytes, 70000);
     std::string_view line;
     CHECK(has(message_of([&] {
-              while (src.next(line)) {
-              }
-          }),
-          "input longer than 70000 bytes"));
+                  while (src.next(line)) {
+                  }
+              }),
+              "input longer than 70000 bytes"));
 }
 
 TEST_CASE("echoed bytes are escaped and cut") {
-    const std::string bin = message_of([] { (void)io::read_model_file(adversarial("binary_op.model")); });
+    const std::string bin =
+        message_of([] { (void)io::read_model_file(adversarial("binary_op.model")); });
     CHECK(has(bin, "binary_op.model:2:1"));
     CHECK(has(bin, "bad\\x00op\\x01\\xFF"));
     CHECK(printable_ascii(bin));
@@ -410,7 +416,8 @@ TEST_CASE("physical inputs outside their documented ranges name the bound") {
 }
 
 TEST_CASE("a 20-digit integer is too large, not 'not a number'; echoed text is escaped") {
-    const std::string big = message_of([] { (void)io::parse_int("12345678901234567890", "--top"); });
+    const std::string big =
+        message_of([] { (void)io::parse_int("12345678901234567890", "--top"); });
     CHECK(has(big, "--top = '12345678901234567890', expected an integer of at most"));
     CHECK(has(big, "too large"));
     CHECK(has(message_of([] { (void)io::parse_int("12x", "--top"); }), "expected an integer"));

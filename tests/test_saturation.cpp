@@ -199,9 +199,9 @@ TEST_CASE("analytic capacity: capped at the model's own saturation load") {
 // ---- the command --------------------------------------------------------------------------
 
 TEST_CASE("perfcast whatif --qps above saturation: 'saturated' in the table and the JSON") {
-    const std::vector<std::string_view> base{"--streams", "6", "--cube", "12", "--vector", "10",
-                                             "--max-batch", "32", "--qps", "20000,60000",
-                                             "--requests", "2000"};
+    const std::vector<std::string_view> base{"--streams", "6",           "--cube",      "12",
+                                             "--vector",  "10",          "--max-batch", "32",
+                                             "--qps",     "20000,60000", "--requests",  "2000"};
     const perfcast_test::cli_run t = perfcast_test::run_command(cli::whatif_command, base);
     REQUIRE(t.status == cli::exit_ok);
     INFO(t.out);
@@ -242,9 +242,9 @@ TEST_CASE("perfcast whatif --qps above saturation: 'saturated' in the table and 
 }
 
 TEST_CASE("perfcast whatif --p99-ms looser than saturation allows: capped and said so") {
-    const std::vector<std::string_view> base{"--streams", "6", "--cube", "12", "--vector", "10",
-                                             "--max-batch", "32", "--p99-ms", "1e9",
-                                             "--requests", "2000", "--traffic", "1000000"};
+    const std::vector<std::string_view> base{
+        "--streams", "6",        "--cube", "12",         "--vector", "10",        "--max-batch",
+        "32",        "--p99-ms", "1e9",    "--requests", "2000",     "--traffic", "1000000"};
     const perfcast_test::cli_run t = perfcast_test::run_command(cli::whatif_command, base);
     REQUIRE(t.status == cli::exit_ok);
     INFO(t.out);

@@ -43,8 +43,9 @@ inline constexpr std::array<option, 6> validate_options{{
     rows_option,
     knobs_option,
     {"train", "LIST", "rows to fit on (1 = the first data row), e.g. 1,4; default: leave-one-out"},
-    {"by", "COLUMN", "hold out whole configurations: rows equal in COLUMN (options, instances, "
-                     "batch, split, model, runtime, chip) predicted by a fit on the others"},
+    {"by", "COLUMN",
+     "hold out whole configurations: rows equal in COLUMN (options, instances, "
+     "batch, split, model, runtime, chip) predicted by a fit on the others"},
     params_option,
     {"format", "FORMAT", "table (default) or json"},
 }};
@@ -87,8 +88,8 @@ inline constexpr std::array<option, 4> calibrate_options{{
 }
 
 [[nodiscard]] inline std::string config_text(const deployment_case& d) {
-    std::string s = std::to_string(d.instances) + " x " + std::to_string(d.split.cube.value) +
-                    "/" + std::to_string(d.split.vector.value) + " b" + std::to_string(d.batch);
+    std::string s = std::to_string(d.instances) + " x " + std::to_string(d.split.cube.value) + "/" +
+                    std::to_string(d.split.vector.value) + " b" + std::to_string(d.batch);
     if (!d.runtime.empty()) s += " " + d.runtime;
     for (const runtime_setting& r : d.settings) s += " " + r.key + "=" + r.value;
     return s;
@@ -138,8 +139,8 @@ inline void write_table(std::ostream& out, std::string_view file,
         out << " rms log error " << io::format_fixed(v.fits.front().rms_log_error, 4) << "\n";
     }
     out << "\n";
-    io::text_table t({"row", "label", "deployment", "samples/s", "predicted", "err %",
-                      "latency ms", "predicted", "err %", "p99 ms", "use"});
+    io::text_table t({"row", "label", "deployment", "samples/s", "predicted", "err %", "latency ms",
+                      "predicted", "err %", "p99 ms", "use"});
     for (const deployment_score& s : v.rows) {
         const deployment_case& d = rows[s.row];
         t.add_row({std::to_string(s.row + 1), d.label, config_text(d),
@@ -166,11 +167,12 @@ inline void write_json(std::ostream& out, std::string_view file,
                        std::span<const deployment_case> rows, const deployment_validation& v,
                        bool loo, std::string_view by = {}) {
     io::json_writer j(out);
-    j.begin_object().member("file", file).member(
-        "method", !by.empty()     ? "by-" + std::string(by)
-                  : v.fits.empty() ? std::string("none")
-                  : loo            ? std::string("leave-one-out")
-                                   : std::string("train"));
+    j.begin_object()
+        .member("file", file)
+        .member("method", !by.empty()      ? "by-" + std::string(by)
+                          : v.fits.empty() ? std::string("none")
+                          : loo            ? std::string("leave-one-out")
+                                           : std::string("train"));
     j.key("fits").begin_array();
     for (const deployment_fit& f : v.fits) {
         j.begin_object();
@@ -324,9 +326,8 @@ inline int run_calibrate_deployments(std::span<const std::string_view> args, std
     const deployment_fit fit = fit_deployments(rows, knobs, params_from_args(a));
     const std::string path = *a.get("output");
     io::write_output(target, [&](std::ostream& f) {
-        io::write_params(f, fit.cal,
-                         "fitted on " + std::to_string(rows.size()) + " deployment rows of " +
-                             file);
+        io::write_params(
+            f, fit.cal, "fitted on " + std::to_string(rows.size()) + " deployment rows of " + file);
     });
     out << "fitted " << fit.figures << " measured figures of " << rows.size() << " rows in "
         << fit.iterations << " iterations:";

@@ -20,8 +20,9 @@
 namespace perfcast::cli::whatif_gains {
 
 inline constexpr option gains_option{
-    "gains", "", "what each runtime option, instance count and core limit buys for ONE deployment "
-                 "(one --batch, --streams, --cube, --vector), ranked (docs/runtime.md)"};
+    "gains", "",
+    "what each runtime option, instance count and core limit buys for ONE deployment "
+    "(one --batch, --streams, --cube, --vector), ranked (docs/runtime.md)"};
 
 /// The one value of a list flag (`fallback` when absent).
 [[nodiscard]] inline std::int64_t one_value(const parsed_args& a, std::string_view flag,
@@ -30,8 +31,8 @@ inline constexpr option gains_option{
     if (!t) return fallback;
     const std::vector<std::int64_t> v = parse_list(flag, *t);
     if (v.size() != 1) {
-        throw usage_error("option '--" + std::string(flag) + "': --gains takes one value ('" +
-                          *t + "' lists " + std::to_string(v.size()) + ")");
+        throw usage_error("option '--" + std::string(flag) + "': --gains takes one value ('" + *t +
+                          "' lists " + std::to_string(v.size()) + ")");
     }
     return v.front();
 }
@@ -51,18 +52,17 @@ inline void write_table(std::ostream& out, const deployment_case& d, const deplo
         << ": " << io::format_fixed(g.base.samples_per_s, 0) << " samples/s, window "
         << io::format_fixed(g.base.latency.in(units::ms), 3) << " ms, cycle "
         << io::format_fixed(g.base.cycle.in(units::ms), 3) << " ms\n";
-    out << "runtime path: " << (g.path ? runtime_summary(*g.path) : std::string("none (kernels only)"))
-        << "\n\n";
-    io::text_table t({"#", "change", "samples/s", "gain %", "window ms", "change %", "cycle ms",
-                      "bound"});
+    out << "runtime path: "
+        << (g.path ? runtime_summary(*g.path) : std::string("none (kernels only)")) << "\n\n";
+    io::text_table t(
+        {"#", "change", "samples/s", "gain %", "window ms", "change %", "cycle ms", "bound"});
     int rank = 0;
     for (const deployment_change& c : g.changes) {
-        t.add_row({std::to_string(++rank), c.what, io::format_fixed(c.prediction.samples_per_s, 0),
-                   signed_pct(c.throughput_gain),
-                   io::format_fixed(c.prediction.latency.in(units::ms), 3),
-                   signed_pct(c.latency_change),
-                   io::format_fixed(c.prediction.cycle.in(units::ms), 3),
-                   std::string(name_of(c.prediction.card.bound))});
+        t.add_row(
+            {std::to_string(++rank), c.what, io::format_fixed(c.prediction.samples_per_s, 0),
+             signed_pct(c.throughput_gain), io::format_fixed(c.prediction.latency.in(units::ms), 3),
+             signed_pct(c.latency_change), io::format_fixed(c.prediction.cycle.in(units::ms), 3),
+             std::string(name_of(c.prediction.card.bound))});
     }
     t.write(out);
     out << "\nEach change alone, from the deployment as it is; gain: samples/s (closed loop) "

@@ -397,8 +397,8 @@ inline int run_calibrate(std::span<const std::string_view> args, std::ostream& o
                                         calibration_options_from(a));
     io::write_output(target, [&](std::ostream& f) {
         io::write_params(f, res.fitted,
-                         "fitted on " + std::to_string(res.rows) + " rows of " +
-                             a.positional[0] + " for " + std::string(c.name.view()));
+                         "fitted on " + std::to_string(res.rows) + " rows of " + a.positional[0] +
+                             " for " + std::string(c.name.view()));
     });
     out << fit_summary(res) << "; wrote " << *a.get("output") << '\n';
     return exit_ok;

@@ -68,8 +68,9 @@ inline constexpr std::array<option, 29> options{{
     runtime_option,
     runtime_set_option,
     host_threads_option,
-    {"batch", "LIST", "batch sizes, e.g. 16,64 or 16-20; default 16,32,64,128,256 (serving: "
-                      "one size, default 16)"},
+    {"batch", "LIST",
+     "batch sizes, e.g. 16,64 or 16-20; default 16,32,64,128,256 (serving: "
+     "one size, default 16)"},
     {"streams", "LIST", "streams (instances) per card; default 1-6"},
     {"cube", "LIST", "cube-core limits per instance; default 6,8,12,24"},
     {"vector", "LIST", "vector-core limits per instance; default 10,12,24,48"},
@@ -77,13 +78,15 @@ inline constexpr std::array<option, 29> options{{
     {"rank", "BY", "qps (default) or throughput (samples/s)"},
     {"top", "N", "table rows to print (default 20; 0: all)"},
     {"format", "FORMAT", "table (default), csv or json (csv and json list every candidate)"},
-    {"svg", "FILE", "write QPS against latency, with the Pareto front, as SVG (serving: TP99 "
-                    "against QPS)"},
+    {"svg", "FILE",
+     "write QPS against latency, with the Pareto front, as SVG (serving: TP99 "
+     "against QPS)"},
     {"qps", "X[,Y..]", "serving: loads in requests/s per card; latency percentiles there"},
     {"p99-ms", "X", "serving: TP99 target in ms; per configuration the highest QPS meeting it"},
     {"bs-hist", "FILE", "serving: request batch sizes, a bs,count CSV (default: all --batch)"},
-    {"max-batch", "LIST", "serving: max gears (every bs 1..max a gear, larger requests split); "
-                          "default 8,16,20,32"},
+    {"max-batch", "LIST",
+     "serving: max gears (every bs 1..max a gear, larger requests split); "
+     "default 8,16,20,32"},
     {"window-ms", "T[,T..]", "serving: batching windows in ms; default 0"},
     {"traffic", "QPS", "serving: total requests/s; cards = ceil(traffic / capacity) (--p99-ms)"},
     {"headroom", "SHARE", "serving: share of each card's capacity kept free, [0, 1); default 0"},
@@ -91,8 +94,9 @@ inline constexpr std::array<option, 29> options{{
     {"requests", "N", "serving: requests per simulation, the first 10 % warm-up (default 20000)"},
     {"seed", "N", "serving: simulation seed (default 1)"},
     {"trace", "FILE", "serving: Chrome-trace / Perfetto JSON of 1 simulated second of the best"},
-    {"sweep-batch", "LIST", "with PROFILE.csv: candidate batch sizes (default: the profiled "
-                            "--batch)"},
+    {"sweep-batch", "LIST",
+     "with PROFILE.csv: candidate batch sizes (default: the profiled "
+     "--batch)"},
     whatif_gains::gains_option,
 }};
 
@@ -346,9 +350,7 @@ inline void write_config_json(io::json_writer& j, const serving_config& k) {
 /// it ran, so they are null there and `state` says why.
 inline void write_point_json(io::json_writer& j, const serving_point& p) {
     const bool steady = p.state == load_state::stable;
-    j.begin_object()
-        .member("qps", p.qps.in(units::qps))
-        .member("state", name_of(p.state));
+    j.begin_object().member("qps", p.qps.in(units::qps)).member("state", name_of(p.state));
     for (const auto& [key, t] : {std::pair{"mean_ms", p.mean}, std::pair{"p50_ms", p.p50},
                                  std::pair{"p99_ms", p.p99}, std::pair{"p999_ms", p.p999}}) {
         j.key(key);
@@ -486,10 +488,29 @@ inline void write_json(std::ostream& out, const context& x, const serving_sweep_
 inline void write_csv(std::ostream& out, const context& x, const serving_sweep_result& r) {
     using io::format_shortest;
     io::csv_writer w(out);
-    w.row({"rank", "streams", "cube", "vector", "max_gear", "window_ms", "qps", "mean_ms",
-           "p50_ms", "p99_ms", "p999_ms", "utilization", "core_utilization", "padding_share",
-           "mean_batch", "capacity_qps", "cards", "low_load_p99_ms", "analytic_rank",
-           "analytic_p99_ms", "analytic_capacity_qps", "state", "saturation_qps",
+    w.row({"rank",
+           "streams",
+           "cube",
+           "vector",
+           "max_gear",
+           "window_ms",
+           "qps",
+           "mean_ms",
+           "p50_ms",
+           "p99_ms",
+           "p999_ms",
+           "utilization",
+           "core_utilization",
+           "padding_share",
+           "mean_batch",
+           "capacity_qps",
+           "cards",
+           "low_load_p99_ms",
+           "analytic_rank",
+           "analytic_p99_ms",
+           "analytic_capacity_qps",
+           "state",
+           "saturation_qps",
            "capacity_limit"});
     for (std::size_t i = 0; i < r.ranked.size(); ++i) {
         const serving_row& row = r.ranked[i];
@@ -514,8 +535,8 @@ inline void write_csv(std::ostream& out, const context& x, const serving_sweep_r
                 for (duration t : {p->mean, p->p50, p->p99, p->p999}) {
                     f.push_back(steady ? format_shortest(t.in(units::ms)) : "");
                 }
-                for (double v : {p->utilization, p->core_utilization, p->padding_share,
-                                 p->mean_batch}) {
+                for (double v :
+                     {p->utilization, p->core_utilization, p->padding_share, p->mean_batch}) {
                     f.push_back(format_shortest(v));
                 }
             } else {
@@ -666,12 +687,12 @@ inline void write_table(std::ostream& out, const context& x, const serving_sweep
     out << (capacity ? "capacity QPS: the highest Poisson load per card whose simulated TP99 "
                        "meets the target\n(bisection to "
                      : "QPS: the offered Poisson load per card; ")
-        << (capacity ? io::format_shortest(100 * o.rel_tolerance) +
-                           " %), at most sat. QPS x (1 - " +
-                           io::format_shortest(saturation_margin) +
-                           ") (limit: latency, or saturation\nwhen the target allows more); "
-                           "latencies at it: "
-                     : "")
+        << (capacity
+                ? io::format_shortest(100 * o.rel_tolerance) + " %), at most sat. QPS x (1 - " +
+                      io::format_shortest(saturation_margin) +
+                      ") (limit: latency, or saturation\nwhen the target allows more); "
+                      "latencies at it: "
+                : "")
         << "arrival to the end of the last chunk;\nsat. QPS: the saturation throughput (every "
            "request queued at once): no steady state at or\nabove it (saturated) nor where the "
            "run's queue grew (queue-growing): no percentiles there;\nutil: streams busy; "
@@ -857,8 +878,8 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
             const request_rate q = best.points[o.target ? 0 : r.peak].qps;
             // One second after the first: the card has left its empty start behind.
             const duration from{1.0, units::s};
-            const serving_result tl = s.timeline(best.config, q, from, duration{1.0, units::s},
-                                                 o.seed);
+            const serving_result tl =
+                s.timeline(best.config, q, from, duration{1.0, units::s}, o.seed);
             io::chrome_trace_options copt;
             copt.process_name = "perfcast: " + describe(best.config) + " at " +
                                 io::format_fixed(q.in(units::qps), 0) + " QPS";
@@ -963,10 +984,9 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
                              .runtime = runtime_from_args(a, m, cal)};
     if (a.has("gains")) {
         if (from_profile) throw usage_error("--gains takes a model (--model), not a profile");
-        return whatif_gains::run(a, out, m, c, cal, format,
-                                 [](std::string_view f, std::string_view t) {
-                                     return parse_list(f, t);
-                                 });
+        return whatif_gains::run(
+            a, out, m, c, cal, format,
+            [](std::string_view f, std::string_view t) { return parse_list(f, t); });
     }
     if (whatif_serving::requested(a)) {
         return whatif_serving::run(a, out, err, m, c, format, params);

@@ -11,11 +11,11 @@
 
 #include <perfcast/chips.hpp>
 #include <perfcast/graph.hpp>
-#include <perfcast/runtime.hpp>
 #include <perfcast/io/ini.hpp>
 #include <perfcast/io/output_file.hpp>
 #include <perfcast/io/params_file.hpp>
 #include <perfcast/profile/ops.hpp>
+#include <perfcast/runtime.hpp>
 
 #include "cli.hpp"
 

@@ -35,45 +35,56 @@ struct named_chip {
 namespace detail {
 
 inline constexpr std::array<named_chip, 11> presets{{
-    {"ascend910b1", ascend910b1,
+    {"ascend910b1",
+     ascend910b1,
      "CANN 8.1.RC1 Ascend910B1.ini; HBM 1.6 TB/s, PCIe 5.0 x16, AI CPU clock, overheads: "
      "assumptions",
      {"910B1"}},
-    {"ascend910b2", ascend910b2,
+    {"ascend910b2",
+     ascend910b2,
      "CANN 8.1.RC1 Ascend910B2.ini; HBM 1.6 TB/s, PCIe 5.0 x16, AI CPU clock, overheads: "
      "assumptions",
      {"910B2"}},
-    {"ascend910b3", ascend910b3,
+    {"ascend910b3",
+     ascend910b3,
      "CANN 8.1.RC1 Ascend910B3.ini; HBM 1.6 TB/s, PCIe 5.0 x16, AI CPU clock, overheads: "
      "assumptions",
      {"910B3"}},
-    {"ascend910b4", ascend910b4,
+    {"ascend910b4",
+     ascend910b4,
      "CANN 8.1.RC1 Ascend910B4.ini; HBM 0.8 TB/s, PCIe 5.0 x16, AI CPU clock, overheads: "
      "assumptions",
      {"910B4"}},
-    {"ascend910_9391", ascend910_9391,
+    {"ascend910_9391",
+     ascend910_9391,
      "CANN 8.1.RC1 Ascend910_9391.ini (one A3 / 910C die); HBM 1.6 TB/s per die, PCIe 5.0 x16, "
      "AI CPU clock, overheads: assumptions",
      {"910_9391", "A3", "Ascend910_93"}},
-    {"ascend910a", ascend910a,
+    {"ascend910a",
+     ascend910a,
      "CANN 8.1.RC1 Ascend910A.ini; HBM 32 GiB 1.2 TB/s and PCIe 4.0 x16 (Hot Chips 2019), AI CPU "
      "clock, overheads: assumptions",
      {"910A"}},
-    {"ascend310p3", ascend310p3,
+    {"ascend310p3",
+     ascend310p3,
      "CANN 8.1.RC1 Ascend310P3.ini; LPDDR4X 204.8 GB/s and PCIe 4.0 x16 (Atlas 300I Pro), AI CPU "
      "clock, overheads: assumptions",
      {"310P3", "Atlas 300I Pro"}},
-    {"a100-80gb-sxm", a100_80gb_sxm,
+    {"a100-80gb-sxm",
+     a100_80gb_sxm,
      "NVIDIA A100 datasheet + Ampere whitepaper; per-SM memory rates, overheads: assumptions",
      {"a100", "a100-80gb", "a100-sxm", "a100-sxm4-80gb", "a100-80gb-sxm4"}},
-    {"a100-40gb-sxm", a100_40gb_sxm,
+    {"a100-40gb-sxm",
+     a100_40gb_sxm,
      "NVIDIA A100 datasheet (40GB SXM: HBM2 1555 GB/s; GA100 compute as the 80GB); per-SM memory "
      "rates, overheads: assumptions",
      {"a100-40gb", "a100-sxm4-40gb", "a100-40gb-sxm4"}},
-    {"h100-sxm", h100_sxm,
+    {"h100-sxm",
+     h100_sxm,
      "NVIDIA H100 datasheet + Hopper whitepaper; per-SM memory rates, overheads: assumptions",
      {"h100", "h100-sxm5", "h100-80gb", "h100-sxm5-80gb"}},
-    {"h200-sxm", h200_sxm,
+    {"h200-sxm",
+     h200_sxm,
      "NVIDIA H200 datasheet (GH100 compute as H100 SXM); per-SM memory rates, overheads: "
      "assumptions",
      {"h200", "h200-141gb", "h200-sxm5"}},

@@ -97,20 +97,18 @@ constexpr const model_params& validate(const model_params& p) {
                      "l2_resident_share", p.l2_resident_share, "a share in [0, 1]");
     PERFCAST_EXPECTS(p.contention_per_core >= 0 && p.contention_per_core < 1e6, where,
                      "contention_per_core", p.contention_per_core, "a value in [0, 1e6)");
-    PERFCAST_EXPECTS(p.first_run_launch.in(units::us) >= 0 &&
-                         p.first_run_launch.in(units::us) < 1e9,
-                     where, "first_run_launch", p.first_run_launch.in(units::us),
-                     "a time in [0, 1e9) us");
-    PERFCAST_EXPECTS(p.first_run_per_core.in(units::us) >= 0 &&
-                         p.first_run_per_core.in(units::us) < 1e9,
-                     where, "first_run_per_core", p.first_run_per_core.in(units::us),
-                     "a time in [0, 1e9) us");
+    PERFCAST_EXPECTS(
+        p.first_run_launch.in(units::us) >= 0 && p.first_run_launch.in(units::us) < 1e9, where,
+        "first_run_launch", p.first_run_launch.in(units::us), "a time in [0, 1e9) us");
+    PERFCAST_EXPECTS(
+        p.first_run_per_core.in(units::us) >= 0 && p.first_run_per_core.in(units::us) < 1e9, where,
+        "first_run_per_core", p.first_run_per_core.in(units::us), "a time in [0, 1e9) us");
     for (const auto& h : p.head) {
         PERFCAST_EXPECTS(!h.set || (h.launch.in(units::us) >= 0 && h.launch.in(units::us) < 1e9),
                          where, "head.launch", h.launch.in(units::us), "a time in [0, 1e9) us");
-        PERFCAST_EXPECTS(!h.set || (h.per_core.in(units::us) >= 0 &&
-                                    h.per_core.in(units::us) < 1e9),
-                         where, "head.per_core", h.per_core.in(units::us), "a time in [0, 1e9) us");
+        PERFCAST_EXPECTS(
+            !h.set || (h.per_core.in(units::us) >= 0 && h.per_core.in(units::us) < 1e9), where,
+            "head.per_core", h.per_core.in(units::us), "a time in [0, 1e9) us");
     }
     return p;
 }

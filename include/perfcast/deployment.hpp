@@ -483,8 +483,8 @@ inline void summarise(deployment_validation& v) {
 
 /// Every row predicted under `cal` as it is, nothing fitted: the uncalibrated model's error, the
 /// baseline a fit is judged against.
-[[nodiscard]] inline deployment_validation
-score_deployments(std::span<const deployment_case> cases, const profile::calibration& cal = {}) {
+[[nodiscard]] inline deployment_validation score_deployments(std::span<const deployment_case> cases,
+                                                             const profile::calibration& cal = {}) {
     deployment_validation v;
     for (std::size_t i = 0; i < cases.size(); ++i) {
         deployment_score s;

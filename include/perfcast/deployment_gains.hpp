@@ -24,11 +24,11 @@ namespace perfcast {
 
 /// One change to a deployment and what the model says it does.
 struct deployment_change {
-    std::string what;                 // "copies=aggregated", "instances 2 -> 4", "cube 12 -> 6"
-    deployment_case variant;          // the deployment with the change applied
+    std::string what;         // "copies=aggregated", "instances 2 -> 4", "cube 12 -> 6"
+    deployment_case variant;  // the deployment with the change applied
     deployment_prediction prediction;
-    double throughput_gain = 0;       // predicted samples/s / the deployment's - 1
-    double latency_change = 0;        // predicted window / the deployment's - 1
+    double throughput_gain = 0;  // predicted samples/s / the deployment's - 1
+    double latency_change = 0;   // predicted window / the deployment's - 1
 };
 
 /// The deployment as it is and every change, best throughput first.

@@ -403,8 +403,9 @@ inline const std::array<runtime_key, 19> runtime_keys{{
          r.buffers = detail::parse_setting_enum(buffer_policy_names, k, v);
      },
      [](const runtime_path& r) { return std::string(name_of(r.buffers)); }},
-    {"copy_lock", "no|yes", "copy setups also take the device-wide lock (runtimes that serialise "
-                            "copies per device)",
+    {"copy_lock", "no|yes",
+     "copy setups also take the device-wide lock (runtimes that serialise "
+     "copies per device)",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          r.copies_locked = detail::parse_setting_enum(yes_no_names, k, v);
      },
@@ -451,7 +452,9 @@ inline const std::array<runtime_key, 19> runtime_keys{{
          detail::set_time(t, k, v);
          r.copy_setup = t;
      },
-     [](const runtime_path& r) { return r.copy_setup ? detail::us_text(*r.copy_setup) : std::string("link"); }},
+     [](const runtime_path& r) {
+         return r.copy_setup ? detail::us_text(*r.copy_setup) : std::string("link");
+     }},
     {"pageable_setup_us", "US", "added per copy from pageable memory",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          detail::set_time(r.pageable_setup, k, v);
@@ -487,7 +490,9 @@ inline const std::array<runtime_key, 19> runtime_keys{{
          detail::set_time(t, k, v);
          r.op_launch = t;
      },
-     [](const runtime_path& r) { return r.op_launch ? detail::us_text(*r.op_launch) : std::string("chip"); }},
+     [](const runtime_path& r) {
+         return r.op_launch ? detail::us_text(*r.op_launch) : std::string("chip");
+     }},
     {"dynamic_shape_us", "US", "host shape inference and tiling per task (shapes=dynamic)",
      [](runtime_path& r, std::string_view k, std::string_view v) {
          detail::set_time(r.dynamic_shape, k, v);

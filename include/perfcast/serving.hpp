@@ -30,11 +30,11 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <functional>
 #include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <span>
@@ -49,8 +49,8 @@
 #include "chip.hpp"
 #include "distribution.hpp"
 #include "enum_table.hpp"
-#include "graph.hpp"
 #include "error.hpp"
+#include "graph.hpp"
 #include "units.hpp"
 
 namespace perfcast {
@@ -1115,9 +1115,9 @@ inline duration analytic_result::at(double p) const {
         double es_full = 0;
         for (std::size_t i = 0; i < plans.size(); ++i) {
             for (int j = 0; j < plans[i].chunks; ++j) {
-                es_full += dist.share(i) * detail::loaded_seconds(
-                                               table, config.gears.index_for(plans[i].chunk(j).gear),
-                                               1, all_busy);
+                es_full += dist.share(i) *
+                           detail::loaded_seconds(
+                               table, config.gears.index_for(plans[i].chunk(j).gear), 1, all_busy);
             }
         }
         r.saturation = request_rate{static_cast<double>(c) / es_full, units::qps};
@@ -1272,8 +1272,7 @@ private:
 /// saturation_result); `seed` and `service_cv` as in sim_options.
 [[nodiscard]] inline saturation_result saturation(const server_config& config,
                                                   const batch_distribution& dist,
-                                                  std::uint64_t seed = 1,
-                                                  double service_cv = 0) {
+                                                  std::uint64_t seed = 1, double service_cv = 0) {
     validate(config);
     saturation_result r;
     double best_samples_per_s = 0;
@@ -1312,8 +1311,8 @@ private:
     const auto upto = [&](duration t) {
         return static_cast<double>(std::upper_bound(done.begin(), done.end(), t) - done.begin());
     };
-    r.throughput = t90 > t10 ? (upto(t90) - upto(t10)) / (t90 - t10)
-                             : static_cast<double>(n) / s.max;
+    r.throughput =
+        t90 > t10 ? (upto(t90) - upto(t10)) / (t90 - t10) : static_cast<double>(n) / s.max;
     // Not above the bound: what the measurement's end effects could still add is no capacity.
     if (r.throughput > r.bound) r.throughput = r.bound;
     return r;
@@ -1461,9 +1460,7 @@ struct load_point {
     double utilization = 0;
     double core_utilization = 0;
     bool steady = true;
-    [[nodiscard]] bool meets(duration target) const noexcept {
-        return steady && latency <= target;
-    }
+    [[nodiscard]] bool meets(duration target) const noexcept { return steady && latency <= target; }
 };
 
 /// Bisection on the load: `eval(qps)` gives the quantile there. `floor_latency` is the quantile

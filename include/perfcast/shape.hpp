@@ -64,18 +64,18 @@ private:
 [[nodiscard]] constexpr std::int64_t checked_product(std::int64_t a, std::int64_t b,
                                                      std::string_view where,
                                                      std::string_view field) {
-    PERFCAST_EXPECTS(a >= 0 && b >= 0 &&
-                         (b == 0 || a <= std::numeric_limits<std::int64_t>::max() / b),
-                     where, field, static_cast<double>(a) * static_cast<double>(b),
-                     "at most 9223372036854775807 (2^63 - 1): too large");
+    PERFCAST_EXPECTS(
+        a >= 0 && b >= 0 && (b == 0 || a <= std::numeric_limits<std::int64_t>::max() / b), where,
+        field, static_cast<double>(a) * static_cast<double>(b),
+        "at most 9223372036854775807 (2^63 - 1): too large");
     return a * b;
 }
 
 /// a + b with an overflow check naming `field`.
 [[nodiscard]] constexpr std::int64_t checked_sum(std::int64_t a, std::int64_t b,
                                                  std::string_view where, std::string_view field) {
-    PERFCAST_EXPECTS(a >= 0 && b >= 0 && a <= std::numeric_limits<std::int64_t>::max() - b,
-                     where, field, static_cast<double>(a) + static_cast<double>(b),
+    PERFCAST_EXPECTS(a >= 0 && b >= 0 && a <= std::numeric_limits<std::int64_t>::max() - b, where,
+                     field, static_cast<double>(a) + static_cast<double>(b),
                      "at most 9223372036854775807 (2^63 - 1): too large");
     return a + b;
 }

@@ -306,8 +306,8 @@ private:
     /// batches x nodes x (cores + 1) entries, checked against max_table_bytes before allocating.
     [[nodiscard]] static std::size_t checked_entries(std::size_t batches, std::size_t nodes,
                                                      std::size_t stride) {
-        const double entries = static_cast<double>(batches) * static_cast<double>(nodes) *
-                               static_cast<double>(stride);
+        const double entries =
+            static_cast<double>(batches) * static_cast<double>(nodes) * static_cast<double>(stride);
         const double bytes = entries * static_cast<double>(sizeof(node_eval));
         if (bytes > max_table_bytes) {
             ::perfcast::detail::precondition_failed(

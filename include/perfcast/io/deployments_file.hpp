@@ -42,8 +42,8 @@ inline constexpr std::array<std::string_view, 13> deployment_columns{
 
 /// A whole number in [lo, hi].
 [[nodiscard]] inline long long parse_whole(const line_source& src, std::string_view where,
-                                           const detail::csv_field& f, std::string_view name, long long lo,
-                                           long long hi) {
+                                           const detail::csv_field& f, std::string_view name,
+                                           long long lo, long long hi) {
     long long v = 0;
     const std::string& t = f.text;
     const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);

@@ -39,9 +39,9 @@
 #include "../distribution.hpp"
 #include "../error.hpp"
 #include "../profile/csv.hpp"
-#include "line_source.hpp"
 #include "../serving.hpp"
 #include "../units.hpp"
+#include "line_source.hpp"
 
 namespace perfcast::io {
 

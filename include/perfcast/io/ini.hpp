@@ -32,9 +32,9 @@
 #include "../chips/ascend.hpp"
 #include "../dtype.hpp"
 #include "../error.hpp"
-#include "../units.hpp"
 #include "../profile/csv.hpp"             // perfcast::parse_error, profile::open_input
 #include "../profile/kernel_details.hpp"  // profile::detail::trim, parse_double
+#include "../units.hpp"
 #include "line_source.hpp"
 
 namespace perfcast::io {

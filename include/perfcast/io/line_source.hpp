@@ -67,8 +67,12 @@ public:
 
     line_source(std::istream& in, std::string source, std::string_view where,
                 std::size_t max_line_bytes, std::uintmax_t max_total_bytes = no_total_limit)
-        : in_(&in), source_(std::move(source)), where_(where), max_(max_line_bytes),
-          max_total_(max_total_bytes), buf_(std::size_t{1} << 16) {}
+        : in_(&in),
+          source_(std::move(source)),
+          where_(where),
+          max_(max_line_bytes),
+          max_total_(max_total_bytes),
+          buf_(std::size_t{1} << 16) {}
     line_source(std::string_view text, std::string source, std::string_view where,
                 std::size_t max_line_bytes)
         : text_(text), source_(std::move(source)), where_(where), max_(max_line_bytes) {}

@@ -76,11 +76,10 @@ public:
                            std::string_view expected) const {
         std::string where = std::string(file_) + ":" + std::to_string(line_) + ":" +
                             std::to_string(column) + ": " + std::string(field);
-        throw model_file_error(::perfcast::detail::message("model_file", where,
-                                                           "\"" + parse_error::printable(value) +
-                                                               "\"",
-                                                           expected),
-                               std::string(file_), line_, column);
+        throw model_file_error(
+            ::perfcast::detail::message("model_file", where,
+                                        "\"" + parse_error::printable(value) + "\"", expected),
+            std::string(file_), line_, column);
     }
 
     [[nodiscard]] std::int64_t integer(const token& t, std::string_view field,
@@ -507,8 +506,7 @@ struct key_value {
     }
     const bool host = host_kv != nullptr && lp.flag(host_kv->value, "host");
     if (host_us_kv != nullptr) {  // a host time implies host dispatch
-        const double us =
-            lp.number(host_us_kv->value, "host_us", "a host time in [0, 1e9) us");
+        const double us = lp.number(host_us_kv->value, "host_us", "a host time in [0, 1e9) us");
         // 1e9 us (about 17 minutes): the bound the params file applies to every time.
         if (!(us >= 0 && us < 1e9)) {
             lp.fail(host_us_kv->value.column, "host_us", host_us_kv->value.text,

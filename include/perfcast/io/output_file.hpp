@@ -75,8 +75,9 @@ struct plan {
     if (ec && ec != std::errc::no_such_file_or_directory) fail(f, ec.message());
     if (fs::is_symlink(link)) {
         if (f.links == symlinks::refuse) {
-            fail(f, "is a symbolic link, which this output does not follow (name the file it "
-                    "points to)");
+            fail(f,
+                 "is a symbolic link, which this output does not follow (name the file it "
+                 "points to)");
         }
         const fs::file_status st = fs::status(target, ec);
         if (!fs::exists(st)) fail(f, "is a symbolic link to a file that does not exist");
@@ -175,7 +176,7 @@ inline void write_output(const output_file& f, std::string_view content) {
 
 /// Writes what `write(std::ostream&)` produces as the whole of `f`.
 template <class Writer>
-    requires requires(Writer w, std::ostream& os) { w(os); }
+requires requires(Writer w, std::ostream& os) { w(os); }
 void write_output(const output_file& f, Writer&& write) {
     std::ostringstream os;
     std::forward<Writer>(write)(os);

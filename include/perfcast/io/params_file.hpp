@@ -60,8 +60,8 @@ namespace detail {
         if (trim(line).empty()) continue;
         const auto eq = line.find('=');
         if (eq == std::string_view::npos)
-            detail::params_error(source, line_no, 1, "expected 'key = value', got '" +
-                                                         shown(trim(line)) + "'");
+            detail::params_error(source, line_no, 1,
+                                 "expected 'key = value', got '" + shown(trim(line)) + "'");
         const std::string key(trim(line.substr(0, eq)));
         const std::string_view value_text = line.substr(eq + 1);
         std::size_t value_col = eq + 2;  // 1-based column of the value's first character
@@ -126,19 +126,22 @@ namespace detail {
         else if (key == "unseen_heavy_work") {
             if (!(v > 0 && v < 1e6))
                 detail::params_error(source, line_no, value_col,
-                                     "key '" + shown(key) + "': expected a factor in (0, 1e6), got " +
+                                     "key '" + shown(key) +
+                                         "': expected a factor in (0, 1e6), got " +
                                          shown(trim(value_text)));
             cal.unseen_heavy_factor = v;
         } else if (key.starts_with("work.") && key.size() > 5) {
             if (!(v > 0 && v < 1e6))
                 detail::params_error(source, line_no, value_col,
-                                     "key '" + shown(key) + "': expected a factor in (0, 1e6), got " +
+                                     "key '" + shown(key) +
+                                         "': expected a factor in (0, 1e6), got " +
                                          shown(trim(value_text)));
             cal.work_factor[key.substr(5)] = v;
         } else if (key.starts_with("fixed_us.") && key.size() > 9) {
             if (!(v >= 0 && v < 1e9))
                 detail::params_error(source, line_no, value_col,
-                                     "key '" + shown(key) + "': expected a time in [0, 1e9) us, got " +
+                                     "key '" + shown(key) +
+                                         "': expected a time in [0, 1e9) us, got " +
                                          shown(trim(value_text)));
             cal.fixed_time[key.substr(9)] = duration{v, units::us};
         } else {

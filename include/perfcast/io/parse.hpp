@@ -56,9 +56,8 @@ inline constexpr double max_duration_s = 86400.0;
     double v = 0;
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
     if (t.empty() || ec != std::errc{} || end != t.data() + t.size() || !std::isfinite(v)) {
-        ::perfcast::detail::precondition_failed("parse", field,
-                                                "'" + parse_error::printable(text) + "'",
-                                                "a finite number");
+        ::perfcast::detail::precondition_failed(
+            "parse", field, "'" + parse_error::printable(text) + "'", "a finite number");
     }
     return v;
 }

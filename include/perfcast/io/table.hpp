@@ -34,8 +34,8 @@ namespace perfcast::io {
     // Past 1e15 fixed notation is a wall of digits (1e300 would be 301 of them): exponent form.
     if (v >= 1e15 || v <= -1e15) {
         std::array<char, 64> e{};
-        auto [end, ec] = std::to_chars(e.data(), e.data() + e.size(), v,
-                                       std::chars_format::general, 6);
+        auto [end, ec] =
+            std::to_chars(e.data(), e.data() + e.size(), v, std::chars_format::general, 6);
         if (ec == std::errc{}) return std::string(e.data(), end);
     }
     std::array<char, 512> buf{};
