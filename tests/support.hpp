@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -10,6 +12,18 @@
 #include <perfcast/error.hpp>
 
 namespace perfcast_test {
+
+/// The number after the first `"key": ` at or after `from` in a JSON text (NaN when absent or
+/// null): enough for tests that read one figure of the command's JSON output.
+inline double json_number(const std::string& s, std::string_view key, std::size_t from = 0) {
+    const std::string k = "\"" + std::string(key) + "\": ";
+    const std::size_t at = s.find(k, from);
+    if (at == std::string::npos) return std::nan("");
+    const char* p = s.data() + at + k.size();
+    double v = 0;
+    const auto [end, ec] = std::from_chars(p, s.data() + s.size(), v);
+    return ec == std::errc{} && end != p ? v : std::nan("");
+}
 
 /// what() of the perfcast::error `f` throws, or "(no error)".
 inline std::string message_of(const auto& f) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 using namespace perfcast;
+using perfcast_test::json_number;
 
 namespace {
 const std::string dlrm_dir = std::string(PERFCAST_SOURCE_DIR) + "/tests/data/deployments/dlrm_a100";
@@ -24,13 +25,6 @@ const std::string dlrm_model = dlrm_dir + "/dlrm.model";
 
 bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
 
-/// The number after `"key": ` in a JSON text (the first occurrence).
-double json_number(const std::string& j, std::string_view key) {
-    const std::string k = "\"" + std::string(key) + "\": ";
-    const std::size_t at = j.find(k);
-    REQUIRE(at != std::string::npos);
-    return std::stod(j.substr(at + k.size(), 32));
-}
 }  // namespace
 
 TEST_CASE("validate --deployments: DLRM on an A100, two rows fitted, 28 predicted") {

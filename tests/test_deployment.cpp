@@ -36,6 +36,19 @@ std::shared_ptr<const model> small_model() {
     return m;
 }
 
+/// The small model on a 910B1: `instances` x cube/vector cores at `batch`, under `runtime`.
+deployment_case small_case(int instances, int cube, int vector, std::int64_t batch,
+                           std::string runtime = "acl") {
+    deployment_case d;
+    d.c = chips::ascend910b1;
+    d.m = small_model();
+    d.instances = instances;
+    d.split = {core_count{cube}, core_count{vector}};
+    d.batch = batch;
+    d.runtime = std::move(runtime);
+    return d;
+}
+
 /// Rows that vary what each knob affects: batch, instances, copies, launch mode.
 std::vector<deployment_case> synthetic_rows() {
     std::vector<deployment_case> rows;
@@ -324,12 +337,7 @@ TEST_CASE("guide case 1 through the deployment path: no runtime path, the card's
     // Guide §6 (case 1) is a statement about device time and cores (bs 20 alone on 12/24 cores
     // against two bs-10 tasks): with runtime none the deployment path must give exactly the
     // card's figures, so the case's tests (test_batching.cpp) still hold for it.
-    deployment_case d;
-    d.c = chips::ascend910b1;
-    d.m = small_model();
-    d.split = {core_count{12}, core_count{24}};
-    d.batch = 20;
-    d.runtime = "none";
+    deployment_case d = small_case(1, 12, 24, 20, "none");
     const deployment_prediction p = predict(d);
     const card_result alone = evaluate_card(d.c, d.m->view(), 20, 1, d.split);
     CHECK(p.latency == alone.avg_latency);
@@ -344,13 +352,8 @@ TEST_CASE("guide case 1 through the deployment path: no runtime path, the card's
 }
 
 TEST_CASE("what each change buys: runtime options, instances, core limits, ranked") {
-    deployment_case d;
-    d.c = chips::ascend910b1;
-    d.m = small_model();
-    d.instances = 2;
-    d.split = {core_count{12}, core_count{24}};
-    d.batch = 64;
-    d.runtime = "acl";  // per-tensor copies from pageable memory, buffers per task, graph launch
+    // acl: per-tensor copies from pageable memory, buffers per task, graph launch.
+    deployment_case d = small_case(2, 12, 24, 64);
     const deployment_gains g = what_each_change_buys(d);
     auto find = [&](std::string_view what) -> const deployment_change* {
         for (const deployment_change& c : g.changes) {
@@ -416,13 +419,7 @@ TEST_CASE("what each change buys: runtime options, instances, core limits, ranke
 }
 
 TEST_CASE("copy_lock: copy setups under the device-wide lock slow instances that copy at once") {
-    deployment_case d;
-    d.c = chips::ascend910b1;
-    d.m = small_model();
-    d.instances = 4;
-    d.split = {core_count{6}, core_count{12}};
-    d.batch = 16;
-    d.runtime = "acl";
+    deployment_case d = small_case(4, 6, 12, 16);
     const deployment_prediction free_copies = predict(d);
     d.settings = {{"copy_lock", "yes", ""}};
     const deployment_prediction locked = predict(d);

@@ -33,6 +33,7 @@
 using namespace perfcast;
 using namespace perfcast::literals;
 using perfcast_test::json_checker;
+using perfcast_test::json_number;
 
 namespace {
 
@@ -58,16 +59,6 @@ server_config builtin_best() {
 
 bool has(const std::string& s, std::string_view needle) {
     return s.find(needle) != std::string::npos;
-}
-
-double json_number(const std::string& s, std::string_view key, std::size_t from = 0) {
-    const std::string k = "\"" + std::string(key) + "\": ";
-    const std::size_t at = s.find(k, from);
-    if (at == std::string::npos) return std::nan("");
-    const char* p = s.data() + at + k.size();
-    double v = 0;
-    const auto [end, ec] = std::from_chars(p, s.data() + s.size(), v);
-    return ec == std::errc{} && end != p ? v : std::nan("");
 }
 
 }  // namespace

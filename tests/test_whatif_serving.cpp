@@ -39,6 +39,7 @@
 
 using namespace perfcast;
 using perfcast_test::json_checker;
+using perfcast_test::json_number;
 using namespace perfcast::literals;
 
 namespace {
@@ -69,17 +70,6 @@ std::string slurp(const std::string& path) {
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
-}
-
-/// The number after the first `"key": ` at or after `from` (NaN when absent or null).
-double json_number(const std::string& s, std::string_view key, std::size_t from = 0) {
-    const std::string k = "\"" + std::string(key) + "\": ";
-    const std::size_t at = s.find(k, from);
-    if (at == std::string::npos) return std::nan("");
-    const char* p = s.data() + at + k.size();
-    double v = 0;
-    const auto [end, ec] = std::from_chars(p, s.data() + s.size(), v);
-    return ec == std::errc{} && end != p ? v : std::nan("");
 }
 
 /// CSV output of the serving mode as rows of named fields (our writer quotes nothing here).

@@ -22,6 +22,7 @@
 #include <perfcast/io/deployments_file.hpp>
 #include <perfcast/io/json.hpp>
 #include <perfcast/io/params_file.hpp>
+#include <perfcast/io/parse.hpp>
 #include <perfcast/io/table.hpp>
 
 #include "cli.hpp"
@@ -60,22 +61,13 @@ inline constexpr std::array<option, 4> calibrate_options{{
 [[nodiscard]] inline std::vector<std::string> knobs_from(const parsed_args& a) {
     const auto t = a.get("knobs");
     if (!t || t->empty()) {
-        std::string names;
-        for (const deployment_knob& k : deployment_knobs) {
-            if (!names.empty()) names += ", ";
-            names += k.name;
-        }
-        throw usage_error("needs --knobs LIST: what to fit, from " + names);
+        throw usage_error("needs --knobs LIST: what to fit, from " + deployment_knob_names());
     }
     std::vector<std::string> out;
-    std::string_view rest = *t;
-    while (true) {
-        const std::size_t comma = rest.find(',');
-        out.emplace_back(rest.substr(0, comma));
-        if (comma == std::string_view::npos) break;
-        rest.remove_prefix(comma + 1);
+    for (std::string_view k : io::split(*t, ',')) {
+        (void)knob_named(k);  // an unknown (or empty) name lists the known
+        out.emplace_back(k);
     }
-    for (const std::string& k : out) (void)knob_named(k);  // an unknown name lists the known
     return out;
 }
 
@@ -88,8 +80,7 @@ inline constexpr std::array<option, 4> calibrate_options{{
 }
 
 [[nodiscard]] inline std::string config_text(const deployment_case& d) {
-    std::string s = std::to_string(d.instances) + " x " + std::to_string(d.split.cube.value) + "/" +
-                    std::to_string(d.split.vector.value) + " b" + std::to_string(d.batch);
+    std::string s = whatif_gains::deployment_text(d);
     if (!d.runtime.empty()) s += " " + d.runtime;
     for (const runtime_setting& r : d.settings) s += " " + r.key + "=" + r.value;
     return s;
@@ -167,6 +158,14 @@ inline void write_json(std::ostream& out, std::string_view file,
                        std::span<const deployment_case> rows, const deployment_validation& v,
                        bool loo, std::string_view by = {}) {
     io::json_writer j(out);
+    auto opt = [&](std::string_view k, const std::optional<double>& x) {  // null when absent
+        j.key(k);
+        if (x) {
+            j.value(*x);
+        } else {
+            j.null();
+        }
+    };
     j.begin_object()
         .member("file", file)
         .member("method", !by.empty()      ? "by-" + std::string(by)
@@ -191,14 +190,6 @@ inline void write_json(std::ostream& out, std::string_view file,
             .member("label", d.label)
             .member("deployment", config_text(d))
             .member("trained", s.trained);
-        auto opt = [&](std::string_view k, const std::optional<double>& x) {
-            j.key(k);
-            if (x) {
-                j.value(*x);
-            } else {
-                j.null();
-            }
-        };
         opt("measured_samples_per_s", d.samples_per_s);
         j.member("predicted_samples_per_s", s.predicted.samples_per_s);
         opt("throughput_error", s.throughput_error);
@@ -211,18 +202,8 @@ inline void write_json(std::ostream& out, std::string_view file,
     }
     j.end_array();
     j.member("predicted_rows", static_cast<double>(v.predicted_rows));
-    j.key("throughput_mape");
-    if (v.throughput_mape) {
-        j.value(*v.throughput_mape);
-    } else {
-        j.null();
-    }
-    j.key("latency_mape");
-    if (v.latency_mape) {
-        j.value(*v.latency_mape);
-    } else {
-        j.null();
-    }
+    opt("throughput_mape", v.throughput_mape);
+    opt("latency_mape", v.latency_mape);
     j.end_object();
     out << '\n';
 }

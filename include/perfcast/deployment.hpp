@@ -129,16 +129,22 @@ inline constexpr std::array<deployment_knob, 13> deployment_knobs{{
     {"hbm_efficiency", 1e-3, 2, 0.8, "", "share of HBM bandwidth reached (device time)"},
 }};
 
-[[nodiscard]] inline const deployment_knob& knob_named(std::string_view name) {
-    for (const deployment_knob& k : deployment_knobs) {
-        if (k.name == name) return k;
-    }
+/// "prepare_us, buffer_us, ...": every knob's name, for help and errors.
+[[nodiscard]] inline std::string deployment_knob_names() {
     std::string names;
     for (const deployment_knob& k : deployment_knobs) {
         if (!names.empty()) names += ", ";
         names += k.name;
     }
-    detail::precondition_failed("deployment fit", "knob", name, "one of " + names);
+    return names;
+}
+
+[[nodiscard]] inline const deployment_knob& knob_named(std::string_view name) {
+    for (const deployment_knob& k : deployment_knobs) {
+        if (k.name == name) return k;
+    }
+    detail::precondition_failed("deployment fit", "knob", name,
+                                "one of " + deployment_knob_names());
 }
 
 /// Sets knob `name` to `v` in `cal` (runtime keys as cal.runtime settings, replacing an earlier

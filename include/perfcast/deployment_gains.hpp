@@ -44,7 +44,7 @@ namespace detail {
 [[nodiscard]] inline int input_copies(const model& m) {
     int n = 0;
     for (const node& x : m.nodes) {
-        if (x.kind == node_kind::transfer && x.direction == transfer_dir::to_device) ++n;
+        if (x.is_transfer() && x.direction == transfer_dir::to_device) ++n;
     }
     return n;
 }
@@ -85,39 +85,26 @@ namespace detail {
         if (r.launch == launch_mode::per_op) with_setting("launch", "graph");
         if (r.shapes == shape_mode::dynamic_shapes) with_setting("shapes", "static");
     }
-    auto count_change = [&](std::string_view name, int from, int to, auto&& apply) {
-        deployment_case v = d;
-        apply(v, to);
-        add(std::string(name) + " " + std::to_string(from) + " -> " + std::to_string(to),
-            std::move(v));
+    // A count halved (down to 1) and doubled (up to `most`), each where it moves.
+    auto halve_and_double = [&](std::string_view name, int now, int most, auto&& set) {
+        auto change_to = [&](int to) {
+            deployment_case v = d;
+            set(v, to);
+            add(std::string(name) + " " + std::to_string(now) + " -> " + std::to_string(to),
+                std::move(v));
+        };
+        if (now < most) change_to(std::min(2 * now, most));
+        if (now > 1) change_to(now / 2);
     };
-    constexpr int max_instances = 1024;  // deployments_file.hpp reads at most this many
-    if (d.instances * 2 <= max_instances) {
-        count_change("instances", d.instances, d.instances * 2,
+    // Doubled only while the count stays one deployments_file.hpp reads (at most 1024).
+    constexpr int max_instances = 1024;
+    halve_and_double("instances", d.instances,
+                     d.instances <= max_instances / 2 ? 2 * d.instances : d.instances,
                      [](deployment_case& v, int n) { v.instances = n; });
-    }
-    if (d.instances > 1) {
-        count_change("instances", d.instances, d.instances / 2,
-                     [](deployment_case& v, int n) { v.instances = n; });
-    }
-    const int cube = d.split.cube.value;
-    const int vec = d.split.vector.value;
-    if (cube > 1) {
-        count_change("cube", cube, cube / 2,
+    halve_and_double("cube", d.split.cube.value, d.c.cube.cores,
                      [](deployment_case& v, int n) { v.split.cube = core_count{n}; });
-    }
-    if (cube < d.c.cube.cores) {
-        count_change("cube", cube, std::min(2 * cube, d.c.cube.cores),
-                     [](deployment_case& v, int n) { v.split.cube = core_count{n}; });
-    }
-    if (vec > 1) {
-        count_change("vector", vec, vec / 2,
+    halve_and_double("vector", d.split.vector.value, d.c.vector.cores,
                      [](deployment_case& v, int n) { v.split.vector = core_count{n}; });
-    }
-    if (vec < d.c.vector.cores) {
-        count_change("vector", vec, std::min(2 * vec, d.c.vector.cores),
-                     [](deployment_case& v, int n) { v.split.vector = core_count{n}; });
-    }
     std::stable_sort(g.changes.begin(), g.changes.end(),
                      [](const deployment_change& x, const deployment_change& y) {
                          if (x.throughput_gain != y.throughput_gain) {
