@@ -148,7 +148,7 @@ TEST_CASE("csv: errors name the source, line, column and the text") {
         CHECK(e.line() == 3);
         const std::string w = e.what();
         CHECK(w.find("2 fields where the first record has 3") != std::string::npos);
-        CHECK(e.text() == "45");  // the record's bytes without delimiters
+        CHECK(e.text() == "4,5");  // the fields with their separators (issue 12 item 5)
     }
     SUBCASE("truncated last row") {
         const parse_error e = error_of("a,b,c\n1,2,3\n4,5");

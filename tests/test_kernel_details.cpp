@@ -28,9 +28,12 @@ const std::string b3_path =
 const std::string b1_path =
     PERFCAST_SOURCE_DIR "/tests/data/profiles/kernel_details_910B1_train.csv";
 
+// Strict reading: the first damaged row is the error (the default skips it, tested below).
 parse_error read_error(const std::string& text) {
+    kernel_reader_options strict;
+    strict.strict = true;
     try {
-        (void)read_kernel_details_string(text, "k.csv");
+        (void)read_kernel_details_string(text, "k.csv", strict);
     } catch (const parse_error& e) {
         return e;
     }
@@ -339,6 +342,104 @@ TEST_CASE("kernel_details: errors name the file, line, column, column name and t
         CHECK(std::string(read_error("").what()).find("empty file") != std::string::npos);
         CHECK(read_kernel_details_string(head).rows.empty());  // a header alone is fine
     }
+}
+
+TEST_CASE("kernel_details: damaged rows are skipped, each with its line and reason") {
+    const std::string head = "Type,Accelerator Core,Duration(us),Block Dim\n";
+    // Line 3 is ragged (3 of 4 fields, as a real CANN 7.0-era kernel_details has one line of 31
+    // fields where the header has 32), line 4 has text for a duration, line 6 a negative count.
+    const std::string text = head + "A,AI_CORE,1,1\nB,AI_CORE,2\nC,AI_CORE,fast,1\n" +
+                             "D,AI_VECTOR_CORE,4,2\nE,AI_CORE,5,-3\nF,AI_CORE,6,4\n";
+    const kernel_table t = read_kernel_details_string(text, "k.csv");
+    REQUIRE(t.rows.size() == 3);
+    CHECK(t.rows[0].op_type == "A");
+    CHECK(t.rows[1].op_type == "D");
+    CHECK(t.rows[2].op_type == "F");
+    REQUIRE(t.skipped_count == 3);
+    REQUIRE(t.skipped.size() == 3);
+    CHECK(t.skipped[0].line == 3);
+    CHECK(t.skipped[0].column == 0);
+    CHECK(t.skipped[0].reason == "3 fields where the header has 4");
+    CHECK(t.skipped[0].excerpt == "B,AI_CORE,2");  // fields with their separators
+    CHECK(t.skipped[1].line == 4);
+    CHECK(t.skipped[1].column == 11);
+    CHECK(t.skipped[1].reason == "not a number in column 'Duration(us)': \"fast\"");
+    CHECK(t.skipped[2].line == 6);
+    CHECK(t.skipped[2].reason.find("negative count in column 'Block Dim'") == 0);
+    CHECK(describe(t.skipped[1], "k.csv") ==
+          "k.csv:4:11: not a number in column 'Duration(us)': \"fast\": "
+          "\"C,AI_CORE,fast,1\"");
+
+    SUBCASE("strict: the first damaged row is the error, with the fields and separators") {
+        const parse_error e = read_error(text);
+        CHECK(e.line() == 3);
+        CHECK(e.text() == "B,AI_CORE,2");
+        CHECK(std::string(e.what()).find("3 fields where the header has 4") != std::string::npos);
+    }
+    SUBCASE("the list stops at max_skipped_listed; the count does not") {
+        std::string many = head;
+        for (int i = 0; i < 50; ++i) many += "X,AI_CORE\n";
+        kernel_reader_options o;
+        o.max_skipped_listed = 10;
+        const kernel_table m = read_kernel_details_string(many, "m.csv", o);
+        CHECK(m.rows.empty());
+        CHECK(m.skipped.size() == 10);
+        CHECK(m.skipped_count == 50);
+    }
+    SUBCASE("damage to the file's structure stays an error") {
+        CHECK_THROWS_AS((void)read_kernel_details_string(head + "A,AI_CORE,\"1\"x,1\n"),
+                        parse_error);
+        CHECK_THROWS_AS((void)read_kernel_details_string(head + "A,AI_CORE,\"1,1\n"),
+                        parse_error);
+    }
+}
+
+TEST_CASE("kernel_details: the engine comes from the cycle counters when the label disagrees") {
+    // CANN 7.0-era torch_npu labels vector ops AI_CORE with aic_total_cycles 0.
+    const std::string text =
+        "Type,Accelerator Core,Duration(us),aic_total_cycles,aiv_total_cycles\n"
+        "Add,AI_CORE,3,0,5000\n"           // vector op under the cube label
+        "MatMul,AI_CORE,9,12000,0\n"       // a cube op: the label agrees
+        "Cast,AI_VECTOR_CORE,2,700,0\n"    // the reverse disagreement
+        "Mul,AI_CORE,1,0,0\n"              // no cycles at all: the label stands
+        "Sub,AI_CORE,1,N/A,300\n";         // one counter not recorded: the label stands
+    const kernel_table t = read_kernel_details_string(text, "e.csv");
+    REQUIRE(t.rows.size() == 5);
+    CHECK(t.rows[0].task == task_type::ai_vector_core);
+    CHECK(t.rows[0].task_text == "AI_CORE");  // kept as written
+    REQUIRE(t.rows[0].has_note(note_kind::engine_from_cycles));
+    CHECK(t.rows[0].notes.back().detail ==
+          "labelled AI_CORE, aic_total_cycles 0, aiv_total_cycles 5000: read as AI_VECTOR_CORE");
+    CHECK(t.rows[1].task == task_type::ai_core);
+    CHECK_FALSE(t.rows[1].has_note(note_kind::engine_from_cycles));
+    CHECK(t.rows[2].task == task_type::ai_core);
+    CHECK(t.rows[2].has_note(note_kind::engine_from_cycles));
+    CHECK(t.rows[3].task == task_type::ai_core);
+    CHECK(t.rows[4].task == task_type::ai_core);
+}
+
+TEST_CASE("kernel_details: Device_id: one device chosen, several refused unless asked for") {
+    const std::string text = "Device_id,OP Type,Task Type,Task Duration(us)\n"
+                             "0,Add,AI_CORE,1\n1,Add,AI_CORE,2\n0,Mul,AI_CORE,3\n";
+    const parse_error e = read_error(text);
+    const std::string w = e.what();
+    CHECK(w.find("rows of 2 devices (device 0: 2 rows, device 1: 1 rows)") != std::string::npos);
+    CHECK(w.find("--device") != std::string::npos);
+
+    kernel_reader_options o;
+    o.device = 1;
+    const kernel_table one = read_kernel_details_string(text, "d.csv", o);
+    REQUIRE(one.rows.size() == 1);
+    CHECK(one.rows[0].device == 1);
+    CHECK(one.rows[0].task_duration->in(units::us) == 2.0);
+
+    o.device = 7;
+    CHECK_THROWS_WITH_AS((void)read_kernel_details_string(text, "d.csv", o),
+                         doctest::Contains("no row of device 7"), parse_error);
+
+    kernel_reader_options all;
+    all.several_devices = true;
+    CHECK(read_kernel_details_string(text, "d.csv", all).rows.size() == 3);
 }
 
 TEST_CASE("kernel_details: invalid UTF-8 in text fields passes through") {

@@ -36,9 +36,11 @@ namespace perfcast::cli {
 
 namespace report_detail {
 
-inline constexpr std::array<option, 5> options{{
+inline constexpr std::array<option, 7> options{{
     chip_option,
     chip_ini_option,
+    strict_option,
+    device_option,
     {"top", "N", "ops in the top-ops table (default 10)"},
     {"format", "FORMAT", "table (default), csv or json"},
     {"svg", "FILE", "also draw the time by op type as an SVG bar chart"},
@@ -63,7 +65,12 @@ inline void write_table(std::ostream& out, const profile::profile_report& r, con
         << r.format << ", " << r.rows << " rows, " << format_fixed(r.total_time.in(units::us), 3)
         << " us of device time; chip " << r.chip_name << " (" << c.cube.cores << " cube / "
         << c.vector.cores << " vector cores, " << format_fixed(c.cube.clock.in(units::MHz), 0)
-        << " MHz, HBM " << format_fixed(c.memory.hbm_bandwidth.in(units::GBps), 1) << " GB/s)\n\n";
+        << " MHz, HBM " << format_fixed(c.memory.hbm_bandwidth.in(units::GBps), 1) << " GB/s)\n";
+    if (r.skipped_count > 0) {
+        out << r.skipped_count << " damaged rows skipped (listed on stderr; --strict makes the "
+            << "first an error)\n";
+    }
+    out << '\n';
 
     out << "Utilization = sum(cycles) / (span x cores x clock) (guide §2). Seed span: last start "
            "- first start;\nto-end span: first start to last end.\n";
@@ -142,6 +149,7 @@ inline void write_csv(std::ostream& out, const profile::profile_report& r) {
     };
     num("profile", r.source, "rows", static_cast<double>(r.rows), "", r.format);
     num("profile", r.source, "device_time", r.total_time.in(units::us), "us", r.chip_name);
+    num("profile", r.source, "skipped_rows", static_cast<double>(r.skipped_count), "");
     for (const auto& e : r.utilization) {
         num("utilization", e.label, "tasks", static_cast<double>(e.tasks), "");
         num("utilization", e.label, "task_time", e.task_time.in(units::us), "us");
@@ -210,6 +218,13 @@ inline void write_json(std::ostream& out, const profile::profile_report& r) {
     j.begin_object();
     j.member("source", r.source).member("format", r.format).member("chip", r.chip_name);
     j.member("rows", r.rows).member("device_time_us", r.total_time.in(units::us));
+    j.member("skipped_rows", r.skipped_count);
+    j.key("skipped").begin_array();
+    for (const auto& s : r.skipped) {
+        j.begin_object().member("line", s.line).member("column", s.column);
+        j.member("reason", s.reason).member("excerpt", s.excerpt).end_object();
+    }
+    j.end_array();
     j.key("utilization").begin_array();
     for (const auto& e : r.utilization) {
         j.begin_object().member("engine", e.label).member("tasks", e.tasks);
@@ -289,7 +304,7 @@ inline void write_json(std::ostream& out, const profile::profile_report& r) {
 }
 
 inline int run_report(std::span<const std::string_view> args, std::ostream& out,
-                      std::ostream& /*err*/) {
+                      std::ostream& err) {
     const parsed_args a = parse_args(args, report_detail::options);
     if (a.has("help")) {
         out << report_usage();
@@ -312,7 +327,9 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
     }
     const std::optional<io::output_file> svg = output_from_args(a, "svg");
     const chip c = chip_from_args(a);
-    const profile::profile_report r = profile::build_report_file(a.positional.front(), c, ropt);
+    const profile::profile_report r = profile::build_report_file(
+        a.positional.front(), c, ropt, profile_options_from_args(a));
+    warn_skipped(err, r.source, r.skipped, r.skipped_count);
     if (svg) {
         std::vector<std::pair<std::string, double>> bars;
         for (const auto& t : r.by_type) bars.emplace_back(t.op_type + " (" + t.task + ")", t.total.in(units::us));

@@ -37,7 +37,7 @@ inline constexpr option vector_efficiency_option{
     "vector-efficiency", "MODE",
     "choose (default: by cross-validation on the fit rows), fit or keep"};
 
-inline constexpr std::array<option, 13> options{{
+inline constexpr std::array<option, 15> options{{
     chip_option,
     chip_ini_option,
     params_option,
@@ -51,15 +51,19 @@ inline constexpr std::array<option, 13> options{{
     {"worst", "N", "worst rows to list (default 10)"},
     {"format", "FORMAT", "table (default) or json"},
     vector_efficiency_option,
+    strict_option,
+    device_option,
 }};
 
-inline constexpr std::array<option, 6> calibrate_options{{
+inline constexpr std::array<option, 8> calibrate_options{{
     chip_option,
     chip_ini_option,
     params_option,
     {"output", "FILE", "write the fitted parameters here (also -o FILE)"},
     {"tasks", "LIST", "task types to fit on (default: all)"},
     vector_efficiency_option,
+    strict_option,
+    device_option,
 }};
 
 /// --vector-efficiency MODE as calibration options.
@@ -110,9 +114,10 @@ inline std::vector<profile::kernel_row> filtered(const std::vector<profile::kern
 
 /// A profile's rows with their sequence context (profile/context.hpp): annotated before any
 /// filter or hold-out split, so a held-out row still knows which rows ran before it.
-inline std::vector<profile::kernel_row> read_in_context(const std::string& path, const chip& c,
-                                                        const model_params& p) {
-    auto rows = profile::read_kernel_details_file(path).rows;
+inline std::vector<profile::kernel_row> read_in_context(const parsed_args& a,
+                                                        const std::string& path, const chip& c,
+                                                        const model_params& p, std::ostream& err) {
+    auto rows = read_profile_rows(a, path, err).rows;
     profile::annotate_context(rows, c, p);
     return rows;
 }
@@ -303,7 +308,7 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
 }
 
 inline int run_validate(std::span<const std::string_view> args, std::ostream& out,
-                        std::ostream& /*err*/) {
+                        std::ostream& err) {
     using namespace validate_detail;
     if (wants_deployments(args)) return run_validate_deployments(args, out);
     const parsed_args a = parse_args(args, options);
@@ -332,14 +337,14 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
             if (a.has("worst")) throw usage_error("--seeds lists no worst rows: drop --worst");
             const auto [first, last] = seed_range(*a.get("seeds"));
             const auto study = profile::repeated_holdout(
-                c, read_in_context(a.positional[0], c, cal.params), share, first, last, keep,
+                c, read_in_context(a, a.positional[0], c, cal.params, err), share, first, last, keep,
                 cal.params, calibration_options_from(a));
             write_study(out, study, format);
             return exit_ok;
         }
         const std::int64_t seed = a.has("seed") ? io::parse_int(*a.get("seed"), "--seed") : 1;
         if (seed < 0) throw usage_error("--seed " + std::to_string(seed) + ": expected N >= 0");
-        auto split = profile::split_holdout(read_in_context(a.positional[0], c, cal.params),
+        auto split = profile::split_holdout(read_in_context(a, a.positional[0], c, cal.params, err),
                                             share, static_cast<std::uint64_t>(seed));
         fit_rows = std::move(split.fit);
         test_rows = filtered(split.test, keep);
@@ -347,8 +352,8 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
         if (a.has("seeds")) throw usage_error("--seeds needs one PROFILE and --holdout SHARE");
         if (!a.positional.empty()) throw usage_error("unexpected argument '" + a.positional[0] + "'");
         if (!a.has("test")) throw usage_error("needs --test FILE (or PROFILE --holdout SHARE)");
-        if (a.has("fit")) fit_rows = read_in_context(*a.get("fit"), c, cal.params);
-        test_rows = filtered(read_in_context(*a.get("test"), c, cal.params), keep);
+        if (a.has("fit")) fit_rows = read_in_context(a, *a.get("fit"), c, cal.params, err);
+        test_rows = filtered(read_in_context(a, *a.get("test"), c, cal.params, err), keep);
     }
     std::optional<profile::calibration_result> fit;
     if (!fit_rows.empty()) {
@@ -374,7 +379,7 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
 }
 
 inline int run_calibrate(std::span<const std::string_view> args, std::ostream& out,
-                         std::ostream& /*err*/) {
+                         std::ostream& err) {
     using namespace validate_detail;
     if (wants_deployments(args)) return run_calibrate_deployments(args, out);
     // -o is the short spelling of --output.
@@ -392,7 +397,7 @@ inline int run_calibrate(std::span<const std::string_view> args, std::ostream& o
     const chip c = chip_from_args(a);
     const profile::calibration start = params_from_args(a);
     const row_filter keep{list_of(a, "tasks"), {}};
-    const auto rows = filtered(read_in_context(a.positional[0], c, start.params), keep);
+    const auto rows = filtered(read_in_context(a, a.positional[0], c, start.params, err), keep);
     const auto res = profile::calibrate(c, profile::measured_ops(c, rows), start.params,
                                         calibration_options_from(a));
     io::write_output(target, [&](std::ostream& f) {

@@ -60,7 +60,7 @@ namespace perfcast::cli {
 
 namespace whatif_detail {
 
-inline constexpr std::array<option, 29> options{{
+inline constexpr std::array<option, 31> options{{
     {"model", "FILE", "model file (docs/model-file.md); default: the built-in CTR scenario"},
     {"chip", "C", "chip preset (perfcast chips); default: ascend910b1"},
     chip_ini_option,
@@ -97,6 +97,8 @@ inline constexpr std::array<option, 29> options{{
     {"sweep-batch", "LIST",
      "with PROFILE.csv: candidate batch sizes (default: the profiled "
      "--batch)"},
+    strict_option,
+    device_option,
     whatif_gains::gains_option,
 }};
 
@@ -967,7 +969,7 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
             throw usage_error("--bs-hist does not apply to a profile: --batch is its profiled "
                               "batch, served as every request's size");
         }
-        const auto table = profile::read_kernel_details_file(a.positional.front());
+        const auto table = read_profile_rows(a, a.positional.front(), err);
         anchored = profile::anchor_profile(c, table.rows, pb.front(), cal);
         if (anchored->m.nodes.empty()) {
             throw usage_error("profile '" + a.positional.front() +

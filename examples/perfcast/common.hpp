@@ -3,7 +3,9 @@
 #pragma once
 
 #include <charconv>
+#include <algorithm>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -14,6 +16,7 @@
 #include <perfcast/io/ini.hpp>
 #include <perfcast/io/output_file.hpp>
 #include <perfcast/io/params_file.hpp>
+#include <perfcast/profile/kernel_details.hpp>
 #include <perfcast/profile/ops.hpp>
 #include <perfcast/runtime.hpp>
 
@@ -116,6 +119,51 @@ inline constexpr option host_threads_option{
     if (name == "trace") f = {*path, "--trace", io::symlinks::follow};
     io::check_output(f);
     return f;
+}
+
+inline constexpr option strict_option{
+    "strict", "", "a damaged profile row is an error (default: skipped, listed on stderr)"};
+inline constexpr option device_option{
+    "device", "N", "rows of this Device_id only (needed when the profile has several)"};
+
+/// How to read a profile: --strict and --device N.
+[[nodiscard]] inline profile::kernel_reader_options profile_options_from_args(const parsed_args& a) {
+    profile::kernel_reader_options o;
+    o.strict = a.has("strict");
+    if (const auto d = a.get("device")) {
+        int v = -1;
+        const auto [p, ec] = std::from_chars(d->data(), d->data() + d->size(), v);
+        if (d->empty() || ec != std::errc{} || p != d->data() + d->size() || v < 0) {
+            throw usage_error("option '--device': '" + *d +
+                              "' is not a device id (a non-negative integer, the Device_id column)");
+        }
+        o.device = v;
+    }
+    return o;
+}
+
+/// One warning line per skipped profile row on `err`, and a count of those not listed.
+inline void warn_skipped(std::ostream& err, const std::string& source,
+                         const std::vector<profile::skipped_row>& listed, std::size_t count) {
+    constexpr std::size_t shown = 20;  // the rest are counted (the JSON lists up to 1000)
+    for (std::size_t i = 0; i < listed.size() && i < shown; ++i) {
+        err << "perfcast: warning: skipped row: " << profile::describe(listed[i], source) << '\n';
+    }
+    if (count > std::min(listed.size(), shown)) {
+        err << "perfcast: warning: " << source << ": " << count - std::min(listed.size(), shown)
+            << " more damaged rows skipped (" << count << " in all; --strict makes the first an "
+            << "error)\n";
+    }
+}
+
+/// The rows of the profile at `path`, read as --strict and --device say; skipped rows are
+/// listed on `err`.
+[[nodiscard]] inline profile::kernel_table read_profile_rows(const parsed_args& a,
+                                                            const std::string& path,
+                                                            std::ostream& err) {
+    profile::kernel_table t = profile::read_kernel_details_file(path, profile_options_from_args(a));
+    warn_skipped(err, path, t.skipped, t.skipped_count);
+    return t;
 }
 
 /// The calibration from --params FILE, or the defaults.

@@ -134,6 +134,17 @@ public:
     /// Line on which the record starts.
     [[nodiscard]] std::size_t line() const noexcept { return line_; }
     [[nodiscard]] field_position position(std::size_t i) const noexcept { return pos_[i]; }
+    /// The fields joined by `delimiter`, as the line showed them (without quoting), cut after
+    /// `max` bytes: the excerpt a message quotes for a whole record.
+    [[nodiscard]] std::string joined(char delimiter, std::size_t max = 80) const {
+        std::string out;
+        for (std::size_t i = 0; i < size() && out.size() <= max; ++i) {
+            if (i != 0) out += delimiter;
+            out.append((*this)[i]);
+        }
+        if (out.size() > max) out.resize(max);
+        return out;
+    }
     /// Fields copied out, for callers that keep them.
     [[nodiscard]] std::vector<std::string> to_strings() const {
         std::vector<std::string> v;
@@ -284,11 +295,10 @@ inline bool csv_reader::finish_record() {
         if (expected_fields_ == 0) {
             expected_fields_ = rec_.size();
         } else if (rec_.size() != expected_fields_) {
-            std::string head = rec_.data_.substr(0, 80);
             fail(rec_.line_, 0,
                  std::to_string(rec_.size()) + " fields where the first record has " +
                      std::to_string(expected_fields_),
-                 std::move(head));
+                 rec_.joined(opt_.delimiter));
         }
     } else if (expected_fields_ == 0) {
         expected_fields_ = rec_.size();

@@ -22,9 +22,11 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <istream>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -163,6 +165,7 @@ enum class note_kind : unsigned char {
     unknown_dtype,          // a dtype spelling perfcast does not know (UNDEFINED is not noted)
     bad_shape,              // a shape field that is not ';'-separated lists of integers
     tensor_count_mismatch,  // shapes and dtypes list different numbers of tensors
+    engine_from_cycles,     // the task label names one engine, the cycle counters the other
 };
 
 [[nodiscard]] constexpr std::string_view name_of(note_kind k) noexcept {
@@ -171,6 +174,7 @@ enum class note_kind : unsigned char {
         case note_kind::unknown_dtype: return "unknown_dtype";
         case note_kind::bad_shape: return "bad_shape";
         case note_kind::tensor_count_mismatch: return "tensor_count_mismatch";
+        case note_kind::engine_from_cycles: return "engine_from_cycles";
     }
     return "?";
 }
@@ -187,7 +191,11 @@ struct kernel_row {
     std::string name;       // Name / Op Name
     std::string op_type;    // Type / OP Type
     std::string task_text;  // Accelerator Core / Task Type, as written
+    /// Where the task ran: from the label, unless the cycle counters say otherwise (a CANN
+    /// 7.0-era kernel_details labels vector ops AI_CORE with aic_total_cycles 0 and
+    /// aiv_total_cycles > 0; note `engine_from_cycles`).
     task_type task = task_type::other;
+    std::optional<int> device;  // Device_id, when the file has the column
 
     std::optional<timestamp> start;
     std::optional<duration> task_duration;
@@ -217,6 +225,9 @@ struct kernel_row {
     std::optional<double> aiv_mte2_ratio;
     std::optional<double> aiv_mte3_ratio;
     std::optional<double> cube_utilization_pct;  // cube_utilization(%) as the profiler wrote it
+    /// memory_bound of the older op_summary: mte2_ratio / max(mac_ratio, vec_ratio), above 1
+    /// when moving data in took longer than computing (the profiler's own judgement).
+    std::optional<double> memory_bound;
 
     std::vector<row_note> notes;
 
@@ -295,15 +306,28 @@ enum class kernel_column : unsigned char {
     aiv_mte2_ratio,
     aiv_mte3_ratio,
     cube_utilization,
+    device_id,
+    memory_bound,
 };
-inline constexpr std::size_t kernel_column_count = 28;
+inline constexpr std::size_t kernel_column_count = 30;
 
 struct kernel_column_spelling {
     kernel_column column;
     std::string_view text;
 };
 
-inline constexpr std::array<kernel_column_spelling, 36> kernel_column_spellings{{
+// The older op_summary layout (CANN releases before the split cube/vector cores; Atlas
+// inference cards such as the 310P keep it) writes `Task Start Time` without a unit, the AI
+// core's `total_cycles`, unprefixed pipe ratios and a `memory_bound` column; its header, as
+// given in the MindStudio mskpp unit test test/cases/test_statistic_info.py
+// (xiaobingling93-pixel/Ascend-mskpp at 2d9507386e438244a1e3c597d6dff3a29d19cd69, Mulan PSL v2):
+// Model ID,Task ID,Stream ID,Op Name,OP Type,Task Type,Task Start Time,Task Duration(us),Task
+// Wait Time(us),Block Dim,Input Shapes,...,aicore_time(us),total_cycles,vec_time(us),vec_ratio,
+// mac_time(us),mac_ratio,scalar_time(us),scalar_ratio,mte1_time(us),mte1_ratio,mte2_time(us),
+// mte2_ratio,mte3_time(us),mte3_ratio,icache_miss_rate,memory_bound. Its one AI core holds the
+// cube (mac) and vector units, so total_cycles and the cube-side ratios map to the aic_ fields
+// and vec/mte3 to the aiv_ ones (docs/profiles.md prints this table).
+inline constexpr std::array<kernel_column_spelling, 46> kernel_column_spellings{{
     {kernel_column::name, "Op Name"},
     {kernel_column::name, "Name"},
     {kernel_column::op_type, "OP Type"},
@@ -312,6 +336,7 @@ inline constexpr std::array<kernel_column_spelling, 36> kernel_column_spellings{
     {kernel_column::task_type, "Accelerator Core"},
     {kernel_column::start, "Task Start Time(us)"},
     {kernel_column::start, "Start Time(us)"},
+    {kernel_column::start, "Task Start Time"},  // older op_summary: microseconds, unit unnamed
     {kernel_column::duration, "Task Duration(us)"},
     {kernel_column::duration, "Duration(us)"},
     {kernel_column::wait, "Task Wait Time(us)"},
@@ -327,19 +352,28 @@ inline constexpr std::array<kernel_column_spelling, 36> kernel_column_spellings{
     {kernel_column::output_types, "Output Data Types"},
     {kernel_column::output_formats, "Output Formats"},
     {kernel_column::aic_total_cycles, "aic_total_cycles"},
+    {kernel_column::aic_total_cycles, "total_cycles"},  // older op_summary
     {kernel_column::aiv_total_cycles, "aiv_total_cycles"},
     {kernel_column::aicore_time, "aicore_time(us)"},
     {kernel_column::aiv_time, "aiv_time(us)"},
     {kernel_column::aic_mac_ratio, "aic_mac_ratio"},
+    {kernel_column::aic_mac_ratio, "mac_ratio"},  // older op_summary (and the rows below)
     {kernel_column::aic_scalar_ratio, "aic_scalar_ratio"},
+    {kernel_column::aic_scalar_ratio, "scalar_ratio"},
     {kernel_column::aic_mte1_ratio, "aic_mte1_ratio"},
+    {kernel_column::aic_mte1_ratio, "mte1_ratio"},
     {kernel_column::aic_mte2_ratio, "aic_mte2_ratio"},
+    {kernel_column::aic_mte2_ratio, "mte2_ratio"},
     {kernel_column::aic_fixpipe_ratio, "aic_fixpipe_ratio"},
     {kernel_column::aiv_vec_ratio, "aiv_vec_ratio"},
+    {kernel_column::aiv_vec_ratio, "vec_ratio"},
     {kernel_column::aiv_scalar_ratio, "aiv_scalar_ratio"},
     {kernel_column::aiv_mte2_ratio, "aiv_mte2_ratio"},
     {kernel_column::aiv_mte3_ratio, "aiv_mte3_ratio"},
+    {kernel_column::aiv_mte3_ratio, "mte3_ratio"},
     {kernel_column::cube_utilization, "cube_utilization(%)"},
+    {kernel_column::device_id, "Device_id"},
+    {kernel_column::memory_bound, "memory_bound"},  // older op_summary
 }};
 
 /// Which profiler wrote the file, judged by the header's spellings.
@@ -362,6 +396,7 @@ enum class kernel_format : unsigned char {
 struct kernel_header {
     std::array<std::optional<std::size_t>, kernel_column_count> index{};
     std::vector<std::string> columns;  // all header names as written (trimmed)
+    std::vector<std::string> not_read;  // columns perfcast does not read, in header order
     kernel_format format = kernel_format::minimal;
 
     [[nodiscard]] bool has(kernel_column c) const noexcept {
@@ -372,8 +407,42 @@ struct kernel_header {
 struct kernel_reader_options {
     /// Check MatMul/BatchMatMul input shapes against the output shape (note `shape_conflict`).
     bool check_matmul_shapes = true;
+    /// A damaged row (a field count other than the header's, a value that is not what its
+    /// column holds) is an error when true; when false it is skipped and listed in
+    /// `kernel_details_reader::skipped()` with its line and reason. Damage to the file's
+    /// structure (an unterminated quote, bytes after a closing quote, a record over
+    /// `csv.max_record_bytes`) and a bad header are errors either way: nothing after them can
+    /// be trusted to start a row.
+    bool strict = false;
+    /// Skipped rows kept with their reasons (every skip is counted; the list stops here so that
+    /// a file of millions of bad rows reads in bounded memory).
+    std::size_t max_skipped_listed = 1000;
+    /// Rows of this device only (Device_id), the others counted in `devices()`. Unset: a file
+    /// with rows of more than one device is an error at its end unless `several_devices`
+    /// (utilization summed over devices is meaningless: 168.8 % on a two-device op_summary).
+    std::optional<int> device;
+    bool several_devices = false;
+    /// The CSV layer (its `check_field_count` is not used: the reader compares each row with
+    /// the header itself, so that a ragged row can be skipped).
     csv_options csv{};
 };
+
+/// A row the reader skipped (`kernel_reader_options::strict` false): where, why and what it
+/// held (its fields joined by the delimiter, cut to 80 bytes).
+struct skipped_row {
+    std::size_t line = 0;
+    std::size_t column = 0;  // 0: the whole row (a wrong field count)
+    std::string reason;
+    std::string excerpt;
+};
+
+/// "FILE:LINE[:COLUMN]: reason: \"excerpt\"" (the excerpt made printable).
+[[nodiscard]] inline std::string describe(const skipped_row& s, std::string_view source) {
+    std::string m(source);
+    m += ':' + std::to_string(s.line);
+    if (s.column != 0) m += ':' + std::to_string(s.column);
+    return m + ": " + s.reason + ": \"" + parse_error::printable(s.excerpt) + '"';
+}
 
 namespace detail {
 
@@ -611,28 +680,105 @@ class kernel_details_reader {
 public:
     explicit kernel_details_reader(std::istream& in, std::string source = "<stream>",
                                    kernel_reader_options opt = {})
-        : csv_(in, std::move(source), opt.csv), opt_(opt) {
+        : csv_(in, std::move(source), unchecked(opt.csv)), opt_(opt) {
         read_header();
     }
     /// From text in memory (not copied).
     explicit kernel_details_reader(std::string_view text, std::string source = "<string>",
                                    kernel_reader_options opt = {})
-        : csv_(text, std::move(source), opt.csv), opt_(opt) {
+        : csv_(text, std::move(source), unchecked(opt.csv)), opt_(opt) {
         read_header();
     }
 
     [[nodiscard]] const kernel_header& header() const noexcept { return header_; }
     [[nodiscard]] const std::string& source() const noexcept { return csv_.source(); }
+    /// Rows skipped so far (at most `max_skipped_listed` of them) and how many in all.
+    [[nodiscard]] const std::vector<skipped_row>& skipped() const noexcept { return skipped_; }
+    [[nodiscard]] std::size_t skipped_count() const noexcept { return skipped_count_; }
+    /// Rows read per Device_id (all devices, before the `device` filter); empty without the
+    /// column.
+    [[nodiscard]] const std::map<int, std::size_t>& devices() const noexcept { return devices_; }
 
-    /// Reads the next row into `row` (reusing its storage); false at the end.
+    /// Reads the next usable row into `row` (reusing its storage); false at the end. A damaged
+    /// row is skipped (or, `strict`, thrown as a parse_error).
     bool next(kernel_row& row) {
-        if (!csv_.next()) return false;
-        fill(row);
-        return true;
+        for (;;) {
+            if (!csv_.next()) {
+                check_devices();
+                return false;
+            }
+            const csv_record& r = csv_.record();
+            if (r.size() != header_.columns.size()) {
+                const std::string reason = std::to_string(r.size()) +
+                                           " fields where the header has " +
+                                           std::to_string(header_.columns.size());
+                if (opt_.strict) {
+                    throw parse_error(where, csv_.source(), r.line(), 0, reason,
+                                      r.joined(csv_.options().delimiter));
+                }
+                skip({r.line(), 0, reason, r.joined(csv_.options().delimiter)});
+                continue;
+            }
+            try {
+                fill(row);
+                if (row.device) {
+                    ++devices_[*row.device];
+                    if (opt_.device && *row.device != *opt_.device) continue;
+                }
+                return true;
+            } catch (const row_damage& d) {
+                if (opt_.strict) csv_.fail_at_field(d.field, where, d.problem);
+                skip({r.line(), r.position(d.field).column, d.problem + ": \"" +
+                                                                parse_error::printable(r[d.field]) +
+                                                                '"',
+                      r.joined(csv_.options().delimiter)});
+            }
+        }
     }
 
 private:
     static constexpr std::string_view where = "read_kernel_details";
+
+    // A field that is not what its column holds: thrown by fill(), turned by next() into a
+    // parse_error (strict) or a skipped row.
+    struct row_damage {
+        std::size_t field;
+        std::string problem;
+    };
+
+    static csv_options unchecked(csv_options o) noexcept {
+        o.check_field_count = false;
+        return o;
+    }
+    void check_devices() const {
+        if (opt_.device) {
+            if (!devices_.empty() && !devices_.contains(*opt_.device)) {
+                throw parse_error(where, csv_.source(), 0, 0,
+                                  "no row of device " + std::to_string(*opt_.device) +
+                                      " (the file has " + device_list() + ")",
+                                  "Device_id");
+            }
+            return;
+        }
+        if (devices_.size() > 1 && !opt_.several_devices) {
+            throw parse_error(where, csv_.source(), 0, 0,
+                              "rows of " + std::to_string(devices_.size()) + " devices (" +
+                                  device_list() + "): choose one (--device N)",
+                              "Device_id");
+        }
+    }
+    [[nodiscard]] std::string device_list() const {
+        std::string out;
+        for (const auto& [id, n] : devices_) {
+            if (!out.empty()) out += ", ";
+            out += "device " + std::to_string(id) + ": " + std::to_string(n) + " rows";
+        }
+        return out;
+    }
+    void skip(skipped_row s) {
+        ++skipped_count_;
+        if (skipped_.size() < opt_.max_skipped_listed) skipped_.push_back(std::move(s));
+    }
 
     void read_header() {
         if (!csv_.next()) {
@@ -645,8 +791,10 @@ private:
         for (std::size_t i = 0; i < h.size(); ++i) {
             const std::string_view name = detail::trim(h[i]);
             header_.columns.emplace_back(name);
+            bool known = false;
             for (const auto& sp : kernel_column_spellings) {
                 if (!detail::iequals(name, sp.text)) continue;
+                known = true;
                 auto& slot = header_.index[static_cast<std::size_t>(sp.column)];
                 if (slot) {
                     csv_.fail_at_field(
@@ -655,6 +803,7 @@ private:
                 }
                 slot = i;
             }
+            if (!known) header_.not_read.emplace_back(name);
         }
         const auto require = [&](kernel_column c, std::string_view names) {
             if (!header_.has(c)) {
@@ -688,8 +837,7 @@ private:
 
     [[noreturn]] void bad(kernel_column c, std::string_view problem) const {
         const std::size_t i = *col(c);
-        csv_.fail_at_field(i, where,
-                           std::string(problem) + " in column '" + header_.columns[i] + "'");
+        throw row_damage{i, std::string(problem) + " in column '" + header_.columns[i] + "'"};
     }
 
     // A non-negative finite number, or nothing.
@@ -767,8 +915,33 @@ private:
         row.aiv_mte2_ratio = number(kernel_column::aiv_mte2_ratio);
         row.aiv_mte3_ratio = number(kernel_column::aiv_mte3_ratio);
         row.cube_utilization_pct = number(kernel_column::cube_utilization);
+        row.device = count(kernel_column::device_id);
+        row.memory_bound = number(kernel_column::memory_bound);
+        engine_from_cycles(row);
 
         check_row(row, opt_.check_matmul_shapes);
+    }
+
+    // The label against the cycle counters: a task with cycles on one engine only ran there.
+    static void engine_from_cycles(kernel_row& row) {
+        if (!row.aic_total_cycles || !row.aiv_total_cycles) return;
+        const double aic = row.aic_total_cycles->in(units::cycle);
+        const double aiv = row.aiv_total_cycles->in(units::cycle);
+        task_type t = row.task;
+        if (row.task == task_type::ai_core && aic == 0 && aiv > 0) t = task_type::ai_vector_core;
+        if (row.task == task_type::ai_vector_core && aiv == 0 && aic > 0) t = task_type::ai_core;
+        if (t == row.task) return;
+        row.notes.push_back({note_kind::engine_from_cycles,
+                             "labelled " + row.task_text + ", aic_total_cycles " +
+                                 io_cycles(aic) + ", aiv_total_cycles " + io_cycles(aiv) +
+                                 ": read as " + std::string(name_of(t))});
+        row.task = t;
+    }
+    static std::string io_cycles(double v) {
+        char buf[32];
+        const int n = std::snprintf(buf, sizeof buf, "%.0f", v);  // whole cycles, any size
+        return n > 0 && static_cast<std::size_t>(n) < sizeof buf ? std::string(buf, static_cast<std::size_t>(n))
+                                                                 : std::string("(huge)");
     }
 
     void shapes(kernel_column c, std::vector<tensor_shape>& out, kernel_row& row) const {
@@ -803,6 +976,9 @@ private:
     csv_reader csv_;
     kernel_reader_options opt_;
     kernel_header header_;
+    std::vector<skipped_row> skipped_;
+    std::size_t skipped_count_ = 0;
+    std::map<int, std::size_t> devices_;
 };
 
 /// Calls `f(const kernel_row&)` for each row of `in`; returns the header. Constant memory.
@@ -815,32 +991,38 @@ kernel_header for_each_kernel_row(std::istream& in, std::string source, F&& f,
     return r.header();
 }
 
-/// A whole profile in memory.
+/// A whole profile in memory, with the rows the reader skipped.
 struct kernel_table {
     kernel_header header;
     std::vector<kernel_row> rows;
+    std::vector<skipped_row> skipped;  // the first `max_skipped_listed` skipped rows
+    std::size_t skipped_count = 0;     // every skipped row
 };
+
+namespace detail {
+[[nodiscard]] inline kernel_table read_all(kernel_details_reader& r) {
+    kernel_table t;
+    kernel_row row;
+    while (r.next(row)) t.rows.push_back(row);
+    t.header = r.header();
+    t.skipped = r.skipped();
+    t.skipped_count = r.skipped_count();
+    return t;
+}
+}  // namespace detail
 
 [[nodiscard]] inline kernel_table read_kernel_details(std::istream& in,
                                                       std::string source = "<stream>",
                                                       kernel_reader_options opt = {}) {
-    kernel_table t;
     kernel_details_reader r(in, std::move(source), opt);
-    kernel_row row;
-    while (r.next(row)) t.rows.push_back(row);
-    t.header = r.header();
-    return t;
+    return detail::read_all(r);
 }
 
 [[nodiscard]] inline kernel_table read_kernel_details_string(std::string_view text,
                                                              std::string source = "<string>",
                                                              kernel_reader_options opt = {}) {
-    kernel_table t;
     kernel_details_reader r(text, std::move(source), opt);
-    kernel_row row;
-    while (r.next(row)) t.rows.push_back(row);
-    t.header = r.header();
-    return t;
+    return detail::read_all(r);
 }
 
 [[nodiscard]] inline kernel_table read_kernel_details_file(const std::string& path,

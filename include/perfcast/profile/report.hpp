@@ -276,6 +276,8 @@ struct profile_report {
     std::vector<op_entry> top_ops;      // longest first
     host_bound_summary host;
     std::vector<finding> findings;  // in finding_kind order, only those with rows
+    std::vector<skipped_row> skipped;  // damaged rows left out (the first 1000 by default)
+    std::size_t skipped_count = 0;     // every damaged row left out
 };
 
 /// msprof's cube_utilization(%) recomputed for `c`: aic_total_cycles / (cube clock x cube cores x
@@ -790,13 +792,17 @@ private:
     report_builder b(c, opt);
     kernel_row row;
     while (reader.next(row)) b.add(row);
-    return b.finish(std::move(source), std::string(name_of(reader.header().format)));
+    profile_report r = b.finish(std::move(source), std::string(name_of(reader.header().format)));
+    r.skipped = reader.skipped();
+    r.skipped_count = reader.skipped_count();
+    return r;
 }
 
 [[nodiscard]] inline profile_report build_report_file(const std::string& path, const chip& c,
-                                                      report_options opt = {}) {
+                                                      report_options opt = {},
+                                                      kernel_reader_options ropt = {}) {
     std::ifstream f = open_input(path, "build_report");
-    return build_report(f, path, c, opt);
+    return build_report(f, path, c, opt, ropt);
 }
 
 }  // namespace perfcast::profile
