@@ -389,8 +389,7 @@ TEST_CASE("kernel_details: damaged rows are skipped, each with its line and reas
     SUBCASE("damage to the file's structure stays an error") {
         CHECK_THROWS_AS((void)read_kernel_details_string(head + "A,AI_CORE,\"1\"x,1\n"),
                         parse_error);
-        CHECK_THROWS_AS((void)read_kernel_details_string(head + "A,AI_CORE,\"1,1\n"),
-                        parse_error);
+        CHECK_THROWS_AS((void)read_kernel_details_string(head + "A,AI_CORE,\"1,1\n"), parse_error);
     }
 }
 
@@ -398,11 +397,11 @@ TEST_CASE("kernel_details: the engine comes from the cycle counters when the lab
     // CANN 7.0-era torch_npu labels vector ops AI_CORE with aic_total_cycles 0.
     const std::string text =
         "Type,Accelerator Core,Duration(us),aic_total_cycles,aiv_total_cycles\n"
-        "Add,AI_CORE,3,0,5000\n"           // vector op under the cube label
-        "MatMul,AI_CORE,9,12000,0\n"       // a cube op: the label agrees
-        "Cast,AI_VECTOR_CORE,2,700,0\n"    // the reverse disagreement
-        "Mul,AI_CORE,1,0,0\n"              // no cycles at all: the label stands
-        "Sub,AI_CORE,1,N/A,300\n";         // one counter not recorded: the label stands
+        "Add,AI_CORE,3,0,5000\n"         // vector op under the cube label
+        "MatMul,AI_CORE,9,12000,0\n"     // a cube op: the label agrees
+        "Cast,AI_VECTOR_CORE,2,700,0\n"  // the reverse disagreement
+        "Mul,AI_CORE,1,0,0\n"            // no cycles at all: the label stands
+        "Sub,AI_CORE,1,N/A,300\n";       // one counter not recorded: the label stands
     const kernel_table t = read_kernel_details_string(text, "e.csv");
     REQUIRE(t.rows.size() == 5);
     CHECK(t.rows[0].task == task_type::ai_vector_core);
@@ -419,8 +418,9 @@ TEST_CASE("kernel_details: the engine comes from the cycle counters when the lab
 }
 
 TEST_CASE("kernel_details: Device_id: one device chosen, several refused unless asked for") {
-    const std::string text = "Device_id,OP Type,Task Type,Task Duration(us)\n"
-                             "0,Add,AI_CORE,1\n1,Add,AI_CORE,2\n0,Mul,AI_CORE,3\n";
+    const std::string text =
+        "Device_id,OP Type,Task Type,Task Duration(us)\n"
+        "0,Add,AI_CORE,1\n1,Add,AI_CORE,2\n0,Mul,AI_CORE,3\n";
     const parse_error e = read_error(text);
     const std::string w = e.what();
     CHECK(w.find("rows of 2 devices (device 0: 2 rows, device 1: 1 rows)") != std::string::npos);

@@ -91,8 +91,9 @@ std::size_t check_cube_utilization(const std::string& path, const perfcast::chip
         if (!printed || *printed == "N/A" || printed->empty() || !mine) continue;
         const double profiled = std::stod(*printed);
         const double d = std::stod(*dur_text);
-        const double tol = 0.5 * std::pow(10.0, -static_cast<double>(decimals(*printed))) +
-                           profiled * 0.5 * std::pow(10.0, -static_cast<double>(decimals(*dur_text))) / d;
+        const double tol =
+            0.5 * std::pow(10.0, -static_cast<double>(decimals(*printed))) +
+            profiled * 0.5 * std::pow(10.0, -static_cast<double>(decimals(*dur_text))) / d;
         INFO(path, " line ", raw.lines[i], ": profiler ", *printed, ", recomputed ", *mine);
         CHECK(std::abs(*mine - profiled) <= tol);
         ++compared;
@@ -120,7 +121,8 @@ TEST_CASE("real profiles: recomputed cube utilization equals the profiler's colu
     perfcast::chip at1650 = perfcast::chips::ascend910b3;
     at1650.cube.clock = perfcast::frequency{1650.0, units::MHz};
     const std::string qwen =
-        real_dir + "torchnpu_cann83_qwen3_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
+        real_dir +
+        "torchnpu_cann83_qwen3_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
     CHECK(check_cube_utilization(qwen, at1650, "Duration(us)") == 558);
 }
 
@@ -172,7 +174,8 @@ TEST_CASE("real profiles: a CANN 7.0-era kernel_details (ragged line, vector ops
 
 TEST_CASE("real profiles: the CANN 8.3 file's Device_id column is read") {
     const std::string path =
-        real_dir + "torchnpu_cann83_qwen3_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
+        real_dir +
+        "torchnpu_cann83_qwen3_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
     const std::string text = slurp(path);
     const raw_file raw = read_raw(text);
     const kernel_table t = read_kernel_details_string(text, path);

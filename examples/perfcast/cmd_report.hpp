@@ -327,8 +327,8 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
     }
     const std::optional<io::output_file> svg = output_from_args(a, "svg");
     const chip c = chip_from_args(a);
-    const profile::profile_report r = profile::build_report_file(
-        a.positional.front(), c, ropt, profile_options_from_args(a));
+    const profile::profile_report r =
+        profile::build_report_file(a.positional.front(), c, ropt, profile_options_from_args(a));
     warn_skipped(err, r.source, r.skipped, r.skipped_count);
     if (svg) {
         std::vector<std::pair<std::string, double>> bars;

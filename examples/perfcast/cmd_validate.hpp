@@ -337,8 +337,8 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
             if (a.has("worst")) throw usage_error("--seeds lists no worst rows: drop --worst");
             const auto [first, last] = seed_range(*a.get("seeds"));
             const auto study = profile::repeated_holdout(
-                c, read_in_context(a, a.positional[0], c, cal.params, err), share, first, last, keep,
-                cal.params, calibration_options_from(a));
+                c, read_in_context(a, a.positional[0], c, cal.params, err), share, first, last,
+                keep, cal.params, calibration_options_from(a));
             write_study(out, study, format);
             return exit_ok;
         }

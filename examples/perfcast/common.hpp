@@ -2,8 +2,8 @@
 // and the model parameters (--params).
 #pragma once
 
-#include <charconv>
 #include <algorithm>
+#include <charconv>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -127,15 +127,17 @@ inline constexpr option device_option{
     "device", "N", "rows of this Device_id only (needed when the profile has several)"};
 
 /// How to read a profile: --strict and --device N.
-[[nodiscard]] inline profile::kernel_reader_options profile_options_from_args(const parsed_args& a) {
+[[nodiscard]] inline profile::kernel_reader_options profile_options_from_args(
+    const parsed_args& a) {
     profile::kernel_reader_options o;
     o.strict = a.has("strict");
     if (const auto d = a.get("device")) {
         int v = -1;
         const auto [p, ec] = std::from_chars(d->data(), d->data() + d->size(), v);
         if (d->empty() || ec != std::errc{} || p != d->data() + d->size() || v < 0) {
-            throw usage_error("option '--device': '" + *d +
-                              "' is not a device id (a non-negative integer, the Device_id column)");
+            throw usage_error(
+                "option '--device': '" + *d +
+                "' is not a device id (a non-negative integer, the Device_id column)");
         }
         o.device = v;
     }
@@ -159,8 +161,8 @@ inline void warn_skipped(std::ostream& err, const std::string& source,
 /// The rows of the profile at `path`, read as --strict and --device say; skipped rows are
 /// listed on `err`.
 [[nodiscard]] inline profile::kernel_table read_profile_rows(const parsed_args& a,
-                                                            const std::string& path,
-                                                            std::ostream& err) {
+                                                             const std::string& path,
+                                                             std::ostream& err) {
     profile::kernel_table t = profile::read_kernel_details_file(path, profile_options_from_args(a));
     warn_skipped(err, path, t.skipped, t.skipped_count);
     return t;

@@ -728,9 +728,8 @@ public:
                 return true;
             } catch (const row_damage& d) {
                 if (opt_.strict) csv_.fail_at_field(d.field, where, d.problem);
-                skip({r.line(), r.position(d.field).column, d.problem + ": \"" +
-                                                                parse_error::printable(r[d.field]) +
-                                                                '"',
+                skip({r.line(), r.position(d.field).column,
+                      d.problem + ": \"" + parse_error::printable(r[d.field]) + '"',
                       r.joined(csv_.options().delimiter)});
             }
         }
@@ -932,16 +931,17 @@ private:
         if (row.task == task_type::ai_vector_core && aiv == 0 && aic > 0) t = task_type::ai_core;
         if (t == row.task) return;
         row.notes.push_back({note_kind::engine_from_cycles,
-                             "labelled " + row.task_text + ", aic_total_cycles " +
-                                 io_cycles(aic) + ", aiv_total_cycles " + io_cycles(aiv) +
-                                 ": read as " + std::string(name_of(t))});
+                             "labelled " + row.task_text + ", aic_total_cycles " + io_cycles(aic) +
+                                 ", aiv_total_cycles " + io_cycles(aiv) + ": read as " +
+                                 std::string(name_of(t))});
         row.task = t;
     }
     static std::string io_cycles(double v) {
         char buf[32];
         const int n = std::snprintf(buf, sizeof buf, "%.0f", v);  // whole cycles, any size
-        return n > 0 && static_cast<std::size_t>(n) < sizeof buf ? std::string(buf, static_cast<std::size_t>(n))
-                                                                 : std::string("(huge)");
+        return n > 0 && static_cast<std::size_t>(n) < sizeof buf
+                   ? std::string(buf, static_cast<std::size_t>(n))
+                   : std::string("(huge)");
     }
 
     void shapes(kernel_column c, std::vector<tensor_shape>& out, kernel_row& row) const {
