@@ -6,12 +6,36 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <filesystem>
+#include <iterator>
+#include <system_error>
 #include <string>
 #include <string_view>
 
 #include <perfcast/error.hpp>
 
 namespace perfcast_test {
+
+/// A fresh directory under the system temp dir, removed at scope exit.
+struct scratch_dir {
+    std::filesystem::path path;
+    explicit scratch_dir(std::string_view name)
+        : path(std::filesystem::temp_directory_path() / ("perfcast_" + std::string(name))) {
+        std::filesystem::remove_all(path);
+        std::filesystem::create_directories(path);
+    }
+    ~scratch_dir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+    scratch_dir(const scratch_dir&) = delete;
+    scratch_dir& operator=(const scratch_dir&) = delete;
+    [[nodiscard]] std::size_t entries() const {
+        return static_cast<std::size_t>(
+            std::distance(std::filesystem::directory_iterator(path), std::filesystem::directory_iterator()));
+    }
+};
+
 
 /// The number after the first `"key": ` at or after `from` in a JSON text (NaN when absent or
 /// null): enough for tests that read one figure of the command's JSON output.

@@ -36,6 +36,7 @@
 using namespace perfcast;
 using perfcast_test::message_of;
 using perfcast_test::run_command;
+using perfcast_test::scratch_dir;
 
 namespace {
 
@@ -59,25 +60,6 @@ void spit(const fs::path& p, std::string_view text) {
     f << text;
 }
 
-/// A fresh directory under the system temp dir, removed at scope exit.
-struct scratch_dir {
-    fs::path path;
-    explicit scratch_dir(std::string_view name)
-        : path(fs::temp_directory_path() / ("perfcast_edges_" + std::string(name))) {
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~scratch_dir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    scratch_dir(const scratch_dir&) = delete;
-    scratch_dir& operator=(const scratch_dir&) = delete;
-    [[nodiscard]] std::size_t entries() const {
-        return static_cast<std::size_t>(
-            std::distance(fs::directory_iterator(path), fs::directory_iterator()));
-    }
-};
 
 const std::string profile_910b3 =
     PERFCAST_SOURCE_DIR "/tests/data/profiles/kernel_details_910B3_matmul.csv";

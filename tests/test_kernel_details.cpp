@@ -366,7 +366,7 @@ TEST_CASE("kernel_details: damaged rows are skipped, each with its line and reas
     CHECK(t.skipped[1].reason == "not a number in column 'Duration(us)': \"fast\"");
     CHECK(t.skipped[2].line == 6);
     CHECK(t.skipped[2].reason.find("negative count in column 'Block Dim'") == 0);
-    CHECK(describe(t.skipped[1], "k.csv") ==
+    CHECK(describe(t.skipped[1]) ==
           "k.csv:4:11: not a number in column 'Duration(us)': \"fast\": "
           "\"C,AI_CORE,fast,1\"");
 

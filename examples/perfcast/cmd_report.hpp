@@ -1,5 +1,5 @@
 // examples/perfcast/cmd_report.hpp:
-//   perfcast report PROFILE.csv [--chip C | --chip-ini FILE [--chip BASE]] [--top N]
+//   perfcast report PROFILE [--chip C | --chip-ini FILE [--chip BASE]] [--top N]
 //                   [--format table|csv|json]
 //
 // Reads an msprof op_summary / torch_npu kernel_details CSV (or the minimal format of
@@ -36,11 +36,12 @@ namespace perfcast::cli {
 
 namespace report_detail {
 
-inline constexpr std::array<option, 7> options{{
+inline constexpr std::array<option, 8> options{{
     chip_option,
     chip_ini_option,
     strict_option,
     device_option,
+    rank_option,
     {"top", "N", "ops in the top-ops table (default 10)"},
     {"format", "FORMAT", "table (default), csv or json"},
     {"svg", "FILE", "also draw the time by op type as an SVG bar chart"},
@@ -294,10 +295,11 @@ inline void write_json(std::ostream& out, const profile::profile_report& r) {
 }  // namespace report_detail
 
 [[nodiscard]] inline std::string report_usage() {
-    return "Usage: perfcast report PROFILE.csv [--chip C | --chip-ini FILE [--chip BASE]]\n"
+    return "Usage: perfcast report PROFILE [--chip C | --chip-ini FILE [--chip BASE]]\n"
            "                       [--top N] [--format table|csv|json]\n\n"
            "Report on a measured profile (msprof op_summary_*.csv, torch_npu kernel_details.csv\n"
-           "or the minimal format of docs/profiles.md): utilization by the seed's formula,\n"
+           "or the minimal format of docs/profiles.md; PROFILE may also be the profiler's\n"
+           "output folder, or - for standard input): utilization by the seed's formula,\n"
            "time by op type, top ops with cube utilization recomputed for the chip, pipe\n"
            "bounds, host-bound signal, and findings with the seed's fixes.\n\n" +
            options_text(report_detail::options);
@@ -311,8 +313,8 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
         return exit_ok;
     }
     if (a.positional.size() != 1) {
-        throw usage_error(a.positional.empty() ? "needs a PROFILE.csv"
-                                               : "expects one PROFILE.csv, got " +
+        throw usage_error(a.positional.empty() ? "needs a PROFILE (a file, a folder or -)"
+                                               : "expects one PROFILE (a file, a folder or -), got " +
                                                      std::to_string(a.positional.size()));
     }
     const std::string format = choice(a, "format", {"table", "csv", "json"}, "table");
@@ -327,8 +329,14 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
     }
     const std::optional<io::output_file> svg = output_from_args(a, "svg");
     const chip c = chip_from_args(a);
-    const profile::profile_report r =
-        profile::build_report_file(a.positional.front(), c, ropt, profile_options_from_args(a));
+    const std::string& path = a.positional.front();
+    profile::profile_report r;
+    if (path == "-") {
+        r = profile::build_report(std::cin, "<stdin>", c, ropt, profile_options_from_args(a));
+    } else {
+        r = profile::build_report(source_from_args(a, path, err), c, ropt,
+                                  profile_options_from_args(a));
+    }
     warn_skipped(err, r.source, r.skipped, r.skipped_count);
     if (svg) {
         std::vector<std::pair<std::string, double>> bars;

@@ -37,7 +37,7 @@ inline constexpr option vector_efficiency_option{
     "vector-efficiency", "MODE",
     "choose (default: by cross-validation on the fit rows), fit or keep"};
 
-inline constexpr std::array<option, 15> options{{
+inline constexpr std::array<option, 16> options{{
     chip_option,
     chip_ini_option,
     params_option,
@@ -53,9 +53,10 @@ inline constexpr std::array<option, 15> options{{
     vector_efficiency_option,
     strict_option,
     device_option,
+    rank_option,
 }};
 
-inline constexpr std::array<option, 8> calibrate_options{{
+inline constexpr std::array<option, 9> calibrate_options{{
     chip_option,
     chip_ini_option,
     params_option,
@@ -64,6 +65,7 @@ inline constexpr std::array<option, 8> calibrate_options{{
     vector_efficiency_option,
     strict_option,
     device_option,
+    rank_option,
 }};
 
 /// --vector-efficiency MODE as calibration options.

@@ -60,7 +60,7 @@ namespace perfcast::cli {
 
 namespace whatif_detail {
 
-inline constexpr std::array<option, 31> options{{
+inline constexpr std::array<option, 32> options{{
     {"model", "FILE", "model file (docs/model-file.md); default: the built-in CTR scenario"},
     {"chip", "C", "chip preset (perfcast chips); default: ascend910b1"},
     chip_ini_option,
@@ -99,6 +99,7 @@ inline constexpr std::array<option, 31> options{{
      "--batch)"},
     strict_option,
     device_option,
+    rank_option,
     whatif_gains::gains_option,
 }};
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <iostream>
 #include <charconv>
 #include <optional>
 #include <ostream>
@@ -16,6 +17,8 @@
 #include <perfcast/io/ini.hpp>
 #include <perfcast/io/output_file.hpp>
 #include <perfcast/io/params_file.hpp>
+#include <perfcast/io/parse.hpp>
+#include <perfcast/profile/discover.hpp>
 #include <perfcast/profile/kernel_details.hpp>
 #include <perfcast/profile/ops.hpp>
 #include <perfcast/runtime.hpp>
@@ -125,6 +128,8 @@ inline constexpr option strict_option{
     "strict", "", "a damaged profile row is an error (default: skipped, listed on stderr)"};
 inline constexpr option device_option{
     "device", "N", "rows of this Device_id only (needed when the profile has several)"};
+inline constexpr option rank_option{
+    "rank", "N", "with a folder of several ranks' output: this rank's (profiler_info_N.json)"};
 
 /// How to read a profile: --strict and --device N.
 [[nodiscard]] inline profile::kernel_reader_options profile_options_from_args(
@@ -149,7 +154,7 @@ inline void warn_skipped(std::ostream& err, const std::string& source,
                          const std::vector<profile::skipped_row>& listed, std::size_t count) {
     constexpr std::size_t shown = 20;  // the rest are counted (the JSON lists up to 1000)
     for (std::size_t i = 0; i < listed.size() && i < shown; ++i) {
-        err << "perfcast: warning: skipped row: " << profile::describe(listed[i], source) << '\n';
+        err << "perfcast: warning: skipped row: " << profile::describe(listed[i]) << '\n';
     }
     if (count > std::min(listed.size(), shown)) {
         err << "perfcast: warning: " << source << ": " << count - std::min(listed.size(), shown)
@@ -158,12 +163,69 @@ inline void warn_skipped(std::ostream& err, const std::string& source,
     }
 }
 
-/// The rows of the profile at `path`, read as --strict and --device say; skipped rows are
-/// listed on `err`.
+/// The one op table that PROFILE names: the file itself, or the one found in a folder (--rank
+/// picks among ranks, --device among msprof devices). Several left: an error listing them.
+/// For a folder, what was found and why is printed on `err`.
+[[nodiscard]] inline profile::profile_source source_from_args(const parsed_args& a,
+                                                              const std::string& path,
+                                                              std::ostream& err) {
+    const profile::discovery d = profile::discover_profiles(path);
+    std::vector<profile::profile_source> left = d.sources;
+    // --rank keeps the tables of that rank; --device drops those of another device folder
+    // (a table without one may hold that device's rows: its Device_id column decides).
+    const auto pick = [&left](std::string_view flag, auto member, int want, bool need_value) {
+        std::erase_if(left, [&](const profile::profile_source& s) {
+            return (s.*member).has_value() ? *(s.*member) != want : need_value;
+        });
+        if (left.empty()) {
+            throw usage_error("option '--" + std::string(flag) + "': no op table of " +
+                              std::string(flag) + " " + std::to_string(want) + " there");
+        }
+    };
+    if (const auto r = a.get("rank")) {
+        const auto v = io::parse_int(*r, "--rank");
+        if (v < 0 || v > 1000000) throw usage_error("option '--rank': '" + *r + "' is not a rank");
+        pick("rank", &profile::profile_source::rank, static_cast<int>(v), true);
+    }
+    if (const auto dv = a.get("device"); dv && left.size() > 1) {
+        pick("device", &profile::profile_source::device, *profile_options_from_args(a).device,
+             false);
+    }
+    if (left.empty()) {
+        std::string why;
+        for (const auto& n : d.not_taken) why += "\n  " + n.path.generic_string() + ": " + n.reason;
+        throw perfcast::error("no op table (kernel_details.csv or op_summary_*.csv) in '" + path +
+                              "'" + (why.empty() ? std::string() : "; looked at:" + why));
+    }
+    if (left.size() > 1) {
+        std::string list;
+        for (const auto& s : left) {
+            list += "\n  " + s.name() + " (" + s.tool;
+            if (s.rank) list += ", rank " + std::to_string(*s.rank);
+            if (s.device) list += ", device " + std::to_string(*s.device);
+            list += ")";
+        }
+        throw perfcast::error("'" + path + "' holds " + std::to_string(left.size()) +
+                              " op tables; pick one with --rank N or --device N, or name its "
+                              "file:" +
+                              list);
+    }
+    if (left.front().tool != "file") {
+        err << "perfcast: reading " << left.front().name() << " (" << left.front().tool << ": "
+            << left.front().evidence << ")\n";
+    }
+    return left.front();
+}
+
+/// The rows of the profile PROFILE names (a file, a folder, or - for standard input), read as
+/// --strict and --device say; skipped rows are listed on `err`.
 [[nodiscard]] inline profile::kernel_table read_profile_rows(const parsed_args& a,
                                                              const std::string& path,
                                                              std::ostream& err) {
-    profile::kernel_table t = profile::read_kernel_details_file(path, profile_options_from_args(a));
+    profile::kernel_table t =
+        path == "-" ? profile::read_kernel_details(std::cin, "<stdin>", profile_options_from_args(a))
+                    : profile::read_profile_source(source_from_args(a, path, err),
+                                                   profile_options_from_args(a));
     warn_skipped(err, path, t.skipped, t.skipped_count);
     return t;
 }

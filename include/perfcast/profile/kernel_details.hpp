@@ -430,6 +430,7 @@ struct kernel_reader_options {
 /// A row the reader skipped (`kernel_reader_options::strict` false): where, why and what it
 /// held (its fields joined by the delimiter, cut to 80 bytes).
 struct skipped_row {
+    std::string source;  // the file
     std::size_t line = 0;
     std::size_t column = 0;  // 0: the whole row (a wrong field count)
     std::string reason;
@@ -437,8 +438,8 @@ struct skipped_row {
 };
 
 /// "FILE:LINE[:COLUMN]: reason: \"excerpt\"" (the excerpt made printable).
-[[nodiscard]] inline std::string describe(const skipped_row& s, std::string_view source) {
-    std::string m(source);
+[[nodiscard]] inline std::string describe(const skipped_row& s) {
+    std::string m(s.source);
     m += ':' + std::to_string(s.line);
     if (s.column != 0) m += ':' + std::to_string(s.column);
     return m + ": " + s.reason + ": \"" + parse_error::printable(s.excerpt) + '"';
@@ -716,7 +717,7 @@ public:
                     throw parse_error(where, csv_.source(), r.line(), 0, reason,
                                       r.joined(csv_.options().delimiter));
                 }
-                skip({r.line(), 0, reason, r.joined(csv_.options().delimiter)});
+                skip({csv_.source(), r.line(), 0, reason, r.joined(csv_.options().delimiter)});
                 continue;
             }
             try {
@@ -728,7 +729,7 @@ public:
                 return true;
             } catch (const row_damage& d) {
                 if (opt_.strict) csv_.fail_at_field(d.field, where, d.problem);
-                skip({r.line(), r.position(d.field).column,
+                skip({csv_.source(), r.line(), r.position(d.field).column,
                       d.problem + ": \"" + parse_error::printable(r[d.field]) + '"',
                       r.joined(csv_.options().delimiter)});
             }

@@ -39,6 +39,7 @@
 #include "../chip.hpp"
 #include "../dtype.hpp"
 #include "../units.hpp"
+#include "discover.hpp"
 #include "kernel_details.hpp"
 
 namespace perfcast::profile {
@@ -795,6 +796,27 @@ private:
     profile_report r = b.finish(std::move(source), std::string(name_of(reader.header().format)));
     r.skipped = reader.skipped();
     r.skipped_count = reader.skipped_count();
+    return r;
+}
+
+/// The report over every file of `s` (the slices of one op_summary read as one table).
+[[nodiscard]] inline profile_report build_report(const profile_source& s, const chip& c,
+                                                 report_options opt = {},
+                                                 kernel_reader_options ropt = {}) {
+    report_builder b(c, opt);
+    std::string format;
+    std::vector<skipped_row> skipped;
+    std::size_t skipped_count = 0;
+    for_each_source_file(s, ropt, [&](kernel_details_reader& reader) {
+        kernel_row row;
+        while (reader.next(row)) b.add(row);
+        if (format.empty()) format = std::string(name_of(reader.header().format));
+        skipped.insert(skipped.end(), reader.skipped().begin(), reader.skipped().end());
+        skipped_count += reader.skipped_count();
+    });
+    profile_report r = b.finish(s.name(), std::move(format));
+    r.skipped = std::move(skipped);
+    r.skipped_count = skipped_count;
     return r;
 }
 

@@ -1,0 +1,294 @@
+// perfcast/profile/discover.hpp: the op tables in a profiler's output folder (runtime; reads
+// the file system).
+//
+// A user points perfcast at what the profiler wrote: a torch_npu `*_ascend_pt` folder (its
+// `ASCEND_PROFILER_OUTPUT/kernel_details.csv`), a folder of per-rank such folders, an msprof
+// `PROF_*` folder (`mindstudio_profiler_output/op_summary_*.csv`, older releases
+// `device_N/summary/op_summary_*.csv`), sliced op summaries (`op_summary_<stamp>_slice_<N>.csv`,
+// read in slice order as one table), or a single CSV. `discover_profiles` walks the folder and
+// returns each op table found, with what the folder says about it (tool, rank, device) and how
+// it was recognised; every CSV it looked at and did not take is listed with the reason.
+//
+// Chosen by content, not by name alone: a candidate is taken only if its header has the op
+// table's required columns (kernel_details.hpp); op_statistic, api_statistic, task_time,
+// step_trace_time and operator_details are statistics, not per-task rows. A torch_npu folder
+// also holds the raw msprof output it was made from (`PROF_*` under the `*_ascend_pt` folder):
+// its op_summary is the same tasks again, so it is listed as not taken when the folder has a
+// kernel_details.csv.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "../error.hpp"
+#include "csv.hpp"
+#include "kernel_details.hpp"
+
+namespace perfcast::profile {
+
+/// One op table: one file, or the slices of one sliced op_summary in slice order.
+struct profile_source {
+    std::vector<std::filesystem::path> files;
+    std::string tool;  // "torch_npu", "msprof" or "file"
+    std::optional<int> rank;    // torch_npu: profiler_info_<rank>.json beside the output folder
+    std::optional<int> device;  // msprof: the device_<N> folder above the table
+    std::string evidence;       // how it was recognised, for the user to check
+
+    /// The first file's path, with " (+N slices)" when sliced.
+    [[nodiscard]] std::string name() const {
+        std::string n = files.empty() ? std::string("-") : files.front().generic_string();
+        if (files.size() > 1) n += " (+" + std::to_string(files.size() - 1) + " slices)";
+        return n;
+    }
+};
+
+/// A CSV the walk looked at and did not take, and why.
+struct passed_over {
+    std::filesystem::path path;
+    std::string reason;
+};
+
+struct discovery {
+    std::vector<profile_source> sources;
+    std::vector<passed_over> not_taken;
+};
+
+struct discover_options {
+    /// Folders deeper than this below the given one are not entered (a torch_npu run folder
+    /// holds the table 2 levels down, msprof's older layout 3 to 4).
+    int max_depth = 8;
+    /// Directory entries looked at before the walk stops with an error (a guard against being
+    /// pointed at / or a home folder).
+    std::size_t max_entries = 200000;
+};
+
+namespace detail {
+
+[[nodiscard]] inline bool starts_with(std::string_view s, std::string_view p) noexcept {
+    return s.substr(0, p.size()) == p;
+}
+[[nodiscard]] inline bool ends_with(std::string_view s, std::string_view p) noexcept {
+    return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+/// A non-negative decimal integer, or nothing.
+[[nodiscard]] inline std::optional<int> small_int(std::string_view s) noexcept {
+    if (s.empty() || s.size() > 6) return std::nullopt;
+    int v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + (c - '0');
+    }
+    return v;
+}
+
+/// N of "op_summary_<stamp>_slice_<N>.csv", and the name without "_slice_<N>".
+struct slice_name {
+    std::string group;
+    int index = 0;
+};
+[[nodiscard]] inline std::optional<slice_name> parse_slice(std::string_view file) {
+    constexpr std::string_view mark = "_slice_";
+    if (!ends_with(file, ".csv")) return std::nullopt;
+    const std::string_view stem = file.substr(0, file.size() - 4);
+    const auto at = stem.rfind(mark);
+    if (at == std::string_view::npos) return std::nullopt;
+    const auto n = small_int(stem.substr(at + mark.size()));
+    if (!n) return std::nullopt;
+    return slice_name{std::string(stem.substr(0, at)), *n};
+}
+
+/// Why `path` is not an op table, or nothing when its header is one.
+[[nodiscard]] inline std::optional<std::string> not_an_op_table(const std::filesystem::path& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return "cannot open file for reading";
+    try {
+        kernel_details_reader r(f, path.generic_string());
+        (void)r;
+        return std::nullopt;
+    } catch (const parse_error& e) {
+        return std::string("not an op table: ") + e.what();
+    }
+}
+
+/// Rank from "profiler_info_<N>.json" in `dir` (torch_npu writes one per rank beside
+/// ASCEND_PROFILER_OUTPUT).
+[[nodiscard]] inline std::optional<int> rank_in(const std::filesystem::path& dir) {
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end;
+         it.increment(ec)) {
+        const std::string n = it->path().filename().string();
+        constexpr std::string_view p = "profiler_info_";
+        if (starts_with(n, p) && ends_with(n, ".json")) {
+            if (auto r = small_int(std::string_view(n).substr(p.size(), n.size() - p.size() - 5)))
+                return r;
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace detail
+
+/// The op tables under `root` (a folder or one file). Throws perfcast::error when `root` does
+/// not exist, or when the walk passes `max_entries`.
+[[nodiscard]] inline discovery discover_profiles(const std::filesystem::path& root,
+                                                 discover_options opt = {}) {
+    namespace fs = std::filesystem;
+    discovery out;
+    std::error_code ec;
+    const fs::file_status st = fs::status(root, ec);
+    if (ec || !fs::exists(st)) {
+        throw parse_error("discover_profiles", root.generic_string(), 0, 0,
+                          "no such file or folder", root.generic_string());
+    }
+    if (!fs::is_directory(st)) {
+        out.sources.push_back({{root}, "file", std::nullopt, std::nullopt, "the file given"});
+        return out;
+    }
+
+    // Candidates by name, then by content.
+    struct candidate {
+        fs::path path;
+        std::optional<detail::slice_name> slice;
+    };
+    std::vector<candidate> found;
+    std::size_t entries = 0;
+    fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
+    if (ec) {
+        throw parse_error("discover_profiles", root.generic_string(), 0, 0,
+                          "cannot list folder: " + ec.message(), root.generic_string());
+    }
+    for (const fs::recursive_directory_iterator end; it != end; it.increment(ec)) {
+        if (ec) break;
+        if (++entries > opt.max_entries) {
+            throw parse_error("discover_profiles", root.generic_string(), 0, 0,
+                              "more than " + std::to_string(opt.max_entries) +
+                                  " entries: point at one run's output folder",
+                              root.generic_string());
+        }
+        if (it.depth() >= opt.max_depth) it.disable_recursion_pending();
+        std::error_code fec;
+        if (!it->is_regular_file(fec)) continue;
+        const std::string name = it->path().filename().string();
+        if (!detail::ends_with(name, ".csv")) continue;
+        if (name == "kernel_details.csv" || detail::starts_with(name, "op_summary")) {
+            found.push_back({it->path(), detail::parse_slice(name)});
+        } else {
+            out.not_taken.push_back({it->path(), "not an op table by its name (statistics or "
+                                                 "another view; the op tables are "
+                                                 "kernel_details.csv and op_summary_*.csv)"});
+        }
+    }
+    std::sort(found.begin(), found.end(),
+              [](const candidate& a, const candidate& b) { return a.path < b.path; });
+
+    // torch_npu roots: folders holding ASCEND_PROFILER_OUTPUT/kernel_details.csv.
+    std::vector<fs::path> torch_roots;
+    for (const candidate& c : found) {
+        if (c.path.filename() == "kernel_details.csv" &&
+            c.path.parent_path().filename() == "ASCEND_PROFILER_OUTPUT")
+            torch_roots.push_back(c.path.parent_path().parent_path());
+    }
+    const auto under_torch_root = [&](const fs::path& p) -> const fs::path* {
+        for (const fs::path& r : torch_roots) {
+            const auto rel = p.lexically_relative(r);
+            if (!rel.empty() && *rel.begin() != "..") return &r;
+        }
+        return nullptr;
+    };
+
+    for (std::size_t i = 0; i < found.size(); ++i) {
+        const candidate& c = found[i];
+        const bool kd = c.path.filename() == "kernel_details.csv";
+        if (!kd) {
+            if (const fs::path* r = under_torch_root(c.path)) {
+                out.not_taken.push_back(
+                    {c.path, "msprof's raw output inside a torch_npu folder: the same tasks as " +
+                                 (*r / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv")
+                                     .generic_string()});
+                continue;
+            }
+        }
+        if (auto why = detail::not_an_op_table(c.path)) {
+            out.not_taken.push_back({c.path, *why});
+            continue;
+        }
+        profile_source s;
+        s.files.push_back(c.path);
+        if (kd) {
+            s.tool = "torch_npu";
+            const fs::path run = c.path.parent_path().parent_path();
+            s.rank = detail::rank_in(run);
+            s.evidence = "kernel_details.csv";
+            if (s.rank)
+                s.evidence += ", rank " + std::to_string(*s.rank) + " from profiler_info_" +
+                              std::to_string(*s.rank) + ".json";
+        } else {
+            s.tool = "msprof";
+            s.evidence = "op_summary";
+            for (fs::path d = c.path.parent_path(); !d.empty() && d != root.parent_path();
+                 d = d.parent_path()) {
+                const std::string dn = d.filename().string();
+                if (detail::starts_with(dn, "device_")) {
+                    s.device = detail::small_int(std::string_view(dn).substr(7));
+                    if (s.device) s.evidence += ", device " + std::to_string(*s.device) + " from " + dn;
+                    break;
+                }
+                if (d == root) break;
+            }
+            // The other slices of the same table follow it in path order.
+            if (c.slice) {
+                while (i + 1 < found.size() && found[i + 1].slice &&
+                       found[i + 1].slice->group == c.slice->group &&
+                       found[i + 1].path.parent_path() == c.path.parent_path()) {
+                    ++i;
+                    s.files.push_back(found[i].path);
+                }
+                std::vector<std::pair<int, fs::path>> order;
+                for (const fs::path& f : s.files)
+                    order.emplace_back(detail::parse_slice(f.filename().string())->index, f);
+                std::sort(order.begin(), order.end());
+                for (std::size_t k = 0; k < order.size(); ++k) s.files[k] = order[k].second;
+                s.evidence += ", " + std::to_string(s.files.size()) + " slices";
+            }
+        }
+        out.sources.push_back(std::move(s));
+    }
+    return out;
+}
+
+/// Calls `f(kernel_details_reader&)` for each file of `s` in order (slices in slice order).
+template <class F>
+void for_each_source_file(const profile_source& s, kernel_reader_options opt, F&& f) {
+    for (const std::filesystem::path& p : s.files) {
+        std::ifstream in = open_input(p.generic_string(), "read_profile_source");
+        kernel_details_reader r(in, p.generic_string(), opt);
+        f(r);
+    }
+}
+
+/// Every row of the source's files (slices appended in slice order), and every skipped row.
+[[nodiscard]] inline kernel_table read_profile_source(const profile_source& s,
+                                                      kernel_reader_options opt = {}) {
+    kernel_table all;
+    for_each_source_file(s, opt, [&all](kernel_details_reader& r) {
+        kernel_table t = detail::read_all(r);
+        if (all.header.columns.empty()) all.header = t.header;
+        all.rows.insert(all.rows.end(), std::make_move_iterator(t.rows.begin()),
+                        std::make_move_iterator(t.rows.end()));
+        all.skipped.insert(all.skipped.end(), t.skipped.begin(), t.skipped.end());
+        all.skipped_count += t.skipped_count;
+    });
+    return all;
+}
+
+}  // namespace perfcast::profile

@@ -1,0 +1,205 @@
+// Tests for perfcast/profile/discover.hpp and the command's PROFILE argument: folders as the
+// profilers write them (the real ones under tests/data/profiles/real, and layouts rebuilt from
+// them in a scratch folder: several ranks, msprof device folders, slices, the raw msprof output
+// inside a torch_npu folder), standard input, and what is refused.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <perfcast/profile/discover.hpp>
+
+#include "../examples/perfcast/cmd_report.hpp"
+#include "cli_support.hpp"
+#include "support.hpp"
+
+using namespace perfcast::profile;
+namespace fs = std::filesystem;
+using perfcast_test::run_command;
+using perfcast_test::scratch_dir;
+
+namespace {
+
+const fs::path real = PERFCAST_SOURCE_DIR "/tests/data/profiles/real";
+const fs::path cann70_rank0 = real / "torchnpu_2023_cann70_rank0";
+const fs::path cann70_rank1 = real / "torchnpu_2023_cann70_rank1";
+const fs::path msprof_out = real / "msprof_helix_2026_PROF" / "mindstudio_profiler_output";
+
+std::string text_of(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::ostringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+bool has(std::string_view s, std::string_view part) {
+    return s.find(part) != std::string_view::npos;
+}
+
+const passed_over* not_taken(const discovery& d, std::string_view file_name) {
+    for (const auto& n : d.not_taken)
+        if (n.path.filename() == file_name) return &n;
+    return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("discover: the real outputs folder, every op table and every CSV passed over") {
+    const discovery d = discover_profiles(real);
+    // Op tables: one kernel_details.csv per torch_npu folder that has one (5), the msprof
+    // folder's op_summary and the older-layout op_summary.
+    std::size_t torch = 0;
+    std::size_t msprof = 0;
+    for (const auto& s : d.sources) {
+        REQUIRE(s.files.size() == 1);
+        if (s.tool == "torch_npu") {
+            ++torch;
+            CHECK(s.files[0].filename() == "kernel_details.csv");
+        } else {
+            ++msprof;
+            CHECK(s.tool == "msprof");
+            CHECK(s.files[0].filename().string().rfind("op_summary", 0) == 0);
+        }
+    }
+    CHECK(torch == 5);
+    CHECK(msprof == 2);
+    // Ranks come from profiler_info_<N>.json beside ASCEND_PROFILER_OUTPUT; the helix folder
+    // has none.
+    for (const auto& s : d.sources) {
+        const std::string p = s.files[0].generic_string();
+        if (has(p, "cann70_rank1")) CHECK(s.rank == 1);
+        if (has(p, "cann70_rank0")) CHECK(s.rank == 0);
+        if (has(p, "helix_2026_standalone")) CHECK_FALSE(s.rank.has_value());
+    }
+    // Statistics files are passed over by name, with the reason.
+    const passed_over* stat = not_taken(d, "op_statistic_20260511093035.csv");
+    REQUIRE(stat != nullptr);
+    CHECK(has(stat->reason, "not an op table"));
+    CHECK(not_taken(d, "api_statistic.csv") != nullptr);
+    CHECK(not_taken(d, "step_trace_time.csv") != nullptr);
+}
+
+TEST_CASE("discover: layouts rebuilt from real files") {
+    const scratch_dir dir("discover");
+
+    SUBCASE("a folder of two ranks: two sources, rank from profiler_info_N.json") {
+        fs::copy(cann70_rank0, dir.path / "r0", fs::copy_options::recursive);
+        fs::copy(cann70_rank1, dir.path / "r1", fs::copy_options::recursive);
+        const discovery d = discover_profiles(dir.path);
+        REQUIRE(d.sources.size() == 2);
+        CHECK(d.sources[0].rank == 0);
+        CHECK(d.sources[1].rank == 1);
+    }
+    SUBCASE("msprof's raw output inside a torch_npu folder is the same tasks: passed over") {
+        const fs::path run = dir.path / "host_123_ascend_pt";
+        fs::copy(cann70_rank0, run, fs::copy_options::recursive);
+        fs::create_directories(run / "PROF_000001_x" / "mindstudio_profiler_output");
+        fs::copy_file(msprof_out / "op_summary_20260511093035.csv",
+                      run / "PROF_000001_x" / "mindstudio_profiler_output" / "op_summary_1.csv");
+        const discovery d = discover_profiles(dir.path);
+        REQUIRE(d.sources.size() == 1);
+        CHECK(d.sources[0].tool == "torch_npu");
+        const passed_over* raw = not_taken(d, "op_summary_1.csv");
+        REQUIRE(raw != nullptr);
+        CHECK(has(raw->reason, "inside a torch_npu folder"));
+    }
+    SUBCASE("msprof's device_N folders: one source per device") {
+        for (int dev : {0, 3}) {
+            const fs::path sum =
+                dir.path / "PROF_1" / ("device_" + std::to_string(dev)) / "summary";
+            fs::create_directories(sum);
+            fs::copy_file(msprof_out / "op_summary_20260511093035.csv", sum / "op_summary_0_1.csv");
+        }
+        const discovery d = discover_profiles(dir.path);
+        REQUIRE(d.sources.size() == 2);
+        CHECK(d.sources[0].device == 0);
+        CHECK(d.sources[1].device == 3);
+        CHECK(has(d.sources[1].evidence, "device 3 from device_3"));
+    }
+    SUBCASE("sliced op_summary: one table, slices in slice order (2 before 10)") {
+        // The real op_summary cut into four slices, each with the header, as msprof slices.
+        const std::string text = text_of(msprof_out / "op_summary_20260511093035.csv");
+        std::vector<std::string> lines;
+        std::istringstream in(text);
+        for (std::string l; std::getline(in, l);) lines.push_back(l + "\n");
+        REQUIRE(lines.size() == 10);  // header + 9 rows
+        const int index[] = {0, 1, 2, 10};
+        const std::size_t from[] = {1, 3, 5, 7};
+        const std::size_t to[] = {3, 5, 7, 10};
+        for (int k = 0; k < 4; ++k) {
+            std::string part = lines[0];
+            for (std::size_t i = from[k]; i < to[k]; ++i) part += lines[i];
+            std::ofstream(dir.path / ("op_summary_7_slice_" + std::to_string(index[k]) + ".csv"),
+                          std::ios::binary)
+                << part;
+        }
+        const discovery d = discover_profiles(dir.path);
+        REQUIRE(d.sources.size() == 1);
+        REQUIRE(d.sources[0].files.size() == 4);
+        CHECK(d.sources[0].files[2].filename() == "op_summary_7_slice_2.csv");
+        CHECK(d.sources[0].files[3].filename() == "op_summary_7_slice_10.csv");
+        const kernel_table sliced = read_profile_source(d.sources[0]);
+        const kernel_table whole =
+            read_kernel_details_string(text, "whole.csv", kernel_reader_options{});
+        REQUIRE(sliced.rows.size() == whole.rows.size());
+        for (std::size_t i = 0; i < whole.rows.size(); ++i) {
+            CHECK(sliced.rows[i].name == whole.rows[i].name);
+            CHECK(sliced.rows[i].start == whole.rows[i].start);
+        }
+    }
+    SUBCASE("a folder with no op table says what it looked at") {
+        fs::copy_file(msprof_out / "task_time_20260511093035.csv", dir.path / "task_time_1.csv");
+        const discovery d = discover_profiles(dir.path);
+        CHECK(d.sources.empty());
+        REQUIRE(d.not_taken.size() == 1);
+    }
+    SUBCASE("an op_summary-named file that is not an op table is passed over by content") {
+        std::ofstream(dir.path / "op_summary_bad.csv") << "a,b\n1,2\n";
+        const discovery d = discover_profiles(dir.path);
+        CHECK(d.sources.empty());
+        const passed_over* bad = not_taken(d, "op_summary_bad.csv");
+        REQUIRE(bad != nullptr);
+        CHECK(has(bad->reason, "missing required column"));
+    }
+}
+
+TEST_CASE("discover: a path that does not exist is an error naming it") {
+    CHECK_THROWS_WITH_AS((void)discover_profiles(real / "no_such_run"),
+                         doctest::Contains("no_such_run: no such file or folder"),
+                         perfcast::parse_error);
+}
+
+TEST_CASE("cli: report takes a folder, picks a rank, and refuses several tables") {
+    namespace cli = perfcast::cli;
+    const scratch_dir dir("discover_cli");
+    fs::copy(cann70_rank0, dir.path / "r0", fs::copy_options::recursive);
+    fs::copy(cann70_rank1, dir.path / "r1", fs::copy_options::recursive);
+    const std::string folder = dir.path.string();
+
+    const auto both = run_command(cli::report_command, {folder, "--chip", "ascend910b2"});
+    CHECK(both.status == 1);
+    CHECK(has(both.err, "holds 2 op tables; pick one with --rank N"));
+    CHECK(has(both.err, "(torch_npu, rank 1)"));
+
+    const auto one =
+        run_command(cli::report_command, {folder, "--chip", "ascend910b2", "--rank", "1"});
+    CHECK(one.status == 0);
+    CHECK(has(one.err, "rank 1 from profiler_info_1.json"));
+    // The same report as naming rank 1's file.
+    const std::string file =
+        (cann70_rank1 / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").string();
+    const auto direct = run_command(cli::report_command, {file, "--chip", "ascend910b2"});
+    REQUIRE(direct.status == 0);
+    const auto body = [](const std::string& s) { return s.substr(s.find('\n')); };
+    CHECK(body(one.out) == body(direct.out));
+
+    const auto none =
+        run_command(cli::report_command, {folder, "--chip", "ascend910b2", "--rank", "5"});
+    CHECK(none.status == 2);
+    CHECK(has(none.err, "no op table of rank 5"));
+}
