@@ -8,9 +8,9 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
-#include <system_error>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include <perfcast/error.hpp>
 
@@ -31,11 +31,10 @@ struct scratch_dir {
     scratch_dir(const scratch_dir&) = delete;
     scratch_dir& operator=(const scratch_dir&) = delete;
     [[nodiscard]] std::size_t entries() const {
-        return static_cast<std::size_t>(
-            std::distance(std::filesystem::directory_iterator(path), std::filesystem::directory_iterator()));
+        return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(path),
+                                                      std::filesystem::directory_iterator()));
     }
 };
-
 
 /// The number after the first `"key": ` at or after `from` in a JSON text (NaN when absent or
 /// null): enough for tests that read one figure of the command's JSON output.

@@ -60,7 +60,6 @@ void spit(const fs::path& p, std::string_view text) {
     f << text;
 }
 
-
 const std::string profile_910b3 =
     PERFCAST_SOURCE_DIR "/tests/data/profiles/kernel_details_910B3_matmul.csv";
 

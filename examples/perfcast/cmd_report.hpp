@@ -313,9 +313,10 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
         return exit_ok;
     }
     if (a.positional.size() != 1) {
-        throw usage_error(a.positional.empty() ? "needs a PROFILE (a file, a folder or -)"
-                                               : "expects one PROFILE (a file, a folder or -), got " +
-                                                     std::to_string(a.positional.size()));
+        throw usage_error(a.positional.empty()
+                              ? "needs a PROFILE (a file, a folder or -)"
+                              : "expects one PROFILE (a file, a folder or -), got " +
+                                    std::to_string(a.positional.size()));
     }
     const std::string format = choice(a, "format", {"table", "csv", "json"}, "table");
     profile::report_options ropt;

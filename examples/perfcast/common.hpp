@@ -3,8 +3,8 @@
 #pragma once
 
 #include <algorithm>
-#include <iostream>
 #include <charconv>
+#include <iostream>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -223,9 +223,10 @@ inline void warn_skipped(std::ostream& err, const std::string& source,
                                                              const std::string& path,
                                                              std::ostream& err) {
     profile::kernel_table t =
-        path == "-" ? profile::read_kernel_details(std::cin, "<stdin>", profile_options_from_args(a))
-                    : profile::read_profile_source(source_from_args(a, path, err),
-                                                   profile_options_from_args(a));
+        path == "-"
+            ? profile::read_kernel_details(std::cin, "<stdin>", profile_options_from_args(a))
+            : profile::read_profile_source(source_from_args(a, path, err),
+                                           profile_options_from_args(a));
     warn_skipped(err, path, t.skipped, t.skipped_count);
     return t;
 }

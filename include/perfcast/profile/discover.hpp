@@ -38,7 +38,7 @@ namespace perfcast::profile {
 /// One op table: one file, or the slices of one sliced op_summary in slice order.
 struct profile_source {
     std::vector<std::filesystem::path> files;
-    std::string tool;  // "torch_npu", "msprof" or "file"
+    std::string tool;           // "torch_npu", "msprof" or "file"
     std::optional<int> rank;    // torch_npu: profiler_info_<rank>.json beside the output folder
     std::optional<int> device;  // msprof: the device_<N> folder above the table
     std::string evidence;       // how it was recognised, for the user to check
@@ -124,8 +124,7 @@ struct slice_name {
 /// ASCEND_PROFILER_OUTPUT).
 [[nodiscard]] inline std::optional<int> rank_in(const std::filesystem::path& dir) {
     std::error_code ec;
-    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end;
-         it.increment(ec)) {
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string n = it->path().filename().string();
         constexpr std::string_view p = "profiler_info_";
         if (starts_with(n, p) && ends_with(n, ".json")) {
@@ -183,9 +182,10 @@ struct slice_name {
         if (name == "kernel_details.csv" || detail::starts_with(name, "op_summary")) {
             found.push_back({it->path(), detail::parse_slice(name)});
         } else {
-            out.not_taken.push_back({it->path(), "not an op table by its name (statistics or "
-                                                 "another view; the op tables are "
-                                                 "kernel_details.csv and op_summary_*.csv)"});
+            out.not_taken.push_back({it->path(),
+                                     "not an op table by its name (statistics or "
+                                     "another view; the op tables are "
+                                     "kernel_details.csv and op_summary_*.csv)"});
         }
     }
     std::sort(found.begin(), found.end(),
@@ -212,9 +212,9 @@ struct slice_name {
         if (!kd) {
             if (const fs::path* r = under_torch_root(c.path)) {
                 out.not_taken.push_back(
-                    {c.path, "msprof's raw output inside a torch_npu folder: the same tasks as " +
-                                 (*r / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv")
-                                     .generic_string()});
+                    {c.path,
+                     "msprof's raw output inside a torch_npu folder: the same tasks as " +
+                         (*r / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").generic_string()});
                 continue;
             }
         }
@@ -240,7 +240,8 @@ struct slice_name {
                 const std::string dn = d.filename().string();
                 if (detail::starts_with(dn, "device_")) {
                     s.device = detail::small_int(std::string_view(dn).substr(7));
-                    if (s.device) s.evidence += ", device " + std::to_string(*s.device) + " from " + dn;
+                    if (s.device)
+                        s.evidence += ", device " + std::to_string(*s.device) + " from " + dn;
                     break;
                 }
                 if (d == root) break;
