@@ -12,6 +12,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <charconv>
 #include <optional>
 #include <ostream>
@@ -28,6 +29,7 @@
 #include <perfcast/io/svg.hpp>
 #include <perfcast/io/table.hpp>
 #include <perfcast/profile/report.hpp>
+#include <perfcast/profile/timeline.hpp>
 
 #include "cli.hpp"
 #include "common.hpp"
@@ -59,6 +61,45 @@ using io::format_shortest;
 [[nodiscard]] inline std::optional<double> pct(const std::optional<double>& v) {
     if (v) return *v * 100.0;
     return std::nullopt;
+}
+
+/// The chip with its AI core clock (cube and vector) set to what the timeline measured over the
+/// tasks' window, when that differs from the chip's by more than 0.1 %: utilization is cycles
+/// over the clock the run had. Said on `err`.
+[[nodiscard]] inline chip at_measured_clock(chip c, const profile::timeline_summary& t,
+                                            std::ostream& err) {
+    if (!t.clock) return c;
+    const double measured = t.clock->mean.in(units::MHz);
+    const double preset = c.cube.clock.in(units::MHz);
+    if (std::abs(measured - preset) <= 0.001 * preset) return c;
+    err << "perfcast: the timeline " << t.source << " measured the AI cores at "
+        << format_fixed(measured, 0) << " MHz (" << t.clock->samples << " samples"
+        << (t.clock->constant() ? "" : ", time-weighted mean") << "); the chip says "
+        << format_fixed(preset, 0) << " MHz: utilization uses the measured clock\n";
+    c.cube.clock = t.clock->mean;
+    c.vector.clock = t.clock->mean;
+    return c;
+}
+
+/// The timeline's section: host API time by class, the AI core clock.
+inline void write_timeline_table(std::ostream& out, const profile::timeline_summary& t) {
+    out << "\nTimeline " << t.source << ": " << t.events << " events, " << t.device_tasks
+        << " device tasks";
+    if (t.skipped_count > 0) out << ", " << t.skipped_count << " events skipped";
+    out << "\nhost API (spans nest: a launch inside its op_api call)";
+    for (std::size_t k = 0; k < profile::host_api_kind_count; ++k) {
+        out << (k == 0 ? ": " : ", ") << profile::host_api_kind_names[k] << ' '
+            << t.host_api[k].calls << " calls " << format_fixed(t.host_api[k].time.in(units::us), 3)
+            << " us";
+    }
+    out << '\n';
+    if (t.clock) {
+        out << "AI Core clock: " << format_fixed(t.clock->mean.in(units::MHz), 0) << " MHz";
+        if (!t.clock->constant())
+            out << " (time-weighted mean; " << format_fixed(t.clock->low.in(units::MHz), 0)
+                << " to " << format_fixed(t.clock->high.in(units::MHz), 0) << " MHz)";
+        out << ", " << t.clock->samples << " samples\n";
+    }
 }
 
 inline void write_table(std::ostream& out, const profile::profile_report& r, const chip& c) {
@@ -140,7 +181,8 @@ inline void write_table(std::ostream& out, const profile::profile_report& r, con
     }
 }
 
-inline void write_csv(std::ostream& out, const profile::profile_report& r) {
+inline void write_csv(std::ostream& out, const profile::profile_report& r,
+                      const profile::timeline_summary* timeline = nullptr) {
     io::csv_writer w(out);
     w.row({"section", "item", "metric", "value", "unit", "detail"});
     const auto num = [&w](std::string_view sect, std::string_view item, std::string_view metric,
@@ -204,9 +246,23 @@ inline void write_csv(std::ostream& out, const profile::profile_report& r) {
                 x.op_type + " " + x.name + ": " + x.detail);
         }
     }
+    if (!timeline) return;
+    num("timeline", timeline->source, "events", static_cast<double>(timeline->events), "");
+    num("timeline", timeline->source, "device_tasks", static_cast<double>(timeline->device_tasks),
+        "");
+    for (std::size_t k = 0; k < profile::host_api_kind_count; ++k) {
+        const std::string_view kind = profile::host_api_kind_names[k];
+        num("host_api", kind, "calls", static_cast<double>(timeline->host_api[k].calls), "");
+        num("host_api", kind, "time", timeline->host_api[k].time.in(units::us), "us");
+    }
+    if (timeline->clock) {
+        num("timeline", timeline->source, "aicore_clock", timeline->clock->mean.in(units::MHz),
+            "MHz", timeline->clock->constant() ? "constant" : "time-weighted mean");
+    }
 }
 
-inline void write_json(std::ostream& out, const profile::profile_report& r) {
+inline void write_json(std::ostream& out, const profile::profile_report& r,
+                       const profile::timeline_summary* timeline = nullptr) {
     io::json_writer j(out);
     const auto opt = [&j](std::string_view k, const std::optional<double>& v) {
         j.key(k);
@@ -289,6 +345,31 @@ inline void write_json(std::ostream& out, const profile::profile_report& r) {
         j.end_array().end_object();
     }
     j.end_array();
+    j.key("timeline");
+    if (timeline) {
+        j.begin_object().member("source", timeline->source).member("events", timeline->events);
+        j.member("device_tasks", timeline->device_tasks);
+        j.member("skipped_events", timeline->skipped_count);
+        j.key("host_api").begin_array();
+        for (std::size_t k = 0; k < profile::host_api_kind_count; ++k) {
+            j.begin_object().member("kind", profile::host_api_kind_names[k]);
+            j.member("calls", timeline->host_api[k].calls);
+            j.member("time_us", timeline->host_api[k].time.in(units::us)).end_object();
+        }
+        j.end_array();
+        j.key("aicore_clock");
+        if (timeline->clock) {
+            j.begin_object().member("mean_mhz", timeline->clock->mean.in(units::MHz));
+            j.member("low_mhz", timeline->clock->low.in(units::MHz));
+            j.member("high_mhz", timeline->clock->high.in(units::MHz));
+            j.member("samples", timeline->clock->samples).end_object();
+        } else {
+            j.null();
+        }
+        j.end_object();
+    } else {
+        j.null();
+    }
     j.end_object();
 }
 
@@ -329,14 +410,19 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
         ropt.top_ops = n;
     }
     const std::optional<io::output_file> svg = output_from_args(a, "svg");
-    const chip c = chip_from_args(a);
+    chip c = chip_from_args(a);
     const std::string& path = a.positional.front();
     profile::profile_report r;
+    std::optional<profile::timeline_summary> timeline;
     if (path == "-") {
         r = profile::build_report(std::cin, "<stdin>", c, ropt, profile_options_from_args(a));
     } else {
-        r = profile::build_report(source_from_args(a, path, err), c, ropt,
-                                  profile_options_from_args(a));
+        const profile::profile_source src = source_from_args(a, path, err);
+        if (src.timeline) {
+            timeline = profile::summarize(profile::read_timeline_file(src.timeline->generic_string()));
+            c = report_detail::at_measured_clock(c, *timeline, err);
+        }
+        r = profile::build_report(src, c, ropt, profile_options_from_args(a));
     }
     warn_skipped(err, r.source, r.skipped, r.skipped_count);
     if (svg) {
@@ -348,10 +434,11 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
     }
     if (format == "table") {
         report_detail::write_table(out, r, c);
+        if (timeline) report_detail::write_timeline_table(out, *timeline);
     } else if (format == "csv") {
-        report_detail::write_csv(out, r);
+        report_detail::write_csv(out, r, timeline ? &*timeline : nullptr);
     } else {
-        report_detail::write_json(out, r);
+        report_detail::write_json(out, r, timeline ? &*timeline : nullptr);
     }
     return exit_ok;
 }

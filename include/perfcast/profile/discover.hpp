@@ -42,6 +42,9 @@ struct profile_source {
     std::optional<int> rank;    // torch_npu: profiler_info_<rank>.json beside the output folder
     std::optional<int> device;  // msprof: the device_<N> folder above the table
     std::string evidence;       // how it was recognised, for the user to check
+    /// The timeline of the same run, when the folder has one beside the table: torch_npu's
+    /// trace_view.json, msprof's msprof_*.json (profile/timeline.hpp reads it).
+    std::optional<std::filesystem::path> timeline;
 
     /// The first file's path, with " (+N slices)" when sliced.
     [[nodiscard]] std::string name() const {
@@ -122,6 +125,23 @@ struct slice_name {
 
 /// Rank from "profiler_info_<N>.json" in `dir` (torch_npu writes one per rank beside
 /// ASCEND_PROFILER_OUTPUT).
+/// The one timeline in `dir` named like `prefix`*.json (trace_view.json for torch_npu,
+/// msprof_*.json for msprof); nothing when there is none or more than one (sliced timelines:
+/// which slice goes with the table is not known).
+[[nodiscard]] inline std::optional<std::filesystem::path> timeline_in(
+    const std::filesystem::path& dir, std::string_view prefix) {
+    std::optional<std::filesystem::path> found;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end;
+         it.increment(ec)) {
+        const std::string n = it->path().filename().string();
+        if (!starts_with(n, prefix) || !ends_with(n, ".json")) continue;
+        if (found) return std::nullopt;
+        found = it->path();
+    }
+    return found;
+}
+
 [[nodiscard]] inline std::optional<int> rank_in(const std::filesystem::path& dir) {
     std::error_code ec;
     for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -150,7 +170,7 @@ struct slice_name {
                           "no such file or folder", root.generic_string());
     }
     if (!fs::is_directory(st)) {
-        out.sources.push_back({{root}, "file", std::nullopt, std::nullopt, "the file given"});
+        out.sources.push_back({{root}, "file", std::nullopt, std::nullopt, "the file given", std::nullopt});
         return out;
     }
 
@@ -229,12 +249,14 @@ struct slice_name {
             const fs::path run = c.path.parent_path().parent_path();
             s.rank = detail::rank_in(run);
             s.evidence = "kernel_details.csv";
+            s.timeline = detail::timeline_in(c.path.parent_path(), "trace_view");
             if (s.rank)
                 s.evidence += ", rank " + std::to_string(*s.rank) + " from profiler_info_" +
                               std::to_string(*s.rank) + ".json";
         } else {
             s.tool = "msprof";
             s.evidence = "op_summary";
+            s.timeline = detail::timeline_in(c.path.parent_path(), "msprof_");
             for (fs::path d = c.path.parent_path(); !d.empty() && d != root.parent_path();
                  d = d.parent_path()) {
                 const std::string dn = d.filename().string();

@@ -1,0 +1,68 @@
+// Throughput of reading a timeline: the real torch_npu trace_view.json of January 2025
+// (tests/data/profiles/real/torchnpu_2025_level1_rank0_ascend_pt, 723 events, 189 KB) with its
+// event list repeated to ~20 MB, parsed from memory into spans (bytes/s = MB/s of input). The
+// target of issue 12 is 100 MB/s for a timeline.
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include <perfcast/profile/timeline.hpp>
+
+#ifndef PERFCAST_SOURCE_DIR
+#define PERFCAST_SOURCE_DIR "."
+#endif
+
+namespace {
+
+const std::string trace_2025 = PERFCAST_SOURCE_DIR
+    "/tests/data/profiles/real/torchnpu_2025_level1_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/"
+    "trace_view.json";
+
+constexpr std::size_t target_bytes = std::size_t{20} << 20;
+
+/// "[" + the file's events + ("," + the events) ... + "]": a valid list of ~20 MB.
+const std::optional<std::string>& big_timeline() {
+    static const std::optional<std::string> text = []() -> std::optional<std::string> {
+        std::ifstream f(trace_2025, std::ios::binary);
+        if (!f) return std::nullopt;
+        std::stringstream ss;
+        ss << f.rdbuf();
+        const std::string file = ss.str();
+        const auto b = file.find('[');
+        const auto e = file.rfind(']');
+        if (b == std::string::npos || e == std::string::npos || e <= b) return std::nullopt;
+        const std::string_view events = std::string_view(file).substr(b + 1, e - b - 1);
+        std::string out = "[";
+        out.reserve(target_bytes + file.size());
+        out += events;
+        while (out.size() < target_bytes) {
+            out += ',';
+            out += events;
+        }
+        out += ']';
+        return out;
+    }();
+    return text;
+}
+
+void bm_timeline_read(benchmark::State& state) {
+    const auto& text = big_timeline();
+    if (!text) return state.SkipWithError(("no " + trace_2025).c_str());
+    std::size_t spans = 0;
+    for (auto _ : state) {
+        const perfcast::profile::timeline t = perfcast::profile::read_timeline(*text, "big.json");
+        spans = t.device_tasks.size() + t.host_api.size();
+        benchmark::DoNotOptimize(spans);
+    }
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                            static_cast<std::int64_t>(text->size()));
+    state.counters["spans"] = static_cast<double>(spans);
+    state.counters["MB"] = static_cast<double>(text->size()) / 1e6;
+}
+BENCHMARK(bm_timeline_read)->Unit(benchmark::kMillisecond);
+
+}  // namespace
