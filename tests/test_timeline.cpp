@@ -143,8 +143,8 @@ TEST_CASE("timeline: spans, host API classes and the clock from a small trace") 
     CHECK(t.skipped[0].reason.find("'broken'") != std::string::npos);
     REQUIRE(t.aicore_clock.size() == 2);
     // Over [1000, 1020] us: 1800 MHz for 10 us, 1200 MHz for 10 us: mean 1500.
-    const auto clock = clock_over(t, perfcast::profile::timestamp{1000000},
-                                  perfcast::profile::timestamp{1020000});
+    const auto clock =
+        clock_over(t, perfcast::profile::timestamp{1000000}, perfcast::profile::timestamp{1020000});
     REQUIRE(clock.has_value());
     CHECK(clock->mean.in(units::MHz) == doctest::Approx(1500.0).epsilon(1e-12));
     CHECK(clock->low.in(units::MHz) == 1200.0);
@@ -167,7 +167,8 @@ TEST_CASE("timeline: what is refused") {
 TEST_CASE("timeline: the real timelines (msprof, torch_npu 2024/2025/2026, Kineto GPU)") {
     SUBCASE("msprof_*.json: 14 Ascend Hardware spans, 145 CANN spans, 2 clock samples") {
         const timeline t = read_timeline_file(
-            real_dir + "msprof_helix_2026_PROF/mindstudio_profiler_output/msprof_20260511093035.json");
+            real_dir +
+            "msprof_helix_2026_PROF/mindstudio_profiler_output/msprof_20260511093035.json");
         CHECK(t.events == 229);
         CHECK(t.device_tasks.size() == 14);
         CHECK(t.host_api.size() == 145);
@@ -175,12 +176,15 @@ TEST_CASE("timeline: the real timelines (msprof, torch_npu 2024/2025/2026, Kinet
         CHECK(t.aicore_clock[0].clock.in(units::MHz) == 1800.0);
         CHECK(t.skipped_count == 0);
         const auto totals = host_api_totals(t);
-        CHECK(totals[static_cast<std::size_t>(host_api_kind::launch)].calls == 11);  // 9 Node@launch + 2 aclrtLaunchKernelWithHostArgs
-        CHECK(totals[static_cast<std::size_t>(host_api_kind::copy)].calls == 2);      // aclrtMemcpyAsync
+        CHECK(totals[static_cast<std::size_t>(host_api_kind::launch)].calls ==
+              11);  // 9 Node@launch + 2 aclrtLaunchKernelWithHostArgs
+        CHECK(totals[static_cast<std::size_t>(host_api_kind::copy)].calls ==
+              2);  // aclrtMemcpyAsync
     }
     SUBCASE("torch_npu trace_view.json, January 2025: 18 device spans, 77 CANN spans") {
         const timeline t = read_timeline_file(
-            real_dir + "torchnpu_2025_level1_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+            real_dir +
+            "torchnpu_2025_level1_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
         CHECK(t.events == 723);
         CHECK(t.device_tasks.size() == 18);
         CHECK(t.host_api.size() == 77);

@@ -12,8 +12,8 @@
 #pragma once
 
 #include <array>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <optional>
 #include <ostream>
 #include <span>
@@ -419,7 +419,8 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
     } else {
         const profile::profile_source src = source_from_args(a, path, err);
         if (src.timeline) {
-            timeline = profile::summarize(profile::read_timeline_file(src.timeline->generic_string()));
+            timeline =
+                profile::summarize(profile::read_timeline_file(src.timeline->generic_string()));
             c = report_detail::at_measured_clock(c, *timeline, err);
         }
         r = profile::build_report(src, c, ropt, profile_options_from_args(a));

@@ -207,7 +207,8 @@ private:
     }
     void open(char c, std::string_view what) {
         blanks();
-        if (p_ >= text_.size() || text_[p_] != c) fail(std::string("expected ") + std::string(what));
+        if (p_ >= text_.size() || text_[p_] != c)
+            fail(std::string("expected ") + std::string(what));
         if (++depth_ > max_depth) fail("nesting deeper than 512 levels");
         ++p_;
         first_ = true;

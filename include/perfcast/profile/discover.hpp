@@ -132,8 +132,7 @@ struct slice_name {
     const std::filesystem::path& dir, std::string_view prefix) {
     std::optional<std::filesystem::path> found;
     std::error_code ec;
-    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end;
-         it.increment(ec)) {
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string n = it->path().filename().string();
         if (!starts_with(n, prefix) || !ends_with(n, ".json")) continue;
         if (found) return std::nullopt;
@@ -170,7 +169,8 @@ struct slice_name {
                           "no such file or folder", root.generic_string());
     }
     if (!fs::is_directory(st)) {
-        out.sources.push_back({{root}, "file", std::nullopt, std::nullopt, "the file given", std::nullopt});
+        out.sources.push_back(
+            {{root}, "file", std::nullopt, std::nullopt, "the file given", std::nullopt});
         return out;
     }
 

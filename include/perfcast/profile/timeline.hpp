@@ -110,7 +110,7 @@ struct skipped_event {
 
 struct timeline {
     std::string source;
-    std::size_t events = 0;                       // every event of the list
+    std::size_t events = 0;                        // every event of the list
     std::map<std::string, std::size_t> processes;  // events per process name ("" unnamed)
     std::vector<device_task_span> device_tasks;
     std::vector<host_api_span> host_api;
@@ -161,7 +161,7 @@ struct clock_summary {
         const timestamp e =
             i + 1 < t.aicore_clock.size() ? std::min(t.aicore_clock[i + 1].at, to) : to;
         const double span = e > b ? (e - b).in(units::ns) : 0.0;
-        weighted += c.clock.in(units::MHz) * span;
+        weighted += c.clock.in(units::MHz)*span;
         total += span;
     }
     // A window the samples do not cover: the last sample before it holds.
@@ -377,11 +377,11 @@ inline void read_event(io::json_cursor& c, raw_event& e, std::string& key, std::
         }
         const duration d{*x.dur_us, units::us};
         if (device) {
-            t.device_tasks.push_back({x.name, x.task_type.empty() ? x.cat : x.task_type,
-                                      timestamp{ns}, d});
+            t.device_tasks.push_back(
+                {x.name, x.task_type.empty() ? x.cat : x.task_type, timestamp{ns}, d});
         } else {
-            t.host_api.push_back({x.name, classify_host_api(x.name, x.mode), timestamp{ns}, d,
-                                  x.tid});
+            t.host_api.push_back(
+                {x.name, classify_host_api(x.name, x.mode), timestamp{ns}, d, x.tid});
         }
     }
     std::stable_sort(t.aicore_clock.begin(), t.aicore_clock.end(),
