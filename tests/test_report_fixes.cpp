@@ -22,6 +22,7 @@
 #include <perfcast/profile/report.hpp>
 
 #include "../examples/perfcast/cmd_report.hpp"
+#include "../examples/perfcast/cmd_validate.hpp"
 #include "cli_support.hpp"
 
 #ifndef PERFCAST_SOURCE_DIR
@@ -367,4 +368,41 @@ TEST_CASE("report fixes: a row is listed once per finding") {
             CHECK(g.rows <= std::max<std::size_t>(x.rows, x.host.gaps));
         }
     }
+}
+
+// ---- 7. validate with nothing scored -----------------------------------------------------------
+
+TEST_CASE("report fixes: validate with no scored row is an error that says why") {
+    // Filters that keep nothing.
+    auto r = run_command(cli::validate_command,
+                         {"--chip", "910B1", "--test", b1_train, "--types", "Nope"});
+    CHECK(r.status == cli::exit_failure);
+    CHECK(has(r.err, "nothing scored"));
+    CHECK(has(r.err, "holds 591 rows, none of them kept by --types Nope"));
+    CHECK(r.out.empty());
+
+    // Kept rows the model cannot map: the 19 HCCL tasks of the 910B1 fixture.
+    r = run_command(cli::validate_command, {"--chip", "910B1", "--test", b1_train,
+                                            "--tasks", "HCCL", "--format", "json"});
+    CHECK(r.status == cli::exit_failure);
+    CHECK(has(r.err, "19 kept by --tasks HCCL, and the model maps none of them"));
+    CHECK_FALSE(has(r.out, "\"mape\": 0"));
+
+    // A profile with a header and no rows.
+    const std::string empty = "perfcast_test_report_fixes_empty.csv";
+    {
+        std::ofstream f(empty);
+        f << "Type,Accelerator Core,Duration(us)\n";
+    }
+    r = run_command(cli::validate_command, {"--chip", "910B1", "--test", empty});
+    std::remove(empty.c_str());
+    CHECK(r.status == cli::exit_failure);
+    CHECK(has(r.err, "holds no row"));
+
+    // A hold-out study where no seed scores a row.
+    r = run_command(cli::validate_command,
+                    {"--chip", "910B1", b1_train, "--holdout", "0.3", "--seeds", "1-2",
+                     "--types", "Nope"});
+    CHECK(r.status == cli::exit_failure);
+    CHECK(has(r.err, "no seed from 1 to 2 holds out a row"));
 }

@@ -139,6 +139,29 @@ inline std::string fit_summary(const profile::calibration_result& r) {
     return s;
 }
 
+/// Why nothing was scored: validate exits 1 with this rather than print a MAPE of no rows.
+/// `rows`: the rows to score before --tasks / --types (`what` names them), `kept`: after them,
+/// `not_mappable`: kept rows the model cannot predict.
+[[nodiscard]] inline perfcast::error nothing_scored(const std::string& what, std::size_t rows,
+                                                   std::size_t kept, std::size_t not_mappable,
+                                                   const parsed_args& a) {
+    std::string s = "nothing scored (a MAPE over no rows is not 0 %): " + what + " ";
+    if (rows == 0) {
+        return perfcast::error(s + "holds no row (an empty profile, or every row damaged)");
+    }
+    std::string filters;
+    for (const char* f : {"tasks", "types"}) {
+        if (const auto v = a.get(f)) filters += (filters.empty() ? "--" : " and --") + std::string(f) + " " + *v;
+    }
+    s += "holds " + std::to_string(rows) + " rows";
+    if (kept == 0) return perfcast::error(s + ", none of them kept by " + filters);
+    if (!filters.empty()) s += ", " + std::to_string(kept) + " kept by " + filters;
+    return perfcast::error(s + ", and the model maps none of them to an op (" +
+                           std::to_string(not_mappable) +
+                           " not mappable: communication, DSA or AI CPU tasks, shape conflicts, "
+                           "unknown shapes or dtypes, no duration)");
+}
+
 inline std::string pct(double share) { return io::format_fixed(100.0 * share, 1) + " %"; }
 
 /// The "by_type" member: rows, MAPE, median and P90 APE of each op type.
@@ -271,10 +294,6 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
         << "-" << runs.back().seed;
     if (st.scored_runs < runs.size())
         out << " (" << st.scored_runs << " with held-out rows to score)";
-    if (st.scored_runs == 0) {
-        out << ": no held-out row to score under any seed\n";
-        return;
-    }
     out << ": mean MAPE " << pct(st.mean_mape) << ", mean median APE "
         << pct(st.mean_median_ape) << ", mean P90 APE " << pct(st.mean_p90_ape) << "\n\n";
     io::text_table t({"seed", "fit rows", "scored", "MAPE", "median APE", "P90 APE",
@@ -328,6 +347,8 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
 
     std::vector<profile::kernel_row> fit_rows;
     std::vector<profile::kernel_row> test_rows;
+    std::string scored_what;    // what the scored rows are, for nothing_scored
+    std::size_t test_read = 0;  // their count before --tasks / --types
     if (a.has("holdout")) {
         if (a.positional.size() != 1 || a.has("fit") || a.has("test"))
             throw usage_error("--holdout takes one PROFILE and no --fit / --test");
@@ -339,6 +360,14 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
             const auto study = profile::repeated_holdout(
                 c, read_in_context(a, a.positional[0], c, cal.params, err), share, first, last,
                 keep, cal.params, calibration_options_from(a));
+            if (study.scored_runs == 0) {
+                throw perfcast::error(
+                    "nothing scored (a MAPE over no rows is not 0 %): no seed from " +
+                    std::to_string(first) + " to " + std::to_string(last) + " holds out a row" +
+                    (a.has("tasks") || a.has("types") ? " that --tasks / --types keep and" : "") +
+                    " the model can predict (" + std::to_string(study.pooled.skipped) +
+                    " held-out rows not mappable)");
+            }
             write_study(out, study, format);
             return exit_ok;
         }
@@ -348,13 +377,20 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
                                             share, static_cast<std::uint64_t>(seed));
         fit_rows = std::move(split.fit);
         test_rows = filtered(split.test, keep);
+        scored_what = "the held-out side of " + a.positional[0] + " (--holdout " +
+                      *a.get("holdout") + ", seed " + std::to_string(seed) + ")";
+        test_read = split.test.size();
     } else {
         if (a.has("seeds")) throw usage_error("--seeds needs one PROFILE and --holdout SHARE");
         if (!a.positional.empty()) throw usage_error("unexpected argument '" + a.positional[0] + "'");
         if (!a.has("test")) throw usage_error("needs --test FILE (or PROFILE --holdout SHARE)");
         if (a.has("fit")) fit_rows = read_in_context(a, *a.get("fit"), c, cal.params, err);
-        test_rows = filtered(read_in_context(a, *a.get("test"), c, cal.params, err), keep);
+        const auto read = read_in_context(a, *a.get("test"), c, cal.params, err);
+        test_rows = filtered(read, keep);
+        scored_what = *a.get("test");
+        test_read = read.size();
     }
+    if (test_rows.empty()) throw nothing_scored(scored_what, test_read, 0, 0, a);
     std::optional<profile::calibration_result> fit;
     if (!fit_rows.empty()) {
         fit = profile::calibrate(c, profile::measured_ops(c, fit_rows), cal.params,
@@ -362,6 +398,8 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
         cal = fit->fitted;
     }
     const auto rep = profile::evaluate(c, test_rows, cal);
+    if (rep.overall.rows == 0)
+        throw nothing_scored(scored_what, test_read, test_rows.size(), rep.skipped, a);
     write_report(out, rep, worst, format, fit ? &*fit : nullptr);
     return exit_ok;
 }
