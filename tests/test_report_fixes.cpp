@@ -23,6 +23,7 @@
 
 #include "../examples/perfcast/cmd_report.hpp"
 #include "../examples/perfcast/cmd_validate.hpp"
+#include "../examples/perfcast/cmd_whatif.hpp"
 #include "cli_support.hpp"
 
 #ifndef PERFCAST_SOURCE_DIR
@@ -405,4 +406,48 @@ TEST_CASE("report fixes: validate with no scored row is an error that says why")
                      "--types", "Nope"});
     CHECK(r.status == cli::exit_failure);
     CHECK(has(r.err, "no seed from 1 to 2 holds out a row"));
+}
+
+// ---- 8. --top 0 --------------------------------------------------------------------------------
+
+TEST_CASE("report fixes: --top 0 and --worst 0 list every row in every command") {
+    // report: the 910B3 fixture's 29 rows.
+    auto r = run_command(cli::report_command, {b3_matmul, "--chip", "910B3", "--top", "0"});
+    REQUIRE(r.status == cli::exit_ok);
+    CHECK(has(r.out, "Top 29 ops by duration"));
+
+    // validate: every scored row among the worst.
+    r = run_command(cli::validate_command, {"--chip", "910B3", "--test", b3_matmul,
+                                            "--worst", "0", "--format", "json"});
+    REQUIRE(r.status == cli::exit_ok);
+    const auto count = [](const std::string& s, std::string_view w) {
+        std::size_t n = 0;
+        for (auto p = s.find(w); p != std::string::npos; p = s.find(w, p + 1)) ++n;
+        return n;
+    };
+    const std::string rows_key = "\"rows\": ";
+    const auto at = r.out.find(rows_key);
+    REQUIRE(at != std::string::npos);
+    const std::size_t scored = std::stoul(r.out.substr(at + rows_key.size()));
+    CHECK(scored > 10);  // more than the default 10
+    CHECK(count(r.out, "\"predicted_us\"") == scored);
+
+    // whatif (already so): the built-in scenario's 480 deployments, none left out.
+    r = run_command(cli::whatif_command, {"--top", "0"});
+    REQUIRE(r.status == cli::exit_ok);
+    CHECK(has(r.out, ": 480 deployments"));
+    CHECK_FALSE(has(r.out, "more;"));
+
+    // The same words for a bad count everywhere.
+    const std::vector<std::pair<cli::command, std::vector<std::string_view>>> bad = {
+        {cli::report_command, {b3_matmul, "--chip", "910B3", "--top", "-2"}},
+        {cli::validate_command, {"--chip", "910B3", "--test", b3_matmul, "--worst", "-2"}},
+        {cli::whatif_command, {"--top", "-2"}},
+    };
+    for (const auto& [c, args] : bad) {
+        CAPTURE(c.name);
+        r = run_command(c, args);
+        CHECK(r.status == cli::exit_usage);
+        CHECK(has(r.err, "'-2' is not a row count >= 0 (0: all rows)"));
+    }
 }

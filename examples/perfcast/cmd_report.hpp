@@ -41,7 +41,7 @@ inline constexpr std::array<option, 7> options{{
     chip_ini_option,
     strict_option,
     device_option,
-    {"top", "N", "ops in the top-ops table (default 10)"},
+    {"top", "N", "ops in the top-ops table (default 10; 0: all)"},
     {"format", "FORMAT", "table (default), csv or json"},
     {"svg", "FILE", "also draw the time by op type as an SVG bar chart"},
 }};
@@ -326,14 +326,7 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
     }
     const std::string format = choice(a, "format", {"table", "csv", "json"}, "table");
     profile::report_options ropt;
-    if (const auto top = a.get("top")) {
-        std::size_t n = 0;
-        const auto [p, ec] = std::from_chars(top->data(), top->data() + top->size(), n);
-        if (ec != std::errc{} || p != top->data() + top->size()) {
-            throw usage_error("option '--top' needs a non-negative integer, not '" + *top + "'");
-        }
-        ropt.top_ops = n;
-    }
+    ropt.top_ops = row_count(a, "top", ropt.top_ops);
     const std::optional<io::output_file> svg = output_from_args(a, "svg");
     const chip c = chip_from_args(a);
     const profile::profile_report r =

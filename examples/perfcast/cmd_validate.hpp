@@ -48,7 +48,7 @@ inline constexpr std::array<option, 15> options{{
     {"seeds", "A-B", "hold out for each seed A to B: each seed, the means, rows by type"},
     {"tasks", "LIST", "task types to score, e.g. AI_CORE,AI_VECTOR_CORE (default: all)"},
     {"types", "LIST", "op types to score, e.g. MatMul,BatchMatMul (default: all)"},
-    {"worst", "N", "worst rows to list (default 10)"},
+    {"worst", "N", "worst rows to list (default 10; 0: all)"},
     {"format", "FORMAT", "table (default) or json"},
     vector_efficiency_option,
     strict_option,
@@ -339,11 +339,7 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
     const chip c = chip_from_args(a);
     profile::calibration cal = params_from_args(a);
     const row_filter keep{list_of(a, "tasks"), list_of(a, "types")};
-    const std::int64_t worst_n = a.has("worst") ? io::parse_int(*a.get("worst"), "--worst") : 10;
-    if (worst_n < 0) {  // a cast would wrap -1 to "every row"
-        throw usage_error("option '--worst': '" + *a.get("worst") + "' is not a row count >= 0");
-    }
-    const auto worst = static_cast<std::size_t>(worst_n);
+    const std::size_t worst = row_count(a, "worst", 10);
 
     std::vector<profile::kernel_row> fit_rows;
     std::vector<profile::kernel_row> test_rows;
