@@ -11,10 +11,10 @@
 #include <cstdio>
 #include <fstream>
 #include <set>
-#include <utility>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <perfcast/chips.hpp>
@@ -58,8 +58,9 @@ const std::vector<std::string> all_profiles = {
     qwen3,
     real_dir + "torchnpu_2025_level1_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
     real_dir + "torchnpu_helix_2026_standalone/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
-    real_dir + "msprof_helix_2026_PROF/mindstudio_profiler_output/"
-               "op_summary_20260511093035.csv",
+    real_dir +
+        "msprof_helix_2026_PROF/mindstudio_profiler_output/"
+        "op_summary_20260511093035.csv",
     real_dir + "msprof_older_layout_mskpp_ut/op_summary.csv",
     b1_train,
     b3_matmul,
@@ -67,8 +68,7 @@ const std::vector<std::string> all_profiles = {
 
 /// Chips that match some of the profiles and chips that match none (the 310P3 has 8 cores and
 /// 204.8 GB/s: every 910B profile overruns it).
-const std::vector<chip> some_chips = {chips::ascend910b2, chips::ascend910b3,
-                                      chips::ascend310p3};
+const std::vector<chip> some_chips = {chips::ascend910b2, chips::ascend910b3, chips::ascend310p3};
 
 profile_report every_op(const std::string& path, const chip& c) {
     report_options o;
@@ -206,8 +206,8 @@ TEST_CASE("report fixes: bandwidth above HBM is flagged L2 or cache, never a sha
     const auto t = run_command(cli::report_command, {rank0, "--chip", "ascend910b2"});
     REQUIRE(t.status == cli::exit_ok);
     CHECK(has(t.out, "L2/cache  engine_from_cycles; above HBM peak: L2 or cache"));
-    const auto j = run_command(cli::report_command,
-                               {rank0, "--chip", "ascend910b2", "--format", "json"});
+    const auto j =
+        run_command(cli::report_command, {rank0, "--chip", "ascend910b2", "--format", "json"});
     REQUIRE(j.status == cli::exit_ok);
     CHECK(has(j.out, "\"hbm_share_pct\": null,\n      \"above_hbm_peak\": true"));
 }
@@ -307,7 +307,8 @@ TEST_CASE("report fixes: a utilization above 100 % always says why") {
     const profile_report p = every_op(rank1, chips::ascend310p3);
     const engine_utilization& v = p.utilization[2];
     REQUIRE(v.full_utilization);
-    CHECK(*v.full_utilization == doctest::Approx(171892687.0 / (8 * 1060e6 * 16420.2e-6)).epsilon(1e-9));
+    CHECK(*v.full_utilization ==
+          doctest::Approx(171892687.0 / (8 * 1060e6 * 16420.2e-6)).epsilon(1e-9));
     CHECK(v.note == chip_mismatch_note);
 
     // Over every shipped profile and chip: a value above 100 % has a note, one at or below has
@@ -383,8 +384,8 @@ TEST_CASE("report fixes: validate with no scored row is an error that says why")
     CHECK(r.out.empty());
 
     // Kept rows the model cannot map: the 19 HCCL tasks of the 910B1 fixture.
-    r = run_command(cli::validate_command, {"--chip", "910B1", "--test", b1_train,
-                                            "--tasks", "HCCL", "--format", "json"});
+    r = run_command(cli::validate_command,
+                    {"--chip", "910B1", "--test", b1_train, "--tasks", "HCCL", "--format", "json"});
     CHECK(r.status == cli::exit_failure);
     CHECK(has(r.err, "19 kept by --tasks HCCL, and the model maps none of them"));
     CHECK_FALSE(has(r.out, "\"mape\": 0"));
@@ -401,9 +402,8 @@ TEST_CASE("report fixes: validate with no scored row is an error that says why")
     CHECK(has(r.err, "holds no row"));
 
     // A hold-out study where no seed scores a row.
-    r = run_command(cli::validate_command,
-                    {"--chip", "910B1", b1_train, "--holdout", "0.3", "--seeds", "1-2",
-                     "--types", "Nope"});
+    r = run_command(cli::validate_command, {"--chip", "910B1", b1_train, "--holdout", "0.3",
+                                            "--seeds", "1-2", "--types", "Nope"});
     CHECK(r.status == cli::exit_failure);
     CHECK(has(r.err, "no seed from 1 to 2 holds out a row"));
 }
@@ -417,8 +417,8 @@ TEST_CASE("report fixes: --top 0 and --worst 0 list every row in every command")
     CHECK(has(r.out, "Top 29 ops by duration"));
 
     // validate: every scored row among the worst.
-    r = run_command(cli::validate_command, {"--chip", "910B3", "--test", b3_matmul,
-                                            "--worst", "0", "--format", "json"});
+    r = run_command(cli::validate_command,
+                    {"--chip", "910B3", "--test", b3_matmul, "--worst", "0", "--format", "json"});
     REQUIRE(r.status == cli::exit_ok);
     const auto count = [](const std::string& s, std::string_view w) {
         std::size_t n = 0;

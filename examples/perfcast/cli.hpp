@@ -20,8 +20,8 @@
 #include <stdexcept>
 #include <streambuf>
 #include <string>
-#include <system_error>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 

@@ -166,8 +166,7 @@ inline void write_csv(std::ostream& out, const profile::profile_report& r) {
         num("utilization", e.label, "seed_utilization", pct(e.seed_utilization), "%");
         num("utilization", e.label, "full_span", e.full_span.in(units::us), "us",
             "first start .. last end");
-        num("utilization", e.label, "full_utilization", pct(e.full_utilization), "%",
-            e.note);
+        num("utilization", e.label, "full_utilization", pct(e.full_utilization), "%", e.note);
     }
     for (const auto& x : r.by_type) {
         const std::string item = x.op_type + "/" + x.task;
@@ -185,7 +184,8 @@ inline void write_csv(std::ostream& out, const profile::profile_report& r) {
         if (x.achieved)
             num("top_op", item, "achieved_bandwidth", x.achieved->in(units::GBps), "GB/s");
         if (x.hbm_share) num("top_op", item, "hbm_share", *x.hbm_share * 100.0, "%");
-        if (x.above_hbm_peak) w.row({"top_op", item, "above_hbm_peak", "1", "", profile::above_hbm_note});
+        if (x.above_hbm_peak)
+            w.row({"top_op", item, "above_hbm_peak", "1", "", profile::above_hbm_note});
         if (!x.notes.empty()) w.row({"top_op", item, "notes", "", "", x.notes});
     }
     const auto& h = r.host;

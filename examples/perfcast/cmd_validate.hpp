@@ -143,15 +143,16 @@ inline std::string fit_summary(const profile::calibration_result& r) {
 /// `rows`: the rows to score before --tasks / --types (`what` names them), `kept`: after them,
 /// `not_mappable`: kept rows the model cannot predict.
 [[nodiscard]] inline perfcast::error nothing_scored(const std::string& what, std::size_t rows,
-                                                   std::size_t kept, std::size_t not_mappable,
-                                                   const parsed_args& a) {
+                                                    std::size_t kept, std::size_t not_mappable,
+                                                    const parsed_args& a) {
     std::string s = "nothing scored (a MAPE over no rows is not 0 %): " + what + " ";
     if (rows == 0) {
         return perfcast::error(s + "holds no row (an empty profile, or every row damaged)");
     }
     std::string filters;
     for (const char* f : {"tasks", "types"}) {
-        if (const auto v = a.get(f)) filters += (filters.empty() ? "--" : " and --") + std::string(f) + " " + *v;
+        if (const auto v = a.get(f))
+            filters += (filters.empty() ? "--" : " and --") + std::string(f) + " " + *v;
     }
     s += "holds " + std::to_string(rows) + " rows";
     if (kept == 0) return perfcast::error(s + ", none of them kept by " + filters);

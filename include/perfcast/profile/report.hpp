@@ -526,12 +526,12 @@ public:
         if (memory_bound && achieved && hbm.base_value() > 0 &&
             *achieved / hbm < opt_.low_bandwidth_share) {
             flag(finding_kind::low_bandwidth, r, d, [&] {
-                return std::string(
-                    (is_write_only_type(r.op_type) ? "outputs once (write-only type): "
-                                                   : "inputs+outputs once: ") +
-                    detail::fixed3(achieved->in(units::GBps)) +
-                    " GB/s = " + detail::fixed3(*achieved / hbm * 100.0) + " % of " +
-                    detail::fixed3(hbm.in(units::GBps)) + " GB/s");
+                return std::string((is_write_only_type(r.op_type)
+                                        ? "outputs once (write-only type): "
+                                        : "inputs+outputs once: ") +
+                                   detail::fixed3(achieved->in(units::GBps)) +
+                                   " GB/s = " + detail::fixed3(*achieved / hbm * 100.0) + " % of " +
+                                   detail::fixed3(hbm.in(units::GBps)) + " GB/s");
             });
         }
 
@@ -543,9 +543,11 @@ public:
             return s;
         };
         if (r.has_note(note_kind::shape_conflict))
-            flag(finding_kind::shape_conflict, r, d, [&] { return notes_of(note_kind::shape_conflict); });
+            flag(finding_kind::shape_conflict, r, d,
+                 [&] { return notes_of(note_kind::shape_conflict); });
         if (r.has_note(note_kind::unknown_dtype))
-            flag(finding_kind::unknown_dtype, r, d, [&] { return notes_of(note_kind::unknown_dtype); });
+            flag(finding_kind::unknown_dtype, r, d,
+                 [&] { return notes_of(note_kind::unknown_dtype); });
 
         // top ops
         if (opt_.top_ops > 0) keep_top(r, d, achieved);
@@ -669,8 +671,7 @@ private:
                    detail::fixed3((u.full_span - u.seed_span).in(units::us)) +
                    " us before the last end, so the last task's cycles have no time; first "
                    "start to last end: " +
-                   (u.full_utilization ? detail::fixed3(*u.full_utilization * 100.0) : "-") +
-                   " %";
+                   (u.full_utilization ? detail::fixed3(*u.full_utilization * 100.0) : "-") + " %";
         }
         return {};
     }
