@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cerrno>
+#include <charconv>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <ostream>
 #include <span>
@@ -19,6 +21,7 @@
 #include <streambuf>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -148,6 +151,24 @@ private:
     }
     throw usage_error("option '--" + std::string(name) + "' must be one of " + list + ", not '" +
                       v + "'");
+}
+
+/// "Every row", as row_count returns it.
+inline constexpr std::size_t all_rows = std::numeric_limits<std::size_t>::max();
+
+/// A row-count flag (`--top N`, `--worst N`): a whole number >= 0 where 0 means every row, the
+/// same in every command; `fallback` when absent. Returns all_rows for 0.
+[[nodiscard]] inline std::size_t row_count(const parsed_args& a, std::string_view name,
+                                           std::size_t fallback) {
+    const auto t = a.get(name);
+    if (!t) return fallback;
+    std::size_t n = 0;
+    const auto [p, ec] = std::from_chars(t->data(), t->data() + t->size(), n);
+    if (t->empty() || ec != std::errc{} || p != t->data() + t->size()) {
+        throw usage_error("option '--" + std::string(name) + "': '" + *t +
+                          "' is not a row count >= 0 (0: all rows)");
+    }
+    return n == 0 ? all_rows : n;
 }
 
 /// "Options:" block of a usage text.

@@ -44,7 +44,7 @@ inline constexpr std::array<option, 8> options{{
     strict_option,
     device_option,
     rank_option,
-    {"top", "N", "ops in the top-ops table (default 10)"},
+    {"top", "N", "ops in the top-ops table (default 10; 0: all)"},
     {"format", "FORMAT", "table (default), csv or json"},
     {"svg", "FILE", "also draw the time by op type as an SVG bar chart"},
 }};
@@ -114,19 +114,22 @@ inline void write_table(std::ostream& out, const profile::profile_report& r, con
     }
     out << '\n';
 
-    out << "Utilization = sum(cycles) / (span x cores x clock) (guide §2). Seed span: last start "
-           "- first start;\nto-end span: first start to last end.\n";
-    io::text_table u({"engine", "tasks", "task us", "cycles", "cores", "MHz", "seed span us",
-                      "util %", "to-end span us", "util to end %"});
+    out << "Utilization = sum(cycles) / (span x cores x clock) (guide §2). Span: first start to "
+           "last end;\nseed span: last start - first start, as the guide writes it.\n";
+    io::text_table u({"engine", "tasks", "task us", "cycles", "cores", "MHz", "span us", "util %",
+                      "seed span us", "seed util %"});
     for (const auto& e : r.utilization) {
         u.add_row(
             {e.label, std::to_string(e.tasks), format_fixed(e.task_time.in(units::us), 3),
              format_fixed(e.cycles.in(units::cycle), 0), std::to_string(e.cores),
-             format_fixed(e.clock.in(units::MHz), 0), format_fixed(e.seed_span.in(units::us), 3),
-             opt_fixed(pct(e.seed_utilization), 3), format_fixed(e.full_span.in(units::us), 3),
-             opt_fixed(pct(e.full_utilization), 3)});
+             format_fixed(e.clock.in(units::MHz), 0), format_fixed(e.full_span.in(units::us), 3),
+             opt_fixed(pct(e.full_utilization), 3), format_fixed(e.seed_span.in(units::us), 3),
+             opt_fixed(pct(e.seed_utilization), 3)});
     }
     u.write(out);
+    for (const auto& e : r.utilization) {
+        if (!e.note.empty()) out << "note, " << e.label << ": " << e.note << '\n';
+    }
 
     out << "\nTime by op type\n";
     io::text_table t({"type", "task", "count", "total us", "mean us", "share %"});
@@ -140,7 +143,8 @@ inline void write_table(std::ostream& out, const profile::profile_report& r, con
 
     out << "\nTop " << r.top_ops.size()
         << " ops by duration (cube util recomputed for the chip; bound: pipes > threshold; GB/s: "
-           "inputs+outputs once / duration)\n";
+           "inputs+outputs\nonce / duration, outputs alone for fills; % HBM above 100: "
+           "L2/cache)\n";
     io::text_table o({"line", "name", "type", "task", "us", "block", "cube util %", "profiled %",
                       "bound", "GB/s", "% HBM", "notes"});
     for (const auto& x : r.top_ops) {
@@ -150,7 +154,8 @@ inline void write_table(std::ostream& out, const profile::profile_report& r, con
                    opt_fixed(x.cube_utilization_pct, 3),
                    opt_fixed(x.profiled_cube_utilization_pct, 3), x.bound,
                    x.achieved ? format_fixed(x.achieved->in(units::GBps), 1) : std::string("-"),
-                   opt_fixed(pct(x.hbm_share), 1), x.notes.empty() ? std::string("-") : x.notes});
+                   x.above_hbm_peak ? std::string("L2/cache") : opt_fixed(pct(x.hbm_share), 1),
+                   x.notes.empty() ? std::string("-") : x.notes});
     }
     o.write(out);
 
@@ -204,7 +209,7 @@ inline void write_csv(std::ostream& out, const profile::profile_report& r,
         num("utilization", e.label, "seed_utilization", pct(e.seed_utilization), "%");
         num("utilization", e.label, "full_span", e.full_span.in(units::us), "us",
             "first start .. last end");
-        num("utilization", e.label, "full_utilization", pct(e.full_utilization), "%");
+        num("utilization", e.label, "full_utilization", pct(e.full_utilization), "%", e.note);
     }
     for (const auto& x : r.by_type) {
         const std::string item = x.op_type + "/" + x.task;
@@ -222,6 +227,8 @@ inline void write_csv(std::ostream& out, const profile::profile_report& r,
         if (x.achieved)
             num("top_op", item, "achieved_bandwidth", x.achieved->in(units::GBps), "GB/s");
         if (x.hbm_share) num("top_op", item, "hbm_share", *x.hbm_share * 100.0, "%");
+        if (x.above_hbm_peak)
+            w.row({"top_op", item, "above_hbm_peak", "1", "", profile::above_hbm_note});
         if (!x.notes.empty()) w.row({"top_op", item, "notes", "", "", x.notes});
     }
     const auto& h = r.host;
@@ -292,6 +299,7 @@ inline void write_json(std::ostream& out, const profile::profile_report& r,
         opt("seed_utilization_pct", pct(e.seed_utilization));
         j.member("full_span_us", e.full_span.in(units::us));
         opt("full_utilization_pct", pct(e.full_utilization));
+        j.member("note", e.note);
         j.end_object();
     }
     j.end_array();
@@ -318,6 +326,7 @@ inline void write_json(std::ostream& out, const profile::profile_report& r,
         opt("achieved_gbps",
             x.achieved ? std::optional<double>(x.achieved->in(units::GBps)) : std::nullopt);
         opt("hbm_share_pct", pct(x.hbm_share));
+        j.member("above_hbm_peak", x.above_hbm_peak);
         j.member("notes", x.notes);
         j.end_object();
     }
@@ -401,14 +410,7 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
     }
     const std::string format = choice(a, "format", {"table", "csv", "json"}, "table");
     profile::report_options ropt;
-    if (const auto top = a.get("top")) {
-        std::size_t n = 0;
-        const auto [p, ec] = std::from_chars(top->data(), top->data() + top->size(), n);
-        if (ec != std::errc{} || p != top->data() + top->size()) {
-            throw usage_error("option '--top' needs a non-negative integer, not '" + *top + "'");
-        }
-        ropt.top_ops = n;
-    }
+    ropt.top_ops = row_count(a, "top", ropt.top_ops);
     const std::optional<io::output_file> svg = output_from_args(a, "svg");
     chip c = chip_from_args(a);
     const std::string& path = a.positional.front();

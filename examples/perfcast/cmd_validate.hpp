@@ -48,7 +48,7 @@ inline constexpr std::array<option, 16> options{{
     {"seeds", "A-B", "hold out for each seed A to B: each seed, the means, rows by type"},
     {"tasks", "LIST", "task types to score, e.g. AI_CORE,AI_VECTOR_CORE (default: all)"},
     {"types", "LIST", "op types to score, e.g. MatMul,BatchMatMul (default: all)"},
-    {"worst", "N", "worst rows to list (default 10)"},
+    {"worst", "N", "worst rows to list (default 10; 0: all)"},
     {"format", "FORMAT", "table (default) or json"},
     vector_efficiency_option,
     strict_option,
@@ -139,6 +139,30 @@ inline std::string fit_summary(const profile::calibration_result& r) {
          std::to_string(r.fitted.fixed_time.size()) + " with a fixed time; heavy types without one x" +
          io::format_fixed(r.fitted.unseen_heavy_factor, 2);
     return s;
+}
+
+/// Why nothing was scored: validate exits 1 with this rather than print a MAPE of no rows.
+/// `rows`: the rows to score before --tasks / --types (`what` names them), `kept`: after them,
+/// `not_mappable`: kept rows the model cannot predict.
+[[nodiscard]] inline perfcast::error nothing_scored(const std::string& what, std::size_t rows,
+                                                    std::size_t kept, std::size_t not_mappable,
+                                                    const parsed_args& a) {
+    std::string s = "nothing scored (a MAPE over no rows is not 0 %): " + what + " ";
+    if (rows == 0) {
+        return perfcast::error(s + "holds no row (an empty profile, or every row damaged)");
+    }
+    std::string filters;
+    for (const char* f : {"tasks", "types"}) {
+        if (const auto v = a.get(f))
+            filters += (filters.empty() ? "--" : " and --") + std::string(f) + " " + *v;
+    }
+    s += "holds " + std::to_string(rows) + " rows";
+    if (kept == 0) return perfcast::error(s + ", none of them kept by " + filters);
+    if (!filters.empty()) s += ", " + std::to_string(kept) + " kept by " + filters;
+    return perfcast::error(s + ", and the model maps none of them to an op (" +
+                           std::to_string(not_mappable) +
+                           " not mappable: communication, DSA or AI CPU tasks, shape conflicts, "
+                           "unknown shapes or dtypes, no duration)");
 }
 
 inline std::string pct(double share) { return io::format_fixed(100.0 * share, 1) + " %"; }
@@ -273,10 +297,6 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
         << "-" << runs.back().seed;
     if (st.scored_runs < runs.size())
         out << " (" << st.scored_runs << " with held-out rows to score)";
-    if (st.scored_runs == 0) {
-        out << ": no held-out row to score under any seed\n";
-        return;
-    }
     out << ": mean MAPE " << pct(st.mean_mape) << ", mean median APE "
         << pct(st.mean_median_ape) << ", mean P90 APE " << pct(st.mean_p90_ape) << "\n\n";
     io::text_table t({"seed", "fit rows", "scored", "MAPE", "median APE", "P90 APE",
@@ -322,14 +342,12 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
     const chip c = chip_from_args(a);
     profile::calibration cal = params_from_args(a);
     const row_filter keep{list_of(a, "tasks"), list_of(a, "types")};
-    const std::int64_t worst_n = a.has("worst") ? io::parse_int(*a.get("worst"), "--worst") : 10;
-    if (worst_n < 0) {  // a cast would wrap -1 to "every row"
-        throw usage_error("option '--worst': '" + *a.get("worst") + "' is not a row count >= 0");
-    }
-    const auto worst = static_cast<std::size_t>(worst_n);
+    const std::size_t worst = row_count(a, "worst", 10);
 
     std::vector<profile::kernel_row> fit_rows;
     std::vector<profile::kernel_row> test_rows;
+    std::string scored_what;    // what the scored rows are, for nothing_scored
+    std::size_t test_read = 0;  // their count before --tasks / --types
     if (a.has("holdout")) {
         if (a.positional.size() != 1 || a.has("fit") || a.has("test"))
             throw usage_error("--holdout takes one PROFILE and no --fit / --test");
@@ -341,6 +359,14 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
             const auto study = profile::repeated_holdout(
                 c, read_in_context(a, a.positional[0], c, cal.params, err), share, first, last,
                 keep, cal.params, calibration_options_from(a));
+            if (study.scored_runs == 0) {
+                throw perfcast::error(
+                    "nothing scored (a MAPE over no rows is not 0 %): no seed from " +
+                    std::to_string(first) + " to " + std::to_string(last) + " holds out a row" +
+                    (a.has("tasks") || a.has("types") ? " that --tasks / --types keep and" : "") +
+                    " the model can predict (" + std::to_string(study.pooled.skipped) +
+                    " held-out rows not mappable)");
+            }
             write_study(out, study, format);
             return exit_ok;
         }
@@ -350,13 +376,20 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
                                             share, static_cast<std::uint64_t>(seed));
         fit_rows = std::move(split.fit);
         test_rows = filtered(split.test, keep);
+        scored_what = "the held-out side of " + a.positional[0] + " (--holdout " +
+                      *a.get("holdout") + ", seed " + std::to_string(seed) + ")";
+        test_read = split.test.size();
     } else {
         if (a.has("seeds")) throw usage_error("--seeds needs one PROFILE and --holdout SHARE");
         if (!a.positional.empty()) throw usage_error("unexpected argument '" + a.positional[0] + "'");
         if (!a.has("test")) throw usage_error("needs --test FILE (or PROFILE --holdout SHARE)");
         if (a.has("fit")) fit_rows = read_in_context(a, *a.get("fit"), c, cal.params, err);
-        test_rows = filtered(read_in_context(a, *a.get("test"), c, cal.params, err), keep);
+        const auto read = read_in_context(a, *a.get("test"), c, cal.params, err);
+        test_rows = filtered(read, keep);
+        scored_what = *a.get("test");
+        test_read = read.size();
     }
+    if (test_rows.empty()) throw nothing_scored(scored_what, test_read, 0, 0, a);
     std::optional<profile::calibration_result> fit;
     if (!fit_rows.empty()) {
         fit = profile::calibrate(c, profile::measured_ops(c, fit_rows), cal.params,
@@ -364,6 +397,8 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
         cal = fit->fitted;
     }
     const auto rep = profile::evaluate(c, test_rows, cal);
+    if (rep.overall.rows == 0)
+        throw nothing_scored(scored_what, test_read, test_rows.size(), rep.skipped, a);
     write_report(out, rep, worst, format, fit ? &*fit : nullptr);
     return exit_ok;
 }

@@ -814,8 +814,7 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
     o.warmup = o.requests / 10;
     o.seed = parse_count(a, "seed", 1, 0, std::numeric_limits<std::uint64_t>::max());
     o.simulate_top = static_cast<std::size_t>(parse_count(a, "simulate-top", 8, 0, 1000000));
-    std::size_t top = 20;
-    if (a.has("top")) top = static_cast<std::size_t>(parse_count(a, "top", 20, 0, 1000000000));
+    const std::size_t top = row_count(a, "top", 20);
 
     // Batch sizes: a histogram, or every request of --batch samples.
     std::optional<batch_distribution> dist;
@@ -1019,13 +1018,7 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
         }
         target = duration{v, units::ms};
     }
-    std::size_t top = 20;
-    if (auto t = a.get("top")) {
-        auto [p, ec] = std::from_chars(t->data(), t->data() + t->size(), top);
-        if (t->empty() || ec != std::errc{} || p != t->data() + t->size()) {
-            throw usage_error("option '--top': '" + *t + "' is not a row count (0: all rows)");
-        }
-    }
+    const std::size_t top = row_count(a, "top", 20);
 
     const whatif_result r =
         sweep(c, m, g, params,

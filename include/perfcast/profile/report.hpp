@@ -2,11 +2,11 @@
 //
 // `report_builder` takes kernel rows one at a time (constant memory per row, except 16 bytes of
 // each timed row kept for the gap analysis) and `finish()` returns a `profile_report`:
-//   (a) utilization per engine by the seed's formula (guide §2): sum(cycles) /
-//       (span x cores x clock), with span = last start - first start of the engine's tasks,
-//       exactly as the seed defines it; the same with span = first start .. last end is given
-//       next to it (the seed's span leaves out the last task's duration, so a short profile can
-//       exceed 100 %);
+//   (a) utilization per engine: sum(cycles) / (span x cores x clock) (guide §2), led by the
+//       span first start .. last end; the seed's own span (last start - first start) is kept
+//       next to it, and a value above 100 % carries a note saying why (the seed's span leaves
+//       out the last task's duration; above 100 % over the whole span the chip is not the
+//       profile's);
 //   (b) per-op cube utilization recomputed as msprof does: aic_total_cycles /
 //       (clock x cube cores x duration) x 100 (`recomputed_cube_utilization_pct`);
 //   (c) time by op type, and the top ops by duration;
@@ -15,9 +15,10 @@
 //       (guide §3);
 //   (f) AI_CPU ops (guide §8); (g) int64 data on vector cores (guide §7); (h) moves whose
 //       innermost run is not a multiple of the 32-byte alignment (guide §5); (i) block dims that
-//       leave a tail wave or idle cores (guide §12); (j) achieved bandwidth per op against HBM;
-//   each finding with the seed's fix. The thresholds that are ours, not the seed's, are in
-//   `report_options` with their reasons.
+//       leave a tail wave or idle cores (guide §12); (j) achieved bandwidth per op against HBM
+//       (fills by their output alone: `write_only_types`; faster than HBM: "L2 or cache");
+//   each finding with the seed's fix, each row at most once per finding. The thresholds that
+//   are ours, not the seed's, are in `report_options` with their reasons.
 #pragma once
 
 #include <algorithm>
@@ -28,6 +29,7 @@
 #include <cstdint>
 #include <fstream>
 #include <istream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -45,6 +47,8 @@
 namespace perfcast::profile {
 
 struct report_options {
+    /// Every row: `top_ops = report_options::all` lists every op (the command's `--top 0`).
+    static constexpr std::size_t all = std::numeric_limits<std::size_t>::max();
     /// Ops listed in the top-ops table.
     std::size_t top_ops = 10;
     /// Example rows kept per finding (the longest ones).
@@ -224,10 +228,16 @@ struct engine_utilization {
     duration task_time{};   // sum of the rows' durations
     int cores = 0;
     frequency clock{};
-    duration seed_span{};                    // last start - first start (guide §2)
-    duration full_span{};                    // first start .. last end
-    std::optional<double> seed_utilization;  // cycles / available cycles over seed_span (0..1+)
-    std::optional<double> full_utilization;  // over full_span
+    duration seed_span{};  // last start - first start (guide §2)
+    duration full_span{};  // first start .. last end
+    /// cycles / available cycles over seed_span: the guide's formula, kept as written. It can
+    /// pass 1 (the span leaves out the last task's duration): `note` then says so.
+    std::optional<double> seed_utilization;
+    /// The same over full_span: the headline, and what the compute_bound finding judges. Above 1
+    /// only when the cycles exceed the chip's cores x clock (`note`: not the profile's chip).
+    std::optional<double> full_utilization;
+    /// Why a value above 100 % is not a utilization; empty when none is (utilization_note).
+    std::string note;
 };
 
 struct op_type_time {
@@ -249,9 +259,10 @@ struct op_entry {
     std::optional<double> cube_utilization_pct;           // recomputed for the chip
     std::optional<double> profiled_cube_utilization_pct;  // as the profiler wrote it
     std::string bound;                                    // pipes above the threshold, or "-"
-    std::optional<bandwidth> achieved;                    // bytes of inputs+outputs / time
-    std::optional<double> hbm_share;                      // achieved / chip HBM bandwidth
-    std::string notes;                                    // reader notes, ';'-joined
+    std::optional<bandwidth> achieved;  // bytes of inputs+outputs (fills: outputs) / time
+    std::optional<double> hbm_share;    // achieved / chip HBM bandwidth, at most 1
+    bool above_hbm_peak = false;        // achieved > HBM: served by L2 or a cache (no share)
+    std::string notes;                  // reader notes and the report's, '; '-joined
 };
 
 struct host_bound_summary {
@@ -280,6 +291,56 @@ struct profile_report {
     std::vector<skipped_row> skipped;  // damaged rows left out (the first 1000 by default)
     std::size_t skipped_count = 0;     // every damaged row left out
 };
+
+/// Op types that write their output and read no data: what the profiler lists as their inputs is
+/// a shape, a value or a seed, not a tensor the kernel reads, so their traffic is their output
+/// bytes alone (counting the inputs showed ZerosLike at 233 % of HBM on a real 910B profile,
+/// docs/profiles.md). Each type is one seen in the profiles under tests/data/profiles/.
+struct write_only_type {
+    std::string_view type;    // OP Type / Type, as written
+    std::string_view inputs;  // what its listed inputs are
+};
+
+inline constexpr std::array<write_only_type, 8> write_only_types{{
+    {"ZerosLike", "a tensor used for its shape and dtype only"},
+    {"OnesLike", "a tensor used for its shape and dtype only"},
+    {"Fill", "the output dims and the fill value"},
+    {"MemSet", "none listed (clears a workspace)"},
+    {"Range", "start, limit and delta scalars"},
+    {"DSAGenBitMask", "shape, seed and keep probability (a dropout mask)"},
+    {"DSAStatelessGenBitMask", "shape, seed and keep probability (a dropout mask)"},
+    {"DSARandomNormal", "shape, seed, mean and standard deviation"},
+}};
+
+[[nodiscard]] constexpr bool is_write_only_type(std::string_view type) noexcept {
+    return std::any_of(write_only_types.begin(), write_only_types.end(),
+                       [type](const write_only_type& w) { return w.type == type; });
+}
+
+/// The bytes an op moves once: its inputs and outputs, or for a write-only type its outputs
+/// alone; nothing when a shape or dtype it needs is unknown.
+[[nodiscard]] inline std::optional<data_size> bytes_moved_once(const kernel_row& r) {
+    if (!is_write_only_type(r.op_type)) return r.bytes_moved();
+    if (r.output_shapes.empty() || r.output_shapes.size() != r.output_types.size())
+        return std::nullopt;
+    double bytes = 0;
+    for (std::size_t i = 0; i < r.output_shapes.size(); ++i) {
+        const auto n = r.output_shapes[i].elements();
+        if (!n || !r.output_types[i].type) return std::nullopt;
+        bytes += static_cast<double>(*n) * size_of(*r.output_types[i].type).in(units::B);
+    }
+    return data_size{bytes, units::B};
+}
+
+/// The innermost dimension larger than 1 (1 when there is none). Row-major strides come from the
+/// dimensions to the right; a dimension of size 1 has no extent and changes no stride, so a
+/// tensor is the same memory without it: [400,1] is [400], [4096,1,16,1] is [4096,16]. The
+/// dimension that is then innermost is the run an op moves per row (cost.hpp's `inner`).
+[[nodiscard]] inline std::int64_t innermost_extent(const tensor_shape& s) noexcept {
+    for (auto it = s.dims.rbegin(); it != s.dims.rend(); ++it)
+        if (*it != 1) return *it;
+    return 1;
+}
 
 /// msprof's cube_utilization(%) recomputed for `c`: aic_total_cycles / (cube clock x cube cores x
 /// duration) x 100. Nothing when the row has no cycles or no (or zero) duration.
@@ -351,6 +412,14 @@ inline std::string fixed3(double v) {
     return out;
 }
 
+/// The note of an op faster than the chip's HBM bandwidth (table, csv and json).
+inline constexpr std::string_view above_hbm_note = "above HBM peak: L2 or cache";
+/// The note of a utilization above 100 % over a span that holds every task: more cycles than the
+/// chip's cores x clock can give.
+inline constexpr std::string_view chip_mismatch_note =
+    "above 100 %: more cycles than this chip's cores x clock give; the profile is from a chip "
+    "with more cores or a higher clock (check --chip)";
+
 /// Accumulates rows; `finish` computes the report.
 class report_builder {
 public:
@@ -365,7 +434,7 @@ public:
     }
 
     void add(const kernel_row& r) {
-        ++rows_;
+        ++rows_;  // also the row's ordinal, for flag()
         const duration d = r.task_duration.value_or(duration{});
         total_ += d;
 
@@ -398,7 +467,7 @@ public:
         }
 
         const bool conflict = r.has_note(note_kind::shape_conflict);
-        const std::optional<data_size> bytes = conflict ? std::nullopt : r.bytes_moved();
+        const std::optional<data_size> bytes = conflict ? std::nullopt : bytes_moved_once(r);
         std::optional<bandwidth> achieved;
         if (bytes && d.base_value() > 0) achieved = *bytes / d;
 
@@ -458,20 +527,28 @@ public:
         if (memory_bound && achieved && hbm.base_value() > 0 &&
             *achieved / hbm < opt_.low_bandwidth_share) {
             flag(finding_kind::low_bandwidth, r, d, [&] {
-                return std::string(
-                    "inputs+outputs once: " + detail::fixed3(achieved->in(units::GBps)) +
-                    " GB/s = " + detail::fixed3(*achieved / hbm * 100.0) + " % of " +
-                    detail::fixed3(hbm.in(units::GBps)) + " GB/s");
+                return std::string((is_write_only_type(r.op_type)
+                                        ? "outputs once (write-only type): "
+                                        : "inputs+outputs once: ") +
+                                   detail::fixed3(achieved->in(units::GBps)) +
+                                   " GB/s = " + detail::fixed3(*achieved / hbm * 100.0) + " % of " +
+                                   detail::fixed3(hbm.in(units::GBps)) + " GB/s");
             });
         }
 
-        // reader notes
-        for (const row_note& n : r.notes) {
-            if (n.kind == note_kind::shape_conflict)
-                flag(finding_kind::shape_conflict, r, d, [&] { return n.detail; });
-            if (n.kind == note_kind::unknown_dtype)
-                flag(finding_kind::unknown_dtype, r, d, [&] { return n.detail; });
-        }
+        // reader notes: a row with two unknown dtypes is one row of the finding, both named
+        const auto notes_of = [&r](note_kind k) {
+            std::string s;
+            for (const row_note& n : r.notes)
+                if (n.kind == k) s += (s.empty() ? "" : "; ") + n.detail;
+            return s;
+        };
+        if (r.has_note(note_kind::shape_conflict))
+            flag(finding_kind::shape_conflict, r, d,
+                 [&] { return notes_of(note_kind::shape_conflict); });
+        if (r.has_note(note_kind::unknown_dtype))
+            flag(finding_kind::unknown_dtype, r, d,
+                 [&] { return notes_of(note_kind::unknown_dtype); });
 
         // top ops
         if (opt_.top_ops > 0) keep_top(r, d, achieved);
@@ -502,6 +579,7 @@ public:
                         u.cycles / available_cycles(e.clock, core_count{e.cores}, u.full_span);
                 }
             }
+            u.note = utilization_note(u);
             rep.utilization.push_back(std::move(u));
         }
 
@@ -524,15 +602,22 @@ public:
 
         rep.host = host_summary();
 
-        // Chip-level findings.
+        // Chip-level findings. The seed's filter (AI_CORE tasks) over the span that holds them
+        // all: the seed's own span leaves out the last task and can pass 100 % on its own.
         const engine_utilization& seed = rep.utilization[0];
-        if (seed.seed_utilization && *seed.seed_utilization > opt_.compute_bound_utilization) {
+        if (seed.full_utilization && *seed.full_utilization > opt_.compute_bound_utilization) {
             finding& f = findings_[static_cast<std::size_t>(finding_kind::compute_bound)];
             f.rows = seed.tasks;
             f.time = seed.task_time;
-            f.evidence = "cube utilization " + detail::fixed3(*seed.seed_utilization * 100.0) +
+            f.evidence = "cube utilization " + detail::fixed3(*seed.full_utilization * 100.0) +
                          " % > " + detail::fixed3(opt_.compute_bound_utilization * 100.0) +
-                         " % over " + std::to_string(seed.tasks) + " AI_CORE tasks";
+                         " % over " + std::to_string(seed.tasks) +
+                         " AI_CORE tasks, first start to last end";
+            if (seed.seed_utilization) {
+                f.evidence += " (the seed's span, last start - first start: " +
+                              detail::fixed3(*seed.seed_utilization * 100.0) + " %)";
+            }
+            if (!seed.note.empty()) f.evidence += "; " + seed.note;
         }
         if (rep.host.idle_share && *rep.host.idle_share > opt_.host_idle_share) {
             finding& f = findings_[static_cast<std::size_t>(finding_kind::host_bound)];
@@ -579,6 +664,19 @@ private:
         std::int64_t end;
     };
 
+    /// Why a utilization above 100 % is not one (empty when neither value passes 100 %).
+    static std::string utilization_note(const engine_utilization& u) {
+        if (u.full_utilization && *u.full_utilization > 1.0) return std::string(chip_mismatch_note);
+        if (u.seed_utilization && *u.seed_utilization > 1.0) {
+            return "seed span above 100 %: it ends at the last start, " +
+                   detail::fixed3((u.full_span - u.seed_span).in(units::us)) +
+                   " us before the last end, so the last task's cycles have no time; first "
+                   "start to last end: " +
+                   (u.full_utilization ? detail::fixed3(*u.full_utilization * 100.0) : "-") + " %";
+        }
+        return {};
+    }
+
     void add_to_group(group& g, const kernel_row& r, const std::optional<cycle_count>& cyc) {
         if (!r.start || !r.task_duration) return;
         if (g.u.tasks == 0) {
@@ -619,10 +717,14 @@ private:
     }
 
     /// Counts the row under `k` and keeps it as an example when it is among the longest;
-    /// `make_detail` runs only then (most flagged rows of a large profile are not kept).
+    /// `make_detail` runs only then (most flagged rows of a large profile are not kept). A row
+    /// counts once per finding: a second call for the same row and kind does nothing.
     template <class F>
     void flag(finding_kind k, const kernel_row& r, duration d, F&& make_detail) {
-        finding& f = findings_[static_cast<std::size_t>(k)];
+        const auto i = static_cast<std::size_t>(k);
+        if (flagged_at_[i] == rows_) return;
+        flagged_at_[i] = rows_;
+        finding& f = findings_[i];
         ++f.rows;
         f.time += d;
         if (opt_.max_examples == 0) return;
@@ -659,6 +761,8 @@ private:
         };
         const share in = scan(r.input_shapes, r.input_types);
         const share out = scan(r.output_shapes, r.output_types);
+        // A Cast from int64 to a vector-native type is the finding's own fix, not a case of it.
+        if (r.op_type == "Cast" && out.wide == 0 && out.all > 0) return;
         const auto hit = [this](const share& x) {
             return x.wide >= opt_.int64_min_bytes && x.wide / x.all >= opt_.int64_byte_share;
         };
@@ -688,7 +792,7 @@ private:
                 // A tensor of at most one alignment unit is one short move whatever its shape
                 // (the [1] scalars broadcast into Mul): nothing to fix there.
                 if (!n || static_cast<double>(*n) * elem <= align) continue;
-                const double run = static_cast<double>(s[i].inner()) * elem;
+                const double run = static_cast<double>(innermost_extent(s[i])) * elem;
                 if (std::fmod(run, align) != 0.0) {
                     if (bad == 0) {
                         first = std::string(side) + " " + std::to_string(i) + " " +
@@ -726,13 +830,23 @@ private:
         e.profiled_cube_utilization_pct = r.cube_utilization_pct;
         e.bound = bound_pipes(r, opt_.pipe_ratio_threshold);
         e.achieved = achieved;
-        if (achieved && chip_.memory.hbm_bandwidth.base_value() > 0) {
-            e.hbm_share = *achieved / chip_.memory.hbm_bandwidth;
+        const bandwidth hbm = chip_.memory.hbm_bandwidth;
+        if (achieved && hbm.base_value() > 0) {
+            // Faster than HBM can deliver: part of the data came from L2 (or the bytes were
+            // cached), so a share of HBM above 100 % would mean nothing.
+            if (*achieved > hbm) {
+                e.above_hbm_peak = true;
+            } else {
+                e.hbm_share = *achieved / hbm;
+            }
         }
-        for (const row_note& n : r.notes) {
+        const auto note = [&e](std::string_view n) {
             if (!e.notes.empty()) e.notes += "; ";
-            e.notes += std::string(name_of(n.kind));
-        }
+            e.notes += n;
+        };
+        for (const row_note& n : r.notes) note(name_of(n.kind));
+        if (e.above_hbm_peak) note(above_hbm_note);
+        if (e.cube_utilization_pct && *e.cube_utilization_pct > 100.0) note(chip_mismatch_note);
         top_.push_back(std::move(e));
     }
 
@@ -782,6 +896,7 @@ private:
     duration wait_{};
     std::size_t wait_rows_ = 0;
     std::array<finding, finding_kind_count> findings_{};
+    std::array<std::size_t, finding_kind_count> flagged_at_{};  // ordinal of the last row flagged
     std::vector<op_entry> top_;
 };
 
