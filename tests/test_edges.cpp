@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <perfcast/chips.hpp>
+#include <perfcast/io/histogram.hpp>
 #include <perfcast/io/line_source.hpp>
 #include <perfcast/io/model_file.hpp>
 #include <perfcast/io/output_file.hpp>
@@ -12,6 +13,8 @@
 #include <perfcast/io/parse.hpp>
 #include <perfcast/io/table.hpp>
 #include <perfcast/op.hpp>
+#include <perfcast/scenario.hpp>
+#include <perfcast/serving.hpp>
 #include <perfcast/shape.hpp>
 #include <perfcast/whatif.hpp>
 
@@ -274,18 +277,104 @@ TEST_CASE("a chip of 1e9 cores is refused before any table is allocated") {
 }
 
 TEST_CASE("an evaluation table past 16 GiB is refused before it is allocated") {
-    chip c = chips::ascend910b1;
-    c.vector.cores = 65536;
     const std::vector<node> ops(
-        200, nodes::elementwise({batch_dim{1, 0}, batch_dim{0, 64}}, dtype::fp16));
+        2000, nodes::elementwise({batch_dim{1, 0}, batch_dim{0, 64}}, dtype::fp16));
     std::vector<std::int64_t> batches;
-    for (std::int64_t b = 1; b <= 64; ++b) batches.push_back(b);
+    for (std::int64_t b = 1; b <= 4000; ++b) batches.push_back(b);
     const std::vector<int> cube{24};
-    const std::vector<int> vec{65536};
-    // 64 x 200 x 65537 entries: far past 16 GiB, so it must fail before allocating anything.
-    const std::string m = message_of([&] { (void)node_eval_table(c, ops, batches, cube, vec); });
-    CHECK(has(m, "perfcast::node_eval_table: batches x nodes x (cores + 1) = 64 x 200 x 65537"));
+    std::vector<int> vec;
+    for (int k = 1; k <= 48; ++k) vec.push_back(k);
+    // 4000 batches x 2000 vector nodes x 48 limits = 3.84e8 entries: past 16 GiB at any entry
+    // size over 45 bytes, so it must fail before allocating anything.
+    static_assert(sizeof(node_eval) > 45);
+    const std::string m =
+        message_of([&] { (void)node_eval_table(chips::ascend910b1, ops, batches, cube, vec); });
+    CHECK(has(m, "perfcast::node_eval_table: batches x (node, core limit) pairs = 4000 x 96000"));
     CHECK(has(m, "a table of at most 16 GiB"));
+}
+
+// ---- item 5: memory that follows the question ------------------------------------------------
+
+TEST_CASE("node_eval_table: sized by the grid's core limits, not by the chip's cores") {
+    chip big = chips::ascend910b1;
+    big.vector.cores = 65536;  // the most validate(chip) allows
+    const whatif_grid g{
+        .streams = {1, 2}, .cube = {24}, .vector = {48, 65536}, .batches = {16, 32}};
+    std::size_t cube_nodes = 0, vector_nodes = 0, other_nodes = 0;
+    for (const node& n : scenario::ctr_ranking) {
+        const engine e = engine_of(n);
+        if (n.is_transfer() || e == engine::aicpu) {
+            ++other_nodes;
+        } else if (e == engine::cube) {
+            ++cube_nodes;
+        } else {
+            ++vector_nodes;
+        }
+    }
+    REQUIRE(vector_nodes > 0);
+    const node_eval_table t(big, scenario::ctr_ranking, g.batches, g.cube, g.vector);
+    // One entry per batch and (node, limit) pair the grid asks for: 2 x (cube + 2 x vector +
+    // others). One entry per core, as before, would be 2 x 37 x 65537 = 4.8 million.
+    const std::size_t expected = 2 * (cube_nodes + 2 * vector_nodes + other_nodes);
+    CHECK(t.entries() == expected);
+    CHECK(t.bytes() == expected * sizeof(node_eval));
+    CHECK(t.entries() < 4 * scenario::ctr_ranking.size());
+    // The sweep over it gives what evaluate_card gives, at the huge limit too.
+    const whatif_result r = sweep(big, scenario::ctr_ranking, g);
+    REQUIRE(r.ranked.size() == g.size());
+    for (const candidate& x : r.ranked) {
+        const card_result direct =
+            evaluate_card(big, scenario::ctr_ranking, x.batch, x.streams, x.split);
+        CHECK(x == make_candidate(direct));
+    }
+    // A limit the table was not built for is an error naming it, not a read past its end.
+    CHECK(has(message_of([&] {
+                  (void)t.at(0, 0, core_split{core_count{24}, core_count{12}});
+              }),
+              "vector limit = 12, expected a core limit the table was built for"));
+}
+
+TEST_CASE("a whatif grid past 1e7 deployments or 64 streams is refused before it is evaluated") {
+    whatif_grid g{.streams = {1}, .cube = {24}, .vector = {48}, .batches = {}};
+    for (std::int64_t b = 1; b <= 110000; ++b) g.batches.push_back(b);
+    for (int s = 1; s <= 100; ++s) g.streams.push_back(s);
+    g.streams.erase(g.streams.begin());
+    const std::string m = message_of([&] { (void)validate(g, chips::ascend910b1); });
+    CHECK(has(m, "streams = 65, expected at most 64 streams per card"));
+    g.streams = {1, 2, 3, 4, 5, 6};
+    g.cube = {6, 8, 12, 24};
+    g.vector = {10, 12, 24, 48};
+    CHECK(has(message_of([&] { (void)validate(g, chips::ascend910b1); }),
+              "deployments (streams x cube x vector x batches) = 10560000, expected at most 1e7"));
+    const auto r = run_command(cli::whatif_command, {"--batch", "1-100000", "--streams", "1-7"});
+    CHECK(r.status == cli::exit_failure);
+    CHECK(has(r.err, "deployments (streams x cube x vector x batches) = 11200000"));
+    CHECK(r.out.empty());
+}
+
+TEST_CASE("serving: huge split requests keep the saturation probe small; past 1e8 chunks refused") {
+    const gear_set g32 = gear_set::every(32);
+    const auto huge = batch_distribution::fixed(max_batch_size);  // 32768 chunks each at 32
+    CHECK(mean_chunks(g32, huge) == 32768);
+    CHECK(saturation_probe_size(g32, huge) == saturation_probe_min_requests);
+    const auto seed =
+        io::read_bs_histogram_file(PERFCAST_SOURCE_DIR "/tests/data/bs_hist_seed.csv");
+    CHECK(saturation_probe_size(gear_set::every(8), seed) == saturation_probe_requests);
+    CHECK(saturation_probe_size(g32, batch_distribution::fixed(32 * 1000)) == 1000);
+
+    const server_config srv = make_card_server(scenario::default_chip, scenario::ctr_ranking, 1,
+                                               core_split{core_count{24}, core_count{48}}, g32);
+    CHECK(has(message_of([&] {
+                  (void)simulate(srv, huge, request_rate{1, units::qps}, 20000);
+              }),
+              "chunks (requests x chunks per request) = 655360000, expected at most 1e8"));
+    const auto r = run_command(cli::whatif_command,
+                               {"--qps", "1", "--batch", "1048576", "--max-batch", "32,64"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err,
+              "option '--requests': 20000 requests x 32768 chunks each (every request "
+              "1048576 samples (--batch), split at --max-batch 32) = 6.55e+08 chunks, "
+              "more than the 1e8"));
 }
 
 // ---- item 4: bounded readers ----------------------------------------------------------------
@@ -411,4 +500,198 @@ TEST_CASE("huge numbers print in exponent form, not as hundreds of digits") {
     CHECK(io::format_fixed(-2.5e20, 0) == "-2.5e+20");
     CHECK(io::format_fixed(123456.789, 1) == "123456.8");
     CHECK(io::format_fixed(999999999999999.0, 0) == "999999999999999");
+}
+
+// ---- serving and whatif flags: plausible ranges ---------------------------------------------
+
+TEST_CASE("serving and whatif flags outside their ranges name the flag, the value and the range") {
+    const std::vector<std::string_view> one{"--streams",  "1",   "--cube",      "24",
+                                            "--vector",   "48",  "--max-batch", "16",
+                                            "--requests", "1000"};
+    auto with = [&](std::vector<std::string_view> more) {
+        std::vector<std::string_view> a = one;
+        a.insert(a.end(), more.begin(), more.end());
+        return run_command(cli::whatif_command, a);
+    };
+    struct bad_flag {
+        std::vector<std::string_view> args;
+        std::string_view message;
+    };
+    const std::vector<bad_flag> cases{
+        {{"--qps", "0"}, "option '--qps': '0' is not a load in [0.001, 1e+09] requests/s per card"},
+        {{"--qps", "100,2e9"}, "option '--qps': '2e9' is not a load in [0.001, 1e+09]"},
+        {{"--qps", "1e-300"}, "option '--qps': '1e-300' is not a load in [0.001, 1e+09]"},
+        {{"--p99-ms", "1e-6"},
+         "option '--p99-ms': '1e-6' is not a TP99 target in [0.001, 1e+09] ms"},
+        {{"--p99-ms", "1e10"}, "option '--p99-ms': '1e10' is not a TP99 target in [0.001, 1e+09]"},
+        {{"--qps", "100", "--window-ms", "-1"},
+         "option '--window-ms': '-1' is not a batching window in [0, 60000] ms"},
+        {{"--qps", "100", "--window-ms", "1e299"},
+         "option '--window-ms': '1e299' is not a batching window in [0, 60000] ms"},
+        {{"--p99-ms", "5", "--traffic", "1e13"},
+         "option '--traffic': '1e13' is not a traffic in [0.001, 1e+12] requests/s"},
+        {{"--p99-ms", "5", "--traffic", "1000", "--headroom", "0.9999999999"},
+         "option '--headroom': '0.9999999999' is not a share of each card kept free in [0, 0.99]"},
+        {{"--qps", "100", "--streams", "65"},
+         "option '--streams': 65 is not a stream count per card in [1, 64]"},
+        {{"--qps", "100", "--max-batch", "5000"},
+         "option '--max-batch': 5000 is not a largest gear in [1, 4096]"},
+        {{"--qps", "100", "--requests", "999"},
+         "option '--requests': '999' is not a whole number in 1000..100000000"},
+    };
+    for (const bad_flag& c : cases) {
+        CAPTURE(c.message);
+        const auto r = with(c.args);
+        CHECK(r.status == cli::exit_usage);
+        CHECK(has(r.err, c.message));
+    }
+    // Card mode.
+    auto card = [](std::vector<std::string_view> a) {
+        return run_command(cli::whatif_command, std::move(a));
+    };
+    auto r = card({"--latency-ms", "2e9"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "option '--latency-ms': '2e9' is not a latency in [0.001, 1e+09] ms"));
+    r = card({"--streams", "1-65"});
+    CHECK(has(r.err, "option '--streams': 65 is not a stream count per card in [1, 64]"));
+    r = card({"--batch", "2000000"});
+    CHECK(has(r.err, "option '--batch': 2000000 is not a batch size in [1, 1048576]"));
+    r = card({"--cube", "2000000"});
+    CHECK(has(r.err, "option '--cube': 2000000 is too large (at most 1000000)"));
+    // The ends of the ranges are accepted: the loosest target is the issue's own 1e9 ms.
+    r = with({"--p99-ms", "1e9", "--simulate-top", "1"});
+    CHECK(r.status == cli::exit_ok);
+    CHECK(has(r.out, "capped at saturation"));
+    r = with({"--qps", "0.001", "--window-ms", "60000", "--simulate-top", "1"});
+    CHECK(r.status == cli::exit_ok);
+}
+
+// ---- item 3 (of the brief): no inf, nan or wall of digits in any output ----------------------
+
+namespace {
+
+/// Whether `text` holds a word "inf", "nan" (any case) or a run of 20 digits: what a table, CSV or
+/// JSON shows when a non-finite or absurd number slips through.
+bool unreadable_number(std::string_view text) {
+    std::size_t digits = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char ch = text[i];
+        digits = ch >= '0' && ch <= '9' ? digits + 1 : 0;
+        if (digits >= 20) return true;
+        const auto word_at = [&](std::string_view w) {
+            if (i + w.size() > text.size()) return false;
+            for (std::size_t k = 0; k < w.size(); ++k) {
+                const char a = text[i + k];
+                const char lower = a >= 'A' && a <= 'Z' ? static_cast<char>(a - 'A' + 'a') : a;
+                if (lower != w[k]) return false;
+            }
+            const auto letter = [](char x) {
+                return (x >= 'a' && x <= 'z') || (x >= 'A' && x <= 'Z') || x == '_';
+            };
+            return (i == 0 || !letter(text[i - 1])) &&
+                   (i + w.size() == text.size() || !letter(text[i + w.size()]));
+        };
+        if (word_at("inf") || word_at("nan") || word_at("infinity")) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("unreadable_number finds inf, nan and digit walls, and only them") {
+    CHECK(unreadable_number("latency_us    inf"));
+    CHECK(unreadable_number("\"x\": NaN,"));
+    CHECK(unreadable_number("1,2,inf,3"));
+    CHECK(unreadable_number("123456789012345678901234567890.0"));
+    CHECK_FALSE(unreadable_number("infer, info, cube_inf_rate, 1e+300, 12345678901234567"));
+}
+
+TEST_CASE("a profile row of 1e-300 us: no inf GB/s or inf % in the report, any format") {
+    const scratch_dir d("tiny");
+    const std::string csv = (d.path / "tiny.csv").string();
+    spit(csv,
+         "Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,Output "
+         "Shapes,Output Data Types,aic_total_cycles,Start Time(us)\n"
+         "MatMul,AI_CORE,1e-300,24,\"128,256;256,512\",fp16;fp16,\"128,512\",fp16,1e19,0\n"
+         "Add,AI_VECTOR_CORE,1e-300,24,\"128,256;256,512\",fp16;fp16,\"128,512\",fp16,1e19,1\n");
+    for (std::string_view format : {"table", "csv", "json"}) {
+        CAPTURE(format);
+        const auto r =
+            run_command(cli::report_command, {csv, "--chip", "910B1", "--format", format});
+        CHECK(r.status == cli::exit_ok);
+        CHECK_FALSE(unreadable_number(r.out));
+    }
+    const auto v = run_command(cli::validate_command, {"--chip", "910B1", "--test", csv});
+    CHECK(v.status == cli::exit_ok);
+    CHECK_FALSE(unreadable_number(v.out));
+}
+
+TEST_CASE("profile rows of more than a day or 1e20 cycles are refused with line and column") {
+    const scratch_dir d("long");
+    const std::string head =
+        "Type,Accelerator Core,Duration(us),Block Dim,aic_total_cycles,Wait Time(us)\n";
+    const std::string csv = (d.path / "long.csv").string();
+    spit(csv, head + "MatMul,AI_CORE,1e308,24,1,0\nAdd,AI_CORE,1e308,24,1,0\n");
+    auto r = run_command(cli::report_command, {csv, "--chip", "910B1"});
+    CHECK(r.status == cli::exit_failure);
+    CHECK(has(r.err,
+              "long.csv:2:16: a time over a day (86400000000 us) in column "
+              "'Duration(us)': \"1e308\""));
+    spit(csv, head + "MatMul,AI_CORE,1,24,1e21,0\n");
+    r = run_command(cli::report_command, {csv, "--chip", "910B1"});
+    CHECK(has(r.err,
+              "long.csv:2:21: more cycles than 65536 cores at 10 GHz run in a day (1e20) "
+              "in column 'aic_total_cycles'"));
+    spit(csv, head + "MatMul,AI_CORE,1,24,1,9e10\n");
+    r = run_command(cli::report_command, {csv, "--chip", "910B1"});
+    CHECK(has(r.err, "a time over a day (86400000000 us) in column 'Wait Time(us)'"));
+    // A day exactly is still a time.
+    spit(csv, head + "MatMul,AI_CORE,86400000000,24,1,0\n");
+    CHECK(run_command(cli::report_command, {csv, "--chip", "910B1"}).status == cli::exit_ok);
+}
+
+TEST_CASE("a chip whose memory rate would make latencies infinite is refused by name") {
+    chip c = chips::ascend910b1;
+    c.memory.core_read_rate = bytes_per_cycle{1e-300, units::B_per_cycle};
+    CHECK(has(message_of([&] { (void)validate(c); }),
+              "memory.core_read_rate = 1e-300, expected a rate in [0.001, 1e6] bytes per cycle"));
+    c = chips::ascend910b1;
+    c.memory.hbm_bandwidth = bandwidth{1e-300, units::Bps};
+    CHECK(has(message_of([&] { (void)validate(c); }), "a bandwidth between 1 MB/s and 1 PB/s"));
+    c = chips::ascend910b1;
+    c.memory.hbm_size = data_size{1e300, units::B};
+    CHECK(has(message_of([&] { (void)validate(c); }), "a size in [1 B, 1 PiB]"));
+    c = chips::ascend910b1;
+    c.cube.ops_per_cycle[0] = 1e-300;
+    CHECK(has(message_of([&] { (void)validate(c); }), "0 or a rate in [1e-6, 1e9] ops per cycle"));
+    // At the slowest rates the ranges allow, the largest op still has a finite, readable latency.
+    c = chips::ascend910b1;
+    c.memory.core_read_rate = bytes_per_cycle{1e-3, units::B_per_cycle};
+    c.memory.core_write_rate = bytes_per_cycle{1e-3, units::B_per_cycle};
+    c.memory.hbm_bandwidth = bandwidth{1e6, units::Bps};
+    CHECK_NOTHROW((void)validate(c));
+    const op_cost big = cost(c, elementwise(std::int64_t{1} << 46, dtype::fp32), core_count{1});
+    CHECK(is_finite(big.latency));
+}
+
+TEST_CASE("serving: a saturated analytic load is null with a state in JSON, empty in CSV") {
+    const std::vector<std::string_view> base{"--qps",       "1e9", "--streams",  "1",
+                                             "--cube",      "24",  "--vector",   "48",
+                                             "--max-batch", "16",  "--requests", "1000"};
+    for (std::string_view format : {"table", "csv", "json"}) {
+        CAPTURE(format);
+        std::vector<std::string_view> a = base;
+        a.insert(a.end(), {"--format", format});
+        const auto r = run_command(cli::whatif_command, a);
+        REQUIRE(r.status == cli::exit_ok);
+        CHECK_FALSE(unreadable_number(r.out));
+        if (format == "json") {
+            CHECK(has(r.out, "\"analytic_p99_ms\": null"));
+            CHECK(has(r.out, "\"analytic_state\": \"saturated\""));
+        }
+        if (format == "csv") {
+            CHECK(has(r.out, ",analytic_state\n"));
+            CHECK(has(r.out, ",saturated\n"));
+        }
+    }
 }

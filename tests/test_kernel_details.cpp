@@ -165,11 +165,18 @@ TEST_CASE("kernel_details: timestamps are exact integers of nanoseconds") {
 
 TEST_CASE("kernel_details: timestamp arithmetic saturates instead of overflowing") {
     // Found by fuzz_csv: a row with a start time and a duration of 3e22 us made end() overflow.
+    // Such a duration is now refused (more than a day, issue 16), but a start near the end of
+    // the int64 range plus a day still passes it.
     constexpr std::int64_t hi = std::numeric_limits<std::int64_t>::max();
     constexpr std::int64_t lo = std::numeric_limits<std::int64_t>::min();
+    CHECK_THROWS_WITH_AS((void)read_kernel_details_string(
+                             "Type,Accelerator Core,Start Time(us),Duration(us)\n"
+                             "A,AI_CORE,1736413971558972.912,30892700000000000000000\n"),
+                         doctest::Contains("a time over a day (86400000000 us)"),
+                         perfcast::parse_error);
     const kernel_table t = read_kernel_details_string(
         "Type,Accelerator Core,Start Time(us),Duration(us)\n"
-        "A,AI_CORE,1736413971558972.912,30892700000000000000000\n");
+        "A,AI_CORE,9223372036854000.000,86400000000\n");
     REQUIRE(t.rows.size() == 1);
     CHECK(t.rows[0].end()->ns == hi);
     CHECK((timestamp{hi - 5} + perfcast::duration{1, perfcast::units::ms}).ns == hi);

@@ -28,6 +28,7 @@
 #include "cli.hpp"
 #include "cmd_deployments.hpp"
 #include "common.hpp"
+#include "progress.hpp"
 
 namespace perfcast::cli {
 
@@ -37,7 +38,7 @@ inline constexpr option vector_efficiency_option{
     "vector-efficiency", "MODE",
     "choose (default: by cross-validation on the fit rows), fit or keep"};
 
-inline constexpr std::array<option, 16> options{{
+inline constexpr std::array<option, 18> options{{
     chip_option,
     chip_ini_option,
     params_option,
@@ -54,9 +55,11 @@ inline constexpr std::array<option, 16> options{{
     strict_option,
     device_option,
     rank_option,
+    quiet_option,
+    progress_option,
 }};
 
-inline constexpr std::array<option, 9> calibrate_options{{
+inline constexpr std::array<option, 11> calibrate_options{{
     chip_option,
     chip_ini_option,
     params_option,
@@ -66,11 +69,15 @@ inline constexpr std::array<option, 9> calibrate_options{{
     strict_option,
     device_option,
     rank_option,
+    quiet_option,
+    progress_option,
 }};
 
-/// --vector-efficiency MODE as calibration options.
-inline profile::calibration_options calibration_options_from(const parsed_args& a) {
+/// --vector-efficiency MODE as calibration options, with `progress` (progress_from_args).
+inline profile::calibration_options calibration_options_from(const parsed_args& a,
+                                                             progress_fn progress = {}) {
     profile::calibration_options opt;
+    opt.progress = std::move(progress);
     if (!a.has("vector-efficiency")) return opt;
     const std::string m = *a.get("vector-efficiency");  // a copy: get() returns a temporary
     if (m == "choose") opt.vector_efficiency = profile::vector_efficiency_fit::choose;
@@ -339,6 +346,7 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
         return exit_ok;
     }
     const std::string format = choice(a, "format", {"table", "json"}, "table");
+    const progress_fn progress = progress_from_args(a, err, "validate");
     const chip c = chip_from_args(a);
     profile::calibration cal = params_from_args(a);
     const row_filter keep{list_of(a, "tasks"), list_of(a, "types")};
@@ -358,7 +366,7 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
             const auto [first, last] = seed_range(*a.get("seeds"));
             const auto study = profile::repeated_holdout(
                 c, read_in_context(a, a.positional[0], c, cal.params, err), share, first, last,
-                keep, cal.params, calibration_options_from(a));
+                keep, cal.params, calibration_options_from(a, progress));
             if (study.scored_runs == 0) {
                 throw perfcast::error(
                     "nothing scored (a MAPE over no rows is not 0 %): no seed from " +
@@ -393,7 +401,7 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
     std::optional<profile::calibration_result> fit;
     if (!fit_rows.empty()) {
         fit = profile::calibrate(c, profile::measured_ops(c, fit_rows), cal.params,
-                                 calibration_options_from(a));
+                                 calibration_options_from(a, progress));
         cal = fit->fitted;
     }
     const auto rep = profile::evaluate(c, test_rows, cal);
@@ -435,8 +443,9 @@ inline int run_calibrate(std::span<const std::string_view> args, std::ostream& o
     const profile::calibration start = params_from_args(a);
     const row_filter keep{list_of(a, "tasks"), {}};
     const auto rows = filtered(read_in_context(a, a.positional[0], c, start.params, err), keep);
-    const auto res = profile::calibrate(c, profile::measured_ops(c, rows), start.params,
-                                        calibration_options_from(a));
+    const auto res =
+        profile::calibrate(c, profile::measured_ops(c, rows), start.params,
+                           calibration_options_from(a, progress_from_args(a, err, "calibrate")));
     io::write_output(target, [&](std::ostream& f) {
         io::write_params(f, res.fitted,
                          "fitted on " + std::to_string(res.rows) + " rows of " + a.positional[0] +

@@ -33,6 +33,7 @@
 #include <limits>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -55,12 +56,13 @@
 #include "cli.hpp"
 #include "cmd_gains.hpp"
 #include "common.hpp"
+#include "progress.hpp"
 
 namespace perfcast::cli {
 
 namespace whatif_detail {
 
-inline constexpr std::array<option, 32> options{{
+inline constexpr std::array<option, 34> options{{
     {"model", "FILE", "model file (docs/model-file.md); default: the built-in CTR scenario"},
     {"chip", "C", "chip preset (perfcast chips); default: ascend910b1"},
     chip_ini_option,
@@ -101,6 +103,8 @@ inline constexpr std::array<option, 32> options{{
     device_option,
     rank_option,
     whatif_gains::gains_option,
+    quiet_option,
+    progress_option,
 }};
 
 /// Parses "1-6", "6,8,12,24", "1-3,8" into values >= 1 (in the order given, duplicates removed).
@@ -120,11 +124,9 @@ inline constexpr std::array<option, 32> options{{
         return v;
     };
     std::vector<std::int64_t> out;
+    std::set<std::int64_t> seen;  // not a scan of `out`: 1-100000 would take 5e9 comparisons
     auto add = [&](std::int64_t v) {
-        for (std::int64_t x : out) {
-            if (x == v) return;
-        }
-        out.push_back(v);
+        if (seen.insert(v).second) out.push_back(v);
     };
     if (text.empty()) throw bad(text, "is empty");
     std::size_t pos = 0;
@@ -154,12 +156,30 @@ inline constexpr std::array<option, 32> options{{
     for (std::int64_t x : v) {
         if (x > 1000000) {
             throw usage_error("option '--" + std::string(flag) + "': " + std::to_string(x) +
-                              " is too large");
+                              " is too large (at most 1000000)");
         }
         out.push_back(static_cast<int>(x));
     }
     return out;
 }
+
+/// Every value of list flag `flag` in [1, hi]: "option '--streams': 65 is not a stream count
+/// in [1, 64] per card".
+template <class T>
+void check_at_most(std::string_view flag, const std::vector<T>& v, std::int64_t hi,
+                   std::string_view what) {
+    for (T x : v) {
+        if (static_cast<std::int64_t>(x) > hi) {
+            throw usage_error("option '--" + std::string(flag) + "': " + std::to_string(x) +
+                              " is not " + std::string(what) + " in [1, " + std::to_string(hi) +
+                              "]");
+        }
+    }
+}
+
+/// --latency-ms: 1 us .. 1e9 ms, the same range as serving's --p99-ms (whatif_serving).
+inline constexpr double min_latency_ms = 1e-3;
+inline constexpr double max_latency_ms = 1e9;
 
 /// Core limits above the chip's: an error naming the flag, the value and the chip.
 inline void check_limits(std::string_view flag, const std::vector<int>& v, int cores,
@@ -258,9 +278,43 @@ inline constexpr std::array<std::string_view, 11> flags{
     return false;
 }
 
-/// "1000,2500.5": finite numbers, each > 0 (or >= 0 with `zero_ok`), duplicates removed.
+/// The plausible values of a real-valued serving flag, [lo, hi], and what a value is. Outside
+/// them a value is a unit mistake or a typo, not a question the model can answer
+/// (docs/whatif-serving.md, "Flags": each bound and why).
+struct real_range {
+    double lo;
+    double hi;
+    std::string_view what;  // "a load", with the unit after the range
+    std::string_view unit;  // "requests/s per card"
+};
+
+/// One request per 1000 s .. a billion per second on one card: the built-in scenario's
+/// capacity is about 36000 per card; the range leaves four orders of magnitude either way.
+inline constexpr real_range qps_range{1e-3, 1e9, "a load", "requests/s per card"};
+/// 1 us .. 1e9 ms (11.6 days): below a microsecond no kernel even launches; any target looser
+/// than saturation allows gives the same capped answer, so 1e9 stands for "no target".
+inline constexpr real_range p99_range{1e-3, 1e9, "a TP99 target", "ms"};
+/// 0 .. 1 minute: serving windows are milliseconds; past a minute the value is a unit mistake
+/// (microseconds given as milliseconds). An assumption, like the next two.
+inline constexpr real_range window_range{0, 60000, "a batching window", "ms"};
+/// Up to a trillion requests per second in total (cards = traffic / capacity stay countable).
+inline constexpr real_range traffic_range{1e-3, 1e12, "a traffic", "requests/s"};
+/// Keeping more than 99 % of every card free is no plan (cards would grow a hundredfold).
+inline constexpr real_range headroom_range{0, 0.99, "a share of each card kept free", ""};
+
+/// "option '--qps': '0' is not a load in [0.001, 1e+09] requests/s per card".
+[[nodiscard]] inline usage_error out_of_range(std::string_view flag, std::string_view text,
+                                              const real_range& r, std::string_view more = {}) {
+    std::string m = "option '--" + std::string(flag) + "': '" + std::string(text) + "' is not " +
+                    std::string(r.what) + " in [" + io::format_shortest(r.lo) + ", " +
+                    io::format_shortest(r.hi) + "]";
+    if (!r.unit.empty()) m += " " + std::string(r.unit);
+    return usage_error(m + std::string(more));
+}
+
+/// "1000,2500.5": numbers in `r`, duplicates removed.
 [[nodiscard]] inline std::vector<double> parse_reals(std::string_view flag, std::string_view text,
-                                                     bool zero_ok, std::string_view what) {
+                                                     const real_range& r) {
     std::vector<double> out;
     std::size_t pos = 0;
     while (true) {
@@ -270,10 +324,9 @@ inline constexpr std::array<std::string_view, 11> flags{
         const std::string_view part = text.substr(pos, len);
         double v = 0;
         auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
-        if (part.empty() || ec != std::errc{} || p != part.data() + part.size() || !(v < 1e300) ||
-            !(zero_ok ? v >= 0 : v > 0)) {
-            throw usage_error("option '--" + std::string(flag) + "': '" + std::string(part) +
-                              "' is not " + std::string(what));
+        if (part.empty() || ec != std::errc{} || p != part.data() + part.size() || !(v >= r.lo) ||
+            !(v <= r.hi)) {
+            throw out_of_range(flag, ::perfcast::parse_error::printable(part), r);
         }
         if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
         if (comma == std::string_view::npos) break;
@@ -283,13 +336,30 @@ inline constexpr std::array<std::string_view, 11> flags{
 }
 
 [[nodiscard]] inline double parse_real(const parsed_args& a, std::string_view flag,
-                                       bool zero_ok, std::string_view what) {
+                                       const real_range& r) {
     const std::string t = *a.get(flag);
     if (t.find(',') != std::string::npos) {
-        throw usage_error("option '--" + std::string(flag) + "': '" + t + "' is not " +
-                          std::string(what) + " (one value)");
+        throw out_of_range(flag, ::perfcast::parse_error::printable(t), r, " (one value)");
     }
-    return parse_reals(flag, t, zero_ok, what).front();
+    return parse_reals(flag, t, r).front();
+}
+
+/// The requests of one simulation times the chunks each is split into at the smallest
+/// --max-batch, at most max_simulated_chunks (serving.hpp): the simulation's memory bound.
+inline void check_chunks(std::uint64_t requests, const batch_distribution& dist,
+                         const std::vector<int>& max_gears, const std::string& sizes) {
+    const int gear = *std::min_element(max_gears.begin(), max_gears.end());
+    const double each = mean_chunks(gear_set::every(gear), dist);
+    const double chunks = static_cast<double>(requests) * each;
+    if (chunks > max_simulated_chunks) {
+        throw usage_error("option '--requests': " + std::to_string(requests) + " requests x " +
+                          io::format_significant(each, 6) + " chunks each (" + sizes +
+                          ", split at --max-batch " + std::to_string(gear) +
+                          ") = " + io::format_significant(chunks, 3) +
+                          " chunks, more than the 1e8 one simulation may queue (about 100 "
+                          "bytes each when they all wait): fewer --requests or a larger "
+                          "--max-batch");
+    }
 }
 
 [[nodiscard]] inline std::uint64_t parse_count(const parsed_args& a, std::string_view flag,
@@ -418,7 +488,16 @@ inline void write_row_json(io::json_writer& j, const context& x, const serving_r
             }
         }
     } else {
-        j.member("analytic_p99_ms", r.analytic_p99.in(units::ms))
+        // Saturated in the analytic model: no TP99 (it grows without end), and the state says
+        // why it is null.
+        const bool stable = is_finite(r.analytic_p99);
+        j.key("analytic_p99_ms");
+        if (stable) {
+            j.value(r.analytic_p99.in(units::ms));
+        } else {
+            j.null();
+        }
+        j.member("analytic_state", stable ? "stable" : "saturated")
             .member("analytic_utilization", r.analytic_utilization);
     }
     j.key("points").begin_array();
@@ -514,7 +593,8 @@ inline void write_csv(std::ostream& out, const context& x, const serving_sweep_r
            "analytic_capacity_qps",
            "state",
            "saturation_qps",
-           "capacity_limit"});
+           "capacity_limit",
+           "analytic_state"});
     for (std::size_t i = 0; i < r.ranked.size(); ++i) {
         const serving_row& row = r.ranked[i];
         const serving_config& k = row.config;
@@ -527,8 +607,11 @@ inline void write_csv(std::ostream& out, const context& x, const serving_sweep_r
         std::vector<std::string> tail{
             row.capacity ? format_shortest(row.capacity->in(units::qps)) : "",
             cards ? std::to_string(cards->cards) : "",
-            format_shortest(row.low_load_p99.in(units::ms)), std::to_string(row.analytic_rank),
-            x.options.target ? "" : format_shortest(row.analytic_p99.in(units::ms)),
+            format_shortest(row.low_load_p99.in(units::ms)),
+            std::to_string(row.analytic_rank),
+            x.options.target || !is_finite(row.analytic_p99)
+                ? ""
+                : format_shortest(row.analytic_p99.in(units::ms)),
             row.analytic_capacity ? format_shortest(row.analytic_capacity->in(units::qps)) : ""};
         auto emit = [&](const serving_point* p) {
             std::vector<std::string> f = head;
@@ -550,6 +633,11 @@ inline void write_csv(std::ostream& out, const context& x, const serving_sweep_r
             f.push_back(row.saturation ? format_shortest(row.saturation->throughput.in(units::qps))
                                        : "");
             f.push_back(row.capacity ? std::string(name_of(row.limit)) : "");
+            // Load mode: whether the analytic model saw the highest load as stable (an empty
+            // analytic_p99_ms when it did not: that TP99 grows without end).
+            f.push_back(x.options.target              ? ""
+                        : is_finite(row.analytic_p99) ? "stable"
+                                                      : "saturated");
             w.row(f);
         };
         if (row.points.empty()) emit(nullptr);
@@ -788,27 +876,21 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
                                 "--p99-ms X");
     }
     if (a.has("qps")) {
-        for (double q : parse_reals("qps", *a.get("qps"), false,
-                                    "a load > 0 requests per second")) {
+        for (double q : parse_reals("qps", *a.get("qps"), qps_range)) {
             o.loads.push_back(request_rate{q, units::qps});
         }
     } else {
-        o.target = duration{parse_real(a, "p99-ms", false, "a TP99 target > 0 ms"), units::ms};
+        o.target = duration{parse_real(a, "p99-ms", p99_range), units::ms};
     }
     if (a.has("traffic")) {
         if (!o.target) {
             throw usage_error("option '--traffic' needs --p99-ms (cards = traffic / capacity)");
         }
-        x.traffic = request_rate{
-            parse_real(a, "traffic", false, "a traffic > 0 requests per second"), units::qps};
+        x.traffic = request_rate{parse_real(a, "traffic", traffic_range), units::qps};
     }
     if (a.has("headroom")) {
         if (!x.traffic) throw usage_error("option '--headroom' needs --traffic");
-        x.headroom = parse_real(a, "headroom", true, "a share in [0, 1) of each card kept free");
-        if (!(x.headroom < 1)) {
-            throw usage_error("option '--headroom': '" + *a.get("headroom") +
-                              "' is not a share in [0, 1) of each card kept free");
-        }
+        x.headroom = parse_real(a, "headroom", headroom_range);
     }
     o.requests = parse_count(a, "requests", 20000, 1000, 100000000);
     o.warmup = o.requests / 10;
@@ -850,14 +932,18 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
     g.vector = list_or("vector", "10,12,24,48");
     g.max_gears = list_or("max-batch", "8,16,20,32");
     g.windows.clear();
-    for (double w : parse_reals("window-ms", a.value_or("window-ms", "0"), true,
-                                "a batching window >= 0 ms")) {
+    for (double w : parse_reals("window-ms", a.value_or("window-ms", "0"), window_range)) {
         g.windows.push_back(duration{w, units::ms});
     }
+    whatif_detail::check_at_most("streams", g.streams, max_sweep_streams,
+                                 "a stream count per card");
+    whatif_detail::check_at_most("max-batch", g.max_gears, max_sweep_gear, "a largest gear");
     whatif_detail::check_limits("cube", g.cube, c.cube.cores, "cube", c.name.view());
     whatif_detail::check_limits("vector", g.vector, c.vector.cores, "vector", c.name.view());
+    check_chunks(o.requests, *dist, g.max_gears, x.sizes_text);
 
-    const serving_sweeper s(c, m, g, *dist, params);
+    o.progress = progress_from_args(a, err, "whatif");
+    const serving_sweeper s(c, m, g, *dist, params, o.progress);
     const serving_sweep_result r = s.run(o);
 
     if (format == "table") {
@@ -1004,6 +1090,8 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
     g.vector = as_ints("vector", list_or("vector", "10,12,24,48"));
     g.batches = anchored ? list_or("sweep-batch", *a.get("batch"))
                          : list_or("batch", "16,32,64,128,256");
+    check_at_most("streams", g.streams, max_sweep_streams, "a stream count per card");
+    check_at_most(anchored ? "sweep-batch" : "batch", g.batches, max_batch_size, "a batch size");
     check_limits("cube", g.cube, c.cube.cores, "cube", c.name.view());
     check_limits("vector", g.vector, c.vector.cores, "vector", c.name.view());
 
@@ -1011,18 +1099,18 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
     if (auto t = a.get("latency-ms")) {
         double v = 0;
         auto [p, ec] = std::from_chars(t->data(), t->data() + t->size(), v);
-        if (t->empty() || ec != std::errc{} || p != t->data() + t->size() || !(v > 0) ||
-            v > 1e9) {
-            throw usage_error("option '--latency-ms': '" + *t +
-                              "' is not a latency in ms > 0 (e.g. 1.5)");
+        if (t->empty() || ec != std::errc{} || p != t->data() + t->size() ||
+            !(v >= min_latency_ms) || !(v <= max_latency_ms)) {
+            throw usage_error("option '--latency-ms': '" + ::perfcast::parse_error::printable(*t) +
+                              "' is not a latency in [0.001, 1e+09] ms (e.g. 1.5)");
         }
         target = duration{v, units::ms};
     }
     const std::size_t top = row_count(a, "top", 20);
 
     const whatif_result r =
-        sweep(c, m, g, params,
-              rank == "throughput" ? rank_by::throughput : rank_by::qps);
+        sweep(c, m, g, params, rank == "throughput" ? rank_by::throughput : rank_by::qps,
+              progress_from_args(a, err, "whatif"));
     std::optional<selection> pick;
     if (target) pick = r.best_under(*target);
     std::vector<bool> on_front(r.ranked.size(), false);

@@ -12,7 +12,8 @@
 //
 // Exit status: 0 success, 1 the command failed (message on stderr), 2 wrong command line (usage on
 // stderr). Standard output is checked at the end: a write that failed (`perfcast chips >
-// /dev/full`, a closed pipe) is a failure with the OS reason, not a silent exit 0.
+// /dev/full`, a closed pipe) is a failure with the OS reason, not a silent exit 0. Long runs
+// show progress on stderr when it is a terminal (progress.hpp), never on stdout.
 #include <cstdio>
 #include <iostream>
 #include <ostream>
@@ -27,6 +28,13 @@
 #include "cmd_op.hpp"
 #include "cmd_validate.hpp"
 #include "cmd_report.hpp"
+
+#include "progress.hpp"  // progress_settings.terminal
+
+#if __has_include(<unistd.h>)
+#include <unistd.h>  // isatty: progress lines only on a terminal unless --progress
+#define PERFCAST_HAS_ISATTY 1
+#endif
 
 namespace {
 
@@ -56,6 +64,9 @@ constexpr perfcast::cli::command commands[] = {
 int main(int argc, char** argv) {
     std::vector<std::string_view> args;
     for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+#ifdef PERFCAST_HAS_ISATTY
+    perfcast::cli::progress_settings.terminal = isatty(STDERR_FILENO) == 1;
+#endif
     // Standard output through a buffer that keeps the first write error and its reason.
     perfcast::cli::checked_file_buf out_buf(stdout);
     std::ostream out(&out_buf);

@@ -132,14 +132,25 @@ struct chip {
 };
 
 namespace detail {
-constexpr void expect_positive(double v, std::string_view where, std::string_view field) {
-    PERFCAST_EXPECTS(v > 0 && v <= 1.7976931348623157e308, where, field, v,
-                     "a finite value > 0");
+/// `v` in [lo, hi] (finite), with `expected` naming the range and why.
+constexpr void expect_in(double v, double lo, double hi, std::string_view field,
+                         std::string_view expected) {
+    PERFCAST_EXPECTS(v >= lo && v <= hi, "validate(chip)", field, v, expected);
 }
-constexpr void expect_non_negative(double v, std::string_view where, std::string_view field) {
-    PERFCAST_EXPECTS(v >= 0 && v <= 1.7976931348623157e308, where, field, v,
-                     "a finite value >= 0");
-}
+/// Plausibility bounds of the memory fields (issue 16): outside them a value is a unit mistake,
+/// and a rate of 1e-300 made latencies overflow to inf. Each bound leaves orders of magnitude
+/// around every chip described (docs/model.md, "Chip parameters").
+/// Sizes: at most 1 PiB, a thousand times the largest device memory (H200: 141 GB), as
+/// io::parse_size's bound.
+inline constexpr double max_size_bytes = 1125899906842624.0;
+/// HBM bandwidth: 1 MB/s .. 1 PB/s (the H200's 4.8 TB/s is 200 times below the top).
+inline constexpr double min_hbm_Bps = 1e6;
+inline constexpr double max_hbm_Bps = 1e15;
+/// Per-core rates: 0.001 .. 1e6 bytes per cycle (the 910B's 32 and 110 sit mid-range).
+inline constexpr double min_core_rate = 1e-3;
+inline constexpr double max_core_rate = 1e6;
+/// Overheads: under 1e9 us (a quarter hour), the bound of the params file's times.
+inline constexpr double max_overhead_us = 1e9;
 /// Most cores one engine may have (see validate_engine).
 inline constexpr int max_cores = 65536;
 constexpr void validate_engine(const engine_spec& e, std::string_view field_cores,
@@ -163,7 +174,12 @@ constexpr void validate_engine(const engine_spec& e, std::string_view field_core
         PERFCAST_EXPECTS(hz >= 1e6 && hz <= 1e10, "validate(chip)", field_clock, hz,
                          "a clock between 1 MHz and 10 GHz (in Hz: 1e6 .. 1e10)");
     }
-    for (double r : e.ops_per_cycle) expect_non_negative(r, "validate(chip)", field_rate);
+    // 0 (the dtype does not run here) or 1e-6 .. 1e9 ops per cycle per core: the presets
+    // range from 1 (AI CPU) to a few thousand (tensor-core MACs per SM).
+    for (double r : e.ops_per_cycle) {
+        PERFCAST_EXPECTS(r == 0 || (r >= 1e-6 && r <= 1e9), "validate(chip)", field_rate, r,
+                         "0 or a rate in [1e-6, 1e9] ops per cycle per core");
+    }
 }
 }  // namespace detail
 
@@ -175,34 +191,48 @@ constexpr const chip& validate(const chip& c) {
     detail::validate_engine(c.vector, "vector.cores", "vector.clock", "vector.ops_per_cycle",
                             true);
     detail::validate_engine(c.aicpu, "aicpu.cores", "aicpu.clock", "aicpu.ops_per_cycle", false);
-    detail::expect_positive(c.memory.hbm_size.in(units::B), where, "memory.hbm_size");
-    detail::expect_positive(c.memory.hbm_bandwidth.in(units::Bps), where,
-                            "memory.hbm_bandwidth");
-    detail::expect_non_negative(c.memory.l2_size.in(units::B), where, "memory.l2_size");
-    detail::expect_positive(c.memory.core_read_rate.in(units::B_per_cycle), where,
-                            "memory.core_read_rate");
-    detail::expect_positive(c.memory.core_write_rate.in(units::B_per_cycle), where,
-                            "memory.core_write_rate");
-    detail::expect_non_negative(c.memory.l2_read_rate.in(units::B_per_cycle), where,
-                                "memory.l2_read_rate");
-    detail::expect_non_negative(c.memory.ub_size.in(units::B), where, "memory.ub_size");
-    detail::expect_non_negative(c.memory.l1_size.in(units::B), where, "memory.l1_size");
-    detail::expect_non_negative(c.memory.l0a_size.in(units::B), where, "memory.l0a_size");
-    detail::expect_non_negative(c.memory.l0b_size.in(units::B), where, "memory.l0b_size");
-    detail::expect_non_negative(c.memory.l0c_size.in(units::B), where, "memory.l0c_size");
-    detail::expect_positive(c.alignment.in(units::B), where, "alignment");
+    constexpr double pib = detail::max_size_bytes;
+    constexpr std::string_view size_range = "a size in [1 B, 1 PiB]";
+    constexpr std::string_view buffer_range = "a size in [0 B, 1 PiB]";
+    const double hbm = c.memory.hbm_size.in(units::B);
+    detail::expect_in(hbm, 1, pib, "memory.hbm_size", size_range);
+    detail::expect_in(c.memory.hbm_bandwidth.in(units::Bps), detail::min_hbm_Bps,
+                      detail::max_hbm_Bps, "memory.hbm_bandwidth",
+                      "a bandwidth between 1 MB/s and 1 PB/s (in B/s: 1e6 .. 1e15)");
+    detail::expect_in(c.memory.l2_size.in(units::B), 0, pib, "memory.l2_size", buffer_range);
+    constexpr std::string_view rate_range = "a rate in [0.001, 1e6] bytes per cycle per core";
+    detail::expect_in(c.memory.core_read_rate.in(units::B_per_cycle), detail::min_core_rate,
+                      detail::max_core_rate, "memory.core_read_rate", rate_range);
+    detail::expect_in(c.memory.core_write_rate.in(units::B_per_cycle), detail::min_core_rate,
+                      detail::max_core_rate, "memory.core_write_rate", rate_range);
+    const double l2_rate = c.memory.l2_read_rate.in(units::B_per_cycle);
+    PERFCAST_EXPECTS(
+        l2_rate == 0 || (l2_rate >= detail::min_core_rate && l2_rate <= detail::max_core_rate),
+        where, "memory.l2_read_rate", l2_rate,
+        "0 (no L2 rate) or a rate in [0.001, 1e6] bytes per cycle per core");
+    detail::expect_in(c.memory.ub_size.in(units::B), 0, pib, "memory.ub_size", buffer_range);
+    detail::expect_in(c.memory.l1_size.in(units::B), 0, pib, "memory.l1_size", buffer_range);
+    detail::expect_in(c.memory.l0a_size.in(units::B), 0, pib, "memory.l0a_size", buffer_range);
+    detail::expect_in(c.memory.l0b_size.in(units::B), 0, pib, "memory.l0b_size", buffer_range);
+    detail::expect_in(c.memory.l0c_size.in(units::B), 0, pib, "memory.l0c_size", buffer_range);
+    // 1 B .. 1 MiB: every chip described aligns moves to 32 B (guide §5) or 128 B lines.
+    detail::expect_in(c.alignment.in(units::B), 1, 1048576, "alignment",
+                      "an alignment unit in [1 B, 1 MiB]");
     PERFCAST_EXPECTS(c.link.pcie_gen >= 1 && c.link.pcie_gen <= 6, where, "link.pcie_gen",
                      static_cast<double>(c.link.pcie_gen), "a PCIe generation 1..6");
     PERFCAST_EXPECTS(c.link.lanes == 1 || c.link.lanes == 2 || c.link.lanes == 4 ||
                          c.link.lanes == 8 || c.link.lanes == 16,
                      where, "link.lanes", static_cast<double>(c.link.lanes),
                      "1, 2, 4, 8 or 16 lanes");
-    detail::expect_non_negative(c.overhead.launch.in(units::us), where, "overhead.launch");
-    detail::expect_non_negative(c.overhead.per_core.in(units::us), where, "overhead.per_core");
-    detail::expect_non_negative(c.overhead.host_dispatch.in(units::us), where,
-                                "overhead.host_dispatch");
-    detail::expect_non_negative(c.overhead.aicpu_launch.in(units::us), where,
-                                "overhead.aicpu_launch");
+    constexpr std::string_view time_range = "a time in [0, 1e9] us";
+    detail::expect_in(c.overhead.launch.in(units::us), 0, detail::max_overhead_us,
+                      "overhead.launch", time_range);
+    detail::expect_in(c.overhead.per_core.in(units::us), 0, detail::max_overhead_us,
+                      "overhead.per_core", time_range);
+    detail::expect_in(c.overhead.host_dispatch.in(units::us), 0, detail::max_overhead_us,
+                      "overhead.host_dispatch", time_range);
+    detail::expect_in(c.overhead.aicpu_launch.in(units::us), 0, detail::max_overhead_us,
+                      "overhead.aicpu_launch", time_range);
     return c;
 }
 

@@ -51,6 +51,7 @@
 #include "enum_table.hpp"
 #include "error.hpp"
 #include "graph.hpp"
+#include "progress.hpp"
 #include "units.hpp"
 
 namespace perfcast {
@@ -257,7 +258,15 @@ struct sim_options {
     /// Return every counted latency, sorted (for quantiles other than the fixed ones).
     bool keep_latencies = false;
     std::optional<timeline_options> timeline{};
+    /// Hears of the requests served so far ("simulating", unit "requests served"), every
+    /// progress_every_batches batches; the total is the run's request count where simulate
+    /// knows it (the Poisson overload), else 0.
+    progress_fn progress{};
 };
+
+/// Batches a simulation runs between two progress reports: a few thousand events, a
+/// millisecond or so, so that even a run of huge split requests reports often.
+inline constexpr std::uint64_t progress_every_batches = 4096;
 
 /// One batch on a stream, as recorded in a timeline.
 struct timeline_batch {
@@ -677,6 +686,9 @@ private:
         s.busy = false;
         ++free_streams_;
         --busy_;
+        if (o_.progress && ++batches_done_ % progress_every_batches == 0) {
+            o_.progress({"simulating", served_, 0, "requests served"});
+        }
         busy_cores_ -= c_.streams[si].cube.value;
         if (s.timeline_index != static_cast<std::size_t>(-1)) {
             res_.timeline.batches[s.timeline_index].end = duration{now_, units::s};
@@ -684,6 +696,7 @@ private:
         for (std::uint32_t slot : s.items) {
             request_state& r = requests_[slot];
             if (--r.left > 0) continue;
+            ++served_;
             if (r.id >= o_.warmup) {
                 const double lat = now_ - r.arrival;
                 const double wait = r.last_start - r.arrival;
@@ -824,6 +837,8 @@ private:
     double deadline_ = std::numeric_limits<double>::infinity();
     double last_arrival_ = -std::numeric_limits<double>::infinity();
     std::uint64_t arrivals_ = 0;
+    std::uint64_t served_ = 0;        // requests completed (progress)
+    std::uint64_t batches_done_ = 0;  // batches completed (progress)
 
     std::vector<item> queue_;
     std::size_t q_head_ = 0;
@@ -863,6 +878,24 @@ private:
 
 }  // namespace detail
 
+/// Mean chunks per request of `dist` under `gears`: a request above the largest gear is split
+/// into ceil(bs / largest gear) chunks (batching.hpp), each a queue item of its own.
+[[nodiscard]] inline double mean_chunks(const gear_set& gears, const batch_distribution& dist) {
+    double sum = 0;
+    for (std::size_t i = 0; i < dist.bins().size(); ++i) {
+        sum += dist.share(i) * plan_request(gears, dist.bins()[i].bs).chunks;
+    }
+    return sum;
+}
+
+/// Most chunks one Poisson simulation may queue: requests x mean chunks per request. 1e8, the
+/// most requests a run takes (`perfcast whatif --requests`) when no request is split. Memory
+/// is about 20 bytes per request at a stable load and at most about 100 bytes per chunk when a
+/// saturated card leaves them all waiting (measured, Release: 1e7 one-chunk requests on one
+/// stream, 201 MB at 1000 QPS, 1.02 GB at 1e6 QPS), so at most about 10 GB
+/// (docs/whatif-serving.md, "Memory, time and progress").
+inline constexpr double max_simulated_chunks = 1e8;
+
 /// Simulates `config` serving the arrivals of `source` until every request is done.
 template <ArrivalSource Source>
 [[nodiscard]] serving_result simulate(const server_config& config, Source& source,
@@ -879,8 +912,19 @@ template <ArrivalSource Source>
                                              const sim_options& options = {}) {
     PERFCAST_EXPECTS(requests >= 1, "simulate", "requests", static_cast<double>(requests),
                      "at least 1 request");
+    const double chunks = static_cast<double>(requests) * mean_chunks(config.gears, dist);
+    PERFCAST_EXPECTS(chunks <= max_simulated_chunks, "simulate",
+                     "chunks (requests x chunks per request)", chunks,
+                     "at most 1e8 chunks in one simulation (about 100 bytes each when a "
+                     "saturated card leaves them all waiting): fewer requests or a larger "
+                     "largest gear");
     poisson_arrivals src(qps, dist, requests, options.seed);
-    return simulate(config, src, options);
+    if (!options.progress) return simulate(config, src, options);
+    sim_options o = options;  // the same reports, with the run's request count as the total
+    o.progress = [&options, requests](const progress_step& p) {
+        options.progress({p.task, p.done, requests, p.unit});
+    };
+    return simulate(config, src, o);
 }
 
 /// One simulation per rate (the same seed at each: common random numbers).
@@ -1230,6 +1274,24 @@ inline constexpr double saturation_margin = 0.05;
 /// the mean over 80 % of them, so the packing of random request sizes into batches averages
 /// over thousands of batches (the estimate's noise is far below saturation_margin).
 inline constexpr std::uint64_t saturation_probe_requests = 10000;
+/// ... unless its requests are split into many chunks: then it takes as many requests as fill
+/// saturation_probe_chunks chunks (thousands of batches still), at least
+/// saturation_probe_min_requests. All of them wait at once, so this bounds the probe's memory
+/// (about 100 MB) and time: 10000 requests of 1048576 samples at a largest gear of 32 would be
+/// 3.3e8 chunks, 16 GB and minutes (issue 16).
+inline constexpr double saturation_probe_chunks = 1e6;
+inline constexpr std::uint64_t saturation_probe_min_requests = 100;
+
+/// Requests in the saturation probe of `dist` under `gears` (see saturation_probe_chunks).
+[[nodiscard]] inline std::uint64_t saturation_probe_size(const gear_set& gears,
+                                                         const batch_distribution& dist) {
+    const double fit = saturation_probe_chunks / mean_chunks(gears, dist);
+    if (fit >= static_cast<double>(saturation_probe_requests)) return saturation_probe_requests;
+    if (fit <= static_cast<double>(saturation_probe_min_requests)) {
+        return saturation_probe_min_requests;
+    }
+    return static_cast<std::uint64_t>(fit);
+}
 
 /// How fast a configuration completes requests when its queue never empties.
 struct saturation_result {
@@ -1238,7 +1300,7 @@ struct saturation_result {
     /// sum over n streams of g / t(g, n)), over the mean request size. No padding, every batch
     /// full: a load above it can never be served.
     request_rate bound{};
-    /// Measured: every one of saturation_probe_requests requests (sizes drawn from the
+    /// Measured: every one of saturation_probe_size() requests (sizes drawn from the
     /// distribution) queued at time 0 and served by the simulation (FIFO packing into batches,
     /// splits, contention, the same as under load); completions between the 10th and the 90th
     /// percentile over the time between them (the ramp-up and the last partial batches left
@@ -1298,7 +1360,7 @@ private:
     so.seed = seed;
     so.service_cv = service_cv;
     so.keep_latencies = true;
-    detail::queued_at_once src(dist, saturation_probe_requests, seed);
+    detail::queued_at_once src(dist, saturation_probe_size(config.gears, dist), seed);
     const serving_result s = simulate(config, src, so);
     // Every request arrived at 0: its latency is its completion time.
     // Requests complete in steps (a batch's requests together, streams in lockstep), so the
@@ -1388,6 +1450,8 @@ struct capacity_options {
     double service_cv = 0;
     /// Stop when the bracket [meets, fails] is narrower than this share of its top.
     double rel_tolerance = 0.01;
+    /// Passed to every simulation of the search (sim_options::progress).
+    progress_fn progress{};
 };
 
 /// What decided a capacity: the latency target, or the saturation cap.
@@ -1566,6 +1630,7 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
     so.warmup = o.warmup;
     so.service_cv = o.service_cv;
     so.keep_latencies = true;
+    so.progress = o.progress;
     const saturation_result sat = saturation(config, dist, o.seed, o.service_cv);
     return detail::bisect_capacity(
         o, floor_latency, low.capacity, sat.throughput, [&](request_rate q) {
@@ -1593,6 +1658,7 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
     so.seed = o.seed;
     so.service_cv = o.service_cv;
     so.keep_latencies = true;
+    so.progress = o.progress;
     // The trace's sizes, queued at once: its bursts are not the saturation's business.
     const saturation_result sat = saturation(config, dist, o.seed, o.service_cv);
     return detail::bisect_capacity(

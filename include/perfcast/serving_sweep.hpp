@@ -50,6 +50,7 @@
 #include "distribution.hpp"
 #include "error.hpp"
 #include "graph.hpp"
+#include "progress.hpp"
 #include "serving.hpp"
 #include "units.hpp"
 #include "whatif.hpp"
@@ -60,9 +61,7 @@ namespace perfcast {
 /// concurrency, so the bound keeps a sweep's tables (and its time) finite. The seed's largest
 /// batch is 512 (guide §13).
 inline constexpr int max_sweep_gear = 4096;
-/// Most streams per card a sweep accepts (the seed's sweeps use 1..6; guide §11: past a few
-/// streams they evict each other's cache).
-inline constexpr int max_sweep_streams = 64;
+// Most streams per card: max_sweep_streams (whatif.hpp), the same bound as a card sweep's.
 
 /// The axes of a serving sweep; every value of every axis is combined with every other.
 struct serving_grid {
@@ -120,11 +119,21 @@ struct serving_config {
 /// instead of once per configuration: a default sweep has 16 splits but 384 configurations).
 class card_service_cache {
 public:
+    /// Most service times one cache holds: 1e8 doubles, 800 MB. The default grid needs 16
+    /// splits x 32 gears x 6 streams = 3072; the largest gear and stream counts a sweep takes
+    /// (4096, 64) with 16 splits need 4.2 million, and take about 6 minutes to cost (Release,
+    /// one core), so the bound is about memory, not time (docs/whatif-serving.md, "Memory,
+    /// time and progress").
+    static constexpr double max_service_entries = 1e8;
+
     card_service_cache(const chip& c, std::span<const node> model,
                        std::span<const core_split> splits, int max_gear, int max_streams,
-                       const card_params& params = {})
-        : card_cube_(c.cube.cores), card_vector_(c.vector.cores), max_gear_(max_gear),
-          max_streams_(max_streams), splits_(splits.begin(), splits.end()) {
+                       const card_params& params = {}, const progress_fn& progress = {})
+        : card_cube_(c.cube.cores),
+          card_vector_(c.vector.cores),
+          max_gear_(max_gear),
+          max_streams_(max_streams),
+          splits_(splits.begin(), splits.end()) {
         constexpr std::string_view where = "card_service_cache";
         PERFCAST_EXPECTS(max_gear >= 1 && max_gear <= max_sweep_gear, where, "max_gear",
                          static_cast<double>(max_gear), "a largest gear in 1..4096");
@@ -132,6 +141,11 @@ public:
                          "max_streams", static_cast<double>(max_streams), "1 to 64 streams");
         const std::size_t per_split = static_cast<std::size_t>(max_gear) *
                                       static_cast<std::size_t>(max_streams);
+        const double entries = static_cast<double>(splits_.size()) * static_cast<double>(per_split);
+        PERFCAST_EXPECTS(entries <= max_service_entries, where, "splits x max gear x streams",
+                         entries,
+                         "at most 1e8 service times (800 MB): fewer core limits, a smaller "
+                         "max gear or fewer streams");
         seconds_.resize(splits_.size() * per_split);
         for (std::size_t s = 0; s < splits_.size(); ++s) {
             const card_service svc(c, model, splits_[s], params);
@@ -139,6 +153,10 @@ public:
                 for (int n = 1; n <= max_streams; ++n) {
                     seconds_[slot(s, b, n)] = svc(b, n).in(units::s);
                 }
+                detail::report_progress(progress, "costing service times",
+                                        s * per_split + static_cast<std::size_t>(b) *
+                                                            static_cast<std::size_t>(max_streams),
+                                        seconds_.size(), "card evaluations");
             }
         }
     }
@@ -217,6 +235,9 @@ struct serving_sweep_options {
     double service_cv = 0;
     /// Capacity bisection stops when its bracket is narrower than this share (find_capacity).
     double rel_tolerance = 0.01;
+    /// Hears of the analytic pass ("analysing configurations") and of every simulation
+    /// ("simulating leader 3 of 8", its requests served of the run's requests).
+    progress_fn progress{};
 };
 
 /// One simulated load.
@@ -291,10 +312,13 @@ struct serving_sweep_result {
 /// distribution. Holds the service-time cache; the model's nodes need not outlive it.
 class serving_sweeper {
 public:
+    /// `progress` hears of the service-time table as it is built (card_service_cache).
     serving_sweeper(const chip& c, std::span<const node> model, serving_grid grid,
-                    batch_distribution dist, const card_params& params = {})
-        : grid_(std::move(grid)), dist_(std::move(dist)),
-          cache_(make_cache(c, model, grid_, params)) {
+                    batch_distribution dist, const card_params& params = {},
+                    const progress_fn& progress = {})
+        : grid_(std::move(grid)),
+          dist_(std::move(dist)),
+          cache_(make_cache(c, model, grid_, params, progress)) {
         for (int s : grid_.streams) {
             for (int k : grid_.cube) {
                 for (int v : grid_.vector) {
@@ -358,6 +382,8 @@ public:
                 row.analytic_p99 = a.p99;
                 row.analytic_utilization = a.utilization;
             }
+            detail::report_progress(o.progress, "analysing configurations", i + 1, configs_.size(),
+                                    "configurations");
         }
         std::vector<std::size_t> order(rows.size());
         for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -395,7 +421,16 @@ public:
             co.service_cv = o.service_cv;
             co.rel_tolerance = o.rel_tolerance;
         }
+        std::string task;  // "simulating leader 3 of 8": what the simulations' reports say
+        if (o.progress) {
+            const auto relabel = [&o, &task](const progress_step& p) {
+                o.progress({task, p.done, p.total, p.unit});
+            };
+            so.progress = relabel;
+            co.progress = relabel;
+        }
         for (std::size_t k = 0; k < n; ++k) {
+            task = "simulating leader " + std::to_string(k + 1) + " of " + std::to_string(n);
             serving_row row = rows[order[k]];
             const server_config srv = server(row.config);
             if (capacity_mode) {
@@ -527,7 +562,8 @@ public:
 
 private:
     static card_service_cache make_cache(const chip& c, std::span<const node> model,
-                                         const serving_grid& g, const card_params& params) {
+                                         const serving_grid& g, const card_params& params,
+                                         const progress_fn& progress) {
         validate(g, c);
         PERFCAST_EXPECTS(!model.empty(), "serving_sweeper", "model (nodes)", 0.0,
                          "at least one node");
@@ -535,9 +571,9 @@ private:
         for (int k : g.cube) {
             for (int v : g.vector) splits.push_back({core_count{k}, core_count{v}});
         }
-        return card_service_cache(c, model, splits,
-                                  *std::max_element(g.max_gears.begin(), g.max_gears.end()),
-                                  *std::max_element(g.streams.begin(), g.streams.end()), params);
+        return card_service_cache(
+            c, model, splits, *std::max_element(g.max_gears.begin(), g.max_gears.end()),
+            *std::max_element(g.streams.begin(), g.streams.end()), params, progress);
     }
 
     static void check(const serving_sweep_options& o) {

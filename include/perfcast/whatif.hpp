@@ -27,6 +27,7 @@
 #include "chip.hpp"
 #include "error.hpp"
 #include "graph.hpp"
+#include "progress.hpp"
 #include "units.hpp"
 
 namespace perfcast {
@@ -73,16 +74,35 @@ inline void validate_card_axes(std::string_view where, const std::vector<int>& s
 }
 }  // namespace detail
 
-/// Rejects empty axes, zero or negative values and limits above the chip's cores, naming the
-/// axis, the value and the chip's core count.
+/// Most streams (instances) per card a sweep accepts: the seed's sweeps use 1..6 (guide §11:
+/// past a few streams they evict each other's cache); 64 leaves an order of magnitude.
+inline constexpr int max_sweep_streams = 64;
+
+/// Most deployments one sweep evaluates: each is a `candidate` in memory (128 bytes on x86-64),
+/// so 1e7 of them take about 2 GB with the rest of the run and a minute or so of one core
+/// (measured: 1.77 million, the grid --batch 1-256 --streams 1-6 --cube 1-24 --vector 1-48,
+/// take 10.6 s and 318 MB in a Release build; docs/whatif-serving.md, "Memory, time and
+/// progress").
+inline constexpr double max_sweep_deployments = 1e7;
+
+/// Rejects empty axes, zero or negative values, limits above the chip's cores, more than
+/// max_sweep_streams streams and grids of more than max_sweep_deployments deployments, naming
+/// the axis (or the grid's size), the value and the bound.
 inline const whatif_grid& validate(const whatif_grid& g, const chip& c) {
     constexpr std::string_view where = "validate(whatif_grid)";
-    detail::validate_card_axes(where, g.streams, g.cube, g.vector, c,
-                               std::numeric_limits<int>::max());
+    detail::validate_card_axes(where, g.streams, g.cube, g.vector, c, max_sweep_streams);
     PERFCAST_EXPECTS(!g.batches.empty(), where, "batches", 0.0, "at least one batch size");
     for (std::int64_t b : g.batches) {
         PERFCAST_EXPECTS(b >= 1, where, "batch", static_cast<double>(b), "a batch size >= 1");
     }
+    // In doubles: four axes of 1e5 values each would overflow a 64-bit product.
+    const double deployments =
+        static_cast<double>(g.streams.size()) * static_cast<double>(g.cube.size()) *
+        static_cast<double>(g.vector.size()) * static_cast<double>(g.batches.size());
+    PERFCAST_EXPECTS(deployments <= max_sweep_deployments, where,
+                     "deployments (streams x cube x vector x batches)", deployments,
+                     "at most 1e7 deployments in one sweep (about 2 GB): fewer values on "
+                     "some axis");
     return g;
 }
 
@@ -243,46 +263,63 @@ private:
 
 /// Per-node costs of a model for every (batch, core limit) a grid needs. Costs depend on the
 /// core limit of the node's engine only, so one table serves every split and stream count.
+/// It holds one entry per batch, node and core limit the grid asks for on that node's engine
+/// (one for a transfer or an AI CPU node): batches x (cube nodes x cube limits + vector nodes x
+/// vector limits + other nodes), whatever the chip's core count (docs/whatif-serving.md,
+/// "Memory, time and progress").
 class node_eval_table {
 public:
     node_eval_table(const chip& c, std::span<const node> nodes,
                     std::span<const std::int64_t> batches, std::span<const int> cube_limits,
-                    std::span<const int> vector_limits, const graph_params& p = {})
-        : nodes_(nodes.size()), batches_(batches.begin(), batches.end()) {
-        stride_ = static_cast<std::size_t>(std::max(c.cube.cores, c.vector.cores)) + 1;
+                    std::span<const int> vector_limits, const graph_params& p = {},
+                    const progress_fn& progress = {})
+        : nodes_(nodes.size()),
+          batches_(batches.begin(), batches.end()),
+          cube_(sorted_limits(cube_limits)),
+          vector_(sorted_limits(vector_limits)) {
         axis_.reserve(nodes.size());
+        offset_.reserve(nodes.size());
         for (const node& n : nodes) {
             const engine e = engine_of(n);
             axis_.push_back(n.is_transfer() || e == engine::aicpu ? limit_axis::none
                             : e == engine::cube                   ? limit_axis::cube
                                                                   : limit_axis::vector);
+            offset_.push_back(row_);
+            row_ += limits_of(axis_.back()).size();
         }
-        table_.resize(checked_entries(batches.size(), nodes_, stride_));
+        table_.resize(checked_entries(batches.size(), nodes_, row_));
+        const std::uint64_t total = table_.size();
+        std::uint64_t done = 0;
         for (std::size_t bi = 0; bi < batches.size(); ++bi) {
             for (std::size_t i = 0; i < nodes_; ++i) {
                 const node& n = nodes[i];
+                const std::size_t base = bi * row_ + offset_[i];
                 if (axis_[i] == limit_axis::none) {
-                    table_[slot(bi, i, 0)] =
-                        evaluate_at(c, n, batches[bi], core_count{c.aicpu.cores}, p);
-                    continue;
+                    table_[base] = evaluate_at(c, n, batches[bi], core_count{c.aicpu.cores}, p);
+                } else {
+                    const std::vector<int>& ks = limits_of(axis_[i]);
+                    for (std::size_t j = 0; j < ks.size(); ++j) {
+                        table_[base + j] = evaluate_at(c, n, batches[bi], core_count{ks[j]}, p);
+                    }
                 }
-                for (int k : axis_[i] == limit_axis::cube ? cube_limits : vector_limits) {
-                    table_[slot(bi, i, k)] = evaluate_at(c, n, batches[bi], core_count{k}, p);
-                }
+                done = (bi * row_ + offset_[i]) + limits_of(axis_[i]).size();
+                detail::report_progress(progress, "costing ops", done, total, "op costs");
             }
         }
     }
 
     [[nodiscard]] std::size_t nodes() const noexcept { return nodes_; }
     [[nodiscard]] std::span<const std::int64_t> batches() const noexcept { return batches_; }
+    /// Entries held: batches x the (node, core limit) pairs the grid asks for.
+    [[nodiscard]] std::size_t entries() const noexcept { return table_.size(); }
+    /// Bytes the entries take (the table's memory, less a few per node for its index).
+    [[nodiscard]] std::size_t bytes() const noexcept { return table_.size() * sizeof(node_eval); }
 
-    /// Node i at batch index bi under `split` (a limit the table was built for).
+    /// Node i at batch index bi under `split` (limits the table was built for; others are an
+    /// error naming the limit).
     [[nodiscard]] const node_eval& at(std::size_t bi, std::size_t i,
-                                      const core_split& split) const noexcept {
-        const int limit = axis_[i] == limit_axis::cube     ? split.cube.value
-                          : axis_[i] == limit_axis::vector ? split.vector.value
-                                                           : 0;
-        return table_[slot(bi, i, limit)];
+                                      const core_split& split) const {
+        return table_[bi * row_ + offset_[i] + column(i, columns_of(split))];
     }
 
     /// Card result of `streams` instances with `split` at batch index bi: the same numbers as
@@ -290,44 +327,84 @@ public:
     [[nodiscard]] card_result card(const chip& c, std::size_t bi, int streams,
                                    const core_split& split, const card_params& p) const {
         const std::array<instance_group, 1> g{{{split, streams}}};
-        return detail::solve_card(
-            c, nodes_, batches_[bi], g, p,
-            [&](std::size_t, std::size_t i) -> const node_eval& { return at(bi, i, split); });
+        const split_columns cols = columns_of(split);
+        return detail::solve_card(c, nodes_, batches_[bi], g, p,
+                                  [&](std::size_t, std::size_t i) -> const node_eval& {
+                                      return table_[bi * row_ + offset_[i] + column(i, cols)];
+                                  });
     }
 
 private:
     enum class limit_axis : unsigned char { none, cube, vector };
+    struct split_columns {
+        std::size_t cube = 0;
+        std::size_t vector = 0;
+    };
 
     /// Most bytes the table may take: 16 GiB, four times the default grid of a 100k-op model
-    /// on a 32-core chip (about 4 GB); past it the question is too large for one table, and
-    /// saying so beats std::bad_alloc.
+    /// on a 32-core chip under the old one-entry-per-core layout (about 4 GB); past it the
+    /// question is too large for one table, and saying so beats std::bad_alloc.
     static constexpr double max_table_bytes = 16.0 * 1024 * 1024 * 1024;
 
-    /// batches x nodes x (cores + 1) entries, checked against max_table_bytes before allocating.
+    [[nodiscard]] static std::vector<int> sorted_limits(std::span<const int> limits) {
+        std::vector<int> v(limits.begin(), limits.end());
+        std::sort(v.begin(), v.end());
+        v.erase(std::unique(v.begin(), v.end()), v.end());
+        return v;
+    }
+
+    /// The limits a node on `axis` is costed at (one slot for a node without a limit).
+    [[nodiscard]] const std::vector<int>& limits_of(limit_axis axis) const noexcept {
+        return axis == limit_axis::cube ? cube_ : axis == limit_axis::vector ? vector_ : none_;
+    }
+
+    [[nodiscard]] static std::size_t index_in(const std::vector<int>& limits, int k,
+                                              std::string_view axis) {
+        const auto it = std::lower_bound(limits.begin(), limits.end(), k);
+        if (it == limits.end() || *it != k) {
+            ::perfcast::detail::precondition_failed("node_eval_table", axis, static_cast<double>(k),
+                                                    "a core limit the table was built for");
+        }
+        return static_cast<std::size_t>(it - limits.begin());
+    }
+
+    /// The columns of `split`'s limits; a limit of an axis no node uses is not looked up.
+    [[nodiscard]] split_columns columns_of(const core_split& split) const {
+        split_columns s;
+        if (!cube_.empty()) s.cube = index_in(cube_, split.cube.value, "cube limit");
+        if (!vector_.empty()) s.vector = index_in(vector_, split.vector.value, "vector limit");
+        return s;
+    }
+
+    [[nodiscard]] std::size_t column(std::size_t i, const split_columns& s) const noexcept {
+        return axis_[i] == limit_axis::cube     ? s.cube
+               : axis_[i] == limit_axis::vector ? s.vector
+                                                : 0;
+    }
+
+    /// batches x row entries, checked against max_table_bytes before allocating.
     [[nodiscard]] static std::size_t checked_entries(std::size_t batches, std::size_t nodes,
-                                                     std::size_t stride) {
-        const double entries =
-            static_cast<double>(batches) * static_cast<double>(nodes) * static_cast<double>(stride);
+                                                     std::size_t row) {
+        const double entries = static_cast<double>(batches) * static_cast<double>(row);
         const double bytes = entries * static_cast<double>(sizeof(node_eval));
         if (bytes > max_table_bytes) {
             ::perfcast::detail::precondition_failed(
-                "node_eval_table", "batches x nodes x (cores + 1)",
-                std::to_string(batches) + " x " + std::to_string(nodes) + " x " +
-                    std::to_string(stride) + " (" + std::to_string(bytes / 1e9).substr(0, 8) +
-                    " GB)",
-                "a table of at most 16 GiB: fewer batches, ops or cores");
+                "node_eval_table", "batches x (node, core limit) pairs",
+                std::to_string(batches) + " x " + std::to_string(row) + " (" +
+                    std::to_string(nodes) + " nodes; " + detail::number_text(bytes / 1e9) + " GB)",
+                "a table of at most 16 GiB: fewer batches, ops or core limits");
         }
-        return batches * nodes * stride;
-    }
-
-    [[nodiscard]] std::size_t slot(std::size_t bi, std::size_t i, int limit) const noexcept {
-        return (bi * nodes_ + i) * stride_ + static_cast<std::size_t>(limit);
+        return batches * row;
     }
 
     std::size_t nodes_ = 0;
-    std::size_t stride_ = 1;
+    std::size_t row_ = 0;  // entries per batch: the (node, limit) pairs
     std::vector<std::int64_t> batches_;
+    std::vector<int> cube_;     // the grid's cube limits, sorted, unique
+    std::vector<int> vector_;   // the grid's vector limits, sorted, unique
+    std::vector<int> none_{0};  // the one slot of a node without a core limit
     std::vector<limit_axis> axis_;
+    std::vector<std::size_t> offset_;  // node i's first entry in a batch's row
     std::vector<node_eval> table_;
 };
 
@@ -342,22 +419,27 @@ struct whatif_result {
     }
 };
 
-/// Evaluates every configuration of `grid` for `nodes` on chip `c`.
+/// Evaluates every configuration of `grid` for `nodes` on chip `c`. `progress` hears of the op
+/// costs (node_eval_table) and then of each deployment evaluated.
 [[nodiscard]] inline whatif_result sweep(const chip& c, std::span<const node> nodes,
                                          const whatif_grid& grid, const card_params& p = {},
-                                         rank_by by = rank_by::qps) {
+                                         rank_by by = rank_by::qps,
+                                         const progress_fn& progress = {}) {
     validate(grid, c);
     validate(p);
     PERFCAST_EXPECTS(!nodes.empty(), "sweep", "nodes", 0.0, "a model with at least one node");
-    const node_eval_table table(c, nodes, grid.batches, grid.cube, grid.vector, p.graph);
+    const node_eval_table table(c, nodes, grid.batches, grid.cube, grid.vector, p.graph, progress);
     whatif_result r;
     r.ranked.reserve(grid.size());
+    const std::uint64_t total = grid.size();
     for (std::size_t bi = 0; bi < grid.batches.size(); ++bi) {
         for (int s : grid.streams) {
             for (int k : grid.cube) {
                 for (int v : grid.vector) {
                     const core_split split{core_count{k}, core_count{v}};
                     r.ranked.push_back(make_candidate(table.card(c, bi, s, split, p)));
+                    detail::report_progress(progress, "evaluating deployments", r.ranked.size(),
+                                            total, "deployments");
                 }
             }
         }

@@ -26,8 +26,9 @@
 
 #include "../chip.hpp"
 #include "../cost.hpp"
-#include "kernel_details.hpp"
+#include "../progress.hpp"
 #include "context.hpp"
+#include "kernel_details.hpp"
 #include "ops.hpp"
 
 namespace perfcast::profile {
@@ -72,7 +73,14 @@ struct calibration_options {
     // Rows a cross-validation fit uses at most (an even stride through its folds' rows): the
     // decision needs the data's shape, not every repeat of it.
     std::size_t cv_max_rows = 2000;
+    // Hears of each fit ("fit 3 of 7": the cross-validation's fits, then the final one) every
+    // progress_every_evaluations objective evaluations.
+    progress_fn progress{};
 };
+
+/// Objective evaluations of a fit between two progress reports (each costs one model
+/// evaluation per row: a few milliseconds on a profile of thousands of rows).
+inline constexpr int progress_every_evaluations = 200;
 
 struct calibration_result {
     calibration fitted;
@@ -193,6 +201,13 @@ namespace detail {
     calibration_result res;
     res.rows = rows.size();
     res.vector_efficiency_fitted = has_vector && fit_vector;
+    const auto counted = [&res, &opt] {
+        if (++res.evaluations % progress_every_evaluations == 0) {
+            ::perfcast::detail::report_progress(opt.progress, "fitting",
+                                                static_cast<std::uint64_t>(res.evaluations), 0,
+                                                "model evaluations");
+        }
+    };
     res.log_error_before = mean_abs_log_error(c, rows, start);
 
     // Stage 1: Nelder-Mead over the free coordinates (coefficients 1, 2, 0.5, 0.5), with
@@ -200,7 +215,7 @@ namespace detail {
     const auto stage1 = [&](const std::vector<measured_op>& data, const model_params& from,
                             int budget) {
         const auto f = [&](const vec& v) {
-            ++res.evaluations;
+            counted();
             return mean_abs_log_error(c, data, space::decode(v, from));
         };
         vec best = sp.encode(from);
@@ -317,7 +332,7 @@ namespace detail {
             double fastest = rows[idx.front()].measured.in(units::us);
             for (std::size_t i : idx) fastest = std::min(fastest, rows[i].measured.in(units::us));
             const auto g = [&](double logf, double u) {
-                ++res.evaluations;
+                counted();
                 double sum = 0;
                 for (std::size_t i : idx) {
                     op o = with_work(rows[i].o, std::exp(logf));
@@ -443,8 +458,16 @@ namespace detail {
                      "fixed_penalty", opt.fixed_penalty, "a finite weight >= 0");
     PERFCAST_EXPECTS(opt.max_work_factor >= 1 && opt.max_work_factor < 1e6, "calibrate",
                      "max_work_factor", opt.max_work_factor, "a finite factor >= 1");
+    // Each fit's reports say which fit it is: "fit 3 of 7".
+    std::string task = "fit 1 of 1";
+    calibration_options each = opt;
+    if (opt.progress) {
+        each.progress = [&opt, &task](const progress_step& p) {
+            opt.progress({task, p.done, p.total, p.unit});
+        };
+    }
     if (opt.vector_efficiency != vector_efficiency_fit::choose)
-        return detail::calibrate_once(c, rows, start, opt,
+        return detail::calibrate_once(c, rows, start, each,
                                       opt.vector_efficiency == vector_efficiency_fit::fit);
     // Folds of whole groups, drawn by a fixed LCG so the decision is the same everywhere.
     std::map<std::string, int, std::less<>> fold_of_group;
@@ -465,6 +488,16 @@ namespace detail {
         }
         fold[i] = it->second;
     }
+    // Fits to come: two per fold with rows on both sides, then the final one.
+    std::vector<std::size_t> fold_rows(static_cast<std::size_t>(opt.folds), 0);
+    for (int f : fold) ++fold_rows[static_cast<std::size_t>(f)];
+    std::size_t fits = 1;
+    for (std::size_t n : fold_rows)
+        if (n > 0 && n < rows.size()) fits += 2;
+    std::size_t fit_no = 0;
+    const auto next_fit = [&] {
+        task = "fit " + std::to_string(++fit_no) + " of " + std::to_string(fits);
+    };
     double error[2] = {0, 0};  // [0]: efficiency fitted, [1]: kept
     std::size_t scored = 0;
     for (int f = 0; f < opt.folds; ++f) {
@@ -481,13 +514,15 @@ namespace detail {
             train = std::move(sample);
         }
         for (int mode = 0; mode < 2; ++mode) {
-            const auto r = detail::calibrate_once(c, train, start, opt, mode == 0);
+            next_fit();
+            const auto r = detail::calibrate_once(c, train, start, each, mode == 0);
             error[mode] += detail::mean_ape(c, held, r.fitted) * static_cast<double>(held.size());
         }
         scored += held.size();
     }
     const bool fit_vector = scored == 0 || error[0] < error[1] * (1.0 - opt.cv_margin);
-    calibration_result res = detail::calibrate_once(c, rows, start, opt, fit_vector);
+    next_fit();
+    calibration_result res = detail::calibrate_once(c, rows, start, each, fit_vector);
     if (scored > 0) {
         res.cv_error_fitted = error[0] / static_cast<double>(scored);
         res.cv_error_kept = error[1] / static_cast<double>(scored);

@@ -853,13 +853,25 @@ private:
         if (v < 0) bad(c, "negative value");
         return v;
     }
+    // A task's time (Duration, Wait Time, aicore_time, aiv_time) is at most a day: a profile
+    // covers seconds to minutes; more is a unit mistake, and sums of such rows would overflow
+    // to inf in the report (issue 16).
+    static constexpr double max_task_us = 86400e6;
+    // Cycles of one task: at most what 65536 cores (chip.hpp's bound) at 10 GHz run in that
+    // day, 5.7e19, rounded up.
+    static constexpr double max_task_cycles = 1e20;
     [[nodiscard]] std::optional<duration> micros(kernel_column c) const {
-        if (auto v = number(c)) return duration{*v, units::us};
-        return std::nullopt;
+        const std::optional<double> v = number(c);
+        if (!v) return std::nullopt;
+        if (*v > max_task_us) bad(c, "a time over a day (86400000000 us)");
+        return duration{*v, units::us};
     }
     [[nodiscard]] std::optional<cycle_count> cycles(kernel_column c) const {
-        if (auto v = number(c)) return cycle_count{*v, units::cycle};
-        return std::nullopt;
+        const std::optional<double> v = number(c);
+        if (!v) return std::nullopt;
+        if (*v > max_task_cycles)
+            bad(c, "more cycles than 65536 cores at 10 GHz run in a day (1e20)");
+        return cycle_count{*v, units::cycle};
     }
     [[nodiscard]] std::optional<int> count(kernel_column c) const {
         const std::string_view s = field(c);

@@ -342,11 +342,16 @@ inline constexpr std::array<write_only_type, 8> write_only_types{{
     return 1;
 }
 
+/// The shortest task time a rate (utilization, bandwidth) is computed over: 1 ns, the
+/// profilers' resolution (msprof and torch_npu print microseconds with three decimals). A
+/// shorter time is a rounding artefact, and dividing by it printed "inf GB/s" (issue 16).
+inline constexpr duration min_rate_time{1.0, units::ns};
+
 /// msprof's cube_utilization(%) recomputed for `c`: aic_total_cycles / (cube clock x cube cores x
-/// duration) x 100. Nothing when the row has no cycles or no (or zero) duration.
+/// duration) x 100. Nothing when the row has no cycles or a duration under min_rate_time.
 [[nodiscard]] inline std::optional<double> recomputed_cube_utilization_pct(const kernel_row& r,
                                                                            const chip& c) {
-    if (!r.aic_total_cycles || !r.task_duration || r.task_duration->base_value() <= 0) {
+    if (!r.aic_total_cycles || !r.task_duration || *r.task_duration < min_rate_time) {
         return std::nullopt;
     }
     const cycle_count avail =
@@ -469,7 +474,7 @@ public:
         const bool conflict = r.has_note(note_kind::shape_conflict);
         const std::optional<data_size> bytes = conflict ? std::nullopt : bytes_moved_once(r);
         std::optional<bandwidth> achieved;
-        if (bytes && d.base_value() > 0) achieved = *bytes / d;
+        if (bytes && d >= min_rate_time) achieved = *bytes / d;
 
         // (d) pipes
         const double thr = opt_.pipe_ratio_threshold;
