@@ -113,9 +113,7 @@ public:
 
     [[nodiscard]] dtype type(const token& t, std::string_view field) const {
         if (auto d = try_parse_dtype(t.text)) return *d;
-        fail(t.column, field, t.text,
-             "a dtype: fp32, hf32, fp16, bf16, fp64, int8, uint8, int16, uint16, int32, uint32, "
-             "int64, uint64 or bool");
+        fail(t.column, field, t.text, "a dtype: " + choices_of(dtypes));
     }
 
     /// One dimension: terms joined by '+', each n, B, B*n or n*B.
@@ -463,13 +461,11 @@ struct key_value {
             count_shapes(1, 1, "one shape (the elements the per-element figures apply to)");
             engine e = engine::vector;
             if (const auto* kv = find("engine")) {
-                if (kv->value.text == "cube") {
-                    e = engine::cube;
-                } else if (kv->value.text == "aicpu") {
-                    e = engine::aicpu;
-                } else if (kv->value.text != "vector") {
-                    lp.fail(kv->value.column, "engine", kv->value.text, "cube, vector or aicpu");
+                const auto named = parse_in(engine_names, kv->value.text);
+                if (!named) {
+                    lp.fail(kv->value.column, "engine", kv->value.text, choices_of(engine_names));
                 }
+                e = *named;
             }
             double flops = 0, in = 0, out = 0;
             std::int64_t units = 0;

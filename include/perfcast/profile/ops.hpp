@@ -186,22 +186,6 @@ struct calibration {
     return std::nullopt;
 }
 
-/// The engine the row ran on.
-[[nodiscard]] constexpr std::optional<engine> engine_of(task_type t) noexcept {
-    switch (t) {
-        case task_type::ai_core:
-        case task_type::mix_aic:
-            return engine::cube;
-        case task_type::ai_vector_core:
-        case task_type::mix_aiv:
-            return engine::vector;
-        case task_type::ai_cpu:
-            return engine::aicpu;
-        default:
-            return std::nullopt;
-    }
-}
-
 /// The op a row describes, or nothing (communication tasks, unknown dtypes, contradictory or
 /// missing shapes).
 [[nodiscard]] inline std::optional<op> op_of(const kernel_row& r, const calibration& cal) {
