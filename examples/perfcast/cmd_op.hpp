@@ -21,6 +21,7 @@
 #include <perfcast/io/parse.hpp>
 #include <perfcast/io/table.hpp>
 #include <perfcast/link.hpp>
+#include <perfcast/node.hpp>  // name_of(op_kind)
 #include <perfcast/op.hpp>
 
 #include "cli.hpp"

@@ -119,15 +119,29 @@ template <class Table>
 
 namespace detail {
 /// Whether `V` is a named enumerator of its enum: the compiler spells a named one
-/// "op_kind::matmul" in a function's signature and an unnamed one "(op_kind)13" (the test
-/// magic_enum's `enum_name` uses, on GCC and Clang; elsewhere every value counts as unnamed,
-/// which keeps covers_enum's other checks).
+/// "perfcast::op_kind::matmul" in a function's signature and an unnamed value
+/// "(perfcast::op_kind)13" (the test magic_enum's `enum_name` uses, on GCC and Clang; elsewhere
+/// every value counts as unnamed, which keeps covers_enum's other checks).
 template <auto V>
 [[nodiscard]] constexpr bool names_an_enumerator() noexcept {
 #if defined(__GNUC__) || defined(__clang__)
     constexpr std::string_view f{__PRETTY_FUNCTION__, sizeof(__PRETTY_FUNCTION__) - 1};
     constexpr std::size_t eq = f.rfind("= ");
-    return eq != std::string_view::npos && eq + 2 < f.size() && f[eq + 2] != '(';
+    constexpr std::size_t end = f.rfind(']');
+    if (eq == std::string_view::npos || end == std::string_view::npos || end < eq + 2) {
+        return false;
+    }
+    // "(T)13": digits after the last ')'. A named one may start with '(' too: "(anonymous
+    // namespace)::e::a".
+    const std::string_view value = f.substr(eq + 2, end - eq - 2);
+    const std::size_t close = value.rfind(')');
+    if (value.empty() || value[0] != '(' || close == std::string_view::npos) return true;
+    const std::string_view number = value.substr(close + 1);
+    if (number.empty()) return true;
+    for (char c : number) {
+        if ((c < '0' || c > '9') && c != '-') return true;
+    }
+    return false;
 #else
     return false;
 #endif

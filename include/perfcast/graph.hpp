@@ -83,7 +83,7 @@ struct graph_params {
 
 /// One node at one batch under one split, alone on the chip.
 struct node_eval {
-    node_kind kind = node_kind::generic;
+    op_kind kind = op_kind::generic;
     engine eng = engine::vector;
     dispatch mode = dispatch::graph;
     duration host_time{};    // host time to launch it (0 for sunk nodes)
@@ -98,9 +98,7 @@ struct node_eval {
     data_size warm{};        // bytes L2 serves when it holds the working set
     data_size footprint{};   // this node's share of the instance's working set
     duration memory_streamed{};  // memory time if its inputs had to stream through HBM
-    [[nodiscard]] constexpr bool is_transfer() const noexcept {
-        return kind == node_kind::transfer;
-    }
+    [[nodiscard]] constexpr bool is_transfer() const noexcept { return kind == op_kind::transfer; }
     [[nodiscard]] friend constexpr bool operator==(const node_eval&, const node_eval&) = default;
 };
 
@@ -153,10 +151,10 @@ namespace detail {
         r.memory_streamed = r.memory_streamed * n.scale;
         r.cost.utilization = r.cost.utilization / n.scale;
     }
-    r.cold = n.kind == node_kind::gather ? o.bytes_written * (1.0 - o.hot_fraction) : data_size{};
+    r.cold = n.kind == op_kind::gather ? o.bytes_written * (1.0 - o.hot_fraction) : data_size{};
     r.warm = o.bytes() + o.reread - r.cold;
     r.footprint = o.bytes_written;
-    if (n.kind == node_kind::matmul && n.broadcast_b) {
+    if (n.kind == op_kind::matmul && n.broadcast_b) {
         const shape b = n.shapes[1].at(batch, "shapes[1]");
         r.footprint += static_cast<double>(checked_product(b[b.rank() - 2], b[b.rank() - 1],
                                                            "evaluate", "matmul B elements")) *

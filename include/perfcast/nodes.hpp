@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string_view>
 
 #include "batched_shape.hpp"
@@ -16,6 +17,7 @@
 #include "error.hpp"
 #include "node.hpp"
 #include "op.hpp"
+#include "op_vocabulary.hpp"
 
 namespace perfcast {
 
@@ -23,7 +25,7 @@ namespace perfcast {
 namespace nodes {
 
 namespace detail {
-constexpr node make(node_kind k, dtype t, std::initializer_list<batched_shape> shapes,
+constexpr node make(op_kind k, dtype t, std::initializer_list<batched_shape> shapes,
                     std::string_view where) {
     PERFCAST_EXPECTS(shapes.size() <= node::max_shapes, where, "shapes",
                      static_cast<double>(shapes.size()), "at most 8 shapes");
@@ -49,7 +51,7 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
     detail::expect_dim(m, where, "m");
     detail::expect_dim(n, where, "n");
     detail::expect_dim(k, where, "k");
-    node r = detail::make(node_kind::matmul, t,
+    node r = detail::make(op_kind::matmul, t,
                           {batched_shape{batch, m, k},
                            o.broadcast_b ? batched_shape{k, n} : batched_shape{batch, k, n}},
                           where);
@@ -65,7 +67,7 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
     detail::expect_dim(m, where, "m");
     detail::expect_dim(n, where, "n");
     detail::expect_dim(k, where, "k");
-    node r = detail::make(node_kind::matmul, t, {batched_shape{m, k}, batched_shape{k, n}}, where);
+    node r = detail::make(op_kind::matmul, t, {batched_shape{m, k}, batched_shape{k, n}}, where);
     r.broadcast_b = true;  // one weight matrix
     r.out_type = o.out_type;
     return r;
@@ -94,7 +96,7 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
             }
         }
     }
-    node r = detail::make(node_kind::matmul, t, {a, b}, where);
+    node r = detail::make(op_kind::matmul, t, {a, b}, where);
     r.broadcast_b = o.broadcast_b || b.rank == 2;
     if (!r.broadcast_b) {
         bool all_one = true;
@@ -108,7 +110,7 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
 /// An elementwise op producing the elements of `s`.
 [[nodiscard]] constexpr node elementwise(const batched_shape& s, dtype t,
                                          elementwise_options o = {}) {
-    node r = detail::make(node_kind::elementwise, t, {s}, "nodes::elementwise");
+    node r = detail::make(op_kind::elementwise, t, {s}, "nodes::elementwise");
     r.inputs = o.inputs;
     r.outputs = o.outputs;
     r.ops_per_element = o.ops_per_element;
@@ -129,7 +131,7 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
 }
 
 [[nodiscard]] constexpr node cast(const batched_shape& s, dtype from, dtype to) {
-    node r = detail::make(node_kind::cast, from, {s}, "nodes::cast");
+    node r = detail::make(op_kind::cast, from, {s}, "nodes::cast");
     r.out_type = to;
     r.inputs = 1;
     return r;
@@ -139,7 +141,7 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
 [[nodiscard]] constexpr node reduce(batch_dim rows, batch_dim length, dtype t) {
     detail::expect_dim(rows, "nodes::reduce", "rows");
     detail::expect_dim(length, "nodes::reduce", "length");
-    return detail::make(node_kind::reduce, t, {batched_shape{rows, length}}, "nodes::reduce");
+    return detail::make(op_kind::reduce, t, {batched_shape{rows, length}}, "nodes::reduce");
 }
 
 /// Gathers `indices` rows of `row_elements` elements from a table of `table_rows` rows.
@@ -152,7 +154,7 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
     PERFCAST_EXPECTS(table_rows >= 1, where, "table_rows", static_cast<double>(table_rows), ">= 1");
     PERFCAST_EXPECTS(o.hot_fraction >= 0 && o.hot_fraction <= 1, where, "hot_fraction",
                      o.hot_fraction, "a share in [0, 1]");
-    node r = detail::make(node_kind::gather, t, {batched_shape{indices}}, where);
+    node r = detail::make(op_kind::gather, t, {batched_shape{indices}}, where);
     r.row_elements = row_elements;
     r.table_rows = table_rows;
     r.hot_fraction = o.hot_fraction;
@@ -169,7 +171,7 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
     PERFCAST_EXPECTS(k >= 1, where, "k", static_cast<double>(k), ">= 1");
     PERFCAST_EXPECTS(valid >= 0, where, "valid", static_cast<double>(valid),
                      ">= 0 (0: the whole length)");
-    node r = detail::make(node_kind::topk, t, {batched_shape{rows, length}}, where);
+    node r = detail::make(op_kind::topk, t, {batched_shape{rows, length}}, where);
     r.k = k;
     r.valid = valid;
     r.eng = is_integer(t) ? engine::aicpu : engine::vector;  // guide §8
@@ -180,7 +182,7 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
                                   dtype t) {
     PERFCAST_EXPECTS(in.rank == multiples.rank, "nodes::tile", "multiples",
                      static_cast<double>(multiples.rank), "one multiple per input dimension");
-    return detail::make(node_kind::tile, t, {in, multiples}, "nodes::tile");
+    return detail::make(op_kind::tile, t, {in, multiples}, "nodes::tile");
 }
 
 /// Concatenates up to 8 tensors; `inner` is the contiguous run written per row (0: the
@@ -191,18 +193,18 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
     PERFCAST_EXPECTS(inputs.size() >= 1, where, "inputs", static_cast<double>(inputs.size()),
                      "at least one input");
     PERFCAST_EXPECTS(inner >= 0, where, "inner", static_cast<double>(inner), ">= 0");
-    node r = detail::make(node_kind::concat, t, inputs, where);
+    node r = detail::make(op_kind::concat, t, inputs, where);
     r.inner = inner;
     return r;
 }
 
 [[nodiscard]] constexpr node broadcast(const batched_shape& in, const batched_shape& out, dtype t) {
-    return detail::make(node_kind::broadcast, t, {in, out}, "nodes::broadcast");
+    return detail::make(op_kind::broadcast, t, {in, out}, "nodes::broadcast");
 }
 
 [[nodiscard]] constexpr node transpose(const batched_shape& in, dtype t,
                                        bool inner_axis_moves = true) {
-    node r = detail::make(node_kind::transpose, t, {in}, "nodes::transpose");
+    node r = detail::make(op_kind::transpose, t, {in}, "nodes::transpose");
     r.inner_axis_moves = inner_axis_moves;
     return r;
 }
@@ -221,7 +223,7 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
                      out_bytes_per_element, "a finite value >= 0 per element");
     PERFCAST_EXPECTS(work_units >= 0, where, "work_units", static_cast<double>(work_units),
                      ">= 0 (0: one per 32-byte block)");
-    node r = detail::make(node_kind::generic, t, {s}, where);
+    node r = detail::make(op_kind::generic, t, {s}, where);
     r.eng = e;
     r.flops_per_element = flops_per_element;
     r.in_bytes_per_element = in_bytes_per_element;
@@ -233,9 +235,28 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
 /// A copy of the elements of `s` over the host link (inputs to the device, outputs back).
 [[nodiscard]] constexpr node transfer(const batched_shape& s, dtype t,
                                       transfer_dir d = transfer_dir::to_device) {
-    node r = detail::make(node_kind::transfer, t, {s}, "nodes::transfer");
+    node r = detail::make(op_kind::transfer, t, {s}, "nodes::transfer");
     r.direction = d;
     return r;
+}
+
+/// A node of `row`'s kind with `shapes` and dtype `t` and nothing else set: how the model file
+/// and `perfcast op --line` make a node of a kind without keys of its own (an extension's). For
+/// a kind outside op_kinds the node points at `row`, which must outlive it (a namespace-scope
+/// constexpr vocabulary does).
+[[nodiscard]] constexpr node of_row(const op_row& row, std::span<const batched_shape> shapes,
+                                    dtype t) {
+    constexpr std::string_view where = "nodes::of_row";
+    PERFCAST_EXPECTS(shapes.size() <= node::max_shapes, where, "shapes",
+                     static_cast<double>(shapes.size()), "at most 8 shapes");
+    node n;
+    n.kind = row.value;
+    n.row = is_library_kind(row.value) ? nullptr : &row;
+    n.type = t;
+    n.out_type = t;
+    for (const batched_shape& s : shapes) n.shapes[n.shape_count++] = s;
+    n.name = fixed_name(row.name);
+    return n;
 }
 
 }  // namespace nodes

@@ -36,6 +36,7 @@
 #include "../dtype.hpp"
 #include "../enum_table.hpp"
 #include "../error.hpp"
+#include "../node.hpp"
 #include "../units.hpp"
 #include "csv.hpp"
 
@@ -548,11 +549,10 @@ inline void parse_formats(std::string_view field, std::vector<std::string>& out)
     out.resize(n);
 }
 
-[[nodiscard]] inline bool is_matmul_type(std::string_view t) noexcept {
-    constexpr std::array<std::string_view, 6> names{
-        "MatMul", "MatMulV2", "MatMulV3", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3"};
-    return std::any_of(names.begin(), names.end(),
-                       [t](std::string_view n) { return iequals(n, t); });
+/// Whether op type `t` is a matrix multiply: one of op_kinds' matmul row's profiler types.
+[[nodiscard]] constexpr bool is_matmul_type(std::string_view t) noexcept {
+    const op_row* r = row_for_profiler_type(op_kinds, t);
+    return r != nullptr && r->value == op_kind::matmul;
 }
 
 /// Whether A x B -> C holds with A as [M,K] or [K,M] and B as [K,N] or [N,K] (leading batch
