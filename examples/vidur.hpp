@@ -47,6 +47,7 @@
 #include <utility>
 #include <vector>
 
+#include <perfcast/enum_table.hpp>
 #include <perfcast/error.hpp>
 #include <perfcast/profile/csv.hpp>
 
@@ -61,8 +62,12 @@ inline constexpr std::array<std::string_view, 10> op_names{{
 /// Which of vidur's per-operator statistics becomes the row's duration.
 enum class statistic : unsigned char { median, mean };
 
+inline constexpr std::array<enum_entry<statistic>, 2> statistic_names{
+    {{statistic::median, "median"}, {statistic::mean, "mean"}}};
+static_assert(covers_enum<statistic_names>());
+
 [[nodiscard]] constexpr std::string_view name_of(statistic s) noexcept {
-    return s == statistic::median ? "median" : "mean";
+    return name_in(statistic_names, s);
 }
 
 /// One measurement row of mlp.csv: the model's dimensions, the batch and the operator times.

@@ -65,9 +65,12 @@ arguments parse(int argc, char** argv) {
             a.split_dir = value();
         } else if (w == "--stat") {
             const std::string s = value();
-            if (s == "median") a.stat = perfcast::vidur::statistic::median;
-            else if (s == "mean") a.stat = perfcast::vidur::statistic::mean;
-            else usage_error("--stat is median or mean, not '" + s + "'");
+            const auto stat = perfcast::parse_in(perfcast::vidur::statistic_names, s);
+            if (!stat) {
+                usage_error("--stat is " + perfcast::choices_of(perfcast::vidur::statistic_names) +
+                            ", not '" + s + "'");
+            }
+            a.stat = *stat;
         } else if (w == "--block-dim") {
             const std::string s = value();
             const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), a.block_dim);

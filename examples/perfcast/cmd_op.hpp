@@ -3,6 +3,11 @@
 //   perfcast op --chip 910B1 --cube 12 --matmul 128,300,32 --batch 8 --dtype fp16
 //   perfcast op --chip 910B1 --vector 24 --elementwise 4000 --inputs 2 --dtype int64
 //   perfcast op --transfer 4MiB --link pcie5x4
+//   perfcast op --line 'topk 8,300 fp16 k=10'          any op kind, as a model-file line
+//
+// The shortcut flags (--matmul ... --transpose) cover the common kinds; --line reaches every kind
+// of the op vocabulary (node.hpp's op_kinds, or an extension's: run_op_in), so a new kind needs
+// no edit here.
 #pragma once
 
 #include <array>
@@ -18,10 +23,13 @@
 #include <perfcast/chips.hpp>
 #include <perfcast/cost.hpp>
 #include <perfcast/io/json.hpp>
+#include <perfcast/io/model_file.hpp>
 #include <perfcast/io/parse.hpp>
 #include <perfcast/io/table.hpp>
 #include <perfcast/link.hpp>
+#include <perfcast/node.hpp>
 #include <perfcast/op.hpp>
+#include <perfcast/op_vocabulary.hpp>
 
 #include "cli.hpp"
 #include "common.hpp"
@@ -30,7 +38,7 @@ namespace perfcast::cli {
 
 namespace op_detail {
 
-inline constexpr std::array<option, 26> options{{
+inline constexpr std::array<option, 27> options{{
     {"chip", "NAME", "chip preset (default 910B1; see `perfcast chips`)"},
     chip_ini_option,
     params_option,
@@ -38,7 +46,7 @@ inline constexpr std::array<option, 26> options{{
     {"vector", "K", "vector-core limit (default: all)"},
     {"dtype", "T", "data type (default fp16): fp32 hf32 fp16 bf16 int8 int32 int64 ..."},
     {"matmul", "M,N,K", "[M,K] x [K,N] on the cube"},
-    {"batch", "B", "batch count of a batch matmul (default 1)"},
+    {"batch", "B", "batch count of a batch matmul, or B in --line (default 1)"},
     {"broadcast-b", "", "B shared by every batch (broadcast BMM)"},
     {"elementwise", "N", "elementwise op with N output elements"},
     {"shapes", "A;B", "elementwise between broadcast shapes, e.g. '1,4000;400,1'"},
@@ -53,6 +61,7 @@ inline constexpr std::array<option, 26> options{{
     {"topk", "ROWS,LEN,K", "TopK over ROWS rows of LEN"},
     {"valid", "N", "TopK valid length (default LEN)"},
     {"transpose", "D0,D1,..", "transpose a tensor whose innermost axis moves"},
+    {"line", "LINE", "an op of any kind as a model-file line (docs/model-file.md); B is --batch"},
     {"transfer", "SIZE", "host-to-device transfer, e.g. 4MiB"},
     {"link", "NAME", "host link for --transfer, e.g. pcie5x4 (default: the chip's)"},
     {"format", "FORMAT", "table (default) or json"},
@@ -91,16 +100,22 @@ inline std::int64_t int_flag(const parsed_args& a, std::string_view name, std::i
     return fallback;
 }
 
-/// The op the flags describe; exactly one op flag must be present.
-inline op op_of(const parsed_args& a) {
+/// The op the flags describe; exactly one op flag must be present. `ops`: the kinds --line
+/// may name.
+inline op op_of(const parsed_args& a, op_vocabulary ops) {
     const dtype t = parse_dtype(a.value_or("dtype", "fp16"));
-    const std::array<std::string_view, 7> kinds{"matmul", "elementwise", "shapes", "reduce",
-                                                "gather",  "topk",        "transpose"};
+    const std::array<std::string_view, 8> kinds{"matmul", "elementwise", "shapes",    "reduce",
+                                                "gather", "topk",        "transpose", "line"};
     int given = 0;
     for (std::string_view k : kinds) given += a.has(k) ? 1 : 0;
     if (given != 1) {
-        throw usage_error("give exactly one of --matmul, --elementwise, --shapes, --reduce, "
-                          "--gather, --topk, --transpose or --transfer");
+        throw usage_error(
+            "give exactly one of --matmul, --elementwise, --shapes, --reduce, "
+            "--gather, --topk, --transpose, --line or --transfer");
+    }
+    if (a.has("line")) {
+        return instantiate(io::parse_op_line(*a.get("line"), "--line", ops),
+                           int_flag(a, "batch", 1));
     }
     elementwise_options eo;
     eo.inputs = static_cast<int>(int_flag(a, "inputs", 2));
@@ -206,14 +221,11 @@ inline report transfer_report(const parsed_args& a, const chip& c) {
     return r;
 }
 
-inline report op_report(const chip& c, const op& o, const op_cost& k) {
+inline report op_report(const chip& c, const op& o, const op_cost& k, op_vocabulary ops) {
     report r;
-    r.text = {{"chip", std::string(c.name.view())},
-              {"op", std::string(name_of(o.kind))},
-              {"engine", std::string(name_of(o.eng))},
-              {"dtype", std::string(name_of(o.type))},
-              {"cores", std::to_string(k.cores)},
-              {"bound", std::string(name_of(k.bound))}};
+    r.text = {{"chip", std::string(c.name.view())},    {"op", std::string(name_in(ops, o.kind))},
+              {"engine", std::string(name_of(o.eng))}, {"dtype", std::string(name_of(o.type))},
+              {"cores", std::to_string(k.cores)},      {"bound", std::string(name_of(k.bound))}};
     r.num("latency_us", k.latency.in(units::us), 3);
     r.num("core_time_us", k.core_time.in(units::us), 3);
     r.num("head_us", k.head.in(units::us), 3);
@@ -228,18 +240,21 @@ inline report op_report(const chip& c, const op& o, const op_cost& k) {
 }  // namespace op_detail
 
 [[nodiscard]] inline std::string op_usage() {
-    return "Usage: perfcast op [--chip NAME] [--cube K | --vector K] OP-FLAGS [--format table|json]\n"
+    return "Usage: perfcast op [--chip NAME] [--cube K | --vector K] OP-FLAGS "
+           "[--format table|json]\n"
            "       perfcast op --transfer SIZE [--link pcie5x4]\n\n"
            "Predict one op: latency, cores held, core-time, head / compute / memory split, bound\n"
            "and utilization. Examples:\n"
            "  perfcast op --chip 910B1 --cube 12 --matmul 128,300,32 --batch 8 --dtype fp16\n"
            "  perfcast op --chip 910B1 --vector 24 --elementwise 4000 --inputs 2 --dtype int64\n"
-           "  perfcast op --transfer 4MiB --link pcie5x4\n\n" +
+           "  perfcast op --transfer 4MiB --link pcie5x4\n"
+           "  perfcast op --chip 910B1 --line 'topk B,300 fp16 k=10' --batch 8\n\n" +
            options_text(op_detail::options);
 }
 
-inline int run_op(std::span<const std::string_view> args, std::ostream& out,
-                  std::ostream& /*err*/) {
+/// `perfcast op` with the op kinds of `ops` (op_kinds, or an extension's vocabulary).
+inline int run_op_in(op_vocabulary ops, std::span<const std::string_view> args, std::ostream& out,
+                     std::ostream& /*err*/) {
     const parsed_args a = parse_args(args, op_detail::options);
     if (a.has("help")) {
         out << op_usage();
@@ -253,14 +268,23 @@ inline int run_op(std::span<const std::string_view> args, std::ostream& out,
         op_detail::write(op_detail::transfer_report(a, c), out, format);
         return exit_ok;
     }
-    const op o = op_detail::op_of(a);
+    const op o = op_detail::op_of(a, ops);
     const int limit = op_detail::limit_for(a, c, o.eng);
-    op_detail::write(op_detail::op_report(c, o, cost(c, o, core_count{limit}, cal.params)), out,
-                     format);
+    op_detail::write(op_detail::op_report(c, o, cost(c, o, core_count{limit}, cal.params), ops),
+                     out, format);
     return exit_ok;
 }
 
-inline constexpr command op_command{"op", "predict the cost of one op under a core limit", run_op,
-                                    op_usage};
+template <const auto& Ops>
+int run_op_with(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
+    return run_op_in(Ops, args, out, err);
+}
+
+/// `perfcast op` over the op kinds of `Ops`, a namespace-scope vocabulary (node.hpp's with_rows).
+template <const auto& Ops>
+inline constexpr command op_command_with{"op", "predict the cost of one op under a core limit",
+                                         run_op_with<Ops>, op_usage};
+
+inline constexpr command op_command = op_command_with<op_kinds>;
 
 }  // namespace perfcast::cli

@@ -88,7 +88,7 @@ inline void write_timeline_table(std::ostream& out, const profile::timeline_summ
     if (t.skipped_count > 0) out << ", " << t.skipped_count << " events skipped";
     out << "\nhost API (spans nest: a launch inside its op_api call)";
     for (std::size_t k = 0; k < profile::host_api_kind_count; ++k) {
-        out << (k == 0 ? ": " : ", ") << profile::host_api_kind_names[k] << ' '
+        out << (k == 0 ? ": " : ", ") << profile::host_api_kind_names[k].name << ' '
             << t.host_api[k].calls << " calls " << format_fixed(t.host_api[k].time.in(units::us), 3)
             << " us";
     }
@@ -258,7 +258,7 @@ inline void write_csv(std::ostream& out, const profile::profile_report& r,
     num("timeline", timeline->source, "device_tasks", static_cast<double>(timeline->device_tasks),
         "");
     for (std::size_t k = 0; k < profile::host_api_kind_count; ++k) {
-        const std::string_view kind = profile::host_api_kind_names[k];
+        const std::string_view kind = profile::host_api_kind_names[k].name;
         num("host_api", kind, "calls", static_cast<double>(timeline->host_api[k].calls), "");
         num("host_api", kind, "time", timeline->host_api[k].time.in(units::us), "us");
     }
@@ -361,7 +361,7 @@ inline void write_json(std::ostream& out, const profile::profile_report& r,
         j.member("skipped_events", timeline->skipped_count);
         j.key("host_api").begin_array();
         for (std::size_t k = 0; k < profile::host_api_kind_count; ++k) {
-            j.begin_object().member("kind", profile::host_api_kind_names[k]);
+            j.begin_object().member("kind", profile::host_api_kind_names[k].name);
             j.member("calls", timeline->host_api[k].calls);
             j.member("time_us", timeline->host_api[k].time.in(units::us)).end_object();
         }

@@ -67,6 +67,7 @@
 
 #include "chip.hpp"
 #include "cost.hpp"
+#include "enum_table.hpp"
 #include "error.hpp"
 #include "graph.hpp"
 #include "link.hpp"
@@ -114,14 +115,16 @@ constexpr const card_params& validate(const card_params& p) {
 /// host: bubbles and the runtime path's host and buffer steps; link: transfers and copies).
 enum class card_bound : unsigned char { compute, memory, host, link };
 
+inline constexpr std::array<enum_entry<card_bound>, 4> card_bound_names{{
+    {card_bound::compute, "compute"},
+    {card_bound::memory, "memory"},
+    {card_bound::host, "host"},
+    {card_bound::link, "link"},
+}};
+static_assert(covers_enum<card_bound_names>());
+
 [[nodiscard]] constexpr std::string_view name_of(card_bound b) noexcept {
-    switch (b) {
-        case card_bound::compute: return "compute";
-        case card_bound::memory: return "memory";
-        case card_bound::host: return "host";
-        case card_bound::link: return "link";
-    }
-    return "?";
+    return name_in(card_bound_names, b);
 }
 
 /// One group of identical instances under load.

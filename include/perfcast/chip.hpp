@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "dtype.hpp"
+#include "enum_table.hpp"
 #include "error.hpp"
 #include "units.hpp"
 
@@ -17,13 +18,12 @@ namespace perfcast {
 
 enum class engine : unsigned char { cube, vector, aicpu };
 
+inline constexpr std::array<enum_entry<engine>, 3> engine_names{
+    {{engine::cube, "cube"}, {engine::vector, "vector"}, {engine::aicpu, "aicpu"}}};
+static_assert(covers_enum<engine_names>());
+
 [[nodiscard]] constexpr std::string_view name_of(engine e) noexcept {
-    switch (e) {
-        case engine::cube: return "cube";
-        case engine::vector: return "vector";
-        case engine::aicpu: return "aicpu";
-    }
-    return "?";
+    return name_in(engine_names, e);
 }
 
 /// A short fixed-capacity name, structural so that a chip can be a template argument.

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "chip.hpp"
+#include "enum_table.hpp"
 #include "error.hpp"
 #include "op.hpp"
 #include "units.hpp"
@@ -115,13 +116,15 @@ constexpr const model_params& validate(const model_params& p) {
 
 enum class bound_kind : unsigned char { compute, memory, overhead };
 
+inline constexpr std::array<enum_entry<bound_kind>, 3> bound_kind_names{{
+    {bound_kind::compute, "compute"},
+    {bound_kind::memory, "memory"},
+    {bound_kind::overhead, "overhead"},
+}};
+static_assert(covers_enum<bound_kind_names>());
+
 [[nodiscard]] constexpr std::string_view name_of(bound_kind b) noexcept {
-    switch (b) {
-        case bound_kind::compute: return "compute";
-        case bound_kind::memory: return "memory";
-        case bound_kind::overhead: return "overhead";
-    }
-    return "?";
+    return name_in(bound_kind_names, b);
 }
 
 /// What one op costs under a core limit.

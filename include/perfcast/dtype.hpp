@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "enum_table.hpp"
 #include "error.hpp"
 #include "units.hpp"
 
@@ -29,46 +30,7 @@ enum class dtype : unsigned char {
     bool_,
 };
 
-inline constexpr std::size_t dtype_count = 14;
-
-inline constexpr std::array<dtype, dtype_count> all_dtypes{
-    dtype::fp32,  dtype::hf32,  dtype::fp16,  dtype::bf16,   dtype::fp64,
-    dtype::int8,  dtype::uint8, dtype::int16, dtype::uint16, dtype::int32,
-    dtype::uint32, dtype::int64, dtype::uint64, dtype::bool_};
-
-[[nodiscard]] constexpr std::size_t index_of(dtype t) noexcept {
-    return static_cast<std::size_t>(t);
-}
-
-/// Bytes per element.
-[[nodiscard]] constexpr data_size size_of(dtype t) noexcept {
-    constexpr std::array<double, dtype_count> bytes{4, 4, 2, 2, 8, 1, 1, 2, 2, 4, 4, 8, 8, 1};
-    return data_size{bytes[index_of(t)], units::B};
-}
-
-/// Short lower-case name used by perfcast's own inputs and outputs ("fp16", "int64", ...).
-[[nodiscard]] constexpr std::string_view name_of(dtype t) noexcept {
-    constexpr std::array<std::string_view, dtype_count> names{
-        "fp32", "hf32", "fp16", "bf16", "fp64", "int8", "uint8",
-        "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool"};
-    return names[index_of(t)];
-}
-
-[[nodiscard]] constexpr bool is_integer(dtype t) noexcept {
-    switch (t) {
-        case dtype::int8: case dtype::uint8: case dtype::int16: case dtype::uint16:
-        case dtype::int32: case dtype::uint32: case dtype::int64: case dtype::uint64:
-        case dtype::bool_:
-            return true;
-        default:
-            return false;
-    }
-}
-
 /// Cube fractal (M, K, N) for a dtype: the tile one cube instruction works on.
-/// Source: CANN 8.1.RC1 platform_config [DtypeMKN]: Default=16,16,16; DT_INT8/DT_UINT8=16,32,16.
-/// fp32/hf32 use 16x8x16: an assumption from the 512-byte L0A fractal (16 x 8 x 4 B), which the
-/// ini's Default line does not cover; calibrate with a measured fp32 MatMul.
 struct fractal_shape {
     int m;
     int k;
@@ -78,56 +40,85 @@ struct fractal_shape {
     }
 };
 
-[[nodiscard]] constexpr fractal_shape cube_fractal(dtype t) noexcept {
-    switch (t) {
-        case dtype::int8:
-        case dtype::uint8:
-            return {16, 32, 16};
-        case dtype::fp32:
-        case dtype::hf32:
-            return {16, 8, 16};
-        default:
-            return {16, 16, 16};
-    }
-}
-
-/// Whether the vector unit has native instructions for the dtype. int64 and uint64 appear in the
-/// 910B ini's [AICoreintrinsicDtypeMap] only for scalar intrinsics (sqrt, abs, max, min), so
-/// vector work on them takes a scalar slow path (guide §7: Equal int64 230 us vs int32 < 30 us).
-[[nodiscard]] constexpr bool vector_native(dtype t) noexcept {
-    return t != dtype::int64 && t != dtype::uint64 && t != dtype::fp64;
-}
-
-namespace detail {
-struct dtype_name {
-    std::string_view text;
-    dtype type;
+/// What perfcast knows about one dtype (a row of dtypes, enum_table.hpp).
+struct dtype_row {
+    dtype value;
+    std::string_view name;   // short lower-case name of perfcast's own inputs and outputs
+    double bytes;            // per element
+    bool integer;            // integer or bool: topk on the AI CPU (guide §8), cast direction
+    fractal_shape fractal;   // cube fractal (M, K, N)
+    bool vector_native;      // the vector unit has native instructions for it
+    name_list<4> spellings;  // profiler spellings besides `name`
 };
-// Spellings seen in msprof op_summary / torch_npu kernel_details ("DT_BF16", "FLOAT16",
-// "FLOAT", "INT64"), plus perfcast's short names.
-inline constexpr std::array<dtype_name, 45> dtype_names{{
-    {"fp32", dtype::fp32},     {"float32", dtype::fp32},  {"FLOAT", dtype::fp32},
-    {"DT_FLOAT", dtype::fp32}, {"FLOAT32", dtype::fp32},  {"hf32", dtype::hf32},
-    {"HF32", dtype::hf32},     {"DT_HF32", dtype::hf32},  {"fp16", dtype::fp16},
-    {"float16", dtype::fp16},  {"FLOAT16", dtype::fp16},  {"DT_FLOAT16", dtype::fp16},
-    {"bf16", dtype::bf16},     {"bfloat16", dtype::bf16}, {"BF16", dtype::bf16},
-    {"DT_BF16", dtype::bf16},  {"BFLOAT16", dtype::bf16}, {"fp64", dtype::fp64},
-    {"DOUBLE", dtype::fp64},   {"DT_DOUBLE", dtype::fp64}, {"int8", dtype::int8},
-    {"INT8", dtype::int8},     {"DT_INT8", dtype::int8},  {"uint8", dtype::uint8},
-    {"UINT8", dtype::uint8},   {"DT_UINT8", dtype::uint8}, {"int16", dtype::int16},
-    {"INT16", dtype::int16},   {"DT_INT16", dtype::int16}, {"uint16", dtype::uint16},
-    {"UINT16", dtype::uint16}, {"int32", dtype::int32},   {"INT32", dtype::int32},
-    {"DT_INT32", dtype::int32}, {"uint32", dtype::uint32}, {"UINT32", dtype::uint32},
-    {"int64", dtype::int64},   {"INT64", dtype::int64},   {"DT_INT64", dtype::int64},
-    {"uint64", dtype::uint64}, {"UINT64", dtype::uint64}, {"DT_UINT64", dtype::uint64},
-    {"bool", dtype::bool_},    {"BOOL", dtype::bool_},    {"DT_BOOL", dtype::bool_},
+
+// Fractals. Source: CANN 8.1.RC1 platform_config [DtypeMKN]: Default=16,16,16;
+// DT_INT8/DT_UINT8=16,32,16. fp32/hf32 use 16x8x16: an assumption from the 512-byte L0A fractal
+// (16 x 8 x 4 B), which the ini's Default line does not cover; calibrate with a measured fp32
+// MatMul.
+// Vector-native: int64 and uint64 appear in the 910B ini's [AICoreintrinsicDtypeMap] only for
+// scalar intrinsics (sqrt, abs, max, min), so vector work on them takes a scalar slow path
+// (guide §7: Equal int64 230 us vs int32 < 30 us); fp64 likewise has no vector path.
+// Spellings: as seen in msprof op_summary / torch_npu kernel_details ("DT_BF16", "FLOAT16",
+// "FLOAT", "INT64").
+// clang-format off
+inline constexpr std::array<dtype_row, 14> dtypes{{
+    // value       name      B  integer fractal      native spellings (profilers)
+    {dtype::fp32,   "fp32",   4, false, {16, 8, 16},  true,
+     {"float32", "FLOAT", "FLOAT32", "DT_FLOAT"}},
+    {dtype::hf32,   "hf32",   4, false, {16, 8, 16},  true,  {"HF32", "DT_HF32"}},
+    {dtype::fp16,   "fp16",   2, false, {16, 16, 16}, true,  {"float16", "FLOAT16", "DT_FLOAT16"}},
+    {dtype::bf16,   "bf16",   2, false, {16, 16, 16}, true,
+     {"bfloat16", "BF16", "DT_BF16", "BFLOAT16"}},
+    {dtype::fp64,   "fp64",   8, false, {16, 16, 16}, false, {"DOUBLE", "DT_DOUBLE"}},
+    {dtype::int8,   "int8",   1, true,  {16, 32, 16}, true,  {"INT8", "DT_INT8"}},
+    {dtype::uint8,  "uint8",  1, true,  {16, 32, 16}, true,  {"UINT8", "DT_UINT8"}},
+    {dtype::int16,  "int16",  2, true,  {16, 16, 16}, true,  {"INT16", "DT_INT16"}},
+    {dtype::uint16, "uint16", 2, true,  {16, 16, 16}, true,  {"UINT16"}},
+    {dtype::int32,  "int32",  4, true,  {16, 16, 16}, true,  {"INT32", "DT_INT32"}},
+    {dtype::uint32, "uint32", 4, true,  {16, 16, 16}, true,  {"UINT32"}},
+    {dtype::int64,  "int64",  8, true,  {16, 16, 16}, false, {"INT64", "DT_INT64"}},
+    {dtype::uint64, "uint64", 8, true,  {16, 16, 16}, false, {"UINT64", "DT_UINT64"}},
+    {dtype::bool_,  "bool",   1, true,  {16, 16, 16}, true,  {"BOOL", "DT_BOOL"}},
 }};
-}  // namespace detail
+// clang-format on
+static_assert(covers_enum<dtypes>(), "perfcast::dtypes: one row per dtype, in enum order");
+
+inline constexpr std::size_t dtype_count = dtypes.size();
+
+inline constexpr std::array<dtype, dtype_count> all_dtypes = [] {
+    std::array<dtype, dtype_count> out{};
+    for (std::size_t i = 0; i < dtype_count; ++i) out[i] = dtypes[i].value;
+    return out;
+}();
+
+[[nodiscard]] constexpr std::size_t index_of(dtype t) noexcept {
+    return static_cast<std::size_t>(t);
+}
+
+/// Bytes per element.
+[[nodiscard]] constexpr data_size size_of(dtype t) noexcept {
+    return data_size{dtypes[index_of(t)].bytes, units::B};
+}
+
+/// Short lower-case name used by perfcast's own inputs and outputs ("fp16", "int64", ...).
+[[nodiscard]] constexpr std::string_view name_of(dtype t) noexcept { return name_in(dtypes, t); }
+
+[[nodiscard]] constexpr bool is_integer(dtype t) noexcept { return dtypes[index_of(t)].integer; }
+
+[[nodiscard]] constexpr fractal_shape cube_fractal(dtype t) noexcept {
+    return dtypes[index_of(t)].fractal;
+}
+
+/// Whether the vector unit has native instructions for the dtype (see dtypes).
+[[nodiscard]] constexpr bool vector_native(dtype t) noexcept {
+    return dtypes[index_of(t)].vector_native;
+}
 
 /// The dtype named `text`, or nothing.
 [[nodiscard]] constexpr std::optional<dtype> try_parse_dtype(std::string_view text) noexcept {
-    for (const auto& n : detail::dtype_names) {
-        if (n.text == text) return n.type;
+    for (const dtype_row& r : dtypes) {
+        if (r.name == text) return r.value;
+        if (r.spellings.contains(text)) return r.value;
     }
     return std::nullopt;
 }
@@ -138,8 +129,8 @@ inline constexpr std::array<dtype_name, 45> dtype_names{{
     if (auto t = try_parse_dtype(text)) return *t;
     detail::precondition_failed(
         "parse_dtype", "dtype", text,
-        "one of fp32, hf32, fp16, bf16, fp64, int8, uint8, int16, uint16, int32, uint32, int64, "
-        "uint64, bool (or a profiler spelling such as DT_BF16, FLOAT16, FLOAT, INT64)");
+        "one of " + choices_of(dtypes, ", ", ", ") +
+            " (or a profiler spelling such as DT_BF16, FLOAT16, FLOAT, INT64)");
 }
 
 }  // namespace perfcast

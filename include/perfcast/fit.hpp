@@ -32,6 +32,7 @@
 #include <string_view>
 #include <utility>
 
+#include "enum_table.hpp"
 #include "error.hpp"
 #include "units.hpp"
 
@@ -165,25 +166,39 @@ enum class scaling_form : unsigned char {
     full,       // a + c*k + W/k
 };
 
+namespace detail {
+inline constexpr unsigned fit_term_fixed = 1U;     // a
+inline constexpr unsigned fit_term_per_core = 2U;  // c*k
+inline constexpr unsigned fit_term_work = 4U;      // W/k
+}  // namespace detail
+
+/// A form: its name in output, how many distinct core counts identify it and the terms a fit
+/// solves for (automatic: all three, reduced by the data; see fit_scaling). A row of
+/// scaling_forms (enum_table.hpp).
+struct scaling_form_row {
+    scaling_form value;
+    std::string_view name;
+    int distinct_cores;
+    unsigned terms;
+};
+
+inline constexpr std::array<scaling_form_row, 4> scaling_forms{{
+    {scaling_form::automatic, "automatic", 1,
+     detail::fit_term_fixed | detail::fit_term_per_core | detail::fit_term_work},
+    {scaling_form::parallel, "W/k", 1, detail::fit_term_work},
+    {scaling_form::amdahl, "a + W/k", 2, detail::fit_term_fixed | detail::fit_term_work},
+    {scaling_form::full, "a + c*k + W/k", 3,
+     detail::fit_term_fixed | detail::fit_term_per_core | detail::fit_term_work},
+}};
+static_assert(covers_enum<scaling_forms>());
+
 [[nodiscard]] constexpr std::string_view name_of(scaling_form f) noexcept {
-    switch (f) {
-        case scaling_form::automatic: return "automatic";
-        case scaling_form::parallel: return "W/k";
-        case scaling_form::amdahl: return "a + W/k";
-        case scaling_form::full: return "a + c*k + W/k";
-    }
-    return "?";
+    return name_in(scaling_forms, f);
 }
 
 /// How many distinct core counts a form needs to be identifiable.
 [[nodiscard]] constexpr int required_distinct_cores(scaling_form f) noexcept {
-    switch (f) {
-        case scaling_form::automatic: return 1;
-        case scaling_form::parallel: return 1;
-        case scaling_form::amdahl: return 2;
-        case scaling_form::full: return 3;
-    }
-    return 3;
+    return scaling_forms[static_cast<std::size_t>(f)].distinct_cores;
 }
 
 /// Number of instances of k cores each that fit side by side on an engine of `engine_cores`:
@@ -257,18 +272,8 @@ struct scaling_fit_options {
 
 namespace detail {
 
-inline constexpr unsigned fit_term_fixed = 1U;     // a
-inline constexpr unsigned fit_term_per_core = 2U;  // c*k
-inline constexpr unsigned fit_term_work = 4U;      // W/k
-
 [[nodiscard]] constexpr unsigned fit_terms_of(scaling_form f) noexcept {
-    switch (f) {
-        case scaling_form::parallel: return fit_term_work;
-        case scaling_form::amdahl: return fit_term_fixed | fit_term_work;
-        case scaling_form::full:
-        case scaling_form::automatic: return fit_term_fixed | fit_term_per_core | fit_term_work;
-    }
-    return fit_term_work;
+    return scaling_forms[static_cast<std::size_t>(f)].terms;
 }
 
 struct fit_candidate {

@@ -17,38 +17,24 @@
 
 namespace perfcast {
 
+/// The kind of an op or a model node. One row per kind in node.hpp's op_kinds (name, model-file
+/// words, engine, profiler op types, traits, cost function): add a kind there. An open enum: an
+/// extension uses values from first_extension_kind (op_vocabulary.hpp) with rows of its own.
 enum class op_kind : unsigned char {
-    matmul,
-    batch_matmul,
+    matmul,        // also a model node's batch matmul
+    batch_matmul,  // an op only: batch_matmul() with batch > 1
     elementwise,
-    reduce,
     gather,
     topk,
     cast,
+    reduce,
     tile,
     concat,
     broadcast,
     transpose,
+    transfer,  // a host-link copy (a model node), not a device op
     generic,
 };
-
-[[nodiscard]] constexpr std::string_view name_of(op_kind k) noexcept {
-    switch (k) {
-        case op_kind::matmul: return "matmul";
-        case op_kind::batch_matmul: return "batch_matmul";
-        case op_kind::elementwise: return "elementwise";
-        case op_kind::reduce: return "reduce";
-        case op_kind::gather: return "gather";
-        case op_kind::topk: return "topk";
-        case op_kind::cast: return "cast";
-        case op_kind::tile: return "tile";
-        case op_kind::concat: return "concat";
-        case op_kind::broadcast: return "broadcast";
-        case op_kind::transpose: return "transpose";
-        case op_kind::generic: return "generic";
-    }
-    return "?";
-}
 
 /// Cube base tile (output block one core computes at a time): 128 x 256. Source: derived from the
 /// 910B L0C buffer, l0_c_size = 131072 B in CANN 8.1.RC1 Ascend910B*.ini, holding 128 x 256 fp32
@@ -334,14 +320,14 @@ struct gather_options {
 
 namespace detail {
 constexpr op data_move(op_kind kind, std::int64_t read, std::int64_t written, std::int64_t run,
-                       dtype t) {
+                       dtype t, std::string_view where) {
     op r;
     r.kind = kind;
     r.eng = engine::vector;
     r.type = t;
     r.out_type = t;
     r.useful_ops = 0;
-    r.work_units = blocks_of(written, t, name_of(kind));
+    r.work_units = blocks_of(written, t, where);
     r.ops_per_unit = 0;
     r.bytes_read = bytes_of(read, t);
     r.bytes_written = bytes_of(written, t);
@@ -358,7 +344,7 @@ constexpr op data_move(op_kind kind, std::int64_t read, std::int64_t written, st
     const std::int64_t read = in.elements("tile input");
     const std::int64_t written =
         checked_product(read, multiples.elements("tile multiples"), where, "output elements");
-    return detail::data_move(op_kind::tile, read, written, in.inner(), t);
+    return detail::data_move(op_kind::tile, read, written, in.inner(), t, where);
 }
 
 /// Concatenate tensors along one axis; `inner` is the contiguous run written per row.
@@ -372,19 +358,20 @@ constexpr op data_move(op_kind kind, std::int64_t read, std::int64_t written, st
     for (const shape& s : inputs) {
         total = checked_sum(total, s.elements("concat input"), where, "concat elements");
     }
-    return detail::data_move(op_kind::concat, total, total, inner, t);
+    return detail::data_move(op_kind::concat, total, total, inner, t, where);
 }
 
 /// Broadcast `in` to `out` (materialized copy).
 [[nodiscard]] constexpr op broadcast(const shape& in, const shape& out, dtype t) {
     return detail::data_move(op_kind::broadcast, in.elements("broadcast input"),
-                             out.elements("broadcast output"), in.inner(), t);
+                             out.elements("broadcast output"), in.inner(), t, "broadcast");
 }
 
 /// Transpose `in`. When the innermost axis moves, every element is its own contiguous run.
 [[nodiscard]] constexpr op transpose(const shape& in, dtype t, bool inner_axis_moves = true) {
     const std::int64_t n = in.elements("transpose input");
-    return detail::data_move(op_kind::transpose, n, n, inner_axis_moves ? 1 : in.inner(), t);
+    return detail::data_move(op_kind::transpose, n, n, inner_axis_moves ? 1 : in.inner(), t,
+                             "transpose");
 }
 
 /// Anything else: its engine, flops, bytes in and out, and its parallel work units.

@@ -5,6 +5,8 @@
 // model files, parameter files).
 #pragma once
 
+// In layer order (bottom first).
+// clang-format off
 #include "version.hpp"
 #include "error.hpp"
 #include "units.hpp"
@@ -17,6 +19,9 @@
 #include "cost.hpp"
 #include "fit.hpp"
 #include "traffic.hpp"
+#include "batched_shape.hpp"
+#include "node.hpp"
+#include "nodes.hpp"
 #include "graph.hpp"
 #include "card.hpp"
 #include "whatif.hpp"
@@ -25,3 +30,4 @@
 #include "distribution.hpp"
 #include "serving.hpp"
 #include "serving_sweep.hpp"
+// clang-format on

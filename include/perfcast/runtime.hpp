@@ -84,6 +84,10 @@ enum class shape_mode : unsigned char { static_shapes, dynamic_shapes };
 inline constexpr std::array<enum_entry<shape_mode>, 2> shape_mode_names{
     {{shape_mode::static_shapes, "static"}, {shape_mode::dynamic_shapes, "dynamic"}}};
 
+static_assert(covers_enum<copy_policy_names>() && covers_enum<host_memory_names>() &&
+              covers_enum<buffer_policy_names>() && covers_enum<launch_mode_names>() &&
+              covers_enum<shape_mode_names>());
+
 [[nodiscard]] constexpr std::string_view name_of(copy_policy v) noexcept {
     return name_in(copy_policy_names, v);
 }
@@ -117,6 +121,7 @@ inline constexpr std::array<enum_entry<task_step>, 9> task_step_names{{
     {task_step::post, "post"},
     {task_step::between, "between"},
 }};
+static_assert(covers_enum<task_step_names>());
 [[nodiscard]] constexpr std::string_view name_of(task_step v) noexcept {
     return name_in(task_step_names, v);
 }

@@ -1395,6 +1395,8 @@ inline constexpr std::array<enum_entry<load_state>, 3> load_state_names{{
     {load_state::saturated, "saturated"},
 }};
 
+static_assert(covers_enum<load_state_names>());
+
 [[nodiscard]] constexpr std::string_view name_of(load_state s) noexcept {
     return name_in(load_state_names, s);
 }
@@ -1465,6 +1467,8 @@ inline constexpr std::array<enum_entry<capacity_limit>, 2> capacity_limit_names{
     {capacity_limit::latency, "latency"},
     {capacity_limit::saturation, "saturation"},
 }};
+
+static_assert(covers_enum<capacity_limit_names>());
 
 [[nodiscard]] constexpr std::string_view name_of(capacity_limit l) noexcept {
     return name_in(capacity_limit_names, l);

@@ -33,6 +33,8 @@
 #include "../dtype.hpp"
 #include "../error.hpp"
 #include "../graph.hpp"
+#include "../nodes.hpp"
+#include "../op_vocabulary.hpp"
 #include "../runtime.hpp"
 #include "line_source.hpp"
 
@@ -56,10 +58,11 @@ private:
 /// Longest model name (`name NAME`) accepted, in bytes.
 inline constexpr std::size_t max_model_name = 100;
 
-/// The kinds the format knows, as written in files.
-inline constexpr std::string_view model_file_kinds =
-    "matmul, bmm, elementwise, gather, topk, cast, reduce, tile, concat, broadcast, transpose, "
-    "transfer or generic (or a `name` or `runtime` line)";
+/// The kinds a model file knows, as written in files: the keywords of `ops` (node.hpp's
+/// op_kinds unless an extension adds its own rows), "matmul, bmm, ... transfer or generic".
+[[nodiscard]] inline std::string model_file_kinds(op_vocabulary ops = op_kinds) {
+    return keywords_of(ops) + " (or a `name` or `runtime` line)";
+}
 
 namespace model_file_detail {
 
@@ -113,9 +116,7 @@ public:
 
     [[nodiscard]] dtype type(const token& t, std::string_view field) const {
         if (auto d = try_parse_dtype(t.text)) return *d;
-        fail(t.column, field, t.text,
-             "a dtype: fp32, hf32, fp16, bf16, fp64, int8, uint8, int16, uint16, int32, uint32, "
-             "int64, uint64 or bool");
+        fail(t.column, field, t.text, "a dtype: " + choices_of(dtypes));
     }
 
     /// One dimension: terms joined by '+', each n, B, B*n or n*B.
@@ -234,27 +235,25 @@ struct key_value {
     bool used = false;
 };
 
-/// The node of one op line (kind already checked).
-[[nodiscard]] inline node parse_node(const line_parser& lp, const std::vector<token>& toks) {
+/// The node of one op line: its kind is the row of `ops` its first word names (op_vocabulary.hpp).
+/// `require_batch`: an op must have B in a shape or say fixed=1 (a model's lines; not `perfcast
+/// op --line`, which names one op at one batch).
+[[nodiscard]] inline node parse_node(const line_parser& lp, const std::vector<token>& toks,
+                                     op_vocabulary ops = op_kinds, bool require_batch = true) {
     const token& kind_t = toks[0];
     const std::string_view kind = kind_t.text;
-    constexpr std::string_view known[] = {"matmul",    "bmm",       "batch_matmul", "elementwise",
-                                          "gather",    "topk",      "cast",         "reduce",
-                                          "tile",      "concat",    "broadcast",    "transpose",
-                                          "transfer",  "generic"};
-    bool is_known = false;
-    for (std::string_view k : known) is_known = is_known || k == kind;
-    if (!is_known) lp.fail(kind_t.column, "op", kind, std::string(model_file_kinds));
+    const op_row* row = row_for_word(ops, kind);
+    if (row == nullptr) lp.fail(kind_t.column, "op", kind, model_file_kinds(ops));
     if (toks.size() < 2) {
         lp.fail(kind_t.column + static_cast<int>(kind.size()), "shapes", "",
                 "shapes after the op kind (`" + std::string(kind) + " SHAPES DTYPE [key=value]`)");
     }
     const token& shapes_t = toks[1];
-    // concat takes any number of inputs (up to a bound that keeps a line readable); the rest
-    // take at most a node's 8 shapes.
-    constexpr std::size_t max_concat_inputs = 4096;
+    // At most a node's 8 shapes, or the row's maximum where it takes more (concat takes up to
+    // 4096 inputs, a bound that keeps a line readable).
+    const auto row_max = static_cast<std::size_t>(row->shapes.max);
     const std::vector<batched_shape> shapes =
-        lp.shapes(shapes_t, kind == "concat" ? max_concat_inputs : node::max_shapes);
+        lp.shapes(shapes_t, row_max > node::max_shapes ? row_max : node::max_shapes);
     if (toks.size() < 3) {
         lp.fail(shapes_t.column + static_cast<int>(shapes_t.text.size()), "dtype", "",
                 "a dtype after the shapes (fp16, fp32, int64, ...)");
@@ -283,12 +282,6 @@ struct key_value {
         }
         return nullptr;
     };
-    auto count_shapes = [&](std::size_t lo, std::size_t hi, std::string_view form) {
-        if (shapes.size() < lo || shapes.size() > hi) {
-            lp.fail(shapes_t.column, "shapes", shapes_t.text,
-                    std::string(form) + " for " + std::string(kind));
-        }
-    };
     auto rank_at_least = [&](const batched_shape& s, std::size_t r, std::string_view form) {
         if (s.rank < r) lp.fail(shapes_t.column, "shapes", shapes_t.text, form);
     };
@@ -304,9 +297,14 @@ struct key_value {
 
     node n;
     try {
-        if (kind == "matmul" || kind == "bmm" || kind == "batch_matmul") {
+        // The row's shape count; then the keys and checks of the kinds that have their own.
+        if (shapes.size() < static_cast<std::size_t>(row->shapes.min) || shapes.size() > row_max) {
+            lp.fail(shapes_t.column, "shapes", shapes_t.text,
+                    std::string(row->shapes.form) + " for " + std::string(kind));
+        }
+        const op_kind which = row->value;
+        if (which == op_kind::matmul || which == op_kind::batch_matmul) {
             // bmm and matmul are one kind: the batch is the product of A's leading dimensions.
-            count_shapes(2, 2, "two shapes A;B ([..., M, K];[..., K, N])");
             rank_at_least(shapes[0], 2, "A with at least 2 dimensions [..., M, K]");
             rank_at_least(shapes[1], 2, "B with at least 2 dimensions [..., K, N]");
             matmul_options o;
@@ -320,8 +318,7 @@ struct key_value {
                         "B's K (its second-last dimension) equal to A's K (its last dimension)");
             }
             n = nodes::matmul_shapes(a, b, t, o);
-        } else if (kind == "elementwise") {
-            count_shapes(1, 2, "one shape, or two broadcast-compatible shapes");
+        } else if (which == op_kind::elementwise) {
             elementwise_options o;
             if (const auto* kv = find("inputs")) {
                 o.inputs = static_cast<int>(lp.integer(kv->value, "inputs", "an integer >= 1"));
@@ -341,8 +338,7 @@ struct key_value {
             }
             n = shapes.size() == 2 ? nodes::elementwise_broadcast(shapes[0], shapes[1], t, o)
                                    : nodes::elementwise(shapes[0], t, o);
-        } else if (kind == "gather") {
-            count_shapes(2, 2, "two shapes INDICES;ROWS,ROW_ELEMENTS");
+        } else if (which == op_kind::gather) {
             if (shapes[1].rank != 2 || shapes[1].depends_on_batch()) {
                 lp.fail(shapes_t.column, "shapes", shapes_t.text,
                         "a table shape ROWS,ROW_ELEMENTS without B after the indices");
@@ -356,8 +352,7 @@ struct key_value {
                         "the indices as one dimension (B*26, not B,26)");
             }
             n = nodes::gather(indices, shapes[1][1].fixed, shapes[1][0].fixed, t, o);
-        } else if (kind == "topk") {
-            count_shapes(1, 1, "one shape ROWS..,LENGTH");
+        } else if (which == op_kind::topk) {
             const auto* kv = find("k");
             if (kv == nullptr) {
                 lp.fail(toks.back().column, "k", "", "k=N: how many elements the TopK keeps");
@@ -376,26 +371,23 @@ struct key_value {
                         "k <= the length (" + std::to_string(s.inner().fixed) + ")");
             }
             n = nodes::topk(rows, s.inner(), k, t, valid);
-        } else if (kind == "cast") {
-            count_shapes(1, 1, "one shape");
+        } else if (which == op_kind::cast) {
             const auto* kv = find("to");
             if (kv == nullptr) lp.fail(toks.back().column, "to", "", "to=DTYPE: the target dtype");
             n = nodes::cast(shapes[0], t, lp.type(kv->value, "to"));
-        } else if (kind == "reduce") {
-            count_shapes(1, 1, "one shape ROWS,LENGTH (the last axis is reduced)");
+        } else if (which == op_kind::reduce) {
             const batched_shape& s = shapes[0];
             if (s.rank != 2 && s.rank != 1) {
                 lp.fail(shapes_t.column, "shapes", shapes_t.text, "ROWS,LENGTH or LENGTH");
             }
             n = nodes::reduce(s.rank == 2 ? s[0] : batch_dim{1}, s.inner(), t);
-        } else if (kind == "tile") {
-            count_shapes(2, 2, "two shapes INPUT;MULTIPLES of the same rank");
+        } else if (which == op_kind::tile) {
             if (shapes[0].rank != shapes[1].rank) {
                 lp.fail(shapes_t.column, "shapes", shapes_t.text,
                         "MULTIPLES with one entry per input dimension");
             }
             n = nodes::tile(shapes[0], shapes[1], t);
-        } else if (kind == "concat") {
+        } else if (which == op_kind::concat) {
             std::int64_t inner = 0;
             if (const auto* kv = find("inner")) inner = lp.integer(kv->value, "inner", "an integer >= 0");
             n = nodes::concat({shapes[0]}, inner, t);
@@ -439,37 +431,31 @@ struct key_value {
                 rest.push_back(total, "shapes");
                 n.shapes[n.shape_count++] = rest;
             }
-        } else if (kind == "broadcast") {
-            count_shapes(2, 2, "two shapes INPUT;OUTPUT");
+        } else if (which == op_kind::broadcast) {
             n = nodes::broadcast(shapes[0], shapes[1], t);
-        } else if (kind == "transpose") {
-            count_shapes(1, 1, "one shape");
+        } else if (which == op_kind::transpose) {
             bool moves = true;
             if (const auto* kv = find("inner_moves")) moves = lp.flag(kv->value, "inner_moves");
             n = nodes::transpose(shapes[0], t, moves);
-        } else if (kind == "transfer") {
-            count_shapes(1, 1, "one shape (the elements copied)");
+        } else if (which == op_kind::transfer) {
             transfer_dir d = transfer_dir::to_device;
             if (const auto* kv = find("dir")) {
-                if (kv->value.text == "out") {
-                    d = transfer_dir::to_host;
-                } else if (kv->value.text != "in") {
+                const auto named = parse_in(transfer_dir_names, kv->value.text);
+                if (!named) {
                     lp.fail(kv->value.column, "dir", kv->value.text,
                             "in (host to device) or out (device to host)");
                 }
+                d = *named;
             }
             n = nodes::transfer(shapes[0], t, d);
-        } else {  // generic
-            count_shapes(1, 1, "one shape (the elements the per-element figures apply to)");
+        } else if (which == op_kind::generic) {
             engine e = engine::vector;
             if (const auto* kv = find("engine")) {
-                if (kv->value.text == "cube") {
-                    e = engine::cube;
-                } else if (kv->value.text == "aicpu") {
-                    e = engine::aicpu;
-                } else if (kv->value.text != "vector") {
-                    lp.fail(kv->value.column, "engine", kv->value.text, "cube, vector or aicpu");
+                const auto named = parse_in(engine_names, kv->value.text);
+                if (!named) {
+                    lp.fail(kv->value.column, "engine", kv->value.text, choices_of(engine_names));
                 }
+                e = *named;
             }
             double flops = 0, in = 0, out = 0;
             std::int64_t units = 0;
@@ -478,6 +464,8 @@ struct key_value {
             if (const auto* kv = find("out")) out = lp.number(kv->value, "out", "bytes written per element >= 0");
             if (const auto* kv = find("units")) units = lp.integer(kv->value, "units", "an integer >= 1");
             n = nodes::generic(e, shapes[0], t, flops, in, out, units);
+        } else {  // a kind without keys of its own: its shapes and dtype (an extension's)
+            n = nodes::of_row(*row, shapes, t);
         }
         if (aicpu_kv != nullptr && lp.flag(aicpu_kv->value, "aicpu")) n = n.on_aicpu();
     } catch (const model_file_error&) {
@@ -493,7 +481,7 @@ struct key_value {
                     "a key " + std::string(kind) + " takes (see docs/model-file.md)");
         }
     }
-    if (!fixed && !n.depends_on_batch()) {
+    if (require_batch && !fixed && !n.depends_on_batch()) {
         lp.fail(shapes_t.column, "shapes", shapes_t.text,
                 "a dimension with B (the batch), or fixed=1 for an op whose size does not "
                 "depend on the batch");
@@ -580,7 +568,8 @@ inline void parse_runtime(const line_parser& lp, const std::vector<token>& toks,
 }
 
 /// Reads a model line by line from `src` (bounded lines; LF, CRLF or CR; a BOM dropped).
-[[nodiscard]] inline model parse_lines(detail::line_source& src, std::string_view source) {
+[[nodiscard]] inline model parse_lines(detail::line_source& src, std::string_view source,
+                                       op_vocabulary ops) {
     model m;
     std::string_view line;
     while (src.next(line)) {
@@ -606,7 +595,7 @@ inline void parse_runtime(const line_parser& lp, const std::vector<token>& toks,
             } else if (toks[0].text == "runtime") {
                 parse_runtime(lp, toks, source, line_no, m);
             } else {
-                m.nodes.push_back(parse_node(lp, toks));
+                m.nodes.push_back(parse_node(lp, toks, ops));
             }
         }
     }
@@ -630,21 +619,36 @@ template <class F>
 }
 }  // namespace model_file_detail
 
-/// Reads a model from `text`; `source` names it in error messages.
-[[nodiscard]] inline model parse_model(std::string_view text, std::string_view source = "<text>") {
+/// Reads a model from `text`; `source` names it in error messages. `ops`: the op kinds it may
+/// use (an extension's vocabulary, node.hpp's with_rows).
+[[nodiscard]] inline model parse_model(std::string_view text, std::string_view source = "<text>",
+                                       op_vocabulary ops = op_kinds) {
     return model_file_detail::reading(source, [&] {
         detail::line_source src(text, std::string(source), "model_file", max_line_bytes);
-        return model_file_detail::parse_lines(src, source);
+        return model_file_detail::parse_lines(src, source, ops);
     });
 }
 
 /// Reads the model file at `path` (at most max_model_file_bytes; see line_source.hpp).
-[[nodiscard]] inline model read_model_file(const std::string& path) {
+[[nodiscard]] inline model read_model_file(const std::string& path, op_vocabulary ops = op_kinds) {
     return model_file_detail::reading(path, [&] {
         std::ifstream in = open_input_file(path, "model_file", max_model_file_bytes);
         detail::line_source src(in, path, "model_file", max_line_bytes, max_model_file_bytes);
-        return model_file_detail::parse_lines(src, path);
+        return model_file_detail::parse_lines(src, path, ops);
     });
+}
+
+/// One op line of a model file (`topk 8,300 fp16 k=10`) as a node; `B` may appear but need not
+/// (`perfcast op --line`). `source` names it in error messages.
+[[nodiscard]] inline node parse_op_line(std::string_view line, std::string_view source = "<line>",
+                                        op_vocabulary ops = op_kinds) {
+    const model_file_detail::line_parser lp(source, 1);
+    const std::vector<model_file_detail::token> toks = model_file_detail::tokens_of(line);
+    if (toks.empty()) lp.fail(1, "op", line, "an op line: KIND SHAPES DTYPE [KEY=VALUE ...]");
+    if (toks[0].text == "name" || toks[0].text == "runtime") {
+        lp.fail(toks[0].column, "op", toks[0].text, model_file_kinds(ops));
+    }
+    return model_file_detail::parse_node(lp, toks, ops, false);
 }
 
 }  // namespace perfcast::io

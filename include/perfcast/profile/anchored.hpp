@@ -37,6 +37,9 @@
 #include "../chip.hpp"
 #include "../error.hpp"
 #include "../graph.hpp"
+#include "../node.hpp"
+#include "../nodes.hpp"
+#include "../op_vocabulary.hpp"
 #include "../units.hpp"
 #include "kernel_details.hpp"
 #include "ops.hpp"
@@ -118,10 +121,22 @@ namespace detail {
 /// allow one.
 [[nodiscard]] inline std::optional<node> node_of(const kernel_row& r, const op& o, engine eng,
                                                  std::int64_t batch, const calibration& cal,
-                                                 const anchor_options& opt) {
+                                                 const anchor_options& opt, op_vocabulary ops) {
     const auto t = dtype_of(r);
     if (!t) return std::nullopt;
     const bool lm = opt.leading_multiples;
+    // A kind op_of reads by its cost function (an extension's): its node of the input shapes.
+    const op_row* named = row_for_profiler_type(ops, r.op_type);
+    if (named != nullptr && !read_by_name(named->value)) {
+        if (r.input_shapes.size() > node::max_shapes) return std::nullopt;
+        std::vector<batched_shape> shapes;
+        for (const tensor_shape& s : r.input_shapes) {
+            const auto b = batch_rule(s, batch, lm);
+            if (!b) return std::nullopt;
+            shapes.push_back(*b);
+        }
+        return nodes::of_row(*named, shapes, *t);
+    }
     if (is_gemm_type(r.op_type)) {
         const auto g = gemm_of(r);
         if (!g) return std::nullopt;
@@ -219,10 +234,10 @@ namespace detail {
 /// The anchored model of `rows` (one profiled step, in file order) at profiled batch `batch` on
 /// chip `c`, with `cal`'s model parameters, work factors and fixed times. Evaluate it with the
 /// same parameters (card_params{.graph = {.model = cal.params}}): the anchors hold for them.
-[[nodiscard]] inline anchored_profile anchor_profile(const chip& c, std::span<const kernel_row> rows,
-                                                     std::int64_t batch,
-                                                     const calibration& cal = {},
-                                                     const anchor_options& opt = {}) {
+/// `ops`: the op kinds the rows may have (an extension's vocabulary, node.hpp's with_rows).
+[[nodiscard]] inline anchored_profile anchor_profile(
+    const chip& c, std::span<const kernel_row> rows, std::int64_t batch,
+    const calibration& cal = {}, const anchor_options& opt = {}, op_vocabulary ops = op_kinds) {
     PERFCAST_EXPECTS(batch >= 1, "anchor_profile", "batch", static_cast<double>(batch),
                      "the profiled batch size, >= 1");
     const graph_params gp{.model = cal.params};
@@ -242,11 +257,11 @@ namespace detail {
         a.type = r.op_type;
         a.measured = *r.task_duration;
         std::optional<node> nd;
-        if (const auto o = op_of(r, cal)) {
+        if (const auto o = op_of(r, cal, ops)) {
             const engine_spec& es = c.engine_of(o->eng);
             if (es.cores >= 1 && (o->useful_ops == 0 || es.ops_per_cycle_for(o->type) > 0)) {
                 try {
-                    nd = detail::node_of(r, *o, *eng, batch, cal, opt);
+                    nd = detail::node_of(r, *o, *eng, batch, cal, opt, ops);
                     if (nd && o->eng != engine::cube) nd->extra_head = o->extra_head;
                     if (nd) {
                         a.eng = perfcast::engine_of(*nd);

@@ -34,8 +34,11 @@
 #include <utility>
 #include <vector>
 
+#include "../chip.hpp"
 #include "../dtype.hpp"
+#include "../enum_table.hpp"
 #include "../error.hpp"
+#include "../node.hpp"
 #include "../units.hpp"
 #include "csv.hpp"
 
@@ -91,35 +94,47 @@ enum class task_type : unsigned char {
     other,           // anything else (WRITE_BACK, FFTS_PLUS, ...): kept, reported as text
 };
 
+/// A task type as profilers write it and the engine whose cores it runs on (nothing for
+/// communication and data-engine tasks): a row of task_types (enum_table.hpp).
+struct task_type_row {
+    task_type value;
+    std::string_view name;
+    std::optional<engine> eng;
+};
+
+inline constexpr std::array<task_type_row, 8> task_types{{
+    {task_type::ai_core, "AI_CORE", engine::cube},
+    {task_type::ai_vector_core, "AI_VECTOR_CORE", engine::vector},
+    {task_type::mix_aic, "MIX_AIC", engine::cube},
+    {task_type::mix_aiv, "MIX_AIV", engine::vector},
+    {task_type::ai_cpu, "AI_CPU", engine::aicpu},
+    {task_type::hccl, "HCCL", std::nullopt},
+    {task_type::dsa, "DSA", std::nullopt},
+    {task_type::other, "OTHER", std::nullopt},
+}};
+static_assert(covers_enum<task_types>());
+
 [[nodiscard]] constexpr std::string_view name_of(task_type t) noexcept {
-    switch (t) {
-        case task_type::ai_core: return "AI_CORE";
-        case task_type::ai_vector_core: return "AI_VECTOR_CORE";
-        case task_type::mix_aic: return "MIX_AIC";
-        case task_type::mix_aiv: return "MIX_AIV";
-        case task_type::ai_cpu: return "AI_CPU";
-        case task_type::hccl: return "HCCL";
-        case task_type::dsa: return "DSA";
-        case task_type::other: return "OTHER";
-    }
-    return "OTHER";
+    return name_in(task_types, t);
 }
 
+/// The task type written `s`: a name of task_types, DSA_SQE and other "DSA..." data-engine
+/// tasks as dsa, anything else as other.
 [[nodiscard]] constexpr task_type parse_task_type(std::string_view s) noexcept {
-    if (s == "AI_CORE") return task_type::ai_core;
-    if (s == "AI_VECTOR_CORE") return task_type::ai_vector_core;
-    if (s == "MIX_AIC") return task_type::mix_aic;
-    if (s == "MIX_AIV") return task_type::mix_aiv;
-    if (s == "AI_CPU") return task_type::ai_cpu;
-    if (s == "HCCL") return task_type::hccl;
+    if (const auto t = parse_in(task_types, s)) return *t;
     if (s.substr(0, 3) == "DSA") return task_type::dsa;
     return task_type::other;
 }
 
+/// The engine whose cores a task runs on: cube, vector or AI CPU; nothing for other tasks.
+[[nodiscard]] constexpr std::optional<engine> engine_of(task_type t) noexcept {
+    return task_types[static_cast<std::size_t>(t)].eng;
+}
+
 /// Tasks that run on the cube or vector cores (the ones pipe ratios and block dims describe).
 [[nodiscard]] constexpr bool runs_on_ai_cores(task_type t) noexcept {
-    return t == task_type::ai_core || t == task_type::ai_vector_core || t == task_type::mix_aic ||
-           t == task_type::mix_aiv;
+    const auto e = engine_of(t);
+    return e && *e != engine::aicpu;
 }
 
 /// One tensor's dimensions as the profiler wrote them; rank 0 is a scalar. Dimensions may be 0
@@ -168,15 +183,17 @@ enum class note_kind : unsigned char {
     engine_from_cycles,     // the task label names one engine, the cycle counters the other
 };
 
+inline constexpr std::array<enum_entry<note_kind>, 5> note_kind_names{{
+    {note_kind::shape_conflict, "shape_conflict"},
+    {note_kind::unknown_dtype, "unknown_dtype"},
+    {note_kind::bad_shape, "bad_shape"},
+    {note_kind::tensor_count_mismatch, "tensor_count_mismatch"},
+    {note_kind::engine_from_cycles, "engine_from_cycles"},
+}};
+static_assert(covers_enum<note_kind_names>());
+
 [[nodiscard]] constexpr std::string_view name_of(note_kind k) noexcept {
-    switch (k) {
-        case note_kind::shape_conflict: return "shape_conflict";
-        case note_kind::unknown_dtype: return "unknown_dtype";
-        case note_kind::bad_shape: return "bad_shape";
-        case note_kind::tensor_count_mismatch: return "tensor_count_mismatch";
-        case note_kind::engine_from_cycles: return "engine_from_cycles";
-    }
-    return "?";
+    return name_in(note_kind_names, k);
 }
 
 struct row_note {
@@ -383,13 +400,15 @@ enum class kernel_format : unsigned char {
     minimal,                   // kernel_details spellings without Name and start time
 };
 
+inline constexpr std::array<enum_entry<kernel_format>, 3> kernel_format_names{{
+    {kernel_format::msprof_op_summary, "msprof op_summary"},
+    {kernel_format::torch_npu_kernel_details, "torch_npu kernel_details"},
+    {kernel_format::minimal, "minimal"},
+}};
+static_assert(covers_enum<kernel_format_names>());
+
 [[nodiscard]] constexpr std::string_view name_of(kernel_format f) noexcept {
-    switch (f) {
-        case kernel_format::msprof_op_summary: return "msprof op_summary";
-        case kernel_format::torch_npu_kernel_details: return "torch_npu kernel_details";
-        case kernel_format::minimal: return "minimal";
-    }
-    return "?";
+    return name_in(kernel_format_names, f);
 }
 
 /// What the header holds: the index of each known column (or nothing) and the format.
@@ -600,11 +619,10 @@ inline void parse_formats(std::string_view field, std::vector<std::string>& out)
     out.resize(n);
 }
 
-[[nodiscard]] inline bool is_matmul_type(std::string_view t) noexcept {
-    constexpr std::array<std::string_view, 6> names{
-        "MatMul", "MatMulV2", "MatMulV3", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3"};
-    return std::any_of(names.begin(), names.end(),
-                       [t](std::string_view n) { return iequals(n, t); });
+/// Whether op type `t` is a matrix multiply: one of op_kinds' matmul row's profiler types.
+[[nodiscard]] constexpr bool is_matmul_type(std::string_view t) noexcept {
+    const op_row* r = row_for_profiler_type(op_kinds, t);
+    return r != nullptr && r->value == op_kind::matmul;
 }
 
 /// Whether A x B -> C holds with A as [M,K] or [K,M] and B as [K,N] or [N,K] (leading batch

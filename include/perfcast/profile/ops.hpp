@@ -4,7 +4,9 @@
 // weight of a Linear layer that way), whichever agrees with the output shape; BatchMatMul rows
 // as [..., M, K] x [..., K, N] (either operand may be transposed, B may be broadcast). Vector
 // rows become elementwise ops over their output, Cast rows casts; anything else is a generic op
-// with the row's bytes on its engine. Rows whose shapes contradict each other give no op.
+// with the row's bytes on its engine. Rows whose shapes contradict each other give no op. Which
+// op types are MatMuls, reductions and casts is op_kinds' (node.hpp) profiler types; a type an
+// extension's row claims becomes that kind's op of the row's input shapes.
 #pragma once
 
 #include <algorithm>
@@ -18,7 +20,10 @@
 #include <vector>
 
 #include "../cost.hpp"
+#include "../node.hpp"
+#include "../nodes.hpp"
 #include "../op.hpp"
+#include "../op_vocabulary.hpp"
 #include "../runtime.hpp"
 #include "kernel_details.hpp"
 
@@ -47,7 +52,8 @@ inline std::int64_t product(const std::vector<std::int64_t>& d, std::size_t from
 }
 }  // namespace detail
 
-/// Whether an op type is a matrix multiply (MatMul, BatchMatMul and their V2 / V3 spellings).
+/// Whether an op type is a matrix multiply (MatMul, BatchMatMul and their V2 / V3 spellings:
+/// the profiler types of op_kinds' matmul row).
 [[nodiscard]] inline bool is_gemm_type(std::string_view type) noexcept {
     return detail::is_matmul_type(type);
 }
@@ -135,12 +141,13 @@ struct calibration {
     }
 };
 
-[[nodiscard]] inline std::optional<op> op_of(const kernel_row& r);
+[[nodiscard]] inline std::optional<op> op_of(const kernel_row& r, op_vocabulary ops = op_kinds);
 
-/// Whether an op type reduces its input (ReduceSum, ReduceMeanD, LpNormReduceV2, ArgMax...).
-[[nodiscard]] inline bool is_reduction_type(std::string_view type) noexcept {
-    return type.find("Reduce") != std::string_view::npos || type.starts_with("ArgM") ||
-           type.starts_with("ArgMin");
+/// Whether an op type reduces its input (ReduceSum, ReduceMeanD, LpNormReduceV2, ArgMax...: the
+/// profiler types of op_kinds' reduce row).
+[[nodiscard]] constexpr bool is_reduction_type(std::string_view type) noexcept {
+    const op_row* r = row_for_profiler_type(op_kinds, type);
+    return r != nullptr && r->value == op_kind::reduce;
 }
 
 /// The GEMM a MatMul / BatchMatMul row describes, or nothing when no reading of its shapes
@@ -186,39 +193,50 @@ struct calibration {
     return std::nullopt;
 }
 
-/// The engine the row ran on.
-[[nodiscard]] constexpr std::optional<engine> engine_of(task_type t) noexcept {
-    switch (t) {
-        case task_type::ai_core:
-        case task_type::mix_aic:
-            return engine::cube;
-        case task_type::ai_vector_core:
-        case task_type::mix_aiv:
-            return engine::vector;
-        case task_type::ai_cpu:
-            return engine::aicpu;
-        default:
-            return std::nullopt;
-    }
-}
-
 /// The op a row describes, or nothing (communication tasks, unknown dtypes, contradictory or
 /// missing shapes).
-[[nodiscard]] inline std::optional<op> op_of(const kernel_row& r, const calibration& cal) {
-    auto o = op_of(r);
+[[nodiscard]] inline std::optional<op> op_of(const kernel_row& r, const calibration& cal,
+                                             op_vocabulary ops = op_kinds) {
+    auto o = op_of(r, ops);
     if (o) o = cal.applied(*o, r.op_type);
     return o;
 }
 
 namespace detail {
-[[nodiscard]] inline std::optional<op> op_of_row(const kernel_row& r);
+[[nodiscard]] inline std::optional<op> op_of_row(const kernel_row& r, op_vocabulary ops);
+
+/// Kinds whose profile rows need a reading of their own (op_of_row): MatMul shapes may be
+/// transposed, a reduction reads more than it writes, a cast is an elementwise op.
+[[nodiscard]] constexpr bool read_by_name(op_kind k) noexcept {
+    return k == op_kind::matmul || k == op_kind::reduce || k == op_kind::cast;
+}
+
+/// The op of a row whose type another kind's row claims (an extension's, say): the kind's cost
+/// function on a node of the row's input shapes and dtype; nothing when they do not fit the
+/// kind's shapes.
+[[nodiscard]] inline std::optional<op> row_op_of(const kernel_row& r, const op_row& kind, dtype t) {
+    if (r.input_shapes.size() < static_cast<std::size_t>(kind.shapes.min) ||
+        r.input_shapes.size() > static_cast<std::size_t>(kind.shapes.max) ||
+        r.input_shapes.size() > node::max_shapes) {
+        return std::nullopt;
+    }
+    std::vector<batched_shape> shapes;
+    for (const tensor_shape& s : r.input_shapes) {
+        if (s.rank() > shape::max_rank || !positive(s)) return std::nullopt;
+        batched_shape b;
+        for (std::int64_t d : s.dims) b.push_back(batch_dim{d});
+        shapes.push_back(b);
+    }
+    return instantiate(nodes::of_row(kind, shapes, t), 1);
+}
 }  // namespace detail
 
 /// An op whose sizes pass 2^63 - 1 ("too large") is an error naming the row's line, name and
-/// type: the profile's file is named by the reader's caller.
-[[nodiscard]] inline std::optional<op> op_of(const kernel_row& r) {
+/// type: the profile's file is named by the reader's caller. `ops`: the op kinds whose
+/// profiler types the row may have (an extension's vocabulary, node.hpp's with_rows).
+[[nodiscard]] inline std::optional<op> op_of(const kernel_row& r, op_vocabulary ops) {
     try {
-        return detail::op_of_row(r);
+        return detail::op_of_row(r, ops);
     } catch (const ::perfcast::error& e) {
         throw ::perfcast::error("row at line " + std::to_string(r.line) + " (" +
                                 parse_error::printable(r.name) + ", " +
@@ -226,11 +244,18 @@ namespace detail {
     }
 }
 
-[[nodiscard]] inline std::optional<op> detail::op_of_row(const kernel_row& r) {
+/// The kind of the first row of `ops` whose profiler types match the row's op type (see
+/// op_vocabulary.hpp): a MatMul, a reduction or a cast read below, any other kind by its cost
+/// function (row_op_of). When no row claims the type the engine decides: an elementwise op on the
+/// vector cores, a generic op with the row's bytes elsewhere.
+[[nodiscard]] inline std::optional<op> detail::op_of_row(const kernel_row& r, op_vocabulary ops) {
     const auto eng = engine_of(r.task);
     const auto t = dtype_of(r);
     if (!eng || !t || r.has_note(note_kind::shape_conflict)) return std::nullopt;
-    if (is_gemm_type(r.op_type)) {
+    const op_row* named = row_for_profiler_type(ops, r.op_type);
+    const op_kind kind = named != nullptr ? named->value : op_kind::generic;
+    if (named != nullptr && !read_by_name(kind)) return row_op_of(r, *named, *t);
+    if (kind == op_kind::matmul) {
         const auto g = gemm_of(r);
         if (!g) return std::nullopt;
         dtype out = *t;
@@ -255,7 +280,7 @@ namespace detail {
             read_all += *n;
             read_viewed += std::min(*n, *out_elems);
         }
-        if (is_reduction_type(r.op_type) && read_all > *out_elems) {
+        if (kind == op_kind::reduce && read_all > *out_elems) {
             op red = reduce(*out_elems, std::max<std::int64_t>(1, read_all / *out_elems), *t);
             return red;
         }
@@ -271,7 +296,7 @@ namespace detail {
             o.out_type = *r.output_types[0].type;
         }
         op e = elementwise(*out_elems, *t, o);
-        if (r.op_type == "Cast") e.kind = op_kind::cast;
+        if (kind == op_kind::cast) e.kind = op_kind::cast;
         return e;
     }
     // Cube ops that are not GEMMs and AI CPU ops: their bytes, one work unit per 4 KiB moved.
@@ -293,9 +318,10 @@ struct measured_op {
 /// to an op, or needs a rate the chip lacks. `cal` supplies per-type work factors and fixed
 /// times.
 [[nodiscard]] inline std::optional<measured_op> measured_op_of(const chip& c, const kernel_row& r,
-                                                               const calibration& cal = {}) {
+                                                               const calibration& cal = {},
+                                                               op_vocabulary ops = op_kinds) {
     if (!r.task_duration || !(r.task_duration->in(units::us) > 0)) return std::nullopt;
-    auto o = op_of(r, cal);
+    auto o = op_of(r, cal, ops);
     if (!o) return std::nullopt;
     const engine_spec& e = c.engine_of(o->eng);
     if (e.cores < 1 || (o->useful_ops > 0 && e.ops_per_cycle_for(o->type) <= 0))

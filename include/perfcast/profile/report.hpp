@@ -40,6 +40,7 @@
 
 #include "../chip.hpp"
 #include "../dtype.hpp"
+#include "../enum_table.hpp"
 #include "../units.hpp"
 #include "discover.hpp"
 #include "kernel_details.hpp"
@@ -91,26 +92,94 @@ enum class finding_kind : unsigned char {
     unknown_dtype,     // a dtype spelling perfcast does not know (reader note)
 };
 
+/// A finding: its name in output, and the text of the tuning guide for it: what it means, what
+/// fixes it and the guide sections (a row of finding_kinds, enum_table.hpp).
+struct finding_row {
+    finding_kind value;
+    std::string_view name;
+    std::string_view title;
+    std::string_view fix;
+    std::string_view source;
+};
+
+inline constexpr std::array<finding_row, 13> finding_kinds{{
+    {finding_kind::compute_bound, "compute_bound",
+     "the cube engine is busy most of the time (compute bound)",
+     "graph compilation; op fusion (fewer launches, fewer intermediate reads and "
+     "writes); lower precision (fp32 -> HF32 for Conv/MatMul only)",
+     "guide §2"},
+    {finding_kind::host_bound, "host_bound",
+     "the device waits for the host between tasks (host bound)",
+     "sink the whole graph; dynamic -> static graph; larger batch (longer ops, "
+     "smaller bubble share); faster host or more host CPU per card; co-locate "
+     "host-bound and non-host-bound models; what each runtime option buys for "
+     "your deployment: perfcast whatif --model F --gains (docs/runtime.md)",
+     "guide §3"},
+    {finding_kind::memory_bound_op, "memory_bound_op",
+     "ops whose memory move-in (mte2) or move-out (mte3) pipe is busy > 80 % of "
+     "their time (memory-access bound)",
+     "vector op fusion (less data moved); 32-byte aligned moves", "guide §5"},
+    {finding_kind::compute_bound_op, "compute_bound_op",
+     "ops whose cube (mac) or vector (vec) pipe is busy > 80 % of their time",
+     "op fusion; lower precision (fp32 -> HF32 for Conv/MatMul only); for small "
+     "ops, fewer cores per op and several streams",
+     "guide §2, §12"},
+    {finding_kind::scalar_bound_op, "scalar_bound_op",
+     "ops whose scalar pipe is busy > 80 % of their time",
+     "scalar work usually means a slow path (int64 arithmetic, data-dependent "
+     "control); rewrite with vector-native dtypes or a custom op",
+     "guide §7, §10"},
+    {finding_kind::aicpu_op, "aicpu_op", "ops on the AI CPU",
+     "AICPU ops are slow: remove them or move them to the host CPU; TopK with "
+     "int32/int64 values runs only on AICPU: cast to fp32 when values < 2^24 "
+     "(exact) to use the vector unit; reorder the graph so AICPU ops depend only "
+     "on host-side inputs",
+     "guide §8"},
+    {finding_kind::int64_on_vector, "int64_on_vector",
+     "int64 data on vector cores (no vector instructions: scalar slow path)",
+     "compute in int32, or in fp32 when values < 2^24 (exact); or write a custom "
+     "int64 op (seed: Equal int64 230+ us, int32 < 30 us, custom int64 ~75 us)",
+     "guide §7, §10"},
+    {finding_kind::misaligned_move, "misaligned_move",
+     "tensors whose innermost run is not a multiple of the 32-byte alignment "
+     "(low move bandwidth)",
+     "align moves to 32 bytes (pad or reshape the innermost dimension); vector op "
+     "fusion",
+     "guide §5"},
+    {finding_kind::block_tail, "block_tail",
+     "block dims above the core count and not a multiple of it: the last wave "
+     "leaves cores idle",
+     "choose shapes or tiling so the block dim is a multiple of the cores; or "
+     "limit the op's cores (core split) so the rest serve another stream",
+     "guide §12"},
+    {finding_kind::under_filled, "under_filled",
+     "block dims below the core count: the op holds only part of the engine",
+     "fine under a core split or with several streams (the idle cores serve "
+     "others); alone, batch more (larger shapes fill more cores)",
+     "guide §11, §12, §13"},
+    {finding_kind::low_bandwidth, "low_bandwidth",
+     "memory-bound ops far below the chip's HBM bandwidth",
+     "look for cores conflicting on the same addresses (Gather with concentrated "
+     "indices: fewer cores) and for misaligned moves",
+     "guide §5, §12"},
+    {finding_kind::shape_conflict, "shape_conflict",
+     "MatMul rows whose input shapes do not give the output shape under any "
+     "transpose (profile inconsistency)",
+     "check the profiler output; perfcast does not derive bytes, bandwidth or "
+     "alignment from these rows",
+     "profile check"},
+    {finding_kind::unknown_dtype, "unknown_dtype", "dtype spellings perfcast does not know",
+     "bytes and bandwidth are not computed for these rows; report the spelling so "
+     "it can be added to perfcast/dtype.hpp",
+     "profile check"},
+}};
+static_assert(covers_enum<finding_kinds>());
+
 [[nodiscard]] constexpr std::string_view name_of(finding_kind k) noexcept {
-    switch (k) {
-        case finding_kind::compute_bound: return "compute_bound";
-        case finding_kind::host_bound: return "host_bound";
-        case finding_kind::memory_bound_op: return "memory_bound_op";
-        case finding_kind::compute_bound_op: return "compute_bound_op";
-        case finding_kind::scalar_bound_op: return "scalar_bound_op";
-        case finding_kind::aicpu_op: return "aicpu_op";
-        case finding_kind::int64_on_vector: return "int64_on_vector";
-        case finding_kind::misaligned_move: return "misaligned_move";
-        case finding_kind::block_tail: return "block_tail";
-        case finding_kind::under_filled: return "under_filled";
-        case finding_kind::low_bandwidth: return "low_bandwidth";
-        case finding_kind::shape_conflict: return "shape_conflict";
-        case finding_kind::unknown_dtype: return "unknown_dtype";
-    }
-    return "?";
+    return name_in(finding_kinds, k);
 }
 
-inline constexpr std::size_t finding_kind_count = 13;
+inline constexpr std::size_t finding_kind_count = finding_kinds.size();
 
 /// The seed's text for each finding: what it means and what fixes it (guide sections).
 struct finding_text {
@@ -120,84 +189,8 @@ struct finding_text {
 };
 
 [[nodiscard]] constexpr finding_text text_of(finding_kind k) noexcept {
-    switch (k) {
-        case finding_kind::compute_bound:
-            return {"the cube engine is busy most of the time (compute bound)",
-                    "graph compilation; op fusion (fewer launches, fewer intermediate reads and "
-                    "writes); lower precision (fp32 -> HF32 for Conv/MatMul only)",
-                    "guide §2"};
-        case finding_kind::host_bound:
-            return {"the device waits for the host between tasks (host bound)",
-                    "sink the whole graph; dynamic -> static graph; larger batch (longer ops, "
-                    "smaller bubble share); faster host or more host CPU per card; co-locate "
-                    "host-bound and non-host-bound models; what each runtime option buys for "
-                    "your deployment: perfcast whatif --model F --gains (docs/runtime.md)",
-                    "guide §3"};
-        case finding_kind::memory_bound_op:
-            return {
-                "ops whose memory move-in (mte2) or move-out (mte3) pipe is busy > 80 % of "
-                "their time (memory-access bound)",
-                "vector op fusion (less data moved); 32-byte aligned moves", "guide §5"};
-        case finding_kind::compute_bound_op:
-            return {"ops whose cube (mac) or vector (vec) pipe is busy > 80 % of their time",
-                    "op fusion; lower precision (fp32 -> HF32 for Conv/MatMul only); for small "
-                    "ops, fewer cores per op and several streams",
-                    "guide §2, §12"};
-        case finding_kind::scalar_bound_op:
-            return {"ops whose scalar pipe is busy > 80 % of their time",
-                    "scalar work usually means a slow path (int64 arithmetic, data-dependent "
-                    "control); rewrite with vector-native dtypes or a custom op",
-                    "guide §7, §10"};
-        case finding_kind::aicpu_op:
-            return {"ops on the AI CPU",
-                    "AICPU ops are slow: remove them or move them to the host CPU; TopK with "
-                    "int32/int64 values runs only on AICPU: cast to fp32 when values < 2^24 "
-                    "(exact) to use the vector unit; reorder the graph so AICPU ops depend only "
-                    "on host-side inputs",
-                    "guide §8"};
-        case finding_kind::int64_on_vector:
-            return {"int64 data on vector cores (no vector instructions: scalar slow path)",
-                    "compute in int32, or in fp32 when values < 2^24 (exact); or write a custom "
-                    "int64 op (seed: Equal int64 230+ us, int32 < 30 us, custom int64 ~75 us)",
-                    "guide §7, §10"};
-        case finding_kind::misaligned_move:
-            return {
-                "tensors whose innermost run is not a multiple of the 32-byte alignment "
-                "(low move bandwidth)",
-                "align moves to 32 bytes (pad or reshape the innermost dimension); vector op "
-                "fusion",
-                "guide §5"};
-        case finding_kind::block_tail:
-            return {
-                "block dims above the core count and not a multiple of it: the last wave "
-                "leaves cores idle",
-                "choose shapes or tiling so the block dim is a multiple of the cores; or "
-                "limit the op's cores (core split) so the rest serve another stream",
-                "guide §12"};
-        case finding_kind::under_filled:
-            return {"block dims below the core count: the op holds only part of the engine",
-                    "fine under a core split or with several streams (the idle cores serve "
-                    "others); alone, batch more (larger shapes fill more cores)",
-                    "guide §11, §12, §13"};
-        case finding_kind::low_bandwidth:
-            return {"memory-bound ops far below the chip's HBM bandwidth",
-                    "look for cores conflicting on the same addresses (Gather with concentrated "
-                    "indices: fewer cores) and for misaligned moves",
-                    "guide §5, §12"};
-        case finding_kind::shape_conflict:
-            return {
-                "MatMul rows whose input shapes do not give the output shape under any "
-                "transpose (profile inconsistency)",
-                "check the profiler output; perfcast does not derive bytes, bandwidth or "
-                "alignment from these rows",
-                "profile check"};
-        case finding_kind::unknown_dtype:
-            return {"dtype spellings perfcast does not know",
-                    "bytes and bandwidth are not computed for these rows; report the spelling so "
-                    "it can be added to perfcast/dtype.hpp",
-                    "profile check"};
-    }
-    return {"?", "", ""};
+    const finding_row& r = finding_kinds[static_cast<std::size_t>(k)];
+    return {r.title, r.fix, r.source};
 }
 
 /// One row cited by a finding.
@@ -362,13 +355,8 @@ inline constexpr duration min_rate_time{1.0, units::ns};
 /// The engine whose cores a row's Block Dim counts: cube for AI_CORE and MIX_AIC, vector for
 /// AI_VECTOR_CORE and MIX_AIV; nothing for other tasks.
 [[nodiscard]] constexpr std::optional<engine> block_dim_engine(task_type t) noexcept {
-    switch (t) {
-        case task_type::ai_core:
-        case task_type::mix_aic: return engine::cube;
-        case task_type::ai_vector_core:
-        case task_type::mix_aiv: return engine::vector;
-        default: return std::nullopt;
-    }
+    if (!runs_on_ai_cores(t)) return std::nullopt;
+    return engine_of(t);
 }
 
 namespace detail {

@@ -37,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "../enum_table.hpp"
 #include "../io/json_reader.hpp"
 #include "../units.hpp"
 #include "kernel_details.hpp"
@@ -46,10 +47,16 @@ namespace perfcast::profile {
 /// What a host API call does, for the host-bound report.
 enum class host_api_kind : unsigned char { launch, synchronize, copy, op_api, other };
 inline constexpr std::size_t host_api_kind_count = 5;
-inline constexpr std::array<std::string_view, host_api_kind_count> host_api_kind_names{
-    "launch", "synchronize", "copy", "op_api", "other"};
+inline constexpr std::array<enum_entry<host_api_kind>, host_api_kind_count> host_api_kind_names{{
+    {host_api_kind::launch, "launch"},
+    {host_api_kind::synchronize, "synchronize"},
+    {host_api_kind::copy, "copy"},
+    {host_api_kind::op_api, "op_api"},
+    {host_api_kind::other, "other"},
+}};
+static_assert(covers_enum<host_api_kind_names>());
 [[nodiscard]] constexpr std::string_view name_of(host_api_kind k) noexcept {
-    return host_api_kind_names[static_cast<std::size_t>(k)];
+    return name_in(host_api_kind_names, k);
 }
 
 namespace detail {

@@ -1,0 +1,264 @@
+// perfcast/nodes.hpp: the factories of model nodes (node.hpp), the symbolic counterparts of
+// op.hpp's op factories:
+//
+//   using perfcast::batch_symbol::B;
+//   constexpr std::array model{perfcast::nodes::matmul(B, 1024, 512, perfcast::dtype::fp16),
+//                              perfcast::nodes::reduce(B, 1024, perfcast::dtype::fp16)};
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string_view>
+
+#include "batched_shape.hpp"
+#include "chip.hpp"
+#include "dtype.hpp"
+#include "error.hpp"
+#include "node.hpp"
+#include "op.hpp"
+#include "op_vocabulary.hpp"
+
+namespace perfcast {
+
+/// Factories: the symbolic counterparts of op.hpp's op factories (same argument order).
+namespace nodes {
+
+namespace detail {
+constexpr node make(op_kind k, dtype t, std::initializer_list<batched_shape> shapes,
+                    std::string_view where) {
+    PERFCAST_EXPECTS(shapes.size() <= node::max_shapes, where, "shapes",
+                     static_cast<double>(shapes.size()), "at most 8 shapes");
+    node n;
+    n.kind = k;
+    n.type = t;
+    n.out_type = t;
+    for (const batched_shape& s : shapes) n.shapes[n.shape_count++] = s;
+    n.name = fixed_name(name_of(k));
+    return n;
+}
+constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view field) {
+    PERFCAST_EXPECTS(d.valid(), where, field, static_cast<double>(d.per_batch + d.fixed),
+                     "a dimension a x B + c with a >= 0 and a + c >= 1");
+}
+}  // namespace detail
+
+/// batch x ([M, K] x [K, N]). With `broadcast_b` the B operand is one [K, N] shared by all.
+[[nodiscard]] constexpr node batch_matmul(batch_dim batch, batch_dim m, batch_dim n, batch_dim k,
+                                          dtype t, matmul_options o = {}) {
+    constexpr std::string_view where = "nodes::batch_matmul";
+    detail::expect_dim(batch, where, "batch");
+    detail::expect_dim(m, where, "m");
+    detail::expect_dim(n, where, "n");
+    detail::expect_dim(k, where, "k");
+    node r = detail::make(op_kind::matmul, t,
+                          {batched_shape{batch, m, k},
+                           o.broadcast_b ? batched_shape{k, n} : batched_shape{batch, k, n}},
+                          where);
+    r.broadcast_b = o.broadcast_b;
+    r.out_type = o.out_type;
+    return r;
+}
+
+/// [M, K] x [K, N].
+[[nodiscard]] constexpr node matmul(batch_dim m, batch_dim n, batch_dim k, dtype t,
+                                    matmul_options o = {}) {
+    constexpr std::string_view where = "nodes::matmul";
+    detail::expect_dim(m, where, "m");
+    detail::expect_dim(n, where, "n");
+    detail::expect_dim(k, where, "k");
+    node r = detail::make(op_kind::matmul, t, {batched_shape{m, k}, batched_shape{k, n}}, where);
+    r.broadcast_b = true;  // one weight matrix
+    r.out_type = o.out_type;
+    return r;
+}
+
+/// Matrix multiply from operand shapes: A [..., M, K] and B [..., K, N] (or [K, N] with
+/// broadcast_b). The batch is the product of A's leading dimensions.
+[[nodiscard]] constexpr node matmul_shapes(const batched_shape& a, const batched_shape& b, dtype t,
+                                           matmul_options o = {}) {
+    constexpr std::string_view where = "nodes::matmul_shapes";
+    PERFCAST_EXPECTS(a.rank >= 2, where, "a.rank", static_cast<double>(a.rank),
+                     "at least 2 dimensions [..., M, K]");
+    PERFCAST_EXPECTS(b.rank >= 2, where, "b.rank", static_cast<double>(b.rank),
+                     "at least 2 dimensions [..., K, N]");
+    PERFCAST_EXPECTS(a[a.rank - 1] == b[b.rank - 2], where, "K",
+                     static_cast<double>(b[b.rank - 2].fixed),
+                     "B's K (second-last dimension) equal to A's K (last dimension)");
+    if (!o.broadcast_b) {
+        PERFCAST_EXPECTS(b.rank == 2 || b.rank == a.rank, where, "b.rank",
+                         static_cast<double>(b.rank),
+                         "2 (a shared [K, N]) or A's rank (one B per batch)");
+        if (b.rank == a.rank) {
+            for (std::size_t i = 0; i + 2 < a.rank; ++i) {
+                PERFCAST_EXPECTS(a[i] == b[i] || b[i] == batch_dim{1}, where, "b batch dimension",
+                                 static_cast<double>(i), "equal to A's (or 1: broadcast)");
+            }
+        }
+    }
+    node r = detail::make(op_kind::matmul, t, {a, b}, where);
+    r.broadcast_b = o.broadcast_b || b.rank == 2;
+    if (!r.broadcast_b) {
+        bool all_one = true;
+        for (std::size_t i = 0; i + 2 < b.rank; ++i) all_one = all_one && b[i] == batch_dim{1};
+        r.broadcast_b = all_one;
+    }
+    r.out_type = o.out_type;
+    return r;
+}
+
+/// An elementwise op producing the elements of `s`.
+[[nodiscard]] constexpr node elementwise(const batched_shape& s, dtype t,
+                                         elementwise_options o = {}) {
+    node r = detail::make(op_kind::elementwise, t, {s}, "nodes::elementwise");
+    r.inputs = o.inputs;
+    r.outputs = o.outputs;
+    r.ops_per_element = o.ops_per_element;
+    r.inner = o.inner;
+    r.out_same_as_in = o.out_same_as_in;
+    r.out_type = o.out_same_as_in ? t : o.out_type;
+    return r;
+}
+
+/// A binary elementwise op between two broadcast-compatible shapes.
+[[nodiscard]] constexpr node elementwise_broadcast(const batched_shape& a, const batched_shape& b,
+                                                   dtype t, elementwise_options o = {}) {
+    node r = elementwise(a, t, o);
+    r.shapes[1] = b;
+    r.shape_count = 2;
+    r.inputs = 2;
+    return r;
+}
+
+[[nodiscard]] constexpr node cast(const batched_shape& s, dtype from, dtype to) {
+    node r = detail::make(op_kind::cast, from, {s}, "nodes::cast");
+    r.out_type = to;
+    r.inputs = 1;
+    return r;
+}
+
+/// Reduces `rows` rows of `length` elements each.
+[[nodiscard]] constexpr node reduce(batch_dim rows, batch_dim length, dtype t) {
+    detail::expect_dim(rows, "nodes::reduce", "rows");
+    detail::expect_dim(length, "nodes::reduce", "length");
+    return detail::make(op_kind::reduce, t, {batched_shape{rows, length}}, "nodes::reduce");
+}
+
+/// Gathers `indices` rows of `row_elements` elements from a table of `table_rows` rows.
+[[nodiscard]] constexpr node gather(batch_dim indices, std::int64_t row_elements,
+                                    std::int64_t table_rows, dtype t, gather_options o = {}) {
+    constexpr std::string_view where = "nodes::gather";
+    detail::expect_dim(indices, where, "indices");
+    PERFCAST_EXPECTS(row_elements >= 1, where, "row_elements", static_cast<double>(row_elements),
+                     ">= 1");
+    PERFCAST_EXPECTS(table_rows >= 1, where, "table_rows", static_cast<double>(table_rows), ">= 1");
+    PERFCAST_EXPECTS(o.hot_fraction >= 0 && o.hot_fraction <= 1, where, "hot_fraction",
+                     o.hot_fraction, "a share in [0, 1]");
+    node r = detail::make(op_kind::gather, t, {batched_shape{indices}}, where);
+    r.row_elements = row_elements;
+    r.table_rows = table_rows;
+    r.hot_fraction = o.hot_fraction;
+    r.index_type = o.index_type;
+    return r;
+}
+
+/// TopK over `rows` rows of `length` (of which `valid` are data; 0: all).
+[[nodiscard]] constexpr node topk(batch_dim rows, batch_dim length, std::int64_t k, dtype t,
+                                  std::int64_t valid = 0) {
+    constexpr std::string_view where = "nodes::topk";
+    detail::expect_dim(rows, where, "rows");
+    detail::expect_dim(length, where, "length");
+    PERFCAST_EXPECTS(k >= 1, where, "k", static_cast<double>(k), ">= 1");
+    PERFCAST_EXPECTS(valid >= 0, where, "valid", static_cast<double>(valid),
+                     ">= 0 (0: the whole length)");
+    node r = detail::make(op_kind::topk, t, {batched_shape{rows, length}}, where);
+    r.k = k;
+    r.valid = valid;
+    r.eng = is_integer(t) ? engine::aicpu : engine::vector;  // guide §8
+    return r;
+}
+
+[[nodiscard]] constexpr node tile(const batched_shape& in, const batched_shape& multiples,
+                                  dtype t) {
+    PERFCAST_EXPECTS(in.rank == multiples.rank, "nodes::tile", "multiples",
+                     static_cast<double>(multiples.rank), "one multiple per input dimension");
+    return detail::make(op_kind::tile, t, {in, multiples}, "nodes::tile");
+}
+
+/// Concatenates up to 8 tensors; `inner` is the contiguous run written per row (0: the
+/// innermost dimension of the first input).
+[[nodiscard]] constexpr node concat(std::initializer_list<batched_shape> inputs, std::int64_t inner,
+                                    dtype t) {
+    constexpr std::string_view where = "nodes::concat";
+    PERFCAST_EXPECTS(inputs.size() >= 1, where, "inputs", static_cast<double>(inputs.size()),
+                     "at least one input");
+    PERFCAST_EXPECTS(inner >= 0, where, "inner", static_cast<double>(inner), ">= 0");
+    node r = detail::make(op_kind::concat, t, inputs, where);
+    r.inner = inner;
+    return r;
+}
+
+[[nodiscard]] constexpr node broadcast(const batched_shape& in, const batched_shape& out, dtype t) {
+    return detail::make(op_kind::broadcast, t, {in, out}, "nodes::broadcast");
+}
+
+[[nodiscard]] constexpr node transpose(const batched_shape& in, dtype t,
+                                       bool inner_axis_moves = true) {
+    node r = detail::make(op_kind::transpose, t, {in}, "nodes::transpose");
+    r.inner_axis_moves = inner_axis_moves;
+    return r;
+}
+
+/// Anything else, per element of `s`: flops, bytes read and written; `work_units` 0 means one
+/// unit per 32-byte block of the elements.
+[[nodiscard]] constexpr node generic(engine e, const batched_shape& s, dtype t,
+                                     double flops_per_element, double in_bytes_per_element,
+                                     double out_bytes_per_element, std::int64_t work_units = 0) {
+    constexpr std::string_view where = "nodes::generic";
+    PERFCAST_EXPECTS(flops_per_element >= 0 && flops_per_element < 1e15, where, "flops",
+                     flops_per_element, "a finite value >= 0 per element");
+    PERFCAST_EXPECTS(in_bytes_per_element >= 0 && in_bytes_per_element < 1e15, where, "in",
+                     in_bytes_per_element, "a finite value >= 0 per element");
+    PERFCAST_EXPECTS(out_bytes_per_element >= 0 && out_bytes_per_element < 1e15, where, "out",
+                     out_bytes_per_element, "a finite value >= 0 per element");
+    PERFCAST_EXPECTS(work_units >= 0, where, "work_units", static_cast<double>(work_units),
+                     ">= 0 (0: one per 32-byte block)");
+    node r = detail::make(op_kind::generic, t, {s}, where);
+    r.eng = e;
+    r.flops_per_element = flops_per_element;
+    r.in_bytes_per_element = in_bytes_per_element;
+    r.out_bytes_per_element = out_bytes_per_element;
+    r.work_units = work_units;
+    return r;
+}
+
+/// A copy of the elements of `s` over the host link (inputs to the device, outputs back).
+[[nodiscard]] constexpr node transfer(const batched_shape& s, dtype t,
+                                      transfer_dir d = transfer_dir::to_device) {
+    node r = detail::make(op_kind::transfer, t, {s}, "nodes::transfer");
+    r.direction = d;
+    return r;
+}
+
+/// A node of `row`'s kind with `shapes` and dtype `t` and nothing else set: how the model file
+/// and `perfcast op --line` make a node of a kind without keys of its own (an extension's). For
+/// a kind outside op_kinds the node points at `row`, which must outlive it (a namespace-scope
+/// constexpr vocabulary does).
+[[nodiscard]] constexpr node of_row(const op_row& row, std::span<const batched_shape> shapes,
+                                    dtype t) {
+    constexpr std::string_view where = "nodes::of_row";
+    PERFCAST_EXPECTS(shapes.size() <= node::max_shapes, where, "shapes",
+                     static_cast<double>(shapes.size()), "at most 8 shapes");
+    node n;
+    n.kind = row.value;
+    n.row = is_library_kind(row.value) ? nullptr : &row;
+    n.type = t;
+    n.out_type = t;
+    for (const batched_shape& s : shapes) n.shapes[n.shape_count++] = s;
+    n.name = fixed_name(row.name);
+    return n;
+}
+
+}  // namespace nodes
+
+}  // namespace perfcast
