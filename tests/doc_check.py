@@ -451,8 +451,8 @@ def main():
     ap.add_argument("--no-run", action="store_true", help="check links and paths only")
     ap.add_argument("--self-test", action="store_true", help="test the checker itself")
     ap.add_argument("--timings", action="store_true", help="print each command's time")
-    args = ap.parse_args()
-    args.files = [f for f in args.files if f]  # CMake passes "" for an unset option
+    args = ap.parse_intermixed_args()  # CMake passes "" for an unset option, anywhere
+    args.files = [f for f in args.files if f]
     if args.self_test:
         return self_test()
     if not args.perfcast and not args.no_run:

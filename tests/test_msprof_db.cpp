@@ -467,7 +467,7 @@ TEST_CASE("msprof db: the chip evidence names a preset only when it names one mo
     info.npu_names = {{0, "Ascend910B"}};
     info.aicore_clock = {{0, 1, perfcast::frequency{1800.0, units::MHz}},
                          {0, 2, perfcast::frequency{1800.0, units::MHz}}};
-    db_chip_evidence e = chip_evidence(info);
+    chip_evidence e = db_chip_evidence(info);
     CHECK(e.text == "NPU_INFO: Ascend910B; AICORE_FREQ: 1800 MHz (2 samples)");
     CHECK(e.preset == nullptr);
     CHECK(e.why_no_preset ==
@@ -475,14 +475,14 @@ TEST_CASE("msprof db: the chip evidence names a preset only when it names one mo
           "ascend910b3");
 
     info.npu_names = {{0, "Ascend910B2"}, {1, "Ascend910B3"}};
-    e = chip_evidence(info, {0});
+    e = db_chip_evidence(info, {0});
     REQUIRE(e.preset != nullptr);
     CHECK(e.preset->name == "ascend910b2");
-    e = chip_evidence(info);
+    e = db_chip_evidence(info);
     CHECK(e.preset == nullptr);
     CHECK(e.why_no_preset == "NPU_INFO names 2 chips");
 
-    const db_chip_evidence none = chip_evidence(msprof_db_info{});
+    const chip_evidence none = db_chip_evidence(msprof_db_info{});
     CHECK(none.text.empty());
     CHECK(none.preset == nullptr);
 }

@@ -45,6 +45,7 @@ bool has(std::string_view s, std::string_view part) {
     return s.find(part) != std::string_view::npos;
 }
 
+#if PERFCAST_HAVE_SQLITE
 std::vector<std::string> listing(const fs::path& dir) {
     std::vector<std::string> out;
     for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
@@ -52,7 +53,6 @@ std::vector<std::string> listing(const fs::path& dir) {
     return out;
 }
 
-#if PERFCAST_HAVE_SQLITE
 /// The test's own read-only connection, for expectations by SQL.
 class sql {
 public:
@@ -218,7 +218,7 @@ TEST_CASE("sqlite: the real torch_npu export, every expectation from the databas
     // Chip evidence, and metrics no CSV column reads.
     CHECK(out.info.npu_names == std::map<int, std::string>{{0, "Ascend910B"}});
     CHECK(out.info.aicore_clock.size() == 3);
-    CHECK(chip_evidence(out.info).text == "NPU_INFO: Ascend910B; AICORE_FREQ: 1800 MHz (3 samples)");
+    CHECK(db_chip_evidence(out.info).text == "NPU_INFO: Ascend910B; AICORE_FREQ: 1800 MHz (3 samples)");
     CHECK(std::find(t.header.not_read.begin(), t.header.not_read.end(), "aic_mac_time") !=
           t.header.not_read.end());
     // Opened read-only and immutable: nothing new beside the database (no -wal, no -shm).
@@ -243,7 +243,7 @@ TEST_CASE("sqlite: the real msprof export (no PMU tables, 8 NPUs, rows of device
             CHECK(r.input_types.empty());
         }
     }
-    CHECK(chip_evidence(out.info, {2}).text == "NPU_INFO: Ascend910B");
+    CHECK(db_chip_evidence(out.info, {2}).text == "NPU_INFO: Ascend910B");
 }
 
 TEST_CASE("sqlite: a file that is not a database, and one that does not exist") {
@@ -296,6 +296,9 @@ TEST_CASE("cli: built without SQLite, a .db is refused naming the Debian package
                                                           "ascend910b2"});
     CHECK(folder.status == 1);
     CHECK(has(folder.err, "libsqlite3-dev"));
+    const auto msprof = run_command(cli::report_command, {msprof_db.string()});
+    CHECK(msprof.status == 1);
+    CHECK(has(msprof.err, "'" + msprof_db.string() + "' is an SQLite export"));
 }
 
 #endif

@@ -242,7 +242,7 @@ inline void warn_skipped(std::ostream& err, const std::string& source,
     const std::string path = s.files.front().generic_string();
     const std::unique_ptr<profile::db_row_source> db = open_sqlite(path);
     profile::msprof_db_table t = profile::read_msprof_db(*db, o);
-    const profile::db_chip_evidence e = profile::chip_evidence(t.info, devices_of(t.table.rows));
+    const profile::chip_evidence e = profile::db_chip_evidence(t.info, devices_of(t.table.rows));
     if (!e.text.empty()) err << "perfcast: " << path << ": " << e.text << '\n';
     if (!t.info.has_pmu) {
         err << "perfcast: note: " << path << ": no TASK_PMU_INFO (collected without "
@@ -275,7 +275,7 @@ inline void warn_skipped(std::ostream& err, const std::string& source,
         }
         return c;
     }
-    const profile::db_chip_evidence e = profile::chip_evidence(t.info, devices_of(t.table.rows));
+    const profile::chip_evidence e = profile::db_chip_evidence(t.info, devices_of(t.table.rows));
     if (e.preset != nullptr) {
         err << "perfcast: chip " << e.preset->name << " as the database names it (--chip "
             << "overrides)\n";

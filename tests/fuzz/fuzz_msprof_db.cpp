@@ -163,7 +163,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 __builtin_trap();
             if (i > 0 && *rows[i].start < *rows[i - 1].start) __builtin_trap();
         }
-        (void)perfcast::profile::chip_evidence(out.info);
+        (void)perfcast::profile::db_chip_evidence(out.info);
         perfcast::profile::report_builder b(perfcast::chips::ascend910b2);
         for (const auto& r : rows) b.add(r);
         (void)b.finish("fuzz.db", "msprof SQLite export");

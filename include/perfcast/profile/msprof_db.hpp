@@ -13,9 +13,9 @@
 // (`kernel_column_spellings`), its engine checked against the cycle counters
 // (`engine_from_cycles`) and its shapes against each other (`check_row`).
 //
-// The library holds no SQLite: the caller passes a `db_row_source` that reads named columns of a
-// named table (the perfcast command's is examples/perfcast/sqlite_source.cpp, over the system's
-// SQLite; tests and fuzzing use `memory_db_source`). Why columns by name rather than one method
+// The library holds no SQLite: the caller passes a `db_row_source` (db_source.hpp) that reads
+// named columns of a named table (the perfcast command's is examples/perfcast/sqlite_source.cpp,
+// over the system's SQLite; tests and fuzzing use `memory_db_source`). Why columns by name rather than one method
 // per table: the schema (which tables, which columns, what they mean) stays in this header, in
 // one place, and a source needs no knowledge of msprof. Joining the tables by globalTaskId and
 // resolving STRING_IDS happens here, in memory, for the same reason: the rules (what a missing
@@ -28,13 +28,17 @@
 // `kernel_reader_options::strict` makes the first one an error. A missing required table or
 // column is an error either way. For an op row, `kernel_row::line` holds its globalTaskId (the key
 // to look it up in the database).
+//
+// Past 500 lines because it is one reader: the schema table, the conversions of cells into the
+// row structs and the join share the same columns and damage rules; split, one schema would be
+// spread over files. The row-source interface is db_source.hpp, the chip judgement
+// chip_evidence.hpp.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <limits>
 #include <map>
@@ -47,128 +51,14 @@
 #include <utility>
 #include <vector>
 
-#include "../chips.hpp"
 #include "../error.hpp"
 #include "../units.hpp"
+#include "chip_evidence.hpp"
 #include "csv.hpp"
+#include "db_source.hpp"
 #include "kernel_details.hpp"
 
 namespace perfcast::profile {
-
-/// One cell as the database typed it. Text and blobs keep their bytes in `text`.
-struct db_value {
-    enum class kind : unsigned char { null, integer, real, text, blob };
-    kind type = kind::null;
-    std::int64_t integer = 0;
-    double real = 0;
-    std::string text;
-
-    [[nodiscard]] static db_value of(std::int64_t v) {
-        db_value c;
-        c.type = kind::integer;
-        c.integer = v;
-        return c;
-    }
-    [[nodiscard]] static db_value of(double v) {
-        db_value c;
-        c.type = kind::real;
-        c.real = v;
-        return c;
-    }
-    [[nodiscard]] static db_value of(std::string_view v) {
-        db_value c;
-        c.type = kind::text;
-        c.text.assign(v);
-        return c;
-    }
-    [[nodiscard]] friend bool operator==(const db_value&, const db_value&) = default;
-};
-
-/// Called once per row with the cells of the columns asked for, in that order.
-using db_row_visitor = std::function<void(std::span<const db_value>)>;
-
-/// Reads tables of one database. The perfcast command implements it with SQLite; tests with
-/// `memory_db_source`.
-class db_row_source {
-public:
-    virtual ~db_row_source() = default;
-    /// The database's name in messages (its path).
-    [[nodiscard]] virtual std::string name() const = 0;
-    /// The columns of `table` as the database names them, or nothing when it has no such table.
-    /// Table names match without regard to ASCII case, as in SQL.
-    [[nodiscard]] virtual std::optional<std::vector<std::string>> table_columns(
-        std::string_view table) = 0;
-    /// Calls `row` for each row of `table`, in the table's stored order, with the cells of
-    /// `columns` (each one of `table_columns(table)`) in that order. Exceptions thrown by `row`
-    /// pass through; the source's own failures are perfcast::error.
-    virtual void read_table(std::string_view table, std::span<const std::string_view> columns,
-                            const db_row_visitor& row) = 0;
-};
-
-/// A database held in memory: tables of named columns and rows of cells.
-class memory_db_source final : public db_row_source {
-public:
-    struct table {
-        std::vector<std::string> columns;
-        std::vector<std::vector<db_value>> rows;  // a short row reads NULL past its end
-    };
-
-    explicit memory_db_source(std::string name = "<memory>") : name_(std::move(name)) {}
-
-    /// Adds (or replaces) a table; returns it for filling (the reference stays valid).
-    table& add(std::string name, std::vector<std::string> columns) {
-        if (table* t = find(name)) {
-            *t = {std::move(columns), {}};
-            return *t;
-        }
-        tables_.emplace_back(std::move(name), table{std::move(columns), {}});
-        return tables_.back().second;
-    }
-
-    [[nodiscard]] std::string name() const override { return name_; }
-
-    [[nodiscard]] std::optional<std::vector<std::string>> table_columns(
-        std::string_view name) override {
-        if (const table* t = find(name)) return t->columns;
-        return std::nullopt;
-    }
-
-    void read_table(std::string_view name, std::span<const std::string_view> columns,
-                    const db_row_visitor& row) override {
-        const table* t = find(name);
-        if (t == nullptr) throw ::perfcast::error("memory_db_source: no table " + std::string(name));
-        std::vector<std::size_t> at(columns.size());
-        for (std::size_t i = 0; i < columns.size(); ++i) {
-            const auto it = std::find_if(t->columns.begin(), t->columns.end(), [&](const auto& c) {
-                return detail::iequals(c, columns[i]);
-            });
-            if (it == t->columns.end()) {
-                throw ::perfcast::error("memory_db_source: no column " + std::string(columns[i]) +
-                                        " in " + std::string(name));
-            }
-            at[i] = static_cast<std::size_t>(it - t->columns.begin());
-        }
-        std::vector<db_value> cells(columns.size());
-        for (const auto& r : t->rows) {
-            for (std::size_t i = 0; i < columns.size(); ++i) {
-                cells[i] = at[i] < r.size() ? r[at[i]] : db_value{};
-            }
-            row(cells);
-        }
-    }
-
-    /// The table named `name`, or nullptr.
-    [[nodiscard]] table* find(std::string_view name) {
-        for (auto& [n, t] : tables_) {
-            if (detail::iequals(n, name)) return &t;
-        }
-        return nullptr;
-    }
-
-private:
-    std::string name_;
-    std::deque<std::pair<std::string, table>> tables_;
-};
 
 /// The tables and columns read. Required columns (marked) must exist; the others may be absent
 /// (older or trimmed exports) and then read as not recorded.
@@ -342,90 +232,6 @@ struct msprof_db_table {
 };
 
 namespace detail {
-
-/// A cell that is not what its column holds: the column's index and the problem.
-struct db_damage {
-    std::size_t column;
-    std::string problem;
-};
-
-[[nodiscard]] inline std::string cell_text(const db_value& v) {
-    switch (v.type) {
-        case db_value::kind::null: return "NULL";
-        case db_value::kind::integer: return std::to_string(v.integer);
-        case db_value::kind::real: return ::perfcast::detail::number_text(v.real);
-        case db_value::kind::text: return v.text;
-        case db_value::kind::blob: return "<blob of " + std::to_string(v.text.size()) + " bytes>";
-    }
-    return "?";
-}
-
-/// The cells joined by ',' (a skipped row's excerpt).
-[[nodiscard]] inline std::string cells_text(std::span<const db_value> cells) {
-    std::string out;
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-        if (i != 0) out += ',';
-        out += cell_text(cells[i]);
-        if (out.size() > 200) break;  // excerpts are cut to 80 bytes when printed
-    }
-    return out;
-}
-
-[[nodiscard]] inline std::string_view kind_name(db_value::kind k) noexcept {
-    switch (k) {
-        case db_value::kind::null: return "NULL";
-        case db_value::kind::integer: return "an integer";
-        case db_value::kind::real: return "a real";
-        case db_value::kind::text: return "text";
-        case db_value::kind::blob: return "a blob";
-    }
-    return "?";
-}
-
-/// An integer cell (a real with an integral value in range is accepted: NUMERIC columns), or
-/// nothing for NULL.
-[[nodiscard]] inline std::optional<std::int64_t> db_integer(const db_value& v, std::size_t col) {
-    switch (v.type) {
-        case db_value::kind::null: return std::nullopt;
-        case db_value::kind::integer: return v.integer;
-        case db_value::kind::real:
-            // 2^63 as a double; every double below it in magnitude converts exactly.
-            if (std::isfinite(v.real) && v.real == std::floor(v.real) && v.real > -9.2e18 &&
-                v.real < 9.2e18) {
-                return static_cast<std::int64_t>(v.real);
-            }
-            throw db_damage{col, "not an integer"};
-        default: throw db_damage{col, std::string(kind_name(v.type)) + ", not an integer"};
-    }
-}
-
-[[nodiscard]] inline std::int64_t db_required_integer(const db_value& v, std::size_t col) {
-    if (auto i = db_integer(v, col)) return *i;
-    throw db_damage{col, "NULL where a value is required"};
-}
-
-/// A count (block dims, device ids): a non-negative int, or nothing for NULL.
-[[nodiscard]] inline std::optional<int> db_count(const db_value& v, std::size_t col) {
-    const auto i = db_integer(v, col);
-    if (!i) return std::nullopt;
-    if (*i < 0) throw db_damage{col, "negative count"};
-    if (*i > std::numeric_limits<int>::max()) throw db_damage{col, "count out of range"};
-    return static_cast<int>(*i);
-}
-
-/// A non-negative finite number, or nothing for NULL.
-[[nodiscard]] inline std::optional<double> db_number(const db_value& v, std::size_t col) {
-    double x = 0;
-    switch (v.type) {
-        case db_value::kind::null: return std::nullopt;
-        case db_value::kind::integer: x = static_cast<double>(v.integer); break;
-        case db_value::kind::real: x = v.real; break;
-        default: throw db_damage{col, std::string(kind_name(v.type)) + ", not a number"};
-    }
-    if (!std::isfinite(x)) throw db_damage{col, "not a finite number"};
-    if (x < 0) throw db_damage{col, "negative value"};
-    return x;
-}
 
 /// STRING_IDS, id -> text.
 using string_ids = std::unordered_map<std::int64_t, std::string>;
@@ -843,83 +649,27 @@ bool read_db_table(db_row_source& src, std::string_view table,
     return out;
 }
 
-/// What a database says about its chip, and the preset it names when it names exactly one.
-struct db_chip_evidence {
-    std::string text;                          // "NPU_INFO: Ascend910B; AICORE_FREQ: 1800 MHz"
-    const chips::named_chip* preset = nullptr;  // set only when unambiguous
-    std::string why_no_preset;                  // otherwise, why (empty when there is no evidence)
-};
-
-/// The chip evidence of `info` for the devices the rows came from (`devices`; empty: all).
-/// A preset is named only when every NPU_INFO name of those devices is the same and is a preset's
-/// name or alias ('Ascend910B2' is; 'Ascend910B' is not: it names the family, and the candidates
-/// are listed, those at the measured clock first).
-[[nodiscard]] inline db_chip_evidence chip_evidence(const msprof_db_info& info,
+/// What the database says about its chip (NPU_INFO names, AICORE_FREQ clocks) for the devices the
+/// rows came from (`devices`; empty: all), judged by `judge_chip_evidence`: 'Ascend910B2' names
+/// the preset ascend910b2; 'Ascend910B', in both real exports, names no model.
+[[nodiscard]] inline chip_evidence db_chip_evidence(const msprof_db_info& info,
                                                     const std::vector<int>& devices = {}) {
-    db_chip_evidence e;
     const auto wanted = [&devices](std::optional<int> d) {
         return devices.empty() || !d ||
                std::find(devices.begin(), devices.end(), *d) != devices.end();
     };
     std::vector<std::string> names;
     for (const auto& [id, n] : info.npu_names) {
-        if (wanted(id) && std::find(names.begin(), names.end(), n) == names.end()) {
-            names.push_back(n);
-        }
+        if (wanted(id)) names.push_back(n);
     }
-    if (names.empty()) {
-        for (const auto& [id, n] : info.npu_names) {
-            if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-        }
+    if (names.empty()) {  // NPU_INFO lists other ids: any name is better than none
+        for (const auto& [id, n] : info.npu_names) names.push_back(n);
     }
-    double lo = 0;
-    double hi = 0;
-    std::size_t samples = 0;
+    std::vector<frequency> clocks;
     for (const auto& s : info.aicore_clock) {
-        if (!wanted(s.device)) continue;
-        const double mhz = s.clock.in(units::MHz);
-        lo = samples == 0 ? mhz : std::min(lo, mhz);
-        hi = samples == 0 ? mhz : std::max(hi, mhz);
-        ++samples;
+        if (wanted(s.device)) clocks.push_back(s.clock);
     }
-    const auto mhz_text = [](double v) { return ::perfcast::detail::number_text(std::round(v)); };
-    if (!names.empty()) {
-        e.text = "NPU_INFO: ";
-        for (std::size_t i = 0; i < names.size(); ++i) e.text += (i ? ", " : "") + names[i];
-    }
-    if (samples > 0) {
-        if (!e.text.empty()) e.text += "; ";
-        e.text += "AICORE_FREQ: " + mhz_text(lo) + (hi != lo ? ".." + mhz_text(hi) : "") +
-                  " MHz (" + std::to_string(samples) + (samples == 1 ? " sample)" : " samples)");
-    }
-    if (names.empty()) return e;
-    if (names.size() > 1) {
-        e.why_no_preset = "NPU_INFO names " + std::to_string(names.size()) + " chips";
-        return e;
-    }
-    if (const chips::named_chip* p = chips::find_preset(names.front())) {
-        e.preset = p;
-        return e;
-    }
-    // A family name: the presets whose folded name extends it.
-    const auto family = chips::detail::fold(names.front());
-    std::string at_clock;
-    std::string others;
-    for (const chips::named_chip& p : chips::all_presets()) {
-        const auto f = chips::detail::fold(p.name);
-        if (family.overflow || family.size == 0 || !f.view().starts_with(family.view())) continue;
-        const double clock = p.spec.cube.clock.in(units::MHz);
-        const bool fits = samples > 0 && clock >= lo - 0.5 && clock <= hi + 0.5;
-        std::string& list = fits ? at_clock : others;
-        list += (list.empty() ? "" : ", ") + std::string(p.name);
-    }
-    e.why_no_preset = "NPU_INFO's '" + names.front() + "' does not say which model";
-    if (!at_clock.empty()) {
-        e.why_no_preset += "; at " + mhz_text(lo) + " MHz it may be " + at_clock;
-    } else if (!others.empty()) {
-        e.why_no_preset += "; it may be " + others;
-    }
-    return e;
+    return judge_chip_evidence(names, clocks, "NPU_INFO", "AICORE_FREQ");
 }
 
 }  // namespace perfcast::profile
