@@ -78,14 +78,14 @@ struct fake_db {
     };
     void add_op(const op& o) {
         compute().rows.push_back({str(o.name), I(o.id), I(o.block), I(o.mix), str(o.core),
-                                 str(o.type), str(o.in_formats), str(o.in_types),
-                                 str(o.in_shapes), str(o.out_formats), str(o.out_types),
-                                 str(o.out_shapes), str("N/A"), I(o.wait_ns)});
+                                  str(o.type), str(o.in_formats), str(o.in_types), str(o.in_shapes),
+                                  str(o.out_formats), str(o.out_types), str(o.out_shapes),
+                                  str("N/A"), I(o.wait_ns)});
     }
     void add_task(std::int64_t id, std::int64_t start, std::int64_t end, std::int64_t device = 0,
                   const std::string& kind = "KERNEL_AICORE") {
         task().rows.push_back({I(start), I(end), I(device), I(0), I(id), I(1), str(kind),
-                              I(4294967295), I(2), I(id + 1000), I(4294967295)});
+                               I(4294967295), I(2), I(id + 1000), I(4294967295)});
     }
     void add_metric(std::int64_t id, const std::string& metric, db_value v) {
         pmu().rows.push_back({I(id), str(metric), std::move(v)});
@@ -182,11 +182,11 @@ TEST_CASE("msprof db: a PMU metric fills the field its name fills as a CSV colum
     for (const auto& sp : kernel_column_spellings) {
         if (!pmu_column(sp.column)) continue;
         const std::string name(sp.text);
-        const kernel_table csv = read_kernel_details_string(
-            "Type,Accelerator Core,Duration(us)," + name + "\nAdd,AI_VECTOR_CORE,1,0.25\n");
+        const kernel_table csv = read_kernel_details_string("Type,Accelerator Core,Duration(us)," +
+                                                            name + "\nAdd,AI_VECTOR_CORE,1,0.25\n");
         fake_db db;
-        db.add_op({1, "a", "Add", "AI_VECTOR_CORE", 1, 0, "\"4\"", "FLOAT", "ND", "\"4\"",
-                   "FLOAT", "ND", 0});
+        db.add_op({1, "a", "Add", "AI_VECTOR_CORE", 1, 0, "\"4\"", "FLOAT", "ND", "\"4\"", "FLOAT",
+                   "ND", 0});
         db.add_task(1, 1000, 2000);
         db.add_metric(1, name, R(0.25));
         const kernel_table t = read_msprof_db(db.src).table;
@@ -276,7 +276,7 @@ TEST_CASE("msprof db: the rows of a real kernel_details, written as an export, r
     REQUIRE(t.rows.size() == 191);
     const auto same = [](const auto& a, const auto& b, auto unit) {
         if (a.has_value() != b.has_value()) return false;
-        return !a || std::abs(a->in(unit) - b->in(unit)) <= 1e-9 * std::abs(a->in(unit)) + 1e-12;
+        return !a || std::abs(a->in(unit)-b->in(unit)) <= 1e-9 * std::abs(a->in(unit)) + 1e-12;
     };
     for (std::size_t i = 0; i < t.rows.size(); ++i) {
         const kernel_row& a = csv.rows[i];
@@ -369,8 +369,7 @@ TEST_CASE("msprof db: damaged cells skip their op row, listed with table, row an
         REQUIRE(t.skipped_count == 3);
         CHECK(t.skipped[0].reason ==
               "globalTaskId given twice (the first is kept) in column 'globalTaskId'");
-        CHECK(t.skipped[1].reason ==
-              "NULL where a value is required in column 'globalTaskId'");
+        CHECK(t.skipped[1].reason == "NULL where a value is required in column 'globalTaskId'");
         CHECK(t.skipped[2].source == "fake.db:COMPUTE_TASK_INFO");
         CHECK(t.skipped[2].line == 1);
         CHECK(has(t.skipped[2].reason, "globalTaskId 7 has no TASK row"));
@@ -458,8 +457,8 @@ TEST_CASE("msprof db: rows of several devices need --device, as in a CSV") {
     REQUIRE(t.rows.size() == 1);
     CHECK(t.rows[0].name == "add");
     o.device = 4;
-    CHECK_THROWS_WITH_AS((void)read_msprof_db(db.src, o),
-                         doctest::Contains("no row of device 4"), perfcast::parse_error);
+    CHECK_THROWS_WITH_AS((void)read_msprof_db(db.src, o), doctest::Contains("no row of device 4"),
+                         perfcast::parse_error);
 }
 
 TEST_CASE("msprof db: the chip evidence names a preset only when it names one model") {

@@ -125,7 +125,8 @@ TEST_CASE("sqlite: the real torch_npu export, every expectation from the databas
     CHECK(joined == 187);
     CHECK(static_cast<double>(t.rows.size()) == joined);
     CHECK(t.skipped_count == 0);
-    CHECK(static_cast<double>(out.info.other_tasks) == q.number("SELECT count(*) FROM TASK") - joined);
+    CHECK(static_cast<double>(out.info.other_tasks) ==
+          q.number("SELECT count(*) FROM TASK") - joined);
 
     // Rows per task type (the label, as written) and the total time.
     const auto by_type = q.counts(
@@ -144,11 +145,11 @@ TEST_CASE("sqlite: the real torch_npu export, every expectation from the databas
 
     // Per row, by globalTaskId: start, block dim, cycles and ratios as stored; aicore_time from
     // aic_total_time in ns.
-    const auto rows = q.rows(
-        "SELECT c.globalTaskId, t.startNs, c.blockDim, " + metric("aic_total_cycles") + ", " +
-        metric("aiv_total_cycles") + ", " + metric("aic_mac_ratio") + ", " +
-        metric("aiv_vec_ratio") + ", " + metric("aic_total_time") + ", " +
-        metric("aiv_total_time") + " FROM COMPUTE_TASK_INFO c JOIN TASK t USING (globalTaskId)");
+    const auto rows = q.rows("SELECT c.globalTaskId, t.startNs, c.blockDim, " +
+                             metric("aic_total_cycles") + ", " + metric("aiv_total_cycles") + ", " +
+                             metric("aic_mac_ratio") + ", " + metric("aiv_vec_ratio") + ", " +
+                             metric("aic_total_time") + ", " + metric("aiv_total_time") +
+                             " FROM COMPUTE_TASK_INFO c JOIN TASK t USING (globalTaskId)");
     std::map<std::size_t, const kernel_row*> by_id;
     for (const kernel_row& r : t.rows) by_id[r.line] = &r;
     REQUIRE(by_id.size() == rows.size());
@@ -194,10 +195,10 @@ TEST_CASE("sqlite: the real torch_npu export, every expectation from the databas
 
     // Cube utilization recomputed for the 910B2 (the export has no cube_utilization metric to
     // compare with): the SQL of the same formula on the stored columns.
-    const auto util = q.rows(
-        "SELECT c.globalTaskId, 100.0 * " + metric("aic_total_cycles") + " / (" +
-        std::to_string(mhz) + "e6 * 24 * (t.endNs - t.startNs) * 1e-9) FROM COMPUTE_TASK_INFO c "
-        "JOIN TASK t USING (globalTaskId)");
+    const auto util = q.rows("SELECT c.globalTaskId, 100.0 * " + metric("aic_total_cycles") +
+                             " / (" + std::to_string(mhz) +
+                             "e6 * 24 * (t.endNs - t.startNs) * 1e-9) FROM COMPUTE_TASK_INFO c "
+                             "JOIN TASK t USING (globalTaskId)");
     for (const auto& x : util) {
         if (std::isnan(x[1])) continue;
         const auto u = recomputed_cube_utilization_pct(*by_id.at(static_cast<std::size_t>(x[0])),
@@ -218,7 +219,8 @@ TEST_CASE("sqlite: the real torch_npu export, every expectation from the databas
     // Chip evidence, and metrics no CSV column reads.
     CHECK(out.info.npu_names == std::map<int, std::string>{{0, "Ascend910B"}});
     CHECK(out.info.aicore_clock.size() == 3);
-    CHECK(db_chip_evidence(out.info).text == "NPU_INFO: Ascend910B; AICORE_FREQ: 1800 MHz (3 samples)");
+    CHECK(db_chip_evidence(out.info).text ==
+          "NPU_INFO: Ascend910B; AICORE_FREQ: 1800 MHz (3 samples)");
     CHECK(std::find(t.header.not_read.begin(), t.header.not_read.end(), "aic_mac_time") !=
           t.header.not_read.end());
     // Opened read-only and immutable: nothing new beside the database (no -wal, no -shm).
@@ -252,9 +254,9 @@ TEST_CASE("sqlite: a file that is not a database, and one that does not exist") 
     std::ofstream(bad) << "Type,Accelerator Core,Duration(us)\n";
     CHECK(has(perfcast_test::message_of([&] { (void)cli::open_sqlite(bad.string()); }),
               "msprof_1.db: SQLite: file is not a database"));
-    CHECK(has(perfcast_test::message_of(
-                  [&] { (void)cli::open_sqlite((dir.path / "none.db").string()); }),
-              "none.db: SQLite: no such file"));
+    CHECK(has(
+        perfcast_test::message_of([&] { (void)cli::open_sqlite((dir.path / "none.db").string()); }),
+        "none.db: SQLite: no such file"));
 }
 
 TEST_CASE("cli: report reads the real .db, a folder holding only it, and asks for --chip") {
@@ -267,15 +269,17 @@ TEST_CASE("cli: report reads the real .db, a folder holding only it, and asks fo
     // 'Ascend910B' does not say which 910B: --chip is needed, and the message says why.
     const auto no_chip = run_command(cli::report_command, {torch_db.string()});
     CHECK(no_chip.status == 2);
-    CHECK(has(no_chip.err, "needs --chip C or --chip-ini FILE: NPU_INFO's 'Ascend910B' does not "
-                           "say which model; at 1800 MHz it may be ascend910b2, ascend910b3"));
+    CHECK(has(no_chip.err,
+              "needs --chip C or --chip-ini FILE: NPU_INFO's 'Ascend910B' does not "
+              "say which model; at 1800 MHz it may be ascend910b2, ascend910b3"));
 
     // The run folder: discovery finds the export (the folder has no CSV).
     const auto folder = run_command(cli::report_command,
                                     {torch_run.string(), "--chip", "ascend910b2", "--top", "3"});
     CHECK(folder.status == 0);
-    CHECK(has(folder.err, "(torch_npu: ascend_pytorch_profiler_0.db (SQLite export), rank 0 from "
-                          "profiler_info_0.json)"));
+    CHECK(has(folder.err,
+              "(torch_npu: ascend_pytorch_profiler_0.db (SQLite export), rank 0 from "
+              "profiler_info_0.json)"));
     const auto body = [](const std::string& s) { return s.substr(s.find('\n')); };
     CHECK(body(folder.out) == body(r.out));
 
@@ -292,8 +296,8 @@ TEST_CASE("cli: built without SQLite, a .db is refused naming the Debian package
     CHECK(r.status == 1);
     CHECK(has(r.err, "built without SQLite"));
     CHECK(has(r.err, "libsqlite3-dev"));
-    const auto folder = run_command(cli::report_command, {torch_run.string(), "--chip",
-                                                          "ascend910b2"});
+    const auto folder =
+        run_command(cli::report_command, {torch_run.string(), "--chip", "ascend910b2"});
     CHECK(folder.status == 1);
     CHECK(has(folder.err, "libsqlite3-dev"));
     const auto msprof = run_command(cli::report_command, {msprof_db.string()});

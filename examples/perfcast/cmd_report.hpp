@@ -3,12 +3,13 @@
 //                   [--format table|csv|json]
 //
 // Reads an msprof op_summary / torch_npu kernel_details CSV (or the minimal format of
-// docs/profiles.md, or the profilers' SQLite export: common.hpp read_database) and reports utilization (guide §2 formula), time by op type, the top ops with
-// their cube utilization recomputed for the chip, pipe bounds, the host-bound signal and the
-// findings with the seed's fixes. The chip is a preset (--chip) or the user's own CANN
-// platform_config file (--chip-ini); with both, the preset fills what the ini lacks.
-// Output: an aligned table (default), a tidy CSV (section,item,metric,value,unit,detail), or
-// JSON. The table rounds for reading; csv and json carry full precision.
+// docs/profiles.md, or the profilers' SQLite export: common.hpp read_database) and reports
+// utilization (guide §2 formula), time by op type, the top ops with their cube utilization
+// recomputed for the chip, pipe bounds, the host-bound signal and the findings with the seed's
+// fixes. The chip is a preset (--chip) or the user's own CANN platform_config file (--chip-ini);
+// with both, the preset fills what the ini lacks. Output: an aligned table (default), a tidy CSV
+// (section,item,metric,value,unit,detail), or JSON. The table rounds for reading; csv and json
+// carry full precision.
 #pragma once
 
 #include <array>

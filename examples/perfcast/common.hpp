@@ -199,9 +199,10 @@ inline void warn_skipped(std::ostream& err, const std::string& source,
     if (left.empty()) {
         std::string why;
         for (const auto& n : d.not_taken) why += "\n  " + n.path.generic_string() + ": " + n.reason;
-        throw perfcast::error("no op table (kernel_details.csv, op_summary_*.csv, msprof_*.db or "
-                              "ascend_pytorch_profiler*.db) in '" + path +
-                              "'" + (why.empty() ? std::string() : "; looked at:" + why));
+        throw perfcast::error(
+            "no op table (kernel_details.csv, op_summary_*.csv, msprof_*.db or "
+            "ascend_pytorch_profiler*.db) in '" +
+            path + "'" + (why.empty() ? std::string() : "; looked at:" + why));
     }
     if (left.size() > 1) {
         std::string list;

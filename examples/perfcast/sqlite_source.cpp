@@ -68,8 +68,8 @@ public:
         const std::string uri =
             "file:" + uri_path(abs.lexically_normal().generic_string()) + "?mode=ro&immutable=1";
         sqlite3* raw = nullptr;
-        const int rc = sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
-                                       nullptr);
+        const int rc =
+            sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
         db_.reset(raw);
         if (rc != SQLITE_OK) fail(raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc));
         // SQLite reads the header lazily: a file that is not a database fails here, by name.
@@ -122,7 +122,8 @@ public:
                         v.type = profile::db_value::kind::text;
                         const auto* t = sqlite3_column_text(s.get(), c);
                         const int n = sqlite3_column_bytes(s.get(), c);
-                        v.text.assign(reinterpret_cast<const char*>(t), static_cast<std::size_t>(n));
+                        v.text.assign(reinterpret_cast<const char*>(t),
+                                      static_cast<std::size_t>(n));
                         break;
                     }
                     case SQLITE_BLOB: {
@@ -145,8 +146,8 @@ private:
     }
     [[nodiscard]] statement prepare(const std::string& sql) const {
         sqlite3_stmt* raw = nullptr;
-        const int rc = sqlite3_prepare_v2(db_.get(), sql.c_str(), static_cast<int>(sql.size()),
-                                          &raw, nullptr);
+        const int rc =
+            sqlite3_prepare_v2(db_.get(), sql.c_str(), static_cast<int>(sql.size()), &raw, nullptr);
         statement s(raw);
         if (rc != SQLITE_OK) fail(sqlite3_errmsg(db_.get()));
         return s;

@@ -22,7 +22,7 @@ namespace perfcast::profile {
 
 /// The evidence as text, and the preset it names when it names exactly one.
 struct chip_evidence {
-    std::string text;                           // "NPU_INFO: Ascend910B; AICORE_FREQ: 1800 MHz (3 samples)"
+    std::string text;  // "NPU_INFO: Ascend910B; AICORE_FREQ: 1800 MHz (3 samples)"
     const chips::named_chip* preset = nullptr;  // set only when unambiguous
     std::string why_no_preset;                  // otherwise why (empty when there is no name)
 };
@@ -78,8 +78,8 @@ struct chip_evidence {
         std::string& list = fits ? at_clock : others;
         list += (list.empty() ? "" : ", ") + std::string(p.name);
     }
-    e.why_no_preset = std::string(names_from) + "'s '" + distinct.front() +
-                      "' does not say which model";
+    e.why_no_preset =
+        std::string(names_from) + "'s '" + distinct.front() + "' does not say which model";
     if (!at_clock.empty()) {
         e.why_no_preset += "; at " + mhz_text(lo) + " MHz it may be " + at_clock;
     } else if (!others.empty()) {

@@ -110,7 +110,8 @@ public:
     void read_table(std::string_view name, std::span<const std::string_view> columns,
                     const db_row_visitor& row) override {
         const table* t = find(name);
-        if (t == nullptr) throw ::perfcast::error("memory_db_source: no table " + std::string(name));
+        if (t == nullptr)
+            throw ::perfcast::error("memory_db_source: no table " + std::string(name));
         std::vector<std::size_t> at(columns.size());
         for (std::size_t i = 0; i < columns.size(); ++i) {
             const auto it = std::find_if(t->columns.begin(), t->columns.end(), [&](const auto& c) {

@@ -169,7 +169,8 @@ struct slice_name {
     return std::nullopt;
 }
 
-/// The rank of a torch_npu table from profiler_info_<N>.json in its `run` folder, with the evidence.
+/// The rank of a torch_npu table from profiler_info_<N>.json in its `run` folder, with the
+/// evidence.
 inline void add_rank(profile_source& s, const std::filesystem::path& run) {
     s.rank = rank_in(run);
     if (s.rank) {
@@ -282,8 +283,8 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
     }
     for (const fs::path& p : dbs) {
         const fs::path r = p.parent_path().parent_path();
-        if (torch_table(p) && std::find(torch_roots.begin(), torch_roots.end(), r) ==
-                                  torch_roots.end())
+        if (torch_table(p) &&
+            std::find(torch_roots.begin(), torch_roots.end(), r) == torch_roots.end())
             torch_roots.push_back(r);
     }
     const auto under_torch_root = [&](const fs::path& p) -> const fs::path* {

@@ -695,10 +695,10 @@ inline void engine_from_cycles(kernel_row& row) {
                    ? std::string(buf, static_cast<std::size_t>(n))
                    : std::string("(huge)");
     };
-    row.notes.push_back({note_kind::engine_from_cycles,
-                         "labelled " + row.task_text + ", aic_total_cycles " + whole(aic) +
-                             ", aiv_total_cycles " + whole(aiv) + ": read as " +
-                             std::string(name_of(t))});
+    row.notes.push_back(
+        {note_kind::engine_from_cycles, "labelled " + row.task_text + ", aic_total_cycles " +
+                                            whole(aic) + ", aiv_total_cycles " + whole(aiv) +
+                                            ": read as " + std::string(name_of(t))});
     row.task = t;
 }
 
@@ -721,8 +721,8 @@ inline void check_devices(const std::map<int, std::size_t>& devices,
     if (opt.device) {
         if (!devices.empty() && !devices.contains(*opt.device)) {
             throw parse_error(where, source, 0, 0,
-                              "no row of device " + std::to_string(*opt.device) + " (the file has " +
-                                  list() + ")",
+                              "no row of device " + std::to_string(*opt.device) +
+                                  " (the file has " + list() + ")",
                               "Device_id");
         }
         return;

@@ -15,11 +15,12 @@
 //
 // The library holds no SQLite: the caller passes a `db_row_source` (db_source.hpp) that reads
 // named columns of a named table (the perfcast command's is examples/perfcast/sqlite_source.cpp,
-// over the system's SQLite; tests and fuzzing use `memory_db_source`). Why columns by name rather than one method
-// per table: the schema (which tables, which columns, what they mean) stays in this header, in
-// one place, and a source needs no knowledge of msprof. Joining the tables by globalTaskId and
-// resolving STRING_IDS happens here, in memory, for the same reason: the rules (what a missing
-// TASK row or an unknown string id costs) are the library's, and tested without a database.
+// over the system's SQLite; tests and fuzzing use `memory_db_source`). Why columns by name rather
+// than one method per table: the schema (which tables, which columns, what they mean) stays in this
+// header, in one place, and a source needs no knowledge of msprof. Joining the tables by
+// globalTaskId and resolving STRING_IDS happens here, in memory, for the same reason: the rules
+// (what a missing TASK row or an unknown string id costs) are the library's, and tested without a
+// database.
 //
 // Damage is handled as the CSV reader handles it: a cell that is not what its column holds (text
 // in startNs, an end before the start, a string id STRING_IDS lacks, a negative PMU value) skips
@@ -219,9 +220,9 @@ struct msprof_db_info {
         frequency clock{};
     };
     std::vector<clock_sample> aicore_clock;  // AICORE_FREQ, as stored
-    std::size_t other_tasks = 0;  // TASK rows without COMPUTE_TASK_INFO (copies, events, ...)
-    bool has_pmu = false;         // TASK_PMU_INFO present (collected with --aic-metrics)
-    std::size_t pmu_without_op = 0;        // PMU rows of a task that is not an op row read
+    std::size_t other_tasks = 0;     // TASK rows without COMPUTE_TASK_INFO (copies, events, ...)
+    bool has_pmu = false;            // TASK_PMU_INFO present (collected with --aic-metrics)
+    std::size_t pmu_without_op = 0;  // PMU rows of a task that is not an op row read
     std::vector<std::string> absent_columns;  // optional columns the tables lack, "TABLE.column"
 };
 
@@ -384,8 +385,7 @@ bool read_db_table(db_row_source& src, std::string_view table,
             std::string all;
             for (const std::string& c : *have) all += (all.empty() ? "" : ",") + c;
             throw parse_error("read_msprof_db", src.name(), 0, 0,
-                              std::string(table) + " has no column " +
-                                  std::string(schema[i].name) +
+                              std::string(table) + " has no column " + std::string(schema[i].name) +
                                   " (not an msprof export this reader knows)",
                               all);
         }
@@ -467,10 +467,10 @@ bool read_db_table(db_row_source& src, std::string_view table,
     // COMPUTE_TASK_INFO: the op rows, keyed by globalTaskId.
     struct op {
         kernel_row row;
-        std::size_t compute_row = 0;     // its row number in COMPUTE_TASK_INFO
-        std::vector<db_value> cells;     // for the excerpt when it has no TASK row
-        bool timed = false;              // its TASK row was read
-        bool damaged = false;            // a damaged TASK or PMU row of it was skipped
+        std::size_t compute_row = 0;  // its row number in COMPUTE_TASK_INFO
+        std::vector<db_value> cells;  // for the excerpt when it has no TASK row
+        bool timed = false;           // its TASK row was read
+        bool damaged = false;         // a damaged TASK or PMU row of it was skipped
     };
     std::vector<op> ops;
     std::unordered_map<std::int64_t, std::size_t> by_id;
@@ -565,8 +565,8 @@ bool read_db_table(db_row_source& src, std::string_view table,
                 std::string reason = damage_text(d, pmu);
                 if (at) {
                     ops[*at].damaged = true;
-                    reason += ": op row globalTaskId " + std::to_string(ops[*at].row.line) +
-                              " left out";
+                    reason +=
+                        ": op row globalTaskId " + std::to_string(ops[*at].row.line) + " left out";
                 }
                 skip(pmu_table, n, c, std::move(reason));
             }
@@ -578,28 +578,29 @@ bool read_db_table(db_row_source& src, std::string_view table,
             try {
                 const auto id = detail::db_count(c[0], 0);
                 if (c[1].type != db_value::kind::text) {
-                    throw detail::db_damage{1, std::string(detail::kind_name(c[1].type)) +
-                                                   ", not a chip name"};
+                    throw detail::db_damage{
+                        1, std::string(detail::kind_name(c[1].type)) + ", not a chip name"};
                 }
                 if (id) info.npu_names.emplace(*id, c[1].text);
             } catch (const detail::db_damage& d) {
                 skip(npu_table, n, c, damage_text(d, npu));
             }
         });
-    (void)detail::read_db_table(
-        src, freq_table, freq, info, [&](std::span<const db_value> c, std::size_t n) {
-            try {
-                msprof_db_info::clock_sample s;
-                s.device = detail::db_count(c[0], 0);
-                s.timestamp_ns = detail::db_integer(c[1], 1);
-                const auto mhz = detail::db_number(c[2], 2);
-                if (!mhz || *mhz == 0) throw detail::db_damage{2, "not a clock in MHz"};
-                s.clock = frequency{*mhz, units::MHz};
-                info.aicore_clock.push_back(s);
-            } catch (const detail::db_damage& d) {
-                skip(freq_table, n, c, damage_text(d, freq));
-            }
-        });
+    (void)detail::read_db_table(src, freq_table, freq, info,
+                                [&](std::span<const db_value> c, std::size_t n) {
+                                    try {
+                                        msprof_db_info::clock_sample s;
+                                        s.device = detail::db_count(c[0], 0);
+                                        s.timestamp_ns = detail::db_integer(c[1], 1);
+                                        const auto mhz = detail::db_number(c[2], 2);
+                                        if (!mhz || *mhz == 0)
+                                            throw detail::db_damage{2, "not a clock in MHz"};
+                                        s.clock = frequency{*mhz, units::MHz};
+                                        info.aicore_clock.push_back(s);
+                                    } catch (const detail::db_damage& d) {
+                                        skip(freq_table, n, c, damage_text(d, freq));
+                                    }
+                                });
 
     // The op rows: without a TASK row there is no start or duration, so the row is left out.
     std::map<int, std::size_t> devices;
