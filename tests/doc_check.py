@@ -25,6 +25,8 @@ Usage (from anywhere; commands run with the repository's files at hand):
    trailing blank lines), numbers included; a line `...` stands for zero or more lines. A
    command that exits non-zero must show its status as a last line `[N]` (as cram does).
    `<!-- check slow -->` marks a block that takes more than a few seconds: --skip-slow skips it.
+   `<!-- check sqlite -->` marks a block that reads an SQLite export: --skip-sqlite skips it (the
+   build passes it when configured without SQLite). Tags combine: `<!-- check slow sqlite -->`.
    Blocks whose output depends on timing or the machine stay unmarked, with a comment saying why.
 
 2. Links and cited files, in every checked markdown file (outside fenced blocks): each relative
@@ -50,7 +52,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MARKER = re.compile(r"^\s*<!--\s*check(\s+slow)?\s*-->\s*$")
+MARKER = re.compile(r"^\s*<!--\s*check((?:\s+(?:slow|sqlite))*)\s*-->\s*$")
 FENCE = re.compile(r"^(\s*)(```+|~~~+)(.*)$")
 ELISION = "..."
 COMMAND_TIMEOUT_S = 600
@@ -88,7 +90,7 @@ class Report:
 
 def fenced_blocks(lines):
     """Yields (marker, fence line index, body lines, first body line index) for each fenced
-    block; marker is None, "check" or "slow"."""
+    block; marker is None (not runnable) or the set of its tags ("slow", "sqlite")."""
     i = 0
     while i < len(lines):
         m = FENCE.match(lines[i])
@@ -106,7 +108,7 @@ def fenced_blocks(lines):
         if i > 0:
             mm = MARKER.match(lines[i - 1])
             if mm:
-                marker = "slow" if mm.group(1) else "check"
+                marker = frozenset(mm.group(1).split())
         body = [l[len(indent):] if l.startswith(indent) else l for l in lines[i + 1:j]]
         yield marker, i, body, i + 1
         i = j + 1
@@ -227,7 +229,7 @@ def run_command(cmd, cwd, bindir, perfcast):
     return p.returncode, lines
 
 
-def check_block(path, lines, fence, body, first, slow, args, rep, ctx):
+def check_block(path, lines, fence, body, first, tags, args, rep, ctx):
     items, bad = parse_commands(body, first)
     if items is None:
         rep.error(path, bad + 1, "runnable block: output before the first command "
@@ -237,7 +239,7 @@ def check_block(path, lines, fence, body, first, slow, args, rep, ctx):
         rep.error(path, fence + 1, "runnable block without a command")
         return
     for cmd, cmd_line, expected_raw, exp_line in items:
-        if slow and args.skip_slow:
+        if ("slow" in tags and args.skip_slow) or ("sqlite" in tags and args.skip_sqlite):
             ctx["skipped"] += 1
             continue
         t0 = time.monotonic()
@@ -369,7 +371,7 @@ def check_files(files, args, perfcast):
                 if cwd is None:
                     cwd, bindir = scratch_dir(perfcast)
                     ctx["cwd"], ctx["bindir"] = cwd, bindir
-                check_block(path, lines, fence, body, first, marker == "slow", args, rep, ctx)
+                check_block(path, lines, fence, body, first, marker, args, rep, ctx)
     finally:
         if cwd:
             shutil.rmtree(cwd, ignore_errors=True)
@@ -419,7 +421,7 @@ def self_test():
             f.write(SELF_TEST_DOC)
         with open(good, "w", encoding="utf-8") as f:
             f.write(SELF_TEST_GOOD)
-        args = argparse.Namespace(skip_slow=False, no_run=False)
+        args = argparse.Namespace(skip_slow=False, skip_sqlite=False, no_run=False)
         print("== self-test: a fixture with a wrong number, a broken link, a missing file:")
         rep, _ = check_files([bad], args, "/bin/true")
         if rep.problems != 3:
@@ -444,11 +446,13 @@ def main():
     ap.add_argument("perfcast", nargs="?", help="the built perfcast command")
     ap.add_argument("files", nargs="*", help="markdown files (default: README.md docs/*.md)")
     ap.add_argument("--skip-slow", action="store_true", help="skip blocks marked slow")
+    ap.add_argument("--skip-sqlite", action="store_true",
+                    help="skip blocks marked sqlite (a perfcast built without SQLite)")
     ap.add_argument("--no-run", action="store_true", help="check links and paths only")
     ap.add_argument("--self-test", action="store_true", help="test the checker itself")
     ap.add_argument("--timings", action="store_true", help="print each command's time")
-    args = ap.parse_args()
-    args.files = [f for f in args.files if f]  # CMake passes "" for an unset option
+    args = ap.parse_intermixed_args()  # CMake passes "" for an unset option, anywhere
+    args.files = [f for f in args.files if f]
     if args.self_test:
         return self_test()
     if not args.perfcast and not args.no_run:
@@ -461,7 +465,7 @@ def main():
     if args.timings:
         for t, path, line in sorted(ctx["timings"], reverse=True):
             print(f"{t:7.2f} s  {os.path.relpath(path, ROOT)}:{line}")
-    print(f"doc_check: {ctx['run']} command(s) run, {ctx['skipped']} slow skipped, "
+    print(f"doc_check: {ctx['run']} command(s) run, {ctx['skipped']} skipped (slow / sqlite), "
           f"{rep.problems} problem(s), {time.monotonic() - t0:.1f} s")
     return 1 if rep.problems else 0
 

@@ -52,12 +52,19 @@ const passed_over* not_taken(const discovery& d, std::string_view file_name) {
 TEST_CASE("discover: the real outputs folder, every op table and every CSV passed over") {
     const discovery d = discover_profiles(real);
     // Op tables: one kernel_details.csv per torch_npu folder that has one (5), the msprof
-    // folder's op_summary and the older-layout op_summary.
+    // folder's op_summary and the older-layout op_summary; the SQLite exports of the two runs
+    // that have no CSV (the torch_npu db run, msinsight_misc's msprof_0.db).
     std::size_t torch = 0;
     std::size_t msprof = 0;
+    std::size_t databases = 0;
     for (const auto& s : d.sources) {
         REQUIRE(s.files.size() == 1);
-        if (s.tool == "torch_npu") {
+        if (s.format == source_format::sqlite) {
+            ++databases;
+            const std::string n = s.files[0].filename().string();
+            CHECK((n == "ascend_pytorch_profiler_0.db" || n == "msprof_0.db"));
+            CHECK(s.tool == (n == "msprof_0.db" ? "msprof" : "torch_npu"));
+        } else if (s.tool == "torch_npu") {
             ++torch;
             CHECK(s.files[0].filename() == "kernel_details.csv");
         } else {
@@ -68,6 +75,11 @@ TEST_CASE("discover: the real outputs folder, every op table and every CSV passe
     }
     CHECK(torch == 5);
     CHECK(msprof == 2);
+    CHECK(databases == 2);
+    // analysis.db holds statistics: passed over by name.
+    const passed_over* analysis = not_taken(d, "analysis.db");
+    REQUIRE(analysis != nullptr);
+    CHECK(has(analysis->reason, "not an op database by its name"));
     // Ranks come from profiler_info_<N>.json beside ASCEND_PROFILER_OUTPUT; the helix folder
     // has none.
     for (const auto& s : d.sources) {
@@ -165,6 +177,75 @@ TEST_CASE("discover: layouts rebuilt from real files") {
         const passed_over* bad = not_taken(d, "op_summary_bad.csv");
         REQUIRE(bad != nullptr);
         CHECK(has(bad->reason, "missing required column"));
+    }
+}
+
+TEST_CASE("discover: SQLite exports, and the CSV preferred when the run wrote both") {
+    const scratch_dir dir("discover_db");
+    const fs::path torch_db_run = real / "torchnpu_2025_db_level1_rank0_ascend_pt";
+    const fs::path db_file = real / "msinsight_misc" / "msprof_0.db";
+
+    SUBCASE("a torch_npu run with kernel_details.csv and its .db: the CSV") {
+        const fs::path run = dir.path / "host_1_ascend_pt";
+        fs::copy(cann70_rank0, run, fs::copy_options::recursive);
+        fs::copy_file(torch_db_run / "ASCEND_PROFILER_OUTPUT" / "ascend_pytorch_profiler_0.db",
+                      run / "ASCEND_PROFILER_OUTPUT" / "ascend_pytorch_profiler_0.db");
+        const discovery d = discover_profiles(dir.path);
+        REQUIRE(d.sources.size() == 1);
+        CHECK(d.sources[0].format == source_format::csv);
+        const passed_over* db = not_taken(d, "ascend_pytorch_profiler_0.db");
+        REQUIRE(db != nullptr);
+        CHECK(has(db->reason, "the SQLite export of the run whose CSV"));
+        CHECK(has(db->reason, "kernel_details.csv is read"));
+    }
+    SUBCASE("an msprof PROF_ folder: op_summary preferred to msprof_*.db; alone, the .db") {
+        const fs::path prof = dir.path / "PROF_000001_a";
+        fs::create_directories(prof / "mindstudio_profiler_output");
+        fs::copy_file(msprof_out / "op_summary_20260511093035.csv",
+                      prof / "mindstudio_profiler_output" / "op_summary_1.csv");
+        fs::copy_file(db_file, prof / "msprof_1.db");
+        const fs::path alone = dir.path / "PROF_000002_b";
+        fs::create_directories(alone);
+        fs::copy_file(db_file, alone / "msprof_2.db");
+        const discovery d = discover_profiles(dir.path);
+        REQUIRE(d.sources.size() == 2);
+        CHECK(d.sources[0].files[0].filename() == "op_summary_1.csv");
+        CHECK(d.sources[1].files[0].filename() == "msprof_2.db");
+        CHECK(d.sources[1].format == source_format::sqlite);
+        CHECK(d.sources[1].tool == "msprof");
+        CHECK(d.sources[1].evidence == "msprof_2.db (SQLite export)");
+        REQUIRE(not_taken(d, "msprof_1.db") != nullptr);
+        CHECK(has(not_taken(d, "msprof_1.db")->reason, "op_summary_1.csv is read"));
+    }
+    SUBCASE("msprof's raw .db inside a torch_npu folder is the same tasks") {
+        const fs::path run = dir.path / "host_2_ascend_pt";
+        fs::copy(torch_db_run, run, fs::copy_options::recursive);
+        fs::create_directories(run / "PROF_000001_x");
+        fs::copy_file(db_file, run / "PROF_000001_x" / "msprof_9.db");
+        const discovery d = discover_profiles(dir.path);
+        REQUIRE(d.sources.size() == 1);
+        CHECK(d.sources[0].files[0].filename() == "ascend_pytorch_profiler_0.db");
+        CHECK(d.sources[0].rank == 0);
+        REQUIRE(not_taken(d, "msprof_9.db") != nullptr);
+        CHECK(has(not_taken(d, "msprof_9.db")->reason, "inside a torch_npu folder"));
+    }
+    SUBCASE("a .db named as an export that is not SQLite; a .db given by name") {
+        std::ofstream(dir.path / "msprof_3.db") << "not a database\n";
+        const discovery d = discover_profiles(dir.path);
+        CHECK(d.sources.empty());
+        REQUIRE(not_taken(d, "msprof_3.db") != nullptr);
+        CHECK(not_taken(d, "msprof_3.db")->reason == "not an SQLite database (no SQLite header)");
+        const discovery one = discover_profiles(db_file);
+        REQUIRE(one.sources.size() == 1);
+        CHECK(one.sources[0].format == source_format::sqlite);
+        CHECK(discover_profiles(dir.path / "msprof_3.db").sources[0].format ==
+              source_format::csv);  // by content, not by name
+    }
+    SUBCASE("the library's CSV reading refuses a database, saying what reads it") {
+        const discovery one = discover_profiles(db_file);
+        CHECK_THROWS_WITH_AS((void)read_profile_source(one.sources[0]),
+                             doctest::Contains("is an SQLite export: read it with read_msprof_db"),
+                             perfcast::error);
     }
 }
 

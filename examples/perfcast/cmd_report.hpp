@@ -3,12 +3,13 @@
 //                   [--format table|csv|json]
 //
 // Reads an msprof op_summary / torch_npu kernel_details CSV (or the minimal format of
-// docs/profiles.md) and reports utilization (guide §2 formula), time by op type, the top ops with
-// their cube utilization recomputed for the chip, pipe bounds, the host-bound signal and the
-// findings with the seed's fixes. The chip is a preset (--chip) or the user's own CANN
-// platform_config file (--chip-ini); with both, the preset fills what the ini lacks.
-// Output: an aligned table (default), a tidy CSV (section,item,metric,value,unit,detail), or
-// JSON. The table rounds for reading; csv and json carry full precision.
+// docs/profiles.md, or the profilers' SQLite export: common.hpp read_database) and reports
+// utilization (guide §2 formula), time by op type, the top ops with their cube utilization
+// recomputed for the chip, pipe bounds, the host-bound signal and the findings with the seed's
+// fixes. The chip is a preset (--chip) or the user's own CANN platform_config file (--chip-ini);
+// with both, the preset fills what the ini lacks. Output: an aligned table (default), a tidy CSV
+// (section,item,metric,value,unit,detail), or JSON. The table rounds for reading; csv and json
+// carry full precision.
 #pragma once
 
 #include <array>
@@ -387,11 +388,13 @@ inline void write_json(std::ostream& out, const profile::profile_report& r,
 [[nodiscard]] inline std::string report_usage() {
     return "Usage: perfcast report PROFILE [--chip C | --chip-ini FILE [--chip BASE]]\n"
            "                       [--top N] [--format table|csv|json]\n\n"
-           "Report on a measured profile (msprof op_summary_*.csv, torch_npu kernel_details.csv\n"
-           "or the minimal format of docs/profiles.md; PROFILE may also be the profiler's\n"
-           "output folder, or - for standard input): utilization by the seed's formula,\n"
+           "Report on a measured profile (msprof op_summary_*.csv, torch_npu kernel_details.csv,\n"
+           "their SQLite exports msprof_*.db / ascend_pytorch_profiler*.db, or the minimal\n"
+           "format of docs/profiles.md; PROFILE may also be the profiler's output folder, or\n"
+           "- for standard input): utilization by the seed's formula,\n"
            "time by op type, top ops with cube utilization recomputed for the chip, pipe\n"
-           "bounds, host-bound signal, and findings with the seed's fixes.\n\n" +
+           "bounds, host-bound signal, and findings with the seed's fixes. A database that\n"
+           "names its chip model (NPU_INFO) needs no --chip.\n\n" +
            options_text(report_detail::options);
 }
 
@@ -412,20 +415,32 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
     profile::report_options ropt;
     ropt.top_ops = row_count(a, "top", ropt.top_ops);
     const std::optional<io::output_file> svg = output_from_args(a, "svg");
-    chip c = chip_from_args(a);
     const std::string& path = a.positional.front();
     profile::profile_report r;
+    std::optional<chip> c;
     std::optional<profile::timeline_summary> timeline;
     if (path == "-") {
-        r = profile::build_report(std::cin, "<stdin>", c, ropt, profile_options_from_args(a));
+        c = chip_from_args(a);
+        r = profile::build_report(std::cin, "<stdin>", *c, ropt, profile_options_from_args(a));
+    } else if (const profile::profile_source s = source_from_args(a, path, err);
+               s.format == profile::source_format::sqlite) {
+        // A database may name its chip: read it first, then choose.
+        if (a.has("chip") || a.has("chip-ini")) (void)chip_from_args(a);  // a bad one fails now
+        profile::msprof_db_table db = read_database(s, profile_options_from_args(a), err);
+        c = chip_for_database(a, db, err);
+        profile::report_builder b(*c, ropt);
+        for (const auto& row : db.table.rows) b.add(row);
+        r = b.finish(s.name(), "msprof SQLite export");
+        r.skipped = std::move(db.table.skipped);
+        r.skipped_count = db.table.skipped_count;
     } else {
-        const profile::profile_source src = source_from_args(a, path, err);
-        if (src.timeline) {
+        c = chip_from_args(a);
+        if (s.timeline) {
             timeline =
-                profile::summarize(profile::read_timeline_file(src.timeline->generic_string()));
-            c = report_detail::at_measured_clock(c, *timeline, err);
+                profile::summarize(profile::read_timeline_file(s.timeline->generic_string()));
+            c = report_detail::at_measured_clock(*c, *timeline, err);
         }
-        r = profile::build_report(src, c, ropt, profile_options_from_args(a));
+        r = profile::build_report(s, *c, ropt, profile_options_from_args(a));
     }
     warn_skipped(err, r.source, r.skipped, r.skipped_count);
     if (svg) {
@@ -436,7 +451,7 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
         });
     }
     if (format == "table") {
-        report_detail::write_table(out, r, c);
+        report_detail::write_table(out, r, *c);
         if (timeline) report_detail::write_timeline_table(out, *timeline);
     } else if (format == "csv") {
         report_detail::write_csv(out, r, timeline ? &*timeline : nullptr);

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -18,12 +20,15 @@
 #include <perfcast/io/output_file.hpp>
 #include <perfcast/io/params_file.hpp>
 #include <perfcast/io/parse.hpp>
+#include <perfcast/io/table.hpp>
 #include <perfcast/profile/discover.hpp>
 #include <perfcast/profile/kernel_details.hpp>
+#include <perfcast/profile/msprof_db.hpp>
 #include <perfcast/profile/ops.hpp>
 #include <perfcast/runtime.hpp>
 
 #include "cli.hpp"
+#include "sqlite_source.hpp"
 
 namespace perfcast::cli {
 
@@ -194,8 +199,10 @@ inline void warn_skipped(std::ostream& err, const std::string& source,
     if (left.empty()) {
         std::string why;
         for (const auto& n : d.not_taken) why += "\n  " + n.path.generic_string() + ": " + n.reason;
-        throw perfcast::error("no op table (kernel_details.csv or op_summary_*.csv) in '" + path +
-                              "'" + (why.empty() ? std::string() : "; looked at:" + why));
+        throw perfcast::error(
+            "no op table (kernel_details.csv, op_summary_*.csv, msprof_*.db or "
+            "ascend_pytorch_profiler*.db) in '" +
+            path + "'" + (why.empty() ? std::string() : "; looked at:" + why));
     }
     if (left.size() > 1) {
         std::string list;
@@ -217,16 +224,84 @@ inline void warn_skipped(std::ostream& err, const std::string& source,
     return left.front();
 }
 
+/// The Device_ids of `rows`, in first-seen order.
+[[nodiscard]] inline std::vector<int> devices_of(const std::vector<profile::kernel_row>& rows) {
+    std::vector<int> out;
+    for (const auto& r : rows) {
+        if (r.device && std::find(out.begin(), out.end(), *r.device) == out.end())
+            out.push_back(*r.device);
+    }
+    return out;
+}
+
+/// The op rows of an SQLite export (through sqlite_source.hpp: an error naming libsqlite3-dev in
+/// a build without SQLite), with what the database says about the chip and what it lacks on
+/// `err`.
+[[nodiscard]] inline profile::msprof_db_table read_database(const profile::profile_source& s,
+                                                            const profile::kernel_reader_options& o,
+                                                            std::ostream& err) {
+    const std::string path = s.files.front().generic_string();
+    const std::unique_ptr<profile::db_row_source> db = open_sqlite(path);
+    profile::msprof_db_table t = profile::read_msprof_db(*db, o);
+    const profile::chip_evidence e = profile::db_chip_evidence(t.info, devices_of(t.table.rows));
+    if (!e.text.empty()) err << "perfcast: " << path << ": " << e.text << '\n';
+    if (!t.info.has_pmu) {
+        err << "perfcast: note: " << path << ": no TASK_PMU_INFO (collected without "
+            << "--aic-metrics): no cycle counts or pipe ratios\n";
+    }
+    if (!t.info.absent_columns.empty()) {
+        std::string list;
+        for (const auto& c : t.info.absent_columns) list += (list.empty() ? "" : ", ") + c;
+        err << "perfcast: note: " << path << ": columns absent, read as not recorded: " << list
+            << '\n';
+    }
+    return t;
+}
+
+/// The chip for a profile read from a database: --chip / --chip-ini when given (with a note when
+/// the database's AI core clock differs from it), else the preset the database names, when it
+/// names exactly one ('Ascend910B' does not say which 910B: then a usage error saying so).
+[[nodiscard]] inline chip chip_for_database(const parsed_args& a, const profile::msprof_db_table& t,
+                                            std::ostream& err) {
+    if (a.has("chip") || a.has("chip-ini")) {
+        const chip c = chip_from_args(a);
+        for (const auto& s : t.info.aicore_clock) {
+            const double mhz = s.clock.in(units::MHz);
+            if (std::abs(mhz - c.cube.clock.in(units::MHz)) > 0.5) {
+                err << "perfcast: note: the database's AI core clock (AICORE_FREQ) was "
+                    << io::format_shortest(mhz) << " MHz; chip " << c.name.view() << " runs at "
+                    << io::format_shortest(c.cube.clock.in(units::MHz)) << " MHz\n";
+                break;
+            }
+        }
+        return c;
+    }
+    const profile::chip_evidence e = profile::db_chip_evidence(t.info, devices_of(t.table.rows));
+    if (e.preset != nullptr) {
+        err << "perfcast: chip " << e.preset->name << " as the database names it (--chip "
+            << "overrides)\n";
+        return e.preset->spec;
+    }
+    throw usage_error("needs --chip C or --chip-ini FILE: " +
+                      (e.why_no_preset.empty()
+                           ? std::string("the database names no chip (no NPU_INFO)")
+                           : e.why_no_preset));
+}
+
 /// The rows of the profile PROFILE names (a file, a folder, or - for standard input), read as
 /// --strict and --device say; skipped rows are listed on `err`.
 [[nodiscard]] inline profile::kernel_table read_profile_rows(const parsed_args& a,
                                                              const std::string& path,
                                                              std::ostream& err) {
-    profile::kernel_table t =
-        path == "-"
-            ? profile::read_kernel_details(std::cin, "<stdin>", profile_options_from_args(a))
-            : profile::read_profile_source(source_from_args(a, path, err),
-                                           profile_options_from_args(a));
+    profile::kernel_table t;
+    if (path == "-") {
+        t = profile::read_kernel_details(std::cin, "<stdin>", profile_options_from_args(a));
+    } else {
+        const profile::profile_source s = source_from_args(a, path, err);
+        t = s.format == profile::source_format::sqlite
+                ? read_database(s, profile_options_from_args(a), err).table
+                : profile::read_profile_source(s, profile_options_from_args(a));
+    }
     warn_skipped(err, path, t.skipped, t.skipped_count);
     return t;
 }

@@ -15,6 +15,14 @@
 // also holds the raw msprof output it was made from (`PROF_*` under the `*_ascend_pt` folder):
 // its op_summary is the same tasks again, so it is listed as not taken when the folder has a
 // kernel_details.csv.
+//
+// SQLite exports (`msprof_*.db`, which msprof writes beside its CSVs or alone with --type=db;
+// `ascend_pytorch_profiler*.db`, torch_npu's with export_type db) are op tables too, recognised
+// by the SQLite header string and read through profile/msprof_db.hpp. When one run wrote both,
+// the CSV is taken and the .db listed as not taken (the same tasks; the CSV is what every
+// perfcast release reads, and needs no SQLite): "one run" is the torch_npu folder holding
+// ASCEND_PROFILER_OUTPUT, else the msprof PROF_* folder, else the file's own folder. Name the .db
+// itself to read it instead.
 #pragma once
 
 #include <algorithm>
@@ -35,10 +43,17 @@
 
 namespace perfcast::profile {
 
+/// How an op table is stored.
+enum class source_format : unsigned char {
+    csv,     // op_summary / kernel_details / the minimal format (kernel_details.hpp)
+    sqlite,  // an msprof or torch_npu SQLite export (msprof_db.hpp, through a db_row_source)
+};
+
 /// One op table: one file, or the slices of one sliced op_summary in slice order.
 struct profile_source {
     std::vector<std::filesystem::path> files;
     std::string tool;           // "torch_npu", "msprof" or "file"
+    source_format format = source_format::csv;
     std::optional<int> rank;    // torch_npu: profiler_info_<rank>.json beside the output folder
     std::optional<int> device;  // msprof: the device_<N> folder above the table
     std::string evidence;       // how it was recognised, for the user to check
@@ -54,7 +69,7 @@ struct profile_source {
     }
 };
 
-/// A CSV the walk looked at and did not take, and why.
+/// A CSV or .db file the walk looked at and did not take, and why.
 struct passed_over {
     std::filesystem::path path;
     std::string reason;
@@ -110,6 +125,25 @@ struct slice_name {
     return slice_name{std::string(stem.substr(0, at)), *n};
 }
 
+/// Whether `path` starts with the SQLite header string, "SQLite format 3" and a NUL: the first 16
+/// bytes of every SQLite 3 database (https://www.sqlite.org/fileformat.html, 1.3.1 "Magic Header
+/// String"). Recognition only: the database itself is read by SQLite, never here.
+[[nodiscard]] inline bool is_sqlite_file(const std::filesystem::path& path) {
+    static constexpr char magic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f',
+                                       'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
+    std::ifstream f(path, std::ios::binary);
+    char head[16] = {};
+    if (!f.read(head, sizeof head)) return false;
+    return std::equal(std::begin(head), std::end(head), std::begin(magic));
+}
+
+/// msprof_<stamp>.db or ascend_pytorch_profiler[_<rank>].db: the exports holding op rows (not
+/// analysis.db, nor msprof's per-device internal databases).
+[[nodiscard]] inline bool is_export_db_name(std::string_view name) noexcept {
+    return ends_with(name, ".db") &&
+           (starts_with(name, "msprof_") || starts_with(name, "ascend_pytorch_profiler"));
+}
+
 /// Why `path` is not an op table, or nothing when its header is one.
 [[nodiscard]] inline std::optional<std::string> not_an_op_table(const std::filesystem::path& path) {
     std::ifstream f(path, std::ios::binary);
@@ -154,6 +188,32 @@ struct slice_name {
     return std::nullopt;
 }
 
+/// The rank of a torch_npu table from profiler_info_<N>.json in its `run` folder, with the
+/// evidence.
+inline void add_rank(profile_source& s, const std::filesystem::path& run) {
+    s.rank = rank_in(run);
+    if (s.rank) {
+        s.evidence += ", rank " + std::to_string(*s.rank) + " from profiler_info_" +
+                      std::to_string(*s.rank) + ".json";
+    }
+}
+
+/// The device of an msprof table from the nearest device_<N> folder above `table` (not above
+/// `root`), with the evidence.
+inline void add_device(profile_source& s, const std::filesystem::path& table,
+                       const std::filesystem::path& root) {
+    for (std::filesystem::path d = table.parent_path(); !d.empty() && d != root.parent_path();
+         d = d.parent_path()) {
+        const std::string dn = d.filename().string();
+        if (starts_with(dn, "device_")) {
+            s.device = small_int(std::string_view(dn).substr(7));
+            if (s.device) s.evidence += ", device " + std::to_string(*s.device) + " from " + dn;
+            return;
+        }
+        if (d == root) return;
+    }
+}
+
 }  // namespace detail
 
 /// The op tables under `root` (a folder or one file). Throws perfcast::error when `root` does
@@ -169,8 +229,14 @@ struct slice_name {
                           "no such file or folder", root.generic_string());
     }
     if (!fs::is_directory(st)) {
-        out.sources.push_back(
-            {{root}, "file", std::nullopt, std::nullopt, "the file given", std::nullopt});
+        const bool db = detail::is_sqlite_file(root);
+        out.sources.push_back({{root},
+                               "file",
+                               db ? source_format::sqlite : source_format::csv,
+                               std::nullopt,
+                               std::nullopt,
+                               db ? "the file given (an SQLite database)" : "the file given",
+                               std::nullopt});
         return out;
     }
 
@@ -180,6 +246,7 @@ struct slice_name {
         std::optional<detail::slice_name> slice;
     };
     std::vector<candidate> found;
+    std::vector<fs::path> dbs;
     std::size_t entries = 0;
     fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
     if (ec) {
@@ -198,6 +265,17 @@ struct slice_name {
         std::error_code fec;
         if (!it->is_regular_file(fec)) continue;
         const std::string name = it->path().filename().string();
+        if (detail::ends_with(name, ".db")) {
+            if (detail::is_export_db_name(name)) {
+                dbs.push_back(it->path());
+            } else {
+                out.not_taken.push_back({it->path(),
+                                         "not an op database by its name (the exports holding "
+                                         "op rows are msprof_*.db and "
+                                         "ascend_pytorch_profiler*.db)"});
+            }
+            continue;
+        }
         if (!detail::ends_with(name, ".csv")) continue;
         if (name == "kernel_details.csv" || detail::starts_with(name, "op_summary")) {
             found.push_back({it->path(), detail::parse_slice(name)});
@@ -210,13 +288,24 @@ struct slice_name {
     }
     std::sort(found.begin(), found.end(),
               [](const candidate& a, const candidate& b) { return a.path < b.path; });
+    std::sort(dbs.begin(), dbs.end());
 
-    // torch_npu roots: folders holding ASCEND_PROFILER_OUTPUT/kernel_details.csv.
+    // torch_npu roots: folders holding ASCEND_PROFILER_OUTPUT/kernel_details.csv or
+    // ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler*.db.
     std::vector<fs::path> torch_roots;
+    const auto torch_table = [](const fs::path& p) {
+        return p.parent_path().filename() == "ASCEND_PROFILER_OUTPUT" &&
+               (p.filename() == "kernel_details.csv" ||
+                detail::starts_with(p.filename().string(), "ascend_pytorch_profiler"));
+    };
     for (const candidate& c : found) {
-        if (c.path.filename() == "kernel_details.csv" &&
-            c.path.parent_path().filename() == "ASCEND_PROFILER_OUTPUT")
-            torch_roots.push_back(c.path.parent_path().parent_path());
+        if (torch_table(c.path)) torch_roots.push_back(c.path.parent_path().parent_path());
+    }
+    for (const fs::path& p : dbs) {
+        const fs::path r = p.parent_path().parent_path();
+        if (torch_table(p) &&
+            std::find(torch_roots.begin(), torch_roots.end(), r) == torch_roots.end())
+            torch_roots.push_back(r);
     }
     const auto under_torch_root = [&](const fs::path& p) -> const fs::path* {
         for (const fs::path& r : torch_roots) {
@@ -232,9 +321,8 @@ struct slice_name {
         if (!kd) {
             if (const fs::path* r = under_torch_root(c.path)) {
                 out.not_taken.push_back(
-                    {c.path,
-                     "msprof's raw output inside a torch_npu folder: the same tasks as " +
-                         (*r / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").generic_string()});
+                    {c.path, "msprof's raw output inside a torch_npu folder: the same tasks as " +
+                                 (*r / "ASCEND_PROFILER_OUTPUT").generic_string()});
                 continue;
             }
         }
@@ -246,28 +334,14 @@ struct slice_name {
         s.files.push_back(c.path);
         if (kd) {
             s.tool = "torch_npu";
-            const fs::path run = c.path.parent_path().parent_path();
-            s.rank = detail::rank_in(run);
             s.evidence = "kernel_details.csv";
+            detail::add_rank(s, c.path.parent_path().parent_path());
             s.timeline = detail::timeline_in(c.path.parent_path(), "trace_view");
-            if (s.rank)
-                s.evidence += ", rank " + std::to_string(*s.rank) + " from profiler_info_" +
-                              std::to_string(*s.rank) + ".json";
         } else {
             s.tool = "msprof";
             s.evidence = "op_summary";
             s.timeline = detail::timeline_in(c.path.parent_path(), "msprof_");
-            for (fs::path d = c.path.parent_path(); !d.empty() && d != root.parent_path();
-                 d = d.parent_path()) {
-                const std::string dn = d.filename().string();
-                if (detail::starts_with(dn, "device_")) {
-                    s.device = detail::small_int(std::string_view(dn).substr(7));
-                    if (s.device)
-                        s.evidence += ", device " + std::to_string(*s.device) + " from " + dn;
-                    break;
-                }
-                if (d == root) break;
-            }
+            detail::add_device(s, c.path, root);
             // The other slices of the same table follow it in path order.
             if (c.slice) {
                 while (i + 1 < found.size() && found[i + 1].slice &&
@@ -286,12 +360,70 @@ struct slice_name {
         }
         out.sources.push_back(std::move(s));
     }
+
+    // SQLite exports: taken when their run has no CSV op table.
+    const auto run_of = [&](const fs::path& p) -> fs::path {
+        if (const fs::path* r = under_torch_root(p)) return *r;
+        for (fs::path d = p.parent_path(); !d.empty(); d = d.parent_path()) {
+            const std::string dn = d.filename().string();
+            if (dn == "ASCEND_PROFILER_OUTPUT") return d.parent_path();
+            if (detail::starts_with(dn, "PROF_")) return d;
+            if (d == root || d == d.parent_path()) break;
+        }
+        return p.parent_path();
+    };
+    const std::size_t csv_sources = out.sources.size();
+    for (const fs::path& p : dbs) {
+        const std::string name = p.filename().string();
+        const bool torch = torch_table(p);
+        if (!torch) {
+            if (const fs::path* r = under_torch_root(p)) {
+                out.not_taken.push_back(
+                    {p, "msprof's raw output inside a torch_npu folder: the same tasks as " +
+                            (*r / "ASCEND_PROFILER_OUTPUT").generic_string()});
+                continue;
+            }
+        }
+        const fs::path run = run_of(p);
+        const auto same_run = std::find_if(
+            out.sources.begin(), out.sources.begin() + static_cast<std::ptrdiff_t>(csv_sources),
+            [&](const profile_source& s) { return run_of(s.files.front()) == run; });
+        if (same_run != out.sources.begin() + static_cast<std::ptrdiff_t>(csv_sources)) {
+            out.not_taken.push_back({p, "the SQLite export of the run whose CSV " +
+                                            same_run->files.front().generic_string() +
+                                            " is read (the same tasks; name the .db to read it "
+                                            "instead)"});
+            continue;
+        }
+        if (!detail::is_sqlite_file(p)) {
+            out.not_taken.push_back({p, "not an SQLite database (no SQLite header)"});
+            continue;
+        }
+        profile_source s;
+        s.files.push_back(p);
+        s.format = source_format::sqlite;
+        s.tool = torch ? "torch_npu" : "msprof";
+        s.evidence = name + " (SQLite export)";
+        if (torch) detail::add_rank(s, p.parent_path().parent_path());
+        detail::add_device(s, p, root);
+        out.sources.push_back(std::move(s));
+    }
     return out;
 }
 
+/// Why `s` cannot be read as CSV (it is an SQLite export), or nothing.
+[[nodiscard]] inline std::optional<std::string> needs_database_reader(const profile_source& s) {
+    if (s.format != source_format::sqlite) return std::nullopt;
+    return s.name() +
+           " is an SQLite export: read it with read_msprof_db (profile/msprof_db.hpp) over a "
+           "db_row_source; the perfcast command does when built with SQLite";
+}
+
 /// Calls `f(kernel_details_reader&)` for each file of `s` in order (slices in slice order).
+/// Throws perfcast::error for an SQLite source (`needs_database_reader`).
 template <class F>
 void for_each_source_file(const profile_source& s, kernel_reader_options opt, F&& f) {
+    if (auto why = needs_database_reader(s)) throw ::perfcast::error(*why);
     for (const std::filesystem::path& p : s.files) {
         std::ifstream in = open_input(p.generic_string(), "read_profile_source");
         kernel_details_reader r(in, p.generic_string(), opt);

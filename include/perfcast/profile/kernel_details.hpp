@@ -694,6 +694,67 @@ inline void check_row(kernel_row& row, bool check_matmul_shapes = true) {
     }
 }
 
+/// The label against the cycle counters: a task with cycles on one engine only ran there (a CANN
+/// 7.0-era kernel_details labels vector ops AI_CORE with aic_total_cycles 0 and aiv_total_cycles
+/// > 0). Changes `row.task` and adds note `engine_from_cycles`; every reader calls it once per
+/// row, after the counters are read.
+inline void engine_from_cycles(kernel_row& row) {
+    if (!row.aic_total_cycles || !row.aiv_total_cycles) return;
+    const double aic = row.aic_total_cycles->in(units::cycle);
+    const double aiv = row.aiv_total_cycles->in(units::cycle);
+    task_type t = row.task;
+    if (row.task == task_type::ai_core && aic == 0 && aiv > 0) t = task_type::ai_vector_core;
+    if (row.task == task_type::ai_vector_core && aiv == 0 && aic > 0) t = task_type::ai_core;
+    if (t == row.task) return;
+    const auto whole = [](double v) {
+        char buf[32];
+        const int n = std::snprintf(buf, sizeof buf, "%.0f", v);  // whole cycles, any size
+        return n > 0 && static_cast<std::size_t>(n) < sizeof buf
+                   ? std::string(buf, static_cast<std::size_t>(n))
+                   : std::string("(huge)");
+    };
+    row.notes.push_back(
+        {note_kind::engine_from_cycles, "labelled " + row.task_text + ", aic_total_cycles " +
+                                            whole(aic) + ", aiv_total_cycles " + whole(aiv) +
+                                            ": read as " + std::string(name_of(t))});
+    row.task = t;
+}
+
+namespace detail {
+
+/// At the end of a profile: `--device N` must name a device the rows have, and rows of several
+/// devices need `several_devices` (utilization summed over devices is meaningless). `devices`:
+/// rows per Device_id, before the filter. Shared by the CSV and database readers.
+inline void check_devices(const std::map<int, std::size_t>& devices,
+                          const kernel_reader_options& opt, const std::string& source,
+                          std::string_view where) {
+    const auto list = [&devices] {
+        std::string out;
+        for (const auto& [id, n] : devices) {
+            if (!out.empty()) out += ", ";
+            out += "device " + std::to_string(id) + ": " + std::to_string(n) + " rows";
+        }
+        return out;
+    };
+    if (opt.device) {
+        if (!devices.empty() && !devices.contains(*opt.device)) {
+            throw parse_error(where, source, 0, 0,
+                              "no row of device " + std::to_string(*opt.device) +
+                                  " (the file has " + list() + ")",
+                              "Device_id");
+        }
+        return;
+    }
+    if (devices.size() > 1 && !opt.several_devices) {
+        throw parse_error(where, source, 0, 0,
+                          "rows of " + std::to_string(devices.size()) + " devices (" + list() +
+                              "): choose one (--device N)",
+                          "Device_id");
+    }
+}
+
+}  // namespace detail
+
 /// Streams the rows of an op_summary / kernel_details CSV.
 class kernel_details_reader {
 public:
@@ -768,31 +829,7 @@ private:
         o.check_field_count = false;
         return o;
     }
-    void check_devices() const {
-        if (opt_.device) {
-            if (!devices_.empty() && !devices_.contains(*opt_.device)) {
-                throw parse_error(where, csv_.source(), 0, 0,
-                                  "no row of device " + std::to_string(*opt_.device) +
-                                      " (the file has " + device_list() + ")",
-                                  "Device_id");
-            }
-            return;
-        }
-        if (devices_.size() > 1 && !opt_.several_devices) {
-            throw parse_error(where, csv_.source(), 0, 0,
-                              "rows of " + std::to_string(devices_.size()) + " devices (" +
-                                  device_list() + "): choose one (--device N)",
-                              "Device_id");
-        }
-    }
-    [[nodiscard]] std::string device_list() const {
-        std::string out;
-        for (const auto& [id, n] : devices_) {
-            if (!out.empty()) out += ", ";
-            out += "device " + std::to_string(id) + ": " + std::to_string(n) + " rows";
-        }
-        return out;
-    }
+    void check_devices() const { detail::check_devices(devices_, opt_, csv_.source(), where); }
     void skip(skipped_row s) {
         ++skipped_count_;
         if (skipped_.size() < opt_.max_skipped_listed) skipped_.push_back(std::move(s));
@@ -950,29 +987,6 @@ private:
         engine_from_cycles(row);
 
         check_row(row, opt_.check_matmul_shapes);
-    }
-
-    // The label against the cycle counters: a task with cycles on one engine only ran there.
-    static void engine_from_cycles(kernel_row& row) {
-        if (!row.aic_total_cycles || !row.aiv_total_cycles) return;
-        const double aic = row.aic_total_cycles->in(units::cycle);
-        const double aiv = row.aiv_total_cycles->in(units::cycle);
-        task_type t = row.task;
-        if (row.task == task_type::ai_core && aic == 0 && aiv > 0) t = task_type::ai_vector_core;
-        if (row.task == task_type::ai_vector_core && aiv == 0 && aic > 0) t = task_type::ai_core;
-        if (t == row.task) return;
-        row.notes.push_back({note_kind::engine_from_cycles,
-                             "labelled " + row.task_text + ", aic_total_cycles " + io_cycles(aic) +
-                                 ", aiv_total_cycles " + io_cycles(aiv) + ": read as " +
-                                 std::string(name_of(t))});
-        row.task = t;
-    }
-    static std::string io_cycles(double v) {
-        char buf[32];
-        const int n = std::snprintf(buf, sizeof buf, "%.0f", v);  // whole cycles, any size
-        return n > 0 && static_cast<std::size_t>(n) < sizeof buf
-                   ? std::string(buf, static_cast<std::size_t>(n))
-                   : std::string("(huge)");
     }
 
     void shapes(kernel_column c, std::vector<tensor_shape>& out, kernel_row& row) const {
