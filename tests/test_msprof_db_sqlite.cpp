@@ -283,6 +283,23 @@ TEST_CASE("cli: report reads the real .db, a folder holding only it, and asks fo
     const auto body = [](const std::string& s) { return s.substr(s.find('\n')); };
     CHECK(body(folder.out) == body(r.out));
 
+    // A database whose NPU_INFO names a model: that preset, said on stderr (a copy of the real
+    // export with its NPU_INFO name changed by SQL).
+    const perfcast_test::scratch_dir dir("sqlite_named_chip");
+    const fs::path named = dir.path / "ascend_pytorch_profiler_0.db";
+    fs::copy_file(torch_db, named);
+    {
+        sqlite3* w = nullptr;
+        REQUIRE(sqlite3_open(named.string().c_str(), &w) == SQLITE_OK);
+        CHECK(sqlite3_exec(w, "UPDATE NPU_INFO SET name = 'Ascend910B2'", nullptr, nullptr,
+                           nullptr) == SQLITE_OK);
+        sqlite3_close(w);
+    }
+    const auto chosen = run_command(cli::report_command, {named.string(), "--top", "3"});
+    CHECK(chosen.status == 0);
+    CHECK(has(chosen.err, "perfcast: chip ascend910b2 as the database names it"));
+    CHECK(body(chosen.out) == body(r.out));
+
     // A clock other than the database's is noted.
     const auto b1 = run_command(cli::report_command, {torch_db.string(), "--chip", "ascend910b1"});
     CHECK(b1.status == 0);
