@@ -4,6 +4,7 @@
 
 #include <perfcast/chips.hpp>
 #include <perfcast/cost.hpp>
+#include <perfcast/node.hpp>
 #include <perfcast/op.hpp>
 
 #include <array>

@@ -443,6 +443,7 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
         r = profile::build_report(s, *c, ropt, profile_options_from_args(a));
     }
     warn_skipped(err, r.source, r.skipped, r.skipped_count);
+    require_usable_rows(r.source, r.rows, r.skipped_count);
     if (svg) {
         std::vector<std::pair<std::string, double>> bars;
         for (const auto& t : r.by_type) bars.emplace_back(t.op_type + " (" + t.task + ")", t.total.in(units::us));

@@ -154,6 +154,14 @@ inline constexpr option rank_option{
     return o;
 }
 
+/// A profile whose every row was damaged gives no answer: an error, not a report of zeros.
+inline void require_usable_rows(const std::string& source, std::size_t rows, std::size_t skipped) {
+    if (rows == 0 && skipped > 0) {
+        throw perfcast::error(source + ": no usable row: all " + std::to_string(skipped) +
+                              " rows were damaged and skipped (listed above)");
+    }
+}
+
 /// One warning line per skipped profile row on `err`, and a count of those not listed.
 inline void warn_skipped(std::ostream& err, const std::string& source,
                          const std::vector<profile::skipped_row>& listed, std::size_t count) {
@@ -303,6 +311,7 @@ inline void warn_skipped(std::ostream& err, const std::string& source,
                 : profile::read_profile_source(s, profile_options_from_args(a));
     }
     warn_skipped(err, path, t.skipped, t.skipped_count);
+    require_usable_rows(path, t.rows.size(), t.skipped_count);
     return t;
 }
 

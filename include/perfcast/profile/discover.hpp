@@ -52,7 +52,7 @@ enum class source_format : unsigned char {
 /// One op table: one file, or the slices of one sliced op_summary in slice order.
 struct profile_source {
     std::vector<std::filesystem::path> files;
-    std::string tool;           // "torch_npu", "msprof" or "file"
+    std::string tool;  // "torch_npu", "msprof" or "file"
     source_format format = source_format::csv;
     std::optional<int> rank;    // torch_npu: profiler_info_<rank>.json beside the output folder
     std::optional<int> device;  // msprof: the device_<N> folder above the table
