@@ -272,23 +272,33 @@ struct kernel_row {
     }
     /// Bytes of all inputs and outputs, when every shape and dtype is known.
     [[nodiscard]] std::optional<data_size> bytes_moved() const noexcept {
-        if (input_shapes.size() != input_types.size() ||
-            output_shapes.size() != output_types.size() ||
-            input_shapes.size() + output_shapes.size() == 0)
-            return std::nullopt;
+        if (input_shapes.size() + output_shapes.size() == 0) return std::nullopt;
+        const auto in = tensor_bytes(input_shapes, input_types);
+        const auto out = tensor_bytes(output_shapes, output_types);
+        if (!in || !out) return std::nullopt;
+        return data_size{*in + *out, units::B};
+    }
+    /// Bytes of the outputs alone, when there are outputs and every shape and dtype is known.
+    [[nodiscard]] std::optional<data_size> output_bytes() const noexcept {
+        if (output_shapes.empty()) return std::nullopt;
+        const auto out = tensor_bytes(output_shapes, output_types);
+        if (!out) return std::nullopt;
+        return data_size{*out, units::B};
+    }
+
+private:
+    // Bytes of a list of tensors; nothing when the lists differ in length or a shape or dtype
+    // is unknown.
+    [[nodiscard]] static std::optional<double> tensor_bytes(
+        const std::vector<tensor_shape>& s, const std::vector<tensor_dtype>& t) noexcept {
+        if (s.size() != t.size()) return std::nullopt;
         double bytes = 0;
-        const auto add = [&bytes](const std::vector<tensor_shape>& s,
-                                  const std::vector<tensor_dtype>& t) {
-            for (std::size_t i = 0; i < s.size(); ++i) {
-                const auto n = s[i].elements();
-                if (!n || !t[i].type) return false;
-                bytes += static_cast<double>(*n) * size_of(*t[i].type).in(units::B);
-            }
-            return true;
-        };
-        if (!add(input_shapes, input_types) || !add(output_shapes, output_types))
-            return std::nullopt;
-        return data_size{bytes, units::B};
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            const auto n = s[i].elements();
+            if (!n || !t[i].type) return std::nullopt;
+            bytes += static_cast<double>(*n) * size_of(*t[i].type).in(units::B);
+        }
+        return bytes;
     }
 };
 

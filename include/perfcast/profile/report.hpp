@@ -314,15 +314,7 @@ inline constexpr std::array<write_only_type, 8> write_only_types{{
 /// alone; nothing when a shape or dtype it needs is unknown.
 [[nodiscard]] inline std::optional<data_size> bytes_moved_once(const kernel_row& r) {
     if (!is_write_only_type(r.op_type)) return r.bytes_moved();
-    if (r.output_shapes.empty() || r.output_shapes.size() != r.output_types.size())
-        return std::nullopt;
-    double bytes = 0;
-    for (std::size_t i = 0; i < r.output_shapes.size(); ++i) {
-        const auto n = r.output_shapes[i].elements();
-        if (!n || !r.output_types[i].type) return std::nullopt;
-        bytes += static_cast<double>(*n) * size_of(*r.output_types[i].type).in(units::B);
-    }
-    return data_size{bytes, units::B};
+    return r.output_bytes();
 }
 
 /// The innermost dimension larger than 1 (1 when there is none). Row-major strides come from the
