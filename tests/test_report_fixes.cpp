@@ -444,9 +444,11 @@ TEST_CASE("report fixes: --top 0 and --worst 0 list every row in every command")
         {cli::validate_command, {"--chip", "910B3", "--test", b3_matmul, "--worst", "-2"}},
         {cli::whatif_command, {"--top", "-2"}},
     };
-    for (const auto& [c, args] : bad) {
+    for (const auto& entry : bad) {
+        // Not a structured binding: Clang 14 cannot capture one in CAPTURE's lambda.
+        const cli::command& c = entry.first;
         CAPTURE(c.name);
-        r = run_command(c, args);
+        r = run_command(c, entry.second);
         CHECK(r.status == cli::exit_usage);
         CHECK(has(r.err, "'-2' is not a row count >= 0 (0: all rows)"));
     }
