@@ -453,3 +453,95 @@ TEST_CASE("report fixes: --top 0 and --worst 0 list every row in every command")
         CHECK(has(r.err, "'-2' is not a row count >= 0 (0: all rows)"));
     }
 }
+
+// ---- 8. --step: one step of a multi-step kernel_details ---------------------------------------
+// The helix standalone kernel_details holds ten steps of one matmul each (Step Id 1 to 10).
+
+TEST_CASE("report fixes: --step keeps one step's rows, the reader counts every step") {
+    const std::string helix =
+        real_dir + "torchnpu_helix_2026_standalone/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
+    std::ifstream f(helix);
+    REQUIRE(f);
+    kernel_reader_options o;
+    o.step = 4;
+    kernel_details_reader reader(f, helix, o);
+    std::vector<kernel_row> rows;
+    for (kernel_row row; reader.next(row);) rows.push_back(row);
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].step == 4);
+    CHECK(rows[0].line == 5);  // the header is line 1, step 1 line 2
+    REQUIRE(reader.steps().size() == 10);
+    CHECK(reader.steps().begin()->first == 1);
+    CHECK(reader.steps().rbegin()->first == 10);
+
+    // Every step's rows without --step; the report counts them per step.
+    const profile_report all = every_op(helix, chips::ascend910b2);
+    CHECK(all.rows == 10);
+    CHECK(all.steps.size() == 10);
+
+    // A step no row has: an error listing the steps there are.
+    o.step = 11;
+    std::ifstream g(helix);
+    kernel_details_reader r2(g, helix, o);
+    kernel_row row;
+    try {
+        while (r2.next(row)) {
+        }
+        FAIL("step 11 of a file of steps 1 to 10 was accepted");
+    } catch (const perfcast::parse_error& e) {
+        const std::string what = e.what();
+        CHECK(has(what, "no row of step 11"));
+        CHECK(has(what, "step 1: 1 rows"));
+        CHECK(has(what, "step 10: 1 rows"));
+        CHECK(has(what, helix));
+    }
+
+    // A file without the column (msprof's op_summary): nothing to pick from.
+    o.step = 1;
+    const std::string summary = real_dir + "msprof_older_layout_mskpp_ut/op_summary.csv";
+    std::ifstream h(summary);
+    CHECK_THROWS_WITH_AS(read_kernel_details(h, summary, o),
+                         doctest::Contains("no row has a Step Id"), perfcast::parse_error);
+}
+
+TEST_CASE("report fixes: report says when its rows span several steps, --step reports one") {
+    const std::string helix =
+        real_dir + "torchnpu_helix_2026_standalone/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
+    auto r = run_command(cli::report_command, {helix, "--chip", "910B2"});
+    REQUIRE(r.status == cli::exit_ok);
+    CHECK(has(r.out, "10 rows"));
+    CHECK(has(r.out, "rows of 10 steps (Step Id 1 to 10): the spans below include the time "
+                     "between steps; --step N reports one"));
+
+    r = run_command(cli::report_command, {helix, "--chip", "910B2", "--step", "4"});
+    REQUIRE(r.status == cli::exit_ok);
+    CHECK(has(r.out, ", 1 rows,"));
+    CHECK_FALSE(has(r.out, "steps (Step Id"));
+
+    r = run_command(cli::report_command, {helix, "--chip", "910B2", "--format", "json"});
+    REQUIRE(r.status == cli::exit_ok);
+    std::size_t step_objects = 0;  // "step": N, once per Step Id
+    for (auto at = r.out.find("\"step\": "); at != std::string::npos;
+         at = r.out.find("\"step\": ", at + 1)) {
+        ++step_objects;
+    }
+    CHECK(step_objects == 10);
+    CHECK(has(r.out, "\"steps\": ["));
+    CHECK(has(r.out, "\"step\": 10,"));
+
+    // One step in the file (rank 0's step 2): --step 2 is the whole file, no steps line.
+    const auto whole = run_command(cli::report_command, {rank0, "--chip", "910B2"});
+    const auto step2 = run_command(cli::report_command, {rank0, "--chip", "910B2", "--step", "2"});
+    REQUIRE(whole.status == cli::exit_ok);
+    CHECK(step2.out == whole.out);
+    CHECK_FALSE(has(whole.out, "steps (Step Id"));
+
+    // Bad values, named.
+    r = run_command(cli::report_command, {helix, "--chip", "910B2", "--step", "x"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "option '--step': 'x' is not a step id (a non-negative integer, the Step Id "
+                     "column)"));
+    r = run_command(cli::report_command, {helix, "--chip", "910B2", "--step", "99"});
+    CHECK(r.status != cli::exit_ok);
+    CHECK(has(r.err, "no row of step 99"));
+}

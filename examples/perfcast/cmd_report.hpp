@@ -39,11 +39,12 @@ namespace perfcast::cli {
 
 namespace report_detail {
 
-inline constexpr std::array<option, 8> options{{
+inline constexpr std::array<option, 9> options{{
     chip_option,
     chip_ini_option,
     strict_option,
     device_option,
+    step_option,
     rank_option,
     {"top", "N", "ops in the top-ops table (default 10; 0: all)"},
     {"format", "FORMAT", "table (default), csv or json"},
@@ -112,6 +113,11 @@ inline void write_table(std::ostream& out, const profile::profile_report& r, con
     if (r.skipped_count > 0) {
         out << r.skipped_count << " damaged rows skipped (listed on stderr; --strict makes the "
             << "first an error)\n";
+    }
+    if (r.steps.size() > 1) {
+        out << "rows of " << r.steps.size() << " steps (Step Id " << r.steps.begin()->first
+            << " to " << r.steps.rbegin()->first
+            << "): the spans below include the time between steps; --step N reports one\n";
     }
     out << '\n';
 
@@ -199,6 +205,9 @@ inline void write_csv(std::ostream& out, const profile::profile_report& r,
     num("profile", r.source, "rows", static_cast<double>(r.rows), "", r.format);
     num("profile", r.source, "device_time", r.total_time.in(units::us), "us", r.chip_name);
     num("profile", r.source, "skipped_rows", static_cast<double>(r.skipped_count), "");
+    for (const auto& [step, rows] : r.steps) {
+        num("step", std::to_string(step), "rows", static_cast<double>(rows), "", "Step Id");
+    }
     for (const auto& e : r.utilization) {
         num("utilization", e.label, "tasks", static_cast<double>(e.tasks), "");
         num("utilization", e.label, "task_time", e.task_time.in(units::us), "us");
@@ -284,6 +293,11 @@ inline void write_json(std::ostream& out, const profile::profile_report& r,
     j.member("source", r.source).member("format", r.format).member("chip", r.chip_name);
     j.member("rows", r.rows).member("device_time_us", r.total_time.in(units::us));
     j.member("skipped_rows", r.skipped_count);
+    j.key("steps").begin_array();  // rows per Step Id; empty without the column
+    for (const auto& [step, rows] : r.steps) {
+        j.begin_object().member("step", step).member("rows", rows).end_object();
+    }
+    j.end_array();
     j.key("skipped").begin_array();
     for (const auto& s : r.skipped) {
         j.begin_object().member("line", s.line).member("column", s.column);

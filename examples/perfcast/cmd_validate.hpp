@@ -38,7 +38,7 @@ inline constexpr option vector_efficiency_option{
     "vector-efficiency", "MODE",
     "choose (default: by cross-validation on the fit rows), fit or keep"};
 
-inline constexpr std::array<option, 18> options{{
+inline constexpr std::array<option, 19> options{{
     chip_option,
     chip_ini_option,
     params_option,
@@ -54,12 +54,13 @@ inline constexpr std::array<option, 18> options{{
     vector_efficiency_option,
     strict_option,
     device_option,
+    step_option,
     rank_option,
     quiet_option,
     progress_option,
 }};
 
-inline constexpr std::array<option, 11> calibrate_options{{
+inline constexpr std::array<option, 12> calibrate_options{{
     chip_option,
     chip_ini_option,
     params_option,
@@ -68,6 +69,7 @@ inline constexpr std::array<option, 11> calibrate_options{{
     vector_efficiency_option,
     strict_option,
     device_option,
+    step_option,
     rank_option,
     quiet_option,
     progress_option,

@@ -62,7 +62,7 @@ namespace perfcast::cli {
 
 namespace whatif_detail {
 
-inline constexpr std::array<option, 34> options{{
+inline constexpr std::array<option, 35> options{{
     {"model", "FILE", "model file (docs/model-file.md); default: the built-in CTR scenario"},
     {"chip", "C", "chip preset (perfcast chips); default: ascend910b1"},
     chip_ini_option,
@@ -101,6 +101,7 @@ inline constexpr std::array<option, 34> options{{
      "--batch)"},
     strict_option,
     device_option,
+    step_option,
     rank_option,
     whatif_gains::gains_option,
     quiet_option,

@@ -133,24 +133,34 @@ inline constexpr option strict_option{
     "strict", "", "a damaged profile row is an error (default: skipped, listed on stderr)"};
 inline constexpr option device_option{
     "device", "N", "rows of this Device_id only (needed when the profile has several)"};
+inline constexpr option step_option{
+    "step", "N", "rows of this Step Id only (a torch_npu kernel_details of several steps)"};
 inline constexpr option rank_option{
     "rank", "N", "with a folder of several ranks' output: this rank's (profiler_info_N.json)"};
 
-/// How to read a profile: --strict and --device N.
+/// The value of `--NAME`, a non-negative integer id (a Device_id, a Step Id), if given.
+[[nodiscard]] inline std::optional<int> id_option(const parsed_args& a, std::string_view name,
+                                                  std::string_view what,
+                                                  std::string_view column) {
+    const auto text = a.get(name);
+    if (!text) return std::nullopt;
+    int v = -1;
+    const auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+    if (text->empty() || ec != std::errc{} || p != text->data() + text->size() || v < 0) {
+        throw usage_error("option '--" + std::string(name) + "': '" + *text + "' is not a " +
+                          std::string(what) + " (a non-negative integer, the " +
+                          std::string(column) + " column)");
+    }
+    return v;
+}
+
+/// How to read a profile: --strict, --device N and --step N.
 [[nodiscard]] inline profile::kernel_reader_options profile_options_from_args(
     const parsed_args& a) {
     profile::kernel_reader_options o;
     o.strict = a.has("strict");
-    if (const auto d = a.get("device")) {
-        int v = -1;
-        const auto [p, ec] = std::from_chars(d->data(), d->data() + d->size(), v);
-        if (d->empty() || ec != std::errc{} || p != d->data() + d->size() || v < 0) {
-            throw usage_error(
-                "option '--device': '" + *d +
-                "' is not a device id (a non-negative integer, the Device_id column)");
-        }
-        o.device = v;
-    }
+    o.device = id_option(a, "device", "device id", "Device_id");
+    o.step = id_option(a, "step", "step id", "Step Id");
     return o;
 }
 

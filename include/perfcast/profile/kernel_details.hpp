@@ -213,6 +213,7 @@ struct kernel_row {
     /// aiv_total_cycles > 0; note `engine_from_cycles`).
     task_type task = task_type::other;
     std::optional<int> device;  // Device_id, when the file has the column
+    std::optional<int> step;    // Step Id (torch_npu kernel_details), when the file has it
 
     std::optional<timestamp> start;
     std::optional<duration> task_duration;
@@ -335,8 +336,9 @@ enum class kernel_column : unsigned char {
     cube_utilization,
     device_id,
     memory_bound,
+    step_id,
 };
-inline constexpr std::size_t kernel_column_count = 30;
+inline constexpr std::size_t kernel_column_count = 31;
 
 struct kernel_column_spelling {
     kernel_column column;
@@ -354,7 +356,7 @@ struct kernel_column_spelling {
 // mte2_ratio,mte3_time(us),mte3_ratio,icache_miss_rate,memory_bound. Its one AI core holds the
 // cube (mac) and vector units, so total_cycles and the cube-side ratios map to the aic_ fields
 // and vec/mte3 to the aiv_ ones (docs/profiles.md prints this table).
-inline constexpr std::array<kernel_column_spelling, 46> kernel_column_spellings{{
+inline constexpr std::array<kernel_column_spelling, 47> kernel_column_spellings{{
     {kernel_column::name, "Op Name"},
     {kernel_column::name, "Name"},
     {kernel_column::op_type, "OP Type"},
@@ -401,6 +403,7 @@ inline constexpr std::array<kernel_column_spelling, 46> kernel_column_spellings{
     {kernel_column::cube_utilization, "cube_utilization(%)"},
     {kernel_column::device_id, "Device_id"},
     {kernel_column::memory_bound, "memory_bound"},  // older op_summary
+    {kernel_column::step_id, "Step Id"},            // torch_npu kernel_details
 }};
 
 /// Which profiler wrote the file, judged by the header's spellings.
@@ -451,6 +454,10 @@ struct kernel_reader_options {
     /// (utilization summed over devices is meaningless: 168.8 % on a two-device op_summary).
     std::optional<int> device;
     bool several_devices = false;
+    /// Rows of this training or inference step only (Step Id), the others counted in `steps()`.
+    /// Unset: every step's rows (the report says how many steps they span). A step no row has,
+    /// or a file without the column, is an error at its end.
+    std::optional<int> step;
     /// The CSV layer (its `check_field_count` is not used: the reader compares each row with
     /// the header itself, so that a ragged row can be skipped).
     csv_options csv{};
@@ -763,6 +770,30 @@ inline void check_devices(const std::map<int, std::size_t>& devices,
     }
 }
 
+/// At the end of a profile: `--step N` must name a step the rows have ("the file has step 1:
+/// 40 rows, ..." otherwise; a file without the Step Id column has none to pick). `steps`: rows
+/// per Step Id, before the filter.
+inline void check_step(const std::map<int, std::size_t>& steps, const kernel_reader_options& opt,
+                       const std::string& source, std::string_view where) {
+    if (!opt.step || steps.contains(*opt.step)) return;
+    if (steps.empty()) {
+        throw parse_error(where, source, 0, 0,
+                          "step " + std::to_string(*opt.step) +
+                              " asked for, but no row has a Step Id (torch_npu's kernel_details "
+                              "has the column; msprof's op_summary does not)",
+                          "Step Id");
+    }
+    std::string list;
+    for (const auto& [id, n] : steps) {
+        if (!list.empty()) list += ", ";
+        list += "step " + std::to_string(id) + ": " + std::to_string(n) + " rows";
+    }
+    throw parse_error(where, source, 0, 0,
+                      "no row of step " + std::to_string(*opt.step) + " (the file has " + list +
+                          ")",
+                      "Step Id");
+}
+
 }  // namespace detail
 
 /// Streams the rows of an op_summary / kernel_details CSV.
@@ -788,6 +819,9 @@ public:
     /// Rows read per Device_id (all devices, before the `device` filter); empty without the
     /// column.
     [[nodiscard]] const std::map<int, std::size_t>& devices() const noexcept { return devices_; }
+    /// Rows read per Step Id (all steps and devices, before the `step` filter); empty without
+    /// the column.
+    [[nodiscard]] const std::map<int, std::size_t>& steps() const noexcept { return steps_; }
 
     /// Reads the next usable row into `row` (reusing its storage); false at the end. A damaged
     /// row is skipped (or, `strict`, thrown as a parse_error).
@@ -815,6 +849,8 @@ public:
                     ++devices_[*row.device];
                     if (opt_.device && *row.device != *opt_.device) continue;
                 }
+                if (row.step) ++steps_[*row.step];
+                if (opt_.step && row.step != opt_.step) continue;
                 return true;
             } catch (const row_damage& d) {
                 if (opt_.strict) csv_.fail_at_field(d.field, where, d.problem);
@@ -839,7 +875,10 @@ private:
         o.check_field_count = false;
         return o;
     }
-    void check_devices() const { detail::check_devices(devices_, opt_, csv_.source(), where); }
+    void check_devices() const {
+        detail::check_devices(devices_, opt_, csv_.source(), where);
+        detail::check_step(steps_, opt_, csv_.source(), where);
+    }
     void skip(skipped_row s) {
         ++skipped_count_;
         if (skipped_.size() < opt_.max_skipped_listed) skipped_.push_back(std::move(s));
@@ -993,6 +1032,7 @@ private:
         row.aiv_mte3_ratio = number(kernel_column::aiv_mte3_ratio);
         row.cube_utilization_pct = number(kernel_column::cube_utilization);
         row.device = count(kernel_column::device_id);
+        row.step = count(kernel_column::step_id);
         row.memory_bound = number(kernel_column::memory_bound);
         engine_from_cycles(row);
 
@@ -1034,6 +1074,7 @@ private:
     std::vector<skipped_row> skipped_;
     std::size_t skipped_count_ = 0;
     std::map<int, std::size_t> devices_;
+    std::map<int, std::size_t> steps_;
 };
 
 /// Calls `f(const kernel_row&)` for each row of `in`; returns the header. Constant memory.

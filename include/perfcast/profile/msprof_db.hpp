@@ -621,6 +621,7 @@ bool read_db_table(db_row_source& src, std::string_view table,
         kt.rows.push_back(std::move(o.row));
     }
     detail::check_devices(devices, opt, db, where);
+    detail::check_step({}, opt, db, where);  // the export has no Step Id per row
     std::stable_sort(kt.rows.begin(), kt.rows.end(), [](const kernel_row& a, const kernel_row& b) {
         return a.start != b.start ? a.start < b.start : a.line < b.line;
     });

@@ -283,6 +283,9 @@ struct profile_report {
     std::vector<finding> findings;  // in finding_kind order, only those with rows
     std::vector<skipped_row> skipped;  // damaged rows left out (the first 1000 by default)
     std::size_t skipped_count = 0;     // every damaged row left out
+    /// Rows per Step Id (torch_npu kernel_details); empty without the column. With more than one
+    /// step the spans run over the time between steps too (`--step N` reports one).
+    std::map<int, std::size_t> steps;
 };
 
 /// Op types that write their output and read no data: what the profiler lists as their inputs is
@@ -420,6 +423,7 @@ public:
 
     void add(const kernel_row& r) {
         ++rows_;  // also the row's ordinal, for flag()
+        if (r.step) ++steps_[*r.step];
         const duration d = r.task_duration.value_or(duration{});
         total_ += d;
 
@@ -546,6 +550,7 @@ public:
         rep.chip_name = std::string(chip_.name.view());
         rep.rows = rows_;
         rep.total_time = total_;
+        rep.steps = steps_;
 
         for (auto& g : groups_) {
             engine_utilization u = g.u;
@@ -873,6 +878,7 @@ private:
     chip chip_;
     report_options opt_;
     std::size_t rows_ = 0;
+    std::map<int, std::size_t> steps_;
     duration total_{};
     std::array<group, 3> groups_{};
     std::map<std::string, type_agg, std::less<>> by_type_;  // key: type '\x1f' task
