@@ -510,8 +510,9 @@ TEST_CASE("report fixes: report says when its rows span several steps, --step re
     auto r = run_command(cli::report_command, {helix, "--chip", "910B2"});
     REQUIRE(r.status == cli::exit_ok);
     CHECK(has(r.out, "10 rows"));
-    CHECK(has(r.out, "rows of 10 steps (Step Id 1 to 10): the spans below include the time "
-                     "between steps; --step N reports one"));
+    CHECK(has(r.out,
+              "rows of 10 steps (Step Id 1 to 10): the spans below include the time "
+              "between steps; --step N reports one"));
 
     r = run_command(cli::report_command, {helix, "--chip", "910B2", "--step", "4"});
     REQUIRE(r.status == cli::exit_ok);
@@ -539,8 +540,9 @@ TEST_CASE("report fixes: report says when its rows span several steps, --step re
     // Bad values, named.
     r = run_command(cli::report_command, {helix, "--chip", "910B2", "--step", "x"});
     CHECK(r.status == cli::exit_usage);
-    CHECK(has(r.err, "option '--step': 'x' is not a step id (a non-negative integer, the Step Id "
-                     "column)"));
+    CHECK(has(r.err,
+              "option '--step': 'x' is not a step id (a non-negative integer, the Step Id "
+              "column)"));
     r = run_command(cli::report_command, {helix, "--chip", "910B2", "--step", "99"});
     CHECK(r.status != cli::exit_ok);
     CHECK(has(r.err, "no row of step 99"));

@@ -140,8 +140,7 @@ inline constexpr option rank_option{
 
 /// The value of `--NAME`, a non-negative integer id (a Device_id, a Step Id), if given.
 [[nodiscard]] inline std::optional<int> id_option(const parsed_args& a, std::string_view name,
-                                                  std::string_view what,
-                                                  std::string_view column) {
+                                                  std::string_view what, std::string_view column) {
     const auto text = a.get(name);
     if (!text) return std::nullopt;
     int v = -1;

@@ -788,10 +788,9 @@ inline void check_step(const std::map<int, std::size_t>& steps, const kernel_rea
         if (!list.empty()) list += ", ";
         list += "step " + std::to_string(id) + ": " + std::to_string(n) + " rows";
     }
-    throw parse_error(where, source, 0, 0,
-                      "no row of step " + std::to_string(*opt.step) + " (the file has " + list +
-                          ")",
-                      "Step Id");
+    throw parse_error(
+        where, source, 0, 0,
+        "no row of step " + std::to_string(*opt.step) + " (the file has " + list + ")", "Step Id");
 }
 
 }  // namespace detail
