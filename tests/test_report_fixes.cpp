@@ -547,3 +547,44 @@ TEST_CASE("report fixes: report says when its rows span several steps, --step re
     CHECK(r.status != cli::exit_ok);
     CHECK(has(r.err, "no row of step 99"));
 }
+
+// ---- 9. --each: every op table of a folder, then side by side ---------------------------------
+
+TEST_CASE("report fixes: --each reports every table of a folder and lines them up") {
+    const std::string real = real_dir.substr(0, real_dir.size() - 1);  // no trailing '/'
+    // Without it, several tables are an error that names --each.
+    auto r = run_command(cli::report_command, {real, "--chip", "910B2"});
+    CHECK(r.status != cli::exit_ok);
+    CHECK(has(r.err, "pick one with --rank N or --device N (or report each with --each)"));
+
+#ifdef PERFCAST_HAVE_SQLITE  // two of the nine tables are SQLite exports
+    r = run_command(cli::report_command, {real, "--chip", "910B2", "--each"});
+    REQUIRE(r.status == cli::exit_ok);
+    CHECK(has(r.out, "Side by side: 9 op tables"));
+    // Each table's own report comes first, in full.
+    CHECK(has(r.out, "perfcast report: " + rank0 + "\n"));
+    CHECK(has(r.out, "perfcast report: " + rank1 + "\n"));
+
+    r = run_command(cli::report_command, {real, "--chip", "910B2", "--each", "--format", "json"});
+    REQUIRE(r.status == cli::exit_ok);
+    CHECK(has(r.out, "\"tables\": ["));
+    CHECK(has(r.out, "\"side_by_side\": ["));
+    CHECK(has(r.out, "\"what\": \"torch_npu, rank 1\""));
+#endif
+
+    // The side-by-side numbers are the tables' own: rank 1's device time and rows, as the
+    // library reports that file alone.
+    r = run_command(cli::report_command,
+                    {real, "--chip", "910B2", "--each", "--format", "csv", "--rank", "1"});
+    REQUIRE(r.status == cli::exit_ok);
+    const profile_report alone = every_op(rank1, chips::ascend910b2);
+    const std::string line1 = rank1 + ",\"torch_npu, rank 1\"," + std::to_string(alone.rows) +
+                              "," + perfcast::io::format_fixed(alone.total_time.in(units::us), 3) + ",";
+    CHECK(has(r.out, "table,what,rows,device us,cube util %,vector util %,host idle %\n"));
+    CHECK(has(r.out, line1));
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 2);  // --rank 1: one table
+
+    r = run_command(cli::report_command, {"-", "--chip", "910B2", "--each"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "option '--each': needs a folder, not -"));
+}

@@ -39,13 +39,14 @@ namespace perfcast::cli {
 
 namespace report_detail {
 
-inline constexpr std::array<option, 9> options{{
+inline constexpr std::array<option, 10> options{{
     chip_option,
     chip_ini_option,
     strict_option,
     device_option,
     step_option,
     rank_option,
+    {"each", "", "a folder of several op tables (ranks, devices): a report for each, then one line each side by side"},
     {"top", "N", "ops in the top-ops table (default 10; 0: all)"},
     {"format", "FORMAT", "table (default), csv or json"},
     {"svg", "FILE", "also draw the time by op type as an SVG bar chart"},
@@ -278,9 +279,9 @@ inline void write_csv(std::ostream& out, const profile::profile_report& r,
     }
 }
 
-inline void write_json(std::ostream& out, const profile::profile_report& r,
+/// The report as one JSON object written through `j` (alone, or as an element of --each's array).
+inline void write_json(io::json_writer& j, const profile::profile_report& r,
                        const profile::timeline_summary* timeline = nullptr) {
-    io::json_writer j(out);
     const auto opt = [&j](std::string_view k, const std::optional<double>& v) {
         j.key(k);
         if (v) {
@@ -397,11 +398,96 @@ inline void write_json(std::ostream& out, const profile::profile_report& r,
     j.end_object();
 }
 
+inline void write_json(std::ostream& out, const profile::profile_report& r,
+                       const profile::timeline_summary* timeline = nullptr) {
+    io::json_writer j(out);
+    write_json(j, r, timeline);
+}
+
+/// One op table's report, with the chip it was judged for and the timeline found beside it.
+struct table_report {
+    profile::profile_report report;
+    chip judged_for;
+    std::optional<profile::timeline_summary> timeline;
+    std::string label;  // "torch_npu, rank 1" ... (source_label), "-" for standard input
+};
+
+/// The report of one op table (a CSV, its slices, or an SQLite export) found by
+/// sources_from_args; skipped rows listed on `err`, a table of damaged rows only an error.
+[[nodiscard]] inline table_report report_of(const parsed_args& a,
+                                            const profile::profile_source& s,
+                                            const profile::report_options& ropt,
+                                            std::ostream& err) {
+    std::optional<chip> c;
+    table_report t{.report = {}, .judged_for = {}, .timeline = {}, .label = source_label(s)};
+    if (s.format == profile::source_format::sqlite) {
+        // A database may name its chip: read it first, then choose.
+        if (a.has("chip") || a.has("chip-ini")) (void)chip_from_args(a);  // a bad one fails now
+        profile::msprof_db_table db = read_database(s, profile_options_from_args(a), err);
+        c = chip_for_database(a, db, err);
+        profile::report_builder b(*c, ropt);
+        for (const auto& row : db.table.rows) b.add(row);
+        t.report = b.finish(s.name(), "msprof SQLite export");
+        t.report.skipped = std::move(db.table.skipped);
+        t.report.skipped_count = db.table.skipped_count;
+    } else {
+        c = chip_from_args(a);
+        if (s.timeline) {
+            t.timeline =
+                profile::summarize(profile::read_timeline_file(s.timeline->generic_string()));
+            c = at_measured_clock(*c, *t.timeline, err);
+        }
+        t.report = profile::build_report(s, *c, ropt, profile_options_from_args(a));
+    }
+    warn_skipped(err, t.report.source, t.report.skipped, t.report.skipped_count);
+    require_usable_rows(t.report.source, t.report.rows, t.report.skipped_count);
+    t.judged_for = *c;
+    return t;
+}
+
+/// Full-span utilization of `which` (the AI_CORE + MIX group for the cube), if measured.
+[[nodiscard]] inline std::optional<double> full_utilization(const profile::profile_report& r,
+                                                            engine which) {
+    // utilization: cube AI_CORE tasks, cube AI_CORE + MIX tasks, vector (report_builder's order)
+    for (auto it = r.utilization.rbegin(); it != r.utilization.rend(); ++it) {
+        if (it->which == which) return it->full_utilization;
+    }
+    return std::nullopt;
+}
+
+/// --each: one line per op table, side by side (a straggling rank or device stands out).
+inline void write_side_by_side(std::ostream& out, const std::vector<table_report>& tables,
+                               std::string_view format) {
+    const std::vector<std::string> header = {
+        "table", "what", "rows", "device us", "cube util %", "vector util %", "host idle %"};
+    const auto cells = [](const table_report& t) {
+        const profile::profile_report& r = t.report;
+        return std::vector<std::string>{
+            r.source,
+            t.label,
+            std::to_string(r.rows),
+            format_fixed(r.total_time.in(units::us), 3),
+            opt_fixed(pct(full_utilization(r, engine::cube)), 3),
+            opt_fixed(pct(full_utilization(r, engine::vector)), 3),
+            opt_fixed(pct(r.host.idle_share), 3)};
+    };
+    if (format == "csv") {
+        io::csv_writer w(out);
+        w.row(header);
+        for (const auto& t : tables) w.row(cells(t));
+        return;
+    }
+    io::text_table side(header);
+    for (const auto& t : tables) side.add_row(cells(t));
+    for (std::size_t col = 2; col < header.size(); ++col) side.set_align(col, io::align::right);
+    side.write(out);
+}
+
 }  // namespace report_detail
 
 [[nodiscard]] inline std::string report_usage() {
     return "Usage: perfcast report PROFILE [--chip C | --chip-ini FILE [--chip BASE]]\n"
-           "                       [--top N] [--format table|csv|json]\n\n"
+           "                       [--top N] [--each] [--format table|csv|json]\n\n"
            "Report on a measured profile (msprof op_summary_*.csv, torch_npu kernel_details.csv,\n"
            "their SQLite exports msprof_*.db / ascend_pytorch_profiler*.db, or the minimal\n"
            "format of docs/profiles.md; PROFILE may also be the profiler's output folder, or\n"
@@ -410,6 +496,58 @@ inline void write_json(std::ostream& out, const profile::profile_report& r,
            "bounds, host-bound signal, and findings with the seed's fixes. A database that\n"
            "names its chip model (NPU_INFO) needs no --chip.\n\n" +
            options_text(report_detail::options);
+}
+
+/// --each: a report for every op table PROFILE holds (after --rank and --device), then one line
+/// each side by side; csv: the side-by-side lines alone; json: {"tables": [...], "side_by_side":
+/// [...]}.
+inline int run_report_each(const parsed_args& a, const std::string& path,
+                           const profile::report_options& ropt, const std::string& format,
+                           std::ostream& out, std::ostream& err) {
+    std::vector<report_detail::table_report> tables;
+    for (const auto& s : sources_from_args(a, path)) {
+        say_reading(s, err);
+        tables.push_back(report_detail::report_of(a, s, ropt, err));
+    }
+    if (format == "csv") {
+        report_detail::write_side_by_side(out, tables, format);
+    } else if (format == "json") {
+        io::json_writer j(out);
+        j.begin_object().key("tables").begin_array();
+        for (const auto& t : tables) {
+            report_detail::write_json(j, t.report, t.timeline ? &*t.timeline : nullptr);
+        }
+        j.end_array().key("side_by_side").begin_array();
+        for (const auto& t : tables) {
+            const auto& r = t.report;
+            j.begin_object().member("source", r.source).member("what", t.label);
+            j.member("rows", r.rows).member("device_time_us", r.total_time.in(units::us));
+            const auto opt = [&j](std::string_view k, const std::optional<double>& v) {
+                j.key(k);
+                if (v) {
+                    j.value(*v);
+                } else {
+                    j.null();
+                }
+            };
+            opt("cube_utilization_pct", report_detail::pct(report_detail::full_utilization(r, engine::cube)));
+            opt("vector_utilization_pct",
+                report_detail::pct(report_detail::full_utilization(r, engine::vector)));
+            opt("host_idle_pct", report_detail::pct(r.host.idle_share));
+            j.end_object();
+        }
+        j.end_array().end_object();
+    } else {
+        for (const auto& t : tables) {
+            report_detail::write_table(out, t.report, t.judged_for);
+            if (t.timeline) report_detail::write_timeline_table(out, *t.timeline);
+            out << '\n';
+        }
+        out << "Side by side: " << tables.size() << " op tables (utilization over the full span; "
+            << "host idle: the device's idle share of its window)\n";
+        report_detail::write_side_by_side(out, tables, format);
+    }
+    return exit_ok;
 }
 
 inline int run_report(std::span<const std::string_view> args, std::ostream& out,
@@ -430,34 +568,25 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
     ropt.top_ops = row_count(a, "top", ropt.top_ops);
     const std::optional<io::output_file> svg = output_from_args(a, "svg");
     const std::string& path = a.positional.front();
-    profile::profile_report r;
-    std::optional<chip> c;
-    std::optional<profile::timeline_summary> timeline;
-    if (path == "-") {
-        c = chip_from_args(a);
-        r = profile::build_report(std::cin, "<stdin>", *c, ropt, profile_options_from_args(a));
-    } else if (const profile::profile_source s = source_from_args(a, path, err);
-               s.format == profile::source_format::sqlite) {
-        // A database may name its chip: read it first, then choose.
-        if (a.has("chip") || a.has("chip-ini")) (void)chip_from_args(a);  // a bad one fails now
-        profile::msprof_db_table db = read_database(s, profile_options_from_args(a), err);
-        c = chip_for_database(a, db, err);
-        profile::report_builder b(*c, ropt);
-        for (const auto& row : db.table.rows) b.add(row);
-        r = b.finish(s.name(), "msprof SQLite export");
-        r.skipped = std::move(db.table.skipped);
-        r.skipped_count = db.table.skipped_count;
-    } else {
-        c = chip_from_args(a);
-        if (s.timeline) {
-            timeline =
-                profile::summarize(profile::read_timeline_file(s.timeline->generic_string()));
-            c = report_detail::at_measured_clock(*c, *timeline, err);
-        }
-        r = profile::build_report(s, *c, ropt, profile_options_from_args(a));
+    if (a.has("each")) {
+        if (path == "-") throw usage_error("option '--each': needs a folder, not -");
+        if (svg) throw usage_error("option '--each': not with --svg (one chart per table: --rank N)");
+        return run_report_each(a, path, ropt, format, out, err);
     }
-    warn_skipped(err, r.source, r.skipped, r.skipped_count);
-    require_usable_rows(r.source, r.rows, r.skipped_count);
+    report_detail::table_report one;
+    if (path == "-") {
+        one.judged_for = chip_from_args(a);
+        one.report = profile::build_report(std::cin, "<stdin>", one.judged_for, ropt,
+                                           profile_options_from_args(a));
+        warn_skipped(err, one.report.source, one.report.skipped, one.report.skipped_count);
+        require_usable_rows(one.report.source, one.report.rows, one.report.skipped_count);
+    } else {
+        one = report_detail::report_of(
+            a, source_from_args(a, path, err, " (or report each with --each)"), ropt, err);
+    }
+    const profile::profile_report& r = one.report;
+    const chip* c = &one.judged_for;
+    const auto& timeline = one.timeline;
     if (svg) {
         std::vector<std::pair<std::string, double>> bars;
         for (const auto& t : r.by_type) bars.emplace_back(t.op_type + " (" + t.task + ")", t.total.in(units::us));

@@ -185,12 +185,11 @@ inline void warn_skipped(std::ostream& err, const std::string& source,
     }
 }
 
-/// The one op table that PROFILE names: the file itself, or the one found in a folder (--rank
-/// picks among ranks, --device among msprof devices). Several left: an error listing them.
-/// For a folder, what was found and why is printed on `err`.
-[[nodiscard]] inline profile::profile_source source_from_args(const parsed_args& a,
-                                                              const std::string& path,
-                                                              std::ostream& err) {
+/// The op tables that PROFILE names: the file itself, or those found in a folder (--rank picks
+/// among ranks, --device among msprof devices); never empty (none: an error saying what the walk
+/// looked at).
+[[nodiscard]] inline std::vector<profile::profile_source> sources_from_args(const parsed_args& a,
+                                                                            const std::string& path) {
     const profile::discovery d = profile::discover_profiles(path);
     std::vector<profile::profile_source> left = d.sources;
     // --rank keeps the tables of that rank; --device drops those of another device folder
@@ -221,23 +220,37 @@ inline void warn_skipped(std::ostream& err, const std::string& source,
             "ascend_pytorch_profiler*.db) in '" +
             path + "'" + (why.empty() ? std::string() : "; looked at:" + why));
     }
+    return left;
+}
+
+/// "TOOL, rank R, device D": what a table is, for lists and side-by-side tables.
+[[nodiscard]] inline std::string source_label(const profile::profile_source& s) {
+    std::string label = s.tool;
+    if (s.rank) label += ", rank " + std::to_string(*s.rank);
+    if (s.device) label += ", device " + std::to_string(*s.device);
+    return label;
+}
+
+/// What reading `s` from a folder found, and why, on `err` (nothing for a file named itself).
+inline void say_reading(const profile::profile_source& s, std::ostream& err) {
+    if (s.tool != "file") err << "perfcast: reading " << s.name() << " (" << s.tool << ": " << s.evidence << ")\n";
+}
+
+/// The one op table that PROFILE names (sources_from_args). Several left: an error listing them.
+/// For a folder, what was found and why is printed on `err`.
+[[nodiscard]] inline profile::profile_source source_from_args(const parsed_args& a,
+                                                              const std::string& path,
+                                                              std::ostream& err,
+                                                              std::string_view several_hint = "") {
+    const std::vector<profile::profile_source> left = sources_from_args(a, path);
     if (left.size() > 1) {
         std::string list;
-        for (const auto& s : left) {
-            list += "\n  " + s.name() + " (" + s.tool;
-            if (s.rank) list += ", rank " + std::to_string(*s.rank);
-            if (s.device) list += ", device " + std::to_string(*s.device);
-            list += ")";
-        }
+        for (const auto& s : left) list += "\n  " + s.name() + " (" + source_label(s) + ")";
         throw perfcast::error("'" + path + "' holds " + std::to_string(left.size()) +
-                              " op tables; pick one with --rank N or --device N, or name its "
-                              "file:" +
-                              list);
+                              " op tables; pick one with --rank N or --device N" +
+                              std::string(several_hint) + ", or name its file:" + list);
     }
-    if (left.front().tool != "file") {
-        err << "perfcast: reading " << left.front().name() << " (" << left.front().tool << ": "
-            << left.front().evidence << ")\n";
-    }
+    say_reading(left.front(), err);
     return left.front();
 }
 
