@@ -578,8 +578,8 @@ TEST_CASE("report fixes: --each reports every table of a folder and lines them u
                     {real, "--chip", "910B2", "--each", "--format", "csv", "--rank", "1"});
     REQUIRE(r.status == cli::exit_ok);
     const profile_report alone = every_op(rank1, chips::ascend910b2);
-    const std::string line1 = rank1 + ",\"torch_npu, rank 1\"," + std::to_string(alone.rows) +
-                              "," + perfcast::io::format_fixed(alone.total_time.in(units::us), 3) + ",";
+    const std::string line1 = rank1 + ",\"torch_npu, rank 1\"," + std::to_string(alone.rows) + "," +
+                              perfcast::io::format_fixed(alone.total_time.in(units::us), 3) + ",";
     CHECK(has(r.out, "table,what,rows,device us,cube util %,vector util %,host idle %\n"));
     CHECK(has(r.out, line1));
     CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 2);  // --rank 1: one table

@@ -46,7 +46,9 @@ inline constexpr std::array<option, 10> options{{
     device_option,
     step_option,
     rank_option,
-    {"each", "", "a folder of several op tables (ranks, devices): a report for each, then one line each side by side"},
+    {"each", "",
+     "a folder of several op tables (ranks, devices): a report for each, then one line each side "
+     "by side"},
     {"top", "N", "ops in the top-ops table (default 10; 0: all)"},
     {"format", "FORMAT", "table (default), csv or json"},
     {"svg", "FILE", "also draw the time by op type as an SVG bar chart"},
@@ -414,8 +416,7 @@ struct table_report {
 
 /// The report of one op table (a CSV, its slices, or an SQLite export) found by
 /// sources_from_args; skipped rows listed on `err`, a table of damaged rows only an error.
-[[nodiscard]] inline table_report report_of(const parsed_args& a,
-                                            const profile::profile_source& s,
+[[nodiscard]] inline table_report report_of(const parsed_args& a, const profile::profile_source& s,
                                             const profile::report_options& ropt,
                                             std::ostream& err) {
     std::optional<chip> c;
@@ -462,14 +463,13 @@ inline void write_side_by_side(std::ostream& out, const std::vector<table_report
         "table", "what", "rows", "device us", "cube util %", "vector util %", "host idle %"};
     const auto cells = [](const table_report& t) {
         const profile::profile_report& r = t.report;
-        return std::vector<std::string>{
-            r.source,
-            t.label,
-            std::to_string(r.rows),
-            format_fixed(r.total_time.in(units::us), 3),
-            opt_fixed(pct(full_utilization(r, engine::cube)), 3),
-            opt_fixed(pct(full_utilization(r, engine::vector)), 3),
-            opt_fixed(pct(r.host.idle_share), 3)};
+        return std::vector<std::string>{r.source,
+                                        t.label,
+                                        std::to_string(r.rows),
+                                        format_fixed(r.total_time.in(units::us), 3),
+                                        opt_fixed(pct(full_utilization(r, engine::cube)), 3),
+                                        opt_fixed(pct(full_utilization(r, engine::vector)), 3),
+                                        opt_fixed(pct(r.host.idle_share), 3)};
     };
     if (format == "csv") {
         io::csv_writer w(out);
@@ -530,7 +530,8 @@ inline int run_report_each(const parsed_args& a, const std::string& path,
                     j.null();
                 }
             };
-            opt("cube_utilization_pct", report_detail::pct(report_detail::full_utilization(r, engine::cube)));
+            opt("cube_utilization_pct",
+                report_detail::pct(report_detail::full_utilization(r, engine::cube)));
             opt("vector_utilization_pct",
                 report_detail::pct(report_detail::full_utilization(r, engine::vector)));
             opt("host_idle_pct", report_detail::pct(r.host.idle_share));
@@ -570,7 +571,8 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
     const std::string& path = a.positional.front();
     if (a.has("each")) {
         if (path == "-") throw usage_error("option '--each': needs a folder, not -");
-        if (svg) throw usage_error("option '--each': not with --svg (one chart per table: --rank N)");
+        if (svg)
+            throw usage_error("option '--each': not with --svg (one chart per table: --rank N)");
         return run_report_each(a, path, ropt, format, out, err);
     }
     report_detail::table_report one;

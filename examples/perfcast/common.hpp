@@ -188,8 +188,8 @@ inline void warn_skipped(std::ostream& err, const std::string& source,
 /// The op tables that PROFILE names: the file itself, or those found in a folder (--rank picks
 /// among ranks, --device among msprof devices); never empty (none: an error saying what the walk
 /// looked at).
-[[nodiscard]] inline std::vector<profile::profile_source> sources_from_args(const parsed_args& a,
-                                                                            const std::string& path) {
+[[nodiscard]] inline std::vector<profile::profile_source> sources_from_args(
+    const parsed_args& a, const std::string& path) {
     const profile::discovery d = profile::discover_profiles(path);
     std::vector<profile::profile_source> left = d.sources;
     // --rank keeps the tables of that rank; --device drops those of another device folder
@@ -233,7 +233,8 @@ inline void warn_skipped(std::ostream& err, const std::string& source,
 
 /// What reading `s` from a folder found, and why, on `err` (nothing for a file named itself).
 inline void say_reading(const profile::profile_source& s, std::ostream& err) {
-    if (s.tool != "file") err << "perfcast: reading " << s.name() << " (" << s.tool << ": " << s.evidence << ")\n";
+    if (s.tool != "file")
+        err << "perfcast: reading " << s.name() << " (" << s.tool << ": " << s.evidence << ")\n";
 }
 
 /// The one op table that PROFILE names (sources_from_args). Several left: an error listing them.
