@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -64,5 +65,52 @@ void bm_timeline_read(benchmark::State& state) {
     state.counters["MB"] = static_cast<double>(text->size()) / 1e6;
 }
 BENCHMARK(bm_timeline_read)->Unit(benchmark::kMillisecond);
+
+/// The same events repeated to ~100 MB, written once to a temporary file and read with
+/// read_timeline_file: the end-to-end figure (issue 12: >= 100 MB/s for a 100 MB timeline).
+const std::optional<std::string>& big_timeline_file() {
+    static const std::optional<std::string> path = []() -> std::optional<std::string> {
+        std::ifstream f(trace_2025, std::ios::binary);
+        if (!f) return std::nullopt;
+        std::stringstream ss;
+        ss << f.rdbuf();
+        const std::string file = ss.str();
+        const auto b = file.find('[');
+        const auto e = file.rfind(']');
+        if (b == std::string::npos || e == std::string::npos || e <= b) return std::nullopt;
+        const std::string_view events = std::string_view(file).substr(b + 1, e - b - 1);
+        constexpr std::size_t file_bytes = std::size_t{100} * 1000 * 1000;
+        const std::string out_path =
+            (std::filesystem::temp_directory_path() / "perfcast_bench_timeline_100mb.json")
+                .string();
+        std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
+        out << '[' << events;
+        std::size_t written = 1 + events.size();
+        while (written < file_bytes) {
+            out << ',' << events;
+            written += 1 + events.size();
+        }
+        out << ']';
+        if (!out) return std::nullopt;
+        return out_path;
+    }();
+    return path;
+}
+
+void bm_timeline_read_file_100mb(benchmark::State& state) {
+    const auto& path = big_timeline_file();
+    if (!path) return state.SkipWithError(("cannot write a copy of " + trace_2025).c_str());
+    std::size_t spans = 0;
+    for (auto _ : state) {
+        const perfcast::profile::timeline t = perfcast::profile::read_timeline_file(*path);
+        spans = t.device_tasks.size() + t.host_api.size();
+        benchmark::DoNotOptimize(spans);
+    }
+    const auto bytes = static_cast<std::int64_t>(std::filesystem::file_size(*path));
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * bytes);
+    state.counters["spans"] = static_cast<double>(spans);
+    state.counters["MB"] = static_cast<double>(bytes) / 1e6;
+}
+BENCHMARK(bm_timeline_read_file_100mb)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 }  // namespace

@@ -397,10 +397,7 @@ inline void read_event(io::json_cursor& c, raw_event& e, std::string& key, std::
 }
 
 [[nodiscard]] inline timeline read_timeline_file(const std::string& path) {
-    std::ifstream f = open_input(path, "read_timeline");
-    std::ostringstream s;
-    s << f.rdbuf();
-    const std::string text = s.str();
+    const std::string text = read_file_text(path, "read_timeline");
     return read_timeline(text, path);
 }
 
