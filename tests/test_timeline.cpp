@@ -248,3 +248,25 @@ TEST_CASE("cli: report reads the folder's timeline and uses the AI Core clock it
     REQUIRE(before > 0);
     CHECK(after / before == doctest::Approx(1800.0 / 1650.0).epsilon(1e-9));
 }
+
+TEST_CASE("read_file_text: the whole file, byte for byte, or an error naming it") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "perfcast_test_read_file_text";
+    fs::create_directories(dir);
+    const std::string bytes = std::string("a\0b\r\n", 5) + std::string(70000, 'x') + "\xff";
+    const fs::path file = dir / "some.json";
+    std::ofstream(file, std::ios::binary) << bytes;
+    CHECK(perfcast::profile::read_file_text(file.string(), "test") == bytes);
+
+    const fs::path empty = dir / "empty.json";
+    std::ofstream(empty, std::ios::binary).flush();
+    CHECK(perfcast::profile::read_file_text(empty.string(), "test").empty());
+
+    CHECK_THROWS_WITH_AS((void)perfcast::profile::read_file_text(dir.string(), "test"),
+                         doctest::Contains("is a directory, expected a file"),
+                         perfcast::parse_error);
+    CHECK_THROWS_WITH_AS(
+        (void)perfcast::profile::read_file_text((dir / "absent.json").string(), "test"),
+        doctest::Contains("cannot open file for reading"), perfcast::parse_error);
+    fs::remove_all(dir);
+}
