@@ -95,9 +95,9 @@ BENCHMARK(bm_profile_parse_csv_only)->Unit(benchmark::kMillisecond);
 /// from that file through a stream: the end-to-end figure of issue 12 (>= 200 MB/s for a 100 MB
 /// op_summary). The file is in the page cache after the first read: this measures the reader,
 /// not the disk.
-const std::string op_summary_helix =
-    PERFCAST_SOURCE_DIR "/tests/data/profiles/real/msprof_helix_2026_PROF/mindstudio_profiler_output/"
-                        "op_summary_20260511093035.csv";
+const std::string op_summary_helix = PERFCAST_SOURCE_DIR
+    "/tests/data/profiles/real/msprof_helix_2026_PROF/mindstudio_profiler_output/"
+    "op_summary_20260511093035.csv";
 
 const std::optional<std::string>& big_op_summary_file() {
     static const std::optional<std::string> path = []() -> std::optional<std::string> {

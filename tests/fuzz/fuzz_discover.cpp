@@ -85,8 +85,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const fs::path file = root / rel;
         fs::create_directories(file.parent_path(), ec);
         if (ec || fs::is_directory(file, ec)) continue;  // a file where a folder is, or the reverse
-        std::ofstream(file, std::ios::binary).write(body.data(),
-                                                    static_cast<std::streamsize>(body.size()));
+        std::ofstream(file, std::ios::binary)
+            .write(body.data(), static_cast<std::streamsize>(body.size()));
     }
     try {
         const perfcast::profile::discovery d = perfcast::profile::discover_profiles(root);
