@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <perfcast/chips.hpp>
+#include <perfcast/profile/chip_evidence.hpp>
 #include <perfcast/profile/kernel_details.hpp>
 #include <perfcast/profile/report.hpp>
 
@@ -183,10 +184,13 @@ TEST_CASE("real profiles: the CANN 8.3 file's Device_id column is read") {
     for (std::size_t i = 0; i < t.rows.size(); ++i) {
         REQUIRE(t.rows[i].device.has_value());
         CHECK(*t.rows[i].device == std::stoi(*raw.get(i, "Device_id")));
+        REQUIRE(t.rows[i].step.has_value());  // Step Id, read since --step
+        CHECK(*t.rows[i].step == std::stoi(*raw.get(i, "Step Id")));
     }
-    // Columns the reader does not use are listed once, in header order.
+    // Columns the reader does not use are listed once, in header order: Step Id (the first
+    // column) is read, Model ID (the third) is the first that is not.
     REQUIRE_FALSE(t.header.not_read.empty());
-    CHECK(t.header.not_read.front() == "Step Id");
+    CHECK(t.header.not_read.front() == "Model ID");
 }
 
 TEST_CASE("real profiles: the older op_summary layout (total_cycles, unprefixed ratios)") {
@@ -217,4 +221,47 @@ TEST_CASE("real profiles: the older op_summary layout (total_cycles, unprefixed 
     // icache_miss_rate, vec_time(us) and the other per-pipe times are not read.
     CHECK(std::find(t.header.not_read.begin(), t.header.not_read.end(), "icache_miss_rate") !=
           t.header.not_read.end());
+}
+
+TEST_CASE("real profiles: the chip told by the rows' own cube_utilization(%) column") {
+    // 43200 cycles/us on every usable row: 24 x 1800 MHz, the 910B2 alone among the presets.
+    const std::string y2025 =
+        real_dir + "torchnpu_2025_level1_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
+    const kernel_table t = read_kernel_details_string(slurp(y2025), y2025);
+    const chip_evidence e = rows_chip_evidence(t.rows);
+    REQUIRE(e.preset != nullptr);
+    CHECK(e.preset->name == "ascend910b2");
+    CHECK(e.text.find("= 43200 cycles/us") != std::string::npos);
+    CHECK(e.why_no_preset.empty());
+
+    // The CANN 8.3.RC1 run: 20 x 1650 = 33000, which no preset has: no chip, and why.
+    const std::string qwen =
+        real_dir + "torchnpu_cann83_qwen3_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
+    const chip_evidence q = rows_chip_evidence(read_kernel_details_string(slurp(qwen), qwen).rows);
+    CHECK(q.preset == nullptr);
+    CHECK(q.why_no_preset.find("33000 cycles/us, which no preset has") != std::string::npos);
+
+    // Rows made at 24 x 1850 MHz: the 910B1 and the 910_9391 both have it, so neither is chosen.
+    std::vector<kernel_row> made(4);
+    for (std::size_t i = 0; i < made.size(); ++i) {
+        const double us = 100.0 + 10.0 * static_cast<double>(i);
+        const double pct = 50.0 + static_cast<double>(i);
+        made[i].task_duration = perfcast::duration{us, units::us};
+        made[i].cube_utilization_pct = pct;
+        made[i].aic_total_cycles =
+            perfcast::cycle_count{24.0 * 1850.0 * us * pct / 100.0, units::cycle};
+    }
+    const chip_evidence both = rows_chip_evidence(made);
+    CHECK(both.preset == nullptr);
+    CHECK(both.why_no_preset.find("as 2 presets have: ascend910b1 (24 x 1850 MHz), "
+                                  "ascend910_9391 (24 x 1850 MHz)") != std::string::npos);
+
+    // Fewer than 3 rows agreeing, or none usable (under 1 % or 10 us): no chip.
+    made.resize(2);
+    CHECK(rows_chip_evidence(made).preset == nullptr);
+    made[0].task_duration = perfcast::duration{9.0, units::us};
+    made[1].cube_utilization_pct = 0.5;
+    const chip_evidence none = rows_chip_evidence(made);
+    CHECK(none.preset == nullptr);
+    CHECK(none.text.empty());
 }

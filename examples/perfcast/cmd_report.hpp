@@ -432,13 +432,33 @@ struct table_report {
         t.report.skipped = std::move(db.table.skipped);
         t.report.skipped_count = db.table.skipped_count;
     } else {
-        c = chip_from_args(a);
+        // No chip given: the rows say which (their cube_utilization(%) column), so they are read
+        // into memory first; with a chip the report streams them.
+        std::optional<profile::kernel_table> rows;
+        if (a.has("chip") || a.has("chip-ini")) {
+            c = chip_from_args(a);
+        } else {
+            rows = profile::read_profile_source(s, profile_options_from_args(a));
+            if (rows->rows.empty()) {  // nothing to tell the chip by: say why, as below
+                warn_skipped(err, s.name(), rows->skipped, rows->skipped_count);
+                require_usable_rows(s.name(), rows->rows.size(), rows->skipped_count);
+            }
+            c = chip_for_rows(rows->rows, s.name(), err);
+        }
         if (s.timeline) {
             t.timeline =
                 profile::summarize(profile::read_timeline_file(s.timeline->generic_string()));
             c = at_measured_clock(*c, *t.timeline, err);
         }
-        t.report = profile::build_report(s, *c, ropt, profile_options_from_args(a));
+        if (rows) {
+            profile::report_builder b(*c, ropt);
+            for (const auto& row : rows->rows) b.add(row);
+            t.report = b.finish(s.name(), std::string(profile::name_of(rows->header.format)));
+            t.report.skipped = std::move(rows->skipped);
+            t.report.skipped_count = rows->skipped_count;
+        } else {
+            t.report = profile::build_report(s, *c, ropt, profile_options_from_args(a));
+        }
     }
     warn_skipped(err, t.report.source, t.report.skipped, t.report.skipped_count);
     require_usable_rows(t.report.source, t.report.rows, t.report.skipped_count);

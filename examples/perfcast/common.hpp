@@ -319,6 +319,24 @@ inline void say_reading(const profile::profile_source& s, std::ostream& err) {
                            : e.why_no_preset));
 }
 
+/// The chip for CSV rows read without --chip / --chip-ini: the one preset whose cube cores x
+/// clock the rows' own cube_utilization(%) column gives (rows_chip_evidence), said on `err`;
+/// otherwise a usage error saying what the column gave.
+[[nodiscard]] inline chip chip_for_rows(std::span<const profile::kernel_row> rows,
+                                        const std::string& source, std::ostream& err) {
+    const profile::chip_evidence e = profile::rows_chip_evidence(rows);
+    if (e.preset != nullptr) {
+        err << "perfcast: " << source << ": " << e.text << "; chip " << e.preset->name
+            << " (--chip overrides)\n";
+        return e.preset->spec;
+    }
+    throw usage_error("needs --chip C or --chip-ini FILE: " +
+                      (e.why_no_preset.empty()
+                           ? std::string("no row has the cycles and cube_utilization(%) that "
+                                         "would tell the chip (at least 1 % over 10 us)")
+                           : e.why_no_preset));
+}
+
 /// The rows of the profile PROFILE names (a file, a folder, or - for standard input), read as
 /// --strict and --device say; skipped rows are listed on `err`.
 [[nodiscard]] inline profile::kernel_table read_profile_rows(const parsed_args& a,

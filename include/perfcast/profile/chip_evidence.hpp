@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@
 #include "../chips.hpp"
 #include "../error.hpp"
 #include "../units.hpp"
+#include "kernel_details.hpp"
 
 namespace perfcast::profile {
 
@@ -84,6 +86,71 @@ struct chip_evidence {
         e.why_no_preset += "; at " + mhz_text(lo) + " MHz it may be " + at_clock;
     } else if (!others.empty()) {
         e.why_no_preset += "; it may be " + others;
+    }
+    return e;
+}
+
+/// Rows the core x clock evidence needs: the profiler rounds cube_utilization(%) to 3 decimals
+/// and durations to 3 (us), so rows under 1 % or 10 us are left out (their quotient moves by more
+/// than the 0.5 % that tells two presets apart).
+inline constexpr double evidence_min_utilization_pct = 1.0;
+inline constexpr duration evidence_min_duration{10.0, units::us};
+
+/// What the rows' own cube_utilization(%) column says about the chip. The profiler computes it
+/// as aic_total_cycles / (duration x cube cores x clock) x 100 (tests/test_real_profiles.cpp
+/// checks that on four real files), so cycles / (duration x utilization / 100) is cores x clock,
+/// in cycles per us, whatever the row. The median over the rows is compared with every preset's
+/// cube cores x clock: a preset is named when exactly one is within 0.5 % (the nearest two
+/// Ascend presets, 910B1 and 910B2, are 2.8 % apart) and at least 3 rows agree within 1 % of the
+/// median. Cores and clock are not told apart: 20 x 1650 and 22 x 1500 look the same.
+[[nodiscard]] inline chip_evidence rows_chip_evidence(std::span<const kernel_row> rows) {
+    std::vector<double> per_us;
+    for (const kernel_row& r : rows) {
+        if (!r.aic_total_cycles || !r.task_duration || !r.cube_utilization_pct) continue;
+        if (*r.cube_utilization_pct < evidence_min_utilization_pct) continue;
+        if (*r.task_duration < evidence_min_duration) continue;
+        const double v = r.aic_total_cycles->in(units::cycle) /
+                         (r.task_duration->in(units::us) * *r.cube_utilization_pct / 100.0);
+        if (std::isfinite(v) && v > 0) per_us.push_back(v);
+    }
+    chip_evidence e;
+    if (per_us.empty()) return e;
+    std::sort(per_us.begin(), per_us.end());
+    const double median = per_us[per_us.size() / 2];
+    const auto agreeing = static_cast<std::size_t>(
+        std::count_if(per_us.begin(), per_us.end(),
+                      [median](double v) { return std::abs(v - median) <= 0.01 * median; }));
+    const auto number = [](double v) { return ::perfcast::detail::number_text(std::round(v)); };
+    e.text = "cube_utilization(%) column: cube cores x clock = " + number(median) +
+             " cycles/us (median of " + std::to_string(per_us.size()) + " rows, " +
+             std::to_string(agreeing) + " within 1 %)";
+    if (agreeing < 3) {
+        e.why_no_preset = "the cube_utilization(%) column: fewer than 3 rows agree on cores x clock";
+        return e;
+    }
+    std::string fits;
+    const chips::named_chip* only = nullptr;
+    std::size_t count = 0;
+    for (const chips::named_chip& p : chips::all_presets()) {
+        const double product = p.spec.cube.cores * p.spec.cube.clock.in(units::MHz);
+        if (std::abs(product - median) > 0.005 * median) continue;
+        fits += (fits.empty() ? "" : ", ") + std::string(p.name) + " (" +
+                std::to_string(p.spec.cube.cores) + " x " +
+                number(p.spec.cube.clock.in(units::MHz)) + " MHz)";
+        only = &p;
+        ++count;
+    }
+    if (count == 1) {
+        e.preset = only;
+        e.text += ": " + fits;
+    } else if (count == 0) {
+        e.why_no_preset = "the cube_utilization(%) column gives cube cores x clock = " +
+                          number(median) +
+                          " cycles/us, which no preset has (describe the chip with --chip-ini)";
+    } else {
+        e.why_no_preset = "the cube_utilization(%) column gives cube cores x clock = " +
+                          number(median) + " cycles/us, as " + std::to_string(count) +
+                          " presets have: " + fits;
     }
     return e;
 }
