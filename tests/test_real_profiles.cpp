@@ -236,7 +236,8 @@ TEST_CASE("real profiles: the chip told by the rows' own cube_utilization(%) col
 
     // The CANN 8.3.RC1 run: 20 x 1650 = 33000, which no preset has: no chip, and why.
     const std::string qwen =
-        real_dir + "torchnpu_cann83_qwen3_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
+        real_dir +
+        "torchnpu_cann83_qwen3_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
     const chip_evidence q = rows_chip_evidence(read_kernel_details_string(slurp(qwen), qwen).rows);
     CHECK(q.preset == nullptr);
     CHECK(q.why_no_preset.find("33000 cycles/us, which no preset has") != std::string::npos);

@@ -595,9 +595,10 @@ TEST_CASE("report fixes: without --chip the report takes the chip the rows' colu
     const std::string folder = real_dir + "torchnpu_helix_2026_standalone";
     const auto told = run_command(cli::report_command, {folder});
     REQUIRE(told.status == cli::exit_ok);
-    CHECK(has(told.err, "cube_utilization(%) column: cube cores x clock = 43200 cycles/us "
-                        "(median of 10 rows, 10 within 1 %): ascend910b2 (24 x 1800 MHz); chip "
-                        "ascend910b2 (--chip overrides)"));
+    CHECK(has(told.err,
+              "cube_utilization(%) column: cube cores x clock = 43200 cycles/us "
+              "(median of 10 rows, 10 within 1 %): ascend910b2 (24 x 1800 MHz); chip "
+              "ascend910b2 (--chip overrides)"));
     const auto given = run_command(cli::report_command, {folder, "--chip", "ascend910b2"});
     REQUIRE(given.status == cli::exit_ok);
     CHECK(told.out == given.out);
@@ -606,6 +607,7 @@ TEST_CASE("report fixes: without --chip the report takes the chip the rows' colu
     const auto qwen =
         run_command(cli::report_command, {real_dir + "torchnpu_cann83_qwen3_rank0_ascend_pt"});
     CHECK(qwen.status == cli::exit_usage);
-    CHECK(has(qwen.err, "needs --chip C or --chip-ini FILE: the cube_utilization(%) column gives "
-                        "cube cores x clock = 33000 cycles/us, which no preset has"));
+    CHECK(has(qwen.err,
+              "needs --chip C or --chip-ini FILE: the cube_utilization(%) column gives "
+              "cube cores x clock = 33000 cycles/us, which no preset has"));
 }

@@ -117,15 +117,17 @@ inline constexpr duration evidence_min_duration{10.0, units::us};
     if (per_us.empty()) return e;
     std::sort(per_us.begin(), per_us.end());
     const double median = per_us[per_us.size() / 2];
-    const auto agreeing = static_cast<std::size_t>(
-        std::count_if(per_us.begin(), per_us.end(),
-                      [median](double v) { return std::abs(v - median) <= 0.01 * median; }));
+    const auto agreeing =
+        static_cast<std::size_t>(std::count_if(per_us.begin(), per_us.end(), [median](double v) {
+            return std::abs(v - median) <= 0.01 * median;
+        }));
     const auto number = [](double v) { return ::perfcast::detail::number_text(std::round(v)); };
     e.text = "cube_utilization(%) column: cube cores x clock = " + number(median) +
              " cycles/us (median of " + std::to_string(per_us.size()) + " rows, " +
              std::to_string(agreeing) + " within 1 %)";
     if (agreeing < 3) {
-        e.why_no_preset = "the cube_utilization(%) column: fewer than 3 rows agree on cores x clock";
+        e.why_no_preset =
+            "the cube_utilization(%) column: fewer than 3 rows agree on cores x clock";
         return e;
     }
     std::string fits;
@@ -144,13 +146,13 @@ inline constexpr duration evidence_min_duration{10.0, units::us};
         e.preset = only;
         e.text += ": " + fits;
     } else if (count == 0) {
-        e.why_no_preset = "the cube_utilization(%) column gives cube cores x clock = " +
-                          number(median) +
-                          " cycles/us, which no preset has (describe the chip with --chip-ini)";
+        e.why_no_preset =
+            "the cube_utilization(%) column gives cube cores x clock = " + number(median) +
+            " cycles/us, which no preset has (describe the chip with --chip-ini)";
     } else {
-        e.why_no_preset = "the cube_utilization(%) column gives cube cores x clock = " +
-                          number(median) + " cycles/us, as " + std::to_string(count) +
-                          " presets have: " + fits;
+        e.why_no_preset =
+            "the cube_utilization(%) column gives cube cores x clock = " + number(median) +
+            " cycles/us, as " + std::to_string(count) + " presets have: " + fits;
     }
     return e;
 }
