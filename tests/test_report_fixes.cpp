@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <string>
@@ -610,4 +612,31 @@ TEST_CASE("report fixes: without --chip the report takes the chip the rows' colu
     CHECK(has(qwen.err,
               "needs --chip C or --chip-ini FILE: the cube_utilization(%) column gives "
               "cube cores x clock = 33000 cycles/us, which no preset has"));
+}
+
+// ---- 11. host gaps over times that span more than int64 ----------------------------------------
+
+TEST_CASE("report fixes: busy time over task times that span more than int64 stays right") {
+    // fuzz_msprof_db's finding (tests/fuzz/corpus/msprof_db/regression-busy-span-int64-overflow):
+    // a task near -9e18 ns and one ending at the int64 maximum made the busy-time sum overflow
+    // int64 (undefined behaviour; in practice a negative busy time).
+    report_builder b(chips::ascend910b2, {});
+    kernel_row r;
+    r.task = task_type::ai_core;
+    r.op_type = "MatMulV2";
+    r.start = timestamp{-9'000'171'072'689'741'512};
+    r.task_duration = perfcast::duration{5.0, units::us};
+    b.add(r);
+    r.start = timestamp{std::numeric_limits<std::int64_t>::max() - 1000};
+    r.task_duration = perfcast::duration{1.0, units::us};  // its end saturates at the maximum
+    b.add(r);
+    const profile_report rep = b.finish("t", "t");
+    const auto& h = rep.host;
+    CHECK(h.gaps == 1);
+    // busy: the two tasks, 5 us + 1000 ns (the second's end is cut at the int64 maximum), within
+    // a double's rounding at 1.8e19 ns (about 4 us), which the window's size forces.
+    CHECK(h.busy.in(units::us) == doctest::Approx(6.0).epsilon(0.01));
+    CHECK(h.window.in(units::ns) > 1.8e19);
+    CHECK(h.idle.in(units::ns) > 0.0);
+    CHECK(h.idle <= h.window);
 }

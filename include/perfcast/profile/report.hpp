@@ -849,17 +849,22 @@ private:
         std::sort(intervals_.begin(), intervals_.end(), [](const interval& a, const interval& b) {
             return a.begin < b.begin || (a.begin == b.begin && a.end < b.end);
         });
+        // Differences through timestamp's `-`: exact in int64 where they fit, in doubles where a
+        // damaged file's times span more than int64 (fuzz_msprof_db found 2^63 - 1 minus -9e18
+        // here). Each busy stretch is an integer number of ns below 2^53 in any real profile, so
+        // their sum in doubles is exact too.
         const std::int64_t first = intervals_.front().begin;
         std::int64_t cur_end = intervals_.front().end;
         std::int64_t last_end = cur_end;
-        std::int64_t busy = 0;
+        duration busy{};
         std::int64_t cur_begin = first;
         for (std::size_t i = 1; i < intervals_.size(); ++i) {
             const interval& x = intervals_[i];
             if (x.begin > cur_end) {
-                busy += cur_end - cur_begin;
+                busy += timestamp{cur_end} - timestamp{cur_begin};
                 ++h.gaps;
-                if (x.begin - cur_end > x.end - x.begin) ++h.gaps_longer_than_next;
+                if (timestamp{x.begin} - timestamp{cur_end} > timestamp{x.end} - timestamp{x.begin})
+                    ++h.gaps_longer_than_next;
                 cur_begin = x.begin;
                 cur_end = x.end;
             } else {
@@ -867,9 +872,9 @@ private:
             }
             last_end = std::max(last_end, x.end);
         }
-        busy += cur_end - cur_begin;
+        busy += timestamp{cur_end} - timestamp{cur_begin};
         h.window = timestamp{last_end} - timestamp{first};
-        h.busy = duration{static_cast<double>(busy), units::ns};
+        h.busy = busy;
         h.idle = h.window - h.busy;
         if (h.window.base_value() > 0) h.idle_share = h.idle / h.window;
         return h;
