@@ -483,7 +483,9 @@ struct attention_shape {
     r.bytes_written = a.backward ? q + 2.0 * kv : q;
     // Each query head reads its KV head's K and V once per query block.
     const double per_q_head = static_cast<double>(a.q_heads / a.kv_heads);
-    r.reread = 2.0 * kv * per_q_head * static_cast<double>(q_blocks - 1);
+    // A causal mask skips the blocks above the diagonal: their K and V are not read either.
+    const double kept = pairs / (static_cast<double>(a.q_len) * static_cast<double>(a.kv_len));
+    r.reread = 2.0 * kv * per_q_head * static_cast<double>(q_blocks - 1) * kept;
     r.run = static_cast<double>(a.head_dim) * size_of(t);
     return r;
 }
