@@ -49,16 +49,16 @@ double cube_peak_flops(const chip& c, dtype t) {
 // ---------------------------------------------------------------------------------------------
 // Attention: FLOPs against 4 x B x Nq x Sq x Skv x D by hand.
 
-static_assert(causal_pairs(4, 4) == 10);    // 1 + 2 + 3 + 4
-static_assert(causal_pairs(3, 5) == 12);    // queries at positions 2, 3, 4 see 3 + 4 + 5 keys
-static_assert(causal_pairs(1, 100) == 100); // decode: the one query sees the whole cache
-static_assert(causal_pairs(5, 3) == 6);     // the first two queries see no key: 1 + 2 + 3
+static_assert(causal_pairs(4, 4) == 10);     // 1 + 2 + 3 + 4
+static_assert(causal_pairs(3, 5) == 12);     // queries at positions 2, 3, 4 see 3 + 4 + 5 keys
+static_assert(causal_pairs(1, 100) == 100);  // decode: the one query sees the whole cache
+static_assert(causal_pairs(5, 3) == 6);      // the first two queries see no key: 1 + 2 + 3
 
 TEST_CASE("attention: FLOPs are 4 B Nq Sq Skv D, causal keeps S(S+1)/2 pairs, backward 2.5x") {
     // The 2023 profile's shape: B 2, 5 heads of 128, S 8192.
     // 4 x 2 x 5 x 8192 x 8192 x 128 = 343,597,383,680 (exact in a double).
-    const attention_shape dense{.batch = 2, .q_heads = 5, .kv_heads = 5, .q_len = 8192,
-                                .kv_len = 8192, .head_dim = 128};
+    const attention_shape dense{
+        .batch = 2, .q_heads = 5, .kv_heads = 5, .q_len = 8192, .kv_len = 8192, .head_dim = 128};
     const op d = attention(dense, dtype::bf16);
     CHECK(d.kind == op_kind::attention);
     CHECK(d.eng == engine::cube);
@@ -85,10 +85,10 @@ TEST_CASE("attention: FLOPs are 4 B Nq Sq Skv D, causal keeps S(S+1)/2 pairs, ba
     CHECK(g.vector_ops == 2.0 * 5.0 * 8192.0 * 8192.0 * 14.0);
 
     // GQA: fewer KV heads change the bytes, not the FLOPs (Q 16 heads, KV 8, as Qwen3's).
-    const attention_shape gqa{.batch = 1, .q_heads = 16, .kv_heads = 8, .q_len = 4096,
-                              .kv_len = 4096, .head_dim = 128};
-    const attention_shape mha{.batch = 1, .q_heads = 16, .kv_heads = 16, .q_len = 4096,
-                              .kv_len = 4096, .head_dim = 128};
+    const attention_shape gqa{
+        .batch = 1, .q_heads = 16, .kv_heads = 8, .q_len = 4096, .kv_len = 4096, .head_dim = 128};
+    const attention_shape mha{
+        .batch = 1, .q_heads = 16, .kv_heads = 16, .q_len = 4096, .kv_len = 4096, .head_dim = 128};
     CHECK(attention(gqa, dtype::bf16).flops() == attention(mha, dtype::bf16).flops());
     CHECK(attention(gqa, dtype::bf16).bytes_read < attention(mha, dtype::bf16).bytes_read);
 
@@ -106,8 +106,12 @@ TEST_CASE("attention: never below its compute floor (FLOPs / peak cube rate), on
             for (std::int64_t skv : lengths) {
                 for (int causal = 0; causal < 2; ++causal) {
                     for (int backward = 0; backward < 2; ++backward) {
-                        const attention_shape a{.batch = 2, .q_heads = 32, .kv_heads = 8,
-                                                .q_len = sq, .kv_len = skv, .head_dim = 128,
+                        const attention_shape a{.batch = 2,
+                                                .q_heads = 32,
+                                                .kv_heads = 8,
+                                                .q_len = sq,
+                                                .kv_len = skv,
+                                                .head_dim = 128,
                                                 .causal = causal == 1,
                                                 .backward = backward == 1};
                         const op o = attention(a, dtype::bf16);
@@ -130,9 +134,9 @@ TEST_CASE("attention: the compute term is the cube time plus the softmax on the 
     // 910B1: 24 cube cores (4096 bf16 MACs / cycle), 48 vector cores (64 fp32 ops / cycle);
     // 2 vector cores per cube core. B 1, 24 heads, S 128: 24 units, one per cube core.
     const chip& c = chips::ascend910b1;
-    const op o = attention({.batch = 1, .q_heads = 24, .kv_heads = 24, .q_len = 128,
-                            .kv_len = 4096, .head_dim = 128},
-                           dtype::bf16);
+    const op o = attention(
+        {.batch = 1, .q_heads = 24, .kv_heads = 24, .q_len = 128, .kv_len = 4096, .head_dim = 128},
+        dtype::bf16);
     REQUIRE(o.work_units == 24);
     // One unit: 2 x 128 x 4096 x 128 MACs = 134,217,728 / 4096 = 32,768 cycles of the cube.
     const double cube_s = 32768.0 / c.cube.clock.in(units::Hz);
@@ -157,8 +161,13 @@ TEST_CASE("attention rows: FlashAttentionScore SBH with a dense mask and dropout
     const std::optional<op> o = profile::op_of(r);
     REQUIRE(o.has_value());
     CHECK(o->kind == op_kind::attention);
-    const op expected = attention({.batch = 2, .q_heads = 5, .kv_heads = 5, .q_len = 8192,
-                                   .kv_len = 8192, .head_dim = 128, .dropout = true},
+    const op expected = attention({.batch = 2,
+                                   .q_heads = 5,
+                                   .kv_heads = 5,
+                                   .q_len = 8192,
+                                   .kv_len = 8192,
+                                   .head_dim = 128,
+                                   .dropout = true},
                                   dtype::bf16);
     CHECK(*o == expected);
     CHECK(o->flops().in(units::flop) == 343597383680.0);  // 4 x 2 x 8192^2 x 640
@@ -172,8 +181,13 @@ TEST_CASE("attention rows: FlashAttentionScore SBH, GQA, compressed causal mask 
         "FlashAttentionScore");
     const std::optional<op> o = profile::op_of(r);
     REQUIRE(o.has_value());
-    const op expected = attention({.batch = 1, .q_heads = 16, .kv_heads = 8, .q_len = 4096,
-                                   .kv_len = 4096, .head_dim = 128, .causal = true},
+    const op expected = attention({.batch = 1,
+                                   .q_heads = 16,
+                                   .kv_heads = 8,
+                                   .q_len = 4096,
+                                   .kv_len = 4096,
+                                   .head_dim = 128,
+                                   .causal = true},
                                   dtype::bf16);
     CHECK(*o == expected);
     // 4 x 16 x (4096 x 4097 / 2) x 128 = 4 x 16 x 8,390,656 x 128 = 68,736,253,952.
@@ -222,9 +236,8 @@ TEST_CASE("fill: writes only; ZerosLike and OnesLike rows map to it") {
     CHECK(f.work_units == 125);  // 4000 B in 32-byte blocks
 
     // ZerosLike of 232138240 fp32 elements (2023 profile): writes 928,552,960 B, reads none.
-    const profile::kernel_row r =
-        first_row_of("torchnpu_2023_cann70_rank0/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
-                     "ZerosLike");
+    const profile::kernel_row r = first_row_of(
+        "torchnpu_2023_cann70_rank0/ASCEND_PROFILER_OUTPUT/kernel_details.csv", "ZerosLike");
     const std::optional<op> o = profile::op_of(r);
     REQUIRE(o.has_value());
     CHECK(o->kind == op_kind::fill);
@@ -248,8 +261,9 @@ TEST_CASE("rowwise: ceil(rows / cores) x one row's time; with few rows the width
     CHECK(compute_of(49) == 2.0 * one);
     // One row: 11008 x 8 ops / 128 fp16 ops per cycle = 688 cycles.
     const model_params p;
-    CHECK(one == doctest::Approx(688.0 / c.vector.clock.in(units::Hz) / p.vector_efficiency)
-                     .epsilon(1e-12));
+    CHECK(
+        one ==
+        doctest::Approx(688.0 / c.vector.clock.in(units::Hz) / p.vector_efficiency).epsilon(1e-12));
     // A wider row takes longer at the same row count: the time follows the width.
     CHECK(cost(c, rowwise(1, 22016, dtype::fp16, {.ops_per_element = 8})).compute.in(units::s) ==
           2.0 * one);
@@ -291,16 +305,22 @@ TEST_CASE("model file: attention, grouped_matmul, fill and rowwise lines") {
         "norm B,4096 bf16 ops=6\n"
         "rowwise B,22016;B,11008 fp16 ops=8\n");
     REQUIRE(m.nodes.size() == 6);
-    CHECK(instantiate(m.nodes[0], 4) ==
-          attention({.batch = 4, .q_heads = 32, .kv_heads = 8, .q_len = 1, .kv_len = 4096,
-                     .head_dim = 128},
-                    dtype::bf16));
-    CHECK(instantiate(m.nodes[1], 2) ==
-          attention({.batch = 2, .q_heads = 32, .kv_heads = 8, .q_len = 2048, .kv_len = 2048,
-                     .head_dim = 128, .causal = true, .backward = true},
-                    dtype::bf16));
-    CHECK(instantiate(m.nodes[2], 2) == grouped_matmul_even(32, 8, 1024, 4096, dtype::bf16,
-                                                            {.out_type = dtype::bf16}));
+    CHECK(
+        instantiate(m.nodes[0], 4) ==
+        attention(
+            {.batch = 4, .q_heads = 32, .kv_heads = 8, .q_len = 1, .kv_len = 4096, .head_dim = 128},
+            dtype::bf16));
+    CHECK(instantiate(m.nodes[1], 2) == attention({.batch = 2,
+                                                   .q_heads = 32,
+                                                   .kv_heads = 8,
+                                                   .q_len = 2048,
+                                                   .kv_len = 2048,
+                                                   .head_dim = 128,
+                                                   .causal = true,
+                                                   .backward = true},
+                                                  dtype::bf16));
+    CHECK(instantiate(m.nodes[2], 2) ==
+          grouped_matmul_even(32, 8, 1024, 4096, dtype::bf16, {.out_type = dtype::bf16}));
     CHECK(instantiate(m.nodes[3], 3) == fill(3 * 4096, dtype::fp32));
     CHECK(instantiate(m.nodes[4], 5) == rowwise(5, 4096, dtype::bf16, {.ops_per_element = 6}));
     CHECK(instantiate(m.nodes[5], 7) ==

@@ -108,7 +108,7 @@ struct node {
     double out_bytes_per_element = 0;  // generic
     std::int64_t work_units = 0;       // generic (0: one per 32-byte block of the output)
     transfer_dir direction = transfer_dir::to_device;  // transfer
-    bool causal = false;    // attention: a causal mask
+    bool causal = false;                               // attention: a causal mask
     bool backward = false;  // attention: the backward pass (FlashAttentionScoreGrad)
 
     // Dispatch.

@@ -456,10 +456,10 @@ struct attention_shape {
                                   : static_cast<double>(a.q_len) * static_cast<double>(a.kv_len);
     const double bn = static_cast<double>(a.batch) * static_cast<double>(a.q_heads);
     const std::int64_t q_blocks = ceil_div(a.q_len, attention_block_rows);
-    const std::int64_t q_elems = checked_product(
-        checked_product(checked_product(a.batch, a.q_heads, where, "batch*q_heads"), a.q_len,
-                        where, "query rows"),
-        a.head_dim, where, "query elements");
+    const std::int64_t q_elems =
+        checked_product(checked_product(checked_product(a.batch, a.q_heads, where, "batch*q_heads"),
+                                        a.q_len, where, "query rows"),
+                        a.head_dim, where, "query elements");
     const std::int64_t kv_elems = checked_product(
         checked_product(checked_product(a.batch, a.kv_heads, where, "batch*kv_heads"), a.kv_len,
                         where, "key rows"),
@@ -553,7 +553,8 @@ constexpr op grouped_start(std::int64_t k, dtype t, const matmul_options& o) {
     op acc = detail::grouped_start(k, t, o);
     double padded = 0, m_sum = 0, mp_sum = 0;
     // Experts of one size are a batch of GEMMs with their own weights.
-    if (more > 0) detail::add_gemm(acc, batch_matmul(more, q + 1, n, k, t, o), padded, m_sum, mp_sum);
+    if (more > 0)
+        detail::add_gemm(acc, batch_matmul(more, q + 1, n, k, t, o), padded, m_sum, mp_sum);
     if (q > 0) {
         detail::add_gemm(acc, batch_matmul(experts - more, q, n, k, t, o), padded, m_sum, mp_sum);
     }
@@ -578,9 +579,9 @@ constexpr op grouped_start(std::int64_t k, dtype t, const matmul_options& o) {
 
 /// Options of a row-parallel op.
 struct rowwise_options {
-    double ops_per_element = 1;        // vector operations per output element
-    std::int64_t read_elements = -1;   // elements read over all inputs; -1: rows x width
-    std::int64_t out_width = 0;        // output elements per row; 0: width (SwiGlu: width / 2)
+    double ops_per_element = 1;       // vector operations per output element
+    std::int64_t read_elements = -1;  // elements read over all inputs; -1: rows x width
+    std::int64_t out_width = 0;       // output elements per row; 0: width (SwiGlu: width / 2)
     dtype out_type = dtype::fp16;
     bool out_same_as_in = true;
 };

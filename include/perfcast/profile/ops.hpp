@@ -70,16 +70,35 @@ struct vector_type_traits {
 };
 
 inline constexpr std::array<vector_type_traits, 29> vector_types{{
-    {"Exp", 4, true},           {"Log", 4, true},          {"Sqrt", 4, true},
-    {"Rsqrt", 4, true},         {"Reciprocal", 4, true},   {"RealDiv", 4, true},
-    {"Div", 4, true},           {"Tanh", 6, true},         {"Sigmoid", 6, true},
-    {"FastGelu", 8, true},      {"Gelu", 10, true},        {"GeluGrad", 12, true},
-    {"FastGeluGrad", 10, true}, {"LayerNorm", 8, true},    {"LayerNormV3", 8, true},
-    {"LayerNormGrad", 12, true}, {"Softmax", 8, true},     {"ScaledMaskedSoftmax", 10, true},
-    {"SoftmaxGrad", 8, true},   {"ApplyAdamW", 16, true},  {"DropOutDoMask", 2, true},
-    {"ZerosLike", 1, false},    {"OnesLike", 1, false},    {"Fill", 1, false},
-    {"RmsNorm", 6, true},       {"ApplyRotaryPosEmb", 4, true}, {"SwiGlu", 8, true},
-    {"Silu", 6, true},          {"RotaryPositionEmbedding", 4, true},
+    {"Exp", 4, true},
+    {"Log", 4, true},
+    {"Sqrt", 4, true},
+    {"Rsqrt", 4, true},
+    {"Reciprocal", 4, true},
+    {"RealDiv", 4, true},
+    {"Div", 4, true},
+    {"Tanh", 6, true},
+    {"Sigmoid", 6, true},
+    {"FastGelu", 8, true},
+    {"Gelu", 10, true},
+    {"GeluGrad", 12, true},
+    {"FastGeluGrad", 10, true},
+    {"LayerNorm", 8, true},
+    {"LayerNormV3", 8, true},
+    {"LayerNormGrad", 12, true},
+    {"Softmax", 8, true},
+    {"ScaledMaskedSoftmax", 10, true},
+    {"SoftmaxGrad", 8, true},
+    {"ApplyAdamW", 16, true},
+    {"DropOutDoMask", 2, true},
+    {"ZerosLike", 1, false},
+    {"OnesLike", 1, false},
+    {"Fill", 1, false},
+    {"RmsNorm", 6, true},
+    {"ApplyRotaryPosEmb", 4, true},
+    {"SwiGlu", 8, true},
+    {"Silu", 6, true},
+    {"RotaryPositionEmbedding", 4, true},
 }};
 
 [[nodiscard]] constexpr const vector_type_traits* traits_of(std::string_view type) noexcept {
@@ -235,7 +254,8 @@ namespace detail {
 [[nodiscard]] inline const tensor_shape* dense_mask_of(const kernel_row& r) {
     for (std::size_t i = 3; i < r.input_shapes.size(); ++i) {
         const tensor_shape& m = r.input_shapes[i];
-        if (m.rank() >= 2 && positive(m) && !(m.rank() == 2 && m.dims[0] == 2048 && m.dims[1] == 2048))
+        if (m.rank() >= 2 && positive(m) &&
+            !(m.rank() == 2 && m.dims[0] == 2048 && m.dims[1] == 2048))
             return &m;
     }
     return nullptr;
@@ -273,8 +293,8 @@ namespace detail {
     const tensor_shape& q = r.input_shapes[0];
     const tensor_shape& k = r.input_shapes[1];
     if (q.rank() != k.rank() || !positive(q) || !positive(k)) return std::nullopt;
-    const bool backward = r.op_type.find("Grad") != std::string::npos ||
-                          r.op_type.find("bwd") != std::string::npos;
+    const bool backward =
+        r.op_type.find("Grad") != std::string::npos || r.op_type.find("bwd") != std::string::npos;
     const tensor_shape* stats = softmax_stats_of(r);
     attention_shape a;
     a.backward = backward;
