@@ -231,6 +231,23 @@ inline constexpr std::int64_t split_k_chunk = 256;
 }
 
 namespace detail {
+/// Time of a cube op's vector part (op::vector_ops, attention's softmax) in fp32 on the vector
+/// cores that pair with the op's b cube cores (vector cores / cube cores of them each: 2 on the
+/// 910B, 1 on a GPU, whose SMs are both engines), the work spread over the same units.
+[[nodiscard]] constexpr duration vector_part_time(const chip& c, const op& o, int b,
+                                                  const model_params& p, const engine_spec& e) {
+    const engine_spec& v = c.vector;
+    const double rate = v.ops_per_cycle_for(dtype::fp32);
+    if (!(rate > 0) || v.cores < 1 || e.cores < 1) return duration{};
+    std::int64_t vb = static_cast<std::int64_t>(b) * v.cores / e.cores;
+    if (vb < 1) vb = 1;
+    if (vb > o.work_units) vb = o.work_units;
+    const double per_unit = o.vector_ops / static_cast<double>(o.work_units);
+    const cycle_count cycles{static_cast<double>(ceil_div(o.work_units, vb)) * per_unit / rate,
+                             units::cycle};
+    return cycles / v.clock / p.vector_efficiency;
+}
+
 /// The cost terms of `o` (already split, validated) on at most `limit` cores of `e`.
 [[nodiscard]] constexpr op_cost cost_terms(const chip& c, const op& o, core_count limit,
                                            const model_params& p, const engine_spec& e) {
@@ -251,6 +268,7 @@ namespace detail {
                                  units::cycle};
         r.compute = cycles / e.clock / eff;
     }
+    if (o.vector_ops > 0) r.compute += vector_part_time(c, o, b, p, e);
     r.memory = memory_time(c, o, b, p);
     r.head = head_time(c, o.eng, b, p);
     if (o.first_run) r.head += p.first_run_launch + p.first_run_per_core * static_cast<double>(b);
@@ -287,6 +305,8 @@ namespace detail {
                      ">= 1");
     PERFCAST_EXPECTS(o.extra_head.in(units::us) >= 0 && o.extra_head.in(units::us) < 1e9, where,
                      "op.extra_head (us)", o.extra_head.in(units::us), "a time in [0, 1e9) us");
+    PERFCAST_EXPECTS(o.vector_ops >= 0 && o.vector_ops < 1e300, where, "op.vector_ops",
+                     o.vector_ops, "a finite count >= 0");
     const double rate = e.ops_per_cycle_for(o.type);
     PERFCAST_EXPECTS(o.useful_ops == 0 || rate > 0, where, "dtype", name_of(o.type),
                      "a dtype the op's engine supports on this chip");

@@ -108,6 +108,8 @@ struct node {
     double out_bytes_per_element = 0;  // generic
     std::int64_t work_units = 0;       // generic (0: one per 32-byte block of the output)
     transfer_dir direction = transfer_dir::to_device;  // transfer
+    bool causal = false;                               // attention: a causal mask
+    bool backward = false;  // attention: the backward pass (FlashAttentionScoreGrad)
 
     // Dispatch.
     dispatch mode = dispatch::graph;
@@ -277,6 +279,57 @@ inline constexpr std::string_view instantiate_where = "instantiate";
     return transpose(s0, n.type, n.inner_axis_moves);
 }
 
+/// Q [B, Nq, Sq, D]; K [B, Nkv, Skv, D] (BNSD; any layout's sizes written so).
+[[nodiscard]] constexpr op attention_at(const node& n, std::int64_t batch, const shape& s0) {
+    const shape s1 = n.shapes[1].at(batch, "shapes[1]");
+    PERFCAST_EXPECTS(s0.rank() == 4 && s1.rank() == 4, instantiate_where, "attention shapes",
+                     static_cast<double>(s0.rank()), "Q B,Nq,Sq,D and K B,Nkv,Skv,D (rank 4)");
+    PERFCAST_EXPECTS(s0[0] == s1[0] && s0[3] == s1[3], instantiate_where, "attention K",
+                     static_cast<double>(s1[0]), "K with Q's batch and head dim");
+    return attention({.batch = s0[0],
+                      .q_heads = s0[1],
+                      .kv_heads = s1[1],
+                      .q_len = s0[2],
+                      .kv_len = s1[2],
+                      .head_dim = s0[3],
+                      .causal = n.causal,
+                      .backward = n.backward},
+                     n.type);
+}
+
+/// X [T, K]; W [E, K, N]: T tokens spread evenly over E experts.
+[[nodiscard]] constexpr op grouped_matmul_at(const node& n, std::int64_t batch, const shape& s0) {
+    const shape w = n.shapes[1].at(batch, "shapes[1]");
+    PERFCAST_EXPECTS(s0.rank() == 2 && w.rank() == 3, instantiate_where, "grouped_matmul shapes",
+                     static_cast<double>(w.rank()), "X T,K and W E,K,N");
+    PERFCAST_EXPECTS(w[1] == s0[1], instantiate_where, "grouped_matmul K",
+                     static_cast<double>(w[1]), "W's K equal to X's K");
+    return grouped_matmul_even(s0[0], w[0], w[2], s0[1], n.type, {.out_type = n.out_type});
+}
+
+[[nodiscard]] constexpr op fill_at(const node& n, std::int64_t, const shape& s0) {
+    return fill(s0.elements("fill elements"), n.type);
+}
+
+/// Input [ROWS.., WIDTH]; optional output [ROWS.., OUT_WIDTH] (SwiGlu halves the width).
+[[nodiscard]] constexpr op rowwise_at(const node& n, std::int64_t batch, const shape& s0) {
+    const std::int64_t width = s0.inner();
+    const std::int64_t rows = s0.elements("rowwise elements") / width;
+    rowwise_options o;
+    o.ops_per_element = n.ops_per_element;
+    o.out_type = n.out_type;
+    o.out_same_as_in = n.out_same_as_in;
+    if (n.shape_count >= 2) {
+        const shape out = n.shapes[1].at(batch, "shapes[1]");
+        PERFCAST_EXPECTS(out.elements("rowwise output") / out.inner() == rows, instantiate_where,
+                         "rowwise output rows", static_cast<double>(out.elements() / out.inner()),
+                         "the input's rows");
+        o.out_width = out.inner();
+    }
+    if (n.inputs > 1) o.read_elements = checked_product(rows * width, n.inputs, "rowwise", "reads");
+    return rowwise(rows, width, n.type, o);
+}
+
 [[nodiscard]] constexpr op generic_at(const node& n, std::int64_t, const shape& s0) {
     const auto e = static_cast<double>(s0.elements("generic elements"));
     std::int64_t units = n.work_units;
@@ -296,7 +349,7 @@ inline constexpr std::string_view instantiate_where = "instantiate";
 // The library's kinds, in op_kind order. The model file's "expected ..." lists the keywords in
 // this order.
 // clang-format off
-inline constexpr std::array<op_row, 13> op_kinds{{
+inline constexpr std::array<op_row, 17> op_kinds{{
     {op_kind::matmul, "matmul", {"matmul", "bmm"}, engine::cube, {},
      {2, 2, "two shapes A;B ([..., M, K];[..., K, N])"},
      {"MatMul", "MatMulV2", "MatMulV3", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3"},
@@ -328,6 +381,22 @@ inline constexpr std::array<op_row, 13> op_kinds{{
      {1, 1, "one shape (the elements copied)"}, {}, nullptr},
     {op_kind::generic, "generic", {"generic"}, engine::vector, {.engine_from_node = true},
      {1, 1, "one shape (the elements the per-element figures apply to)"}, {}, detail::generic_at},
+    {op_kind::attention, "attention", {"attention", "flash_attention"}, engine::cube, {},
+     {2, 2, "two shapes Q;K (B,Nq,Sq,D;B,Nkv,Skv,D)"},
+     {"FlashAttentionScore*", "PromptFlashAttention*", "IncreFlashAttention*",
+      "FusedInferAttentionScore*", "*flash_fwd*", "*flash_bwd*", "*paged_attention*"},
+     detail::attention_at},
+    {op_kind::grouped_matmul, "grouped_matmul", {"grouped_matmul", "gmm"}, engine::cube, {},
+     {2, 2, "two shapes X;W (T,K;E,K,N)"}, {"GroupedMatmul*"}, detail::grouped_matmul_at},
+    {op_kind::fill, "fill", {"fill", "memset"}, engine::vector, {},
+     {1, 1, "one shape (the elements written)"},
+     {"ZerosLike", "OnesLike", "Fill", "FillV2", "MemSet*", "*memset*", "*Memset*"},
+     detail::fill_at},
+    {op_kind::rowwise, "rowwise", {"rowwise", "norm"}, engine::vector, {},
+     {1, 2, "one shape ROWS..,WIDTH, or input;output when the width changes (SwiGlu)"},
+     {"*RmsNorm*", "LayerNorm", "LayerNormV3", "LayerNormV4", "*RotaryPos*", "SwiGlu*",
+      "*rms_norm*", "*rotary*"},
+     detail::rowwise_at},
 }};
 // clang-format on
 static_assert(covers_enum<op_kinds>(), "perfcast::op_kinds: one row per op_kind, in order");

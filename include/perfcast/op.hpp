@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string_view>
 
 #include "chip.hpp"
@@ -34,6 +35,10 @@ enum class op_kind : unsigned char {
     transpose,
     transfer,  // a host-link copy (a model node), not a device op
     generic,
+    attention,       // fused (flash) attention: two GEMMs on the cube, softmax on the vector
+    grouped_matmul,  // MoE: one GEMM per expert, every expert's tiles in one kernel
+    fill,            // ZerosLike, OnesLike, Fill, memsets: writes only
+    rowwise,         // norms, rope, gated activations: parallel over rows
 };
 
 /// Cube base tile (output block one core computes at a time): 128 x 256. Source: derived from the
@@ -70,6 +75,9 @@ struct op {
     double l2_input_share = -1;  // share of the reads found in L2; < 0: decided by size
     data_size writeback{};       // dirty L2 lines (earlier ops' writes) this op's traffic evicts
     bool first_run = false;      // first run of this kernel: its instructions are fetched cold
+    // Cube ops with a vector part (attention's softmax): element operations the vector cores
+    // run besides the cube work, in fp32, spread over `work_units` like the cube work. 0: none.
+    double vector_ops = 0;
     // Fixed time of this kernel beyond the engine's head (scalar set-up, argument loads):
     // calibration fits one per op type (profile/calibrate.hpp); factories leave it 0.
     duration extra_head{};
@@ -372,6 +380,245 @@ constexpr op data_move(op_kind kind, std::int64_t read, std::int64_t written, st
     const std::int64_t n = in.elements("transpose input");
     return detail::data_move(op_kind::transpose, n, n, inner_axis_moves ? 1 : in.inner(), t,
                              "transpose");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ops of today's language models (issue 13): fused attention, grouped (MoE) GEMMs, fills and
+// row-parallel vector ops.
+
+/// Vector operations per score element of a fused attention's softmax, in fp32 (the kernels keep
+/// scores in fp32). Forward, the online softmax of FlashAttention (Dao et al. 2022, Algorithm 1;
+/// Dao 2023, Algorithm 1): scale 1, mask 1, running max 1, subtract 1, exp 4, row sum 1, cast of P
+/// to the input dtype 1 = 10. Backward (Dao 2023, Algorithm 2): recompute P (scale, mask,
+/// subtract, exp: 7), dS = P o (dP - D) 2, scale 1, two casts 2 = 12. Dropout adds 2 (mask and
+/// rescale). Exp as 4 operations is profile/ops.hpp's vector_types row for Exp. These are
+/// instruction counts of a straightforward kernel, assumptions: a measured attention row
+/// anchors them (profile/anchored.hpp scales the whole op).
+inline constexpr double attention_vector_ops_forward = 10;
+inline constexpr double attention_vector_ops_backward = 12;
+inline constexpr double attention_vector_ops_dropout = 2;
+/// Backward FLOPs over forward FLOPs: 2.5 (Dao 2023, FlashAttention-2, §4.1: five matrix
+/// multiplies in the backward pass against two in the forward pass).
+inline constexpr double attention_backward_factor = 2.5;
+/// Query rows one core takes at a time: 128 (FlashAttention-2 picks query blocks of 64 or 128,
+/// Dao 2023 §3.3; 128 assumed, also on Ascend). Work units are (batch, head, query block).
+inline constexpr std::int64_t attention_block_rows = 128;
+
+/// A fused attention: batch x q_heads queries of q_len rows against kv_len keys, head_dim wide.
+/// GQA / MQA: kv_heads < q_heads (q_heads a multiple of kv_heads). The layout (BSH, SBH, BNSD,
+/// BSND) changes nothing the model sees: only these sizes matter.
+struct attention_shape {
+    std::int64_t batch = 1;
+    std::int64_t q_heads = 1;
+    std::int64_t kv_heads = 1;
+    std::int64_t q_len = 1;
+    std::int64_t kv_len = 1;
+    std::int64_t head_dim = 128;
+    bool causal = false;    // lower-triangular mask: blocks above the diagonal are skipped
+    bool backward = false;  // FlashAttentionScoreGrad: 2.5x the forward GEMM work
+    bool dropout = false;   // a dropout mask is applied to P
+    [[nodiscard]] friend constexpr bool operator==(const attention_shape&,
+                                                   const attention_shape&) = default;
+};
+
+/// Query-key pairs a causal mask keeps, the queries being the last q_len of kv_len positions
+/// (bottom-right alignment, as with a KV cache): query i (from 0) sees kv_len - q_len + i + 1
+/// keys. q_len = kv_len = S keeps S (S + 1) / 2 pairs: about half.
+[[nodiscard]] constexpr double causal_pairs(std::int64_t q_len, std::int64_t kv_len) noexcept {
+    const auto q = static_cast<double>(q_len);
+    const auto kv = static_cast<double>(kv_len);
+    if (q <= kv) return q * (kv - q) + q * (q + 1) / 2;
+    return kv * (kv + 1) / 2;  // the first q_len - kv_len queries see no key
+}
+
+/// Fused attention (FlashAttention, FlashAttentionScore and its grad, Prompt/IncreFlashAttention,
+/// FusedInferAttentionScore, paged attention) as cube work and vector work:
+///  - cube: QK^T and PV, head_dim MACs each per kept query-key pair, so 4 x B x Nq x pairs x D
+///    FLOPs forward (pairs = q_len x kv_len, or causal_pairs() under a causal mask); 2.5x that
+///    backward;
+///  - vector: the softmax, attention_vector_ops_* per kept pair in fp32 (op::vector_ops), run
+///    on the vector cores (cost.hpp; the cube and vector times add: each block's softmax waits
+///    for its QK^T and its PV for the softmax, an assumption of no overlap);
+///  - memory: Q, K, V read and O written (backward also O and dO read, dQ, dK, dV written); K
+///    and V re-read by every query block beyond the first, served by L2.
+/// Every kept pair is priced: the compute term is never below FLOPs / peak cube rate.
+[[nodiscard]] constexpr op attention(const attention_shape& a, dtype t) {
+    constexpr std::string_view where = "attention";
+    detail::expect_dim(a.batch, where, "batch");
+    detail::expect_dim(a.q_heads, where, "q_heads");
+    detail::expect_dim(a.kv_heads, where, "kv_heads");
+    detail::expect_dim(a.q_len, where, "q_len");
+    detail::expect_dim(a.kv_len, where, "kv_len");
+    detail::expect_dim(a.head_dim, where, "head_dim");
+    PERFCAST_EXPECTS(a.q_heads % a.kv_heads == 0, where, "kv_heads",
+                     static_cast<double>(a.kv_heads), "a divisor of q_heads (GQA groups)");
+    const double pairs = a.causal ? causal_pairs(a.q_len, a.kv_len)
+                                  : static_cast<double>(a.q_len) * static_cast<double>(a.kv_len);
+    const double bn = static_cast<double>(a.batch) * static_cast<double>(a.q_heads);
+    const std::int64_t q_blocks = ceil_div(a.q_len, attention_block_rows);
+    const std::int64_t q_elems =
+        checked_product(checked_product(checked_product(a.batch, a.q_heads, where, "batch*q_heads"),
+                                        a.q_len, where, "query rows"),
+                        a.head_dim, where, "query elements");
+    const std::int64_t kv_elems = checked_product(
+        checked_product(checked_product(a.batch, a.kv_heads, where, "batch*kv_heads"), a.kv_len,
+                        where, "key rows"),
+        a.head_dim, where, "key elements");
+    op r;
+    r.kind = op_kind::attention;
+    r.eng = engine::cube;
+    r.type = t;
+    r.out_type = t;
+    r.useful_ops = 2.0 * bn * pairs * static_cast<double>(a.head_dim) *
+                   (a.backward ? attention_backward_factor : 1.0);
+    r.work_units = checked_product(checked_product(a.batch, a.q_heads, where, "batch*q_heads"),
+                                   q_blocks, where, "work units");
+    r.ops_per_unit = r.useful_ops / static_cast<double>(r.work_units);
+    r.vector_ops = bn * pairs *
+                   ((a.backward ? attention_vector_ops_backward : attention_vector_ops_forward) +
+                    (a.dropout ? attention_vector_ops_dropout : 0.0));
+    const data_size q = detail::bytes_of(q_elems, t);
+    const data_size kv = detail::bytes_of(kv_elems, t);
+    r.bytes_read = a.backward ? 3.0 * q + 2.0 * kv : q + 2.0 * kv;
+    r.bytes_written = a.backward ? q + 2.0 * kv : q;
+    // Each query head reads its KV head's K and V once per query block.
+    const double per_q_head = static_cast<double>(a.q_heads / a.kv_heads);
+    // A causal mask skips the blocks above the diagonal: their K and V are not read either.
+    const double kept = pairs / (static_cast<double>(a.q_len) * static_cast<double>(a.kv_len));
+    r.reread = 2.0 * kv * per_q_head * static_cast<double>(q_blocks - 1) * kept;
+    r.run = static_cast<double>(a.head_dim) * size_of(t);
+    return r;
+}
+
+namespace detail {
+/// Adds GEMM `g` to grouped GEMM `acc`; `padded` sums units x ops per unit (tile padding).
+constexpr void add_gemm(op& acc, const op& g, double& padded, double& m_sum, double& mp_sum) {
+    acc.useful_ops += g.useful_ops;
+    acc.work_units = checked_sum(acc.work_units, g.work_units, "grouped_matmul", "work units");
+    padded += static_cast<double>(g.work_units) * g.ops_per_unit;
+    acc.bytes_read += g.bytes_read;
+    acc.bytes_written += g.bytes_written;
+    acc.reread += g.reread;
+    m_sum += g.useful_ops * g.m_efficiency;
+    mp_sum += g.useful_ops;
+}
+constexpr op grouped_from(op acc, double padded, double m_sum, double mp_sum) {
+    acc.kind = op_kind::grouped_matmul;
+    acc.ops_per_unit = padded / static_cast<double>(acc.work_units);
+    acc.m_efficiency = mp_sum > 0 ? m_sum / mp_sum : 1.0;
+    acc.k_depth = 0;  // no split-K: a grouped GEMM's tiles are many (an assumption)
+    return acc;
+}
+constexpr op grouped_start(std::int64_t k, dtype t, const matmul_options& o) {
+    op acc;
+    acc.eng = engine::cube;
+    acc.type = t;
+    acc.out_type = o.out_type;
+    acc.work_units = 0;
+    acc.run = static_cast<double>(k) * size_of(t);
+    return acc;
+}
+}  // namespace detail
+
+/// A grouped GEMM (MoE, GroupedMatmul): expert e multiplies its tokens[e] rows [tokens[e], K] by
+/// its own weight [K, N]; experts without tokens read no weight. The work is the sum of the
+/// per-expert GEMMs, each padded to its own tiles (an expert's last M tile is partly empty), and
+/// every expert's tiles share the cores in one kernel (the waves are counted over all tiles).
+[[nodiscard]] constexpr op grouped_matmul(std::span<const std::int64_t> tokens, std::int64_t n,
+                                          std::int64_t k, dtype t, matmul_options o = {}) {
+    constexpr std::string_view where = "grouped_matmul";
+    PERFCAST_EXPECTS(!tokens.empty(), where, "experts", 0.0, "at least one expert");
+    op acc = detail::grouped_start(k, t, o);
+    double padded = 0, m_sum = 0, mp_sum = 0;
+    for (std::int64_t m : tokens) {
+        PERFCAST_EXPECTS(m >= 0, where, "tokens", static_cast<double>(m),
+                         "a token count >= 0 per expert");
+        if (m > 0) detail::add_gemm(acc, matmul(m, n, k, t, o), padded, m_sum, mp_sum);
+    }
+    PERFCAST_EXPECTS(acc.work_units >= 1, where, "tokens", 0.0, "at least one token in all");
+    return detail::grouped_from(acc, padded, m_sum, mp_sum);
+}
+
+/// A grouped GEMM of `tokens` rows spread evenly over `experts` experts (the first tokens %
+/// experts experts get one more): what a profile row or a model file can say without the
+/// group list.
+[[nodiscard]] constexpr op grouped_matmul_even(std::int64_t tokens, std::int64_t experts,
+                                               std::int64_t n, std::int64_t k, dtype t,
+                                               matmul_options o = {}) {
+    constexpr std::string_view where = "grouped_matmul";
+    detail::expect_dim(tokens, where, "tokens");
+    detail::expect_dim(experts, where, "experts");
+    const std::int64_t q = tokens / experts;
+    const std::int64_t more = tokens % experts;
+    op acc = detail::grouped_start(k, t, o);
+    double padded = 0, m_sum = 0, mp_sum = 0;
+    // Experts of one size are a batch of GEMMs with their own weights.
+    if (more > 0)
+        detail::add_gemm(acc, batch_matmul(more, q + 1, n, k, t, o), padded, m_sum, mp_sum);
+    if (q > 0) {
+        detail::add_gemm(acc, batch_matmul(experts - more, q, n, k, t, o), padded, m_sum, mp_sum);
+    }
+    return detail::grouped_from(acc, padded, m_sum, mp_sum);
+}
+
+/// A fill (ZerosLike, OnesLike, Fill, a memset): writes `elements` values and reads nothing
+/// (ZerosLike uses only its input's shape); no vector work beyond the stores.
+[[nodiscard]] constexpr op fill(std::int64_t elements, dtype t) {
+    constexpr std::string_view where = "fill";
+    detail::expect_dim(elements, where, "elements");
+    op r;
+    r.kind = op_kind::fill;
+    r.eng = engine::vector;
+    r.type = t;
+    r.out_type = t;
+    r.work_units = detail::blocks_of(elements, t, where);
+    r.bytes_written = detail::bytes_of(elements, t);
+    r.run = r.bytes_written;
+    return r;
+}
+
+/// Options of a row-parallel op.
+struct rowwise_options {
+    double ops_per_element = 1;       // vector operations per output element
+    std::int64_t read_elements = -1;  // elements read over all inputs; -1: rows x width
+    std::int64_t out_width = 0;       // output elements per row; 0: width (SwiGlu: width / 2)
+    dtype out_type = dtype::fp16;
+    bool out_same_as_in = true;
+};
+
+/// A row-parallel vector op (RmsNorm, LayerNorm, rotary embedding, SwiGlu): `rows` rows of
+/// `width` input elements, one row at a time per core (a row's reduction or its gate pairs stay
+/// on one core, as CANN's and vLLM's kernels do; an assumption for others). The work units are
+/// the rows, so the time follows ceil(rows / cores) x the time of one row: with fewer rows than
+/// cores, fewer cores work and the time follows the row width, not rows x width.
+[[nodiscard]] constexpr op rowwise(std::int64_t rows, std::int64_t width, dtype t,
+                                   rowwise_options o = {}) {
+    constexpr std::string_view where = "rowwise";
+    detail::expect_dim(rows, where, "rows");
+    detail::expect_dim(width, where, "width");
+    PERFCAST_EXPECTS(o.ops_per_element > 0 && o.ops_per_element < 1e9, where, "ops_per_element",
+                     o.ops_per_element, "a finite value > 0");
+    PERFCAST_EXPECTS(o.out_width >= 0, where, "out_width", static_cast<double>(o.out_width),
+                     ">= 0");
+    PERFCAST_EXPECTS(o.read_elements >= -1, where, "read_elements",
+                     static_cast<double>(o.read_elements), ">= 0 (or -1: rows x width)");
+    const std::int64_t out_width = o.out_width > 0 ? o.out_width : width;
+    const std::int64_t out = checked_product(rows, out_width, where, "output elements");
+    op r;
+    r.kind = op_kind::rowwise;
+    r.eng = engine::vector;
+    r.type = t;
+    r.out_type = o.out_same_as_in ? t : o.out_type;
+    r.useful_ops = static_cast<double>(out) * o.ops_per_element;
+    r.work_units = rows;
+    r.ops_per_unit = static_cast<double>(out_width) * o.ops_per_element;
+    const std::int64_t read = o.read_elements >= 0
+                                  ? o.read_elements
+                                  : checked_product(rows, width, where, "read elements");
+    r.bytes_read = detail::bytes_of(read, t);
+    r.bytes_written = detail::bytes_of(out, r.out_type);
+    r.run = detail::bytes_of(width, t);
+    return r;
 }
 
 /// Anything else: its engine, flops, bytes in and out, and its parallel work units.

@@ -46,7 +46,7 @@ struct op_row {
     engine eng;                   // the engine it runs on (but see traits)
     op_traits traits;             // what the graph reads besides the engine
     op_shapes shapes;             // in a model file
-    name_list<6> profiler_types;  // profiler op types mapped to it (profile/ops.hpp): a name
+    name_list<8> profiler_types;  // profiler op types mapped to it (profile/ops.hpp): a name
                                   // matches in any case, a pattern with `*` as written
     node_cost cost;               // null: not a device op (transfer)
 };

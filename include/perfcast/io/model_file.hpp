@@ -464,6 +464,21 @@ struct key_value {
             if (const auto* kv = find("out")) out = lp.number(kv->value, "out", "bytes written per element >= 0");
             if (const auto* kv = find("units")) units = lp.integer(kv->value, "units", "an integer >= 1");
             n = nodes::generic(e, shapes[0], t, flops, in, out, units);
+        } else if (which == op_kind::attention) {
+            rank_at_least(shapes[0], 4, "Q B,Nq,Sq,D and K B,Nkv,Skv,D");
+            rank_at_least(shapes[1], 4, "Q B,Nq,Sq,D and K B,Nkv,Skv,D");
+            n = nodes::of_row(*row, shapes, t);
+            if (const auto* kv = find("causal")) n.causal = lp.flag(kv->value, "causal");
+            if (const auto* kv = find("backward")) n.backward = lp.flag(kv->value, "backward");
+            (void)instantiate(n, 1);  // GQA groups and K's batch and head dim, checked here
+        } else if (which == op_kind::rowwise) {
+            n = nodes::of_row(*row, shapes, t);
+            if (const auto* kv = find("ops")) {
+                n.ops_per_element = lp.number(kv->value, "ops", "operations per element > 0");
+            }
+            if (const auto* kv = find("inputs")) {
+                n.inputs = static_cast<int>(lp.integer(kv->value, "inputs", "an integer >= 1"));
+            }
         } else {  // a kind without keys of its own: its shapes and dtype (an extension's)
             n = nodes::of_row(*row, shapes, t);
         }

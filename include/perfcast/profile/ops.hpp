@@ -69,23 +69,48 @@ struct vector_type_traits {
     bool reads_inputs;
 };
 
-inline constexpr std::array<vector_type_traits, 28> vector_types{{
-    {"Exp", 4, true},           {"Log", 4, true},          {"Sqrt", 4, true},
-    {"Rsqrt", 4, true},         {"Reciprocal", 4, true},   {"RealDiv", 4, true},
-    {"Div", 4, true},           {"Tanh", 6, true},         {"Sigmoid", 6, true},
-    {"FastGelu", 8, true},      {"Gelu", 10, true},        {"GeluGrad", 12, true},
-    {"FastGeluGrad", 10, true}, {"LayerNorm", 8, true},    {"LayerNormV3", 8, true},
-    {"LayerNormGrad", 12, true}, {"Softmax", 8, true},     {"ScaledMaskedSoftmax", 10, true},
-    {"SoftmaxGrad", 8, true},   {"ApplyAdamW", 16, true},  {"DropOutDoMask", 2, true},
-    {"ZerosLike", 1, false},    {"OnesLike", 1, false},    {"Fill", 1, false},
-    {"RmsNorm", 6, true},       {"ApplyRotaryPosEmb", 4, true}, {"SwiGlu", 8, true},
+inline constexpr std::array<vector_type_traits, 29> vector_types{{
+    {"Exp", 4, true},
+    {"Log", 4, true},
+    {"Sqrt", 4, true},
+    {"Rsqrt", 4, true},
+    {"Reciprocal", 4, true},
+    {"RealDiv", 4, true},
+    {"Div", 4, true},
+    {"Tanh", 6, true},
+    {"Sigmoid", 6, true},
+    {"FastGelu", 8, true},
+    {"Gelu", 10, true},
+    {"GeluGrad", 12, true},
+    {"FastGeluGrad", 10, true},
+    {"LayerNorm", 8, true},
+    {"LayerNormV3", 8, true},
+    {"LayerNormGrad", 12, true},
+    {"Softmax", 8, true},
+    {"ScaledMaskedSoftmax", 10, true},
+    {"SoftmaxGrad", 8, true},
+    {"ApplyAdamW", 16, true},
+    {"DropOutDoMask", 2, true},
+    {"ZerosLike", 1, false},
+    {"OnesLike", 1, false},
+    {"Fill", 1, false},
+    {"RmsNorm", 6, true},
+    {"ApplyRotaryPosEmb", 4, true},
+    {"SwiGlu", 8, true},
     {"Silu", 6, true},
+    {"RotaryPositionEmbedding", 4, true},
 }};
 
 [[nodiscard]] constexpr const vector_type_traits* traits_of(std::string_view type) noexcept {
     for (const auto& t : vector_types)
         if (t.type == type) return &t;
     return nullptr;
+}
+
+/// Vector operations per output element of a row-parallel type (the traits table; 1 if absent).
+[[nodiscard]] constexpr double rowwise_ops_of(std::string_view type) noexcept {
+    const vector_type_traits* t = traits_of(type);
+    return t != nullptr ? t->ops_per_element : 1.0;
 }
 
 /// Whether the traits table counts more than one vector operation per element for `type`
@@ -208,7 +233,179 @@ namespace detail {
 /// Kinds whose profile rows need a reading of their own (op_of_row): MatMul shapes may be
 /// transposed, a reduction reads more than it writes, a cast is an elementwise op.
 [[nodiscard]] constexpr bool read_by_name(op_kind k) noexcept {
-    return k == op_kind::matmul || k == op_kind::reduce || k == op_kind::cast;
+    return k == op_kind::matmul || k == op_kind::reduce || k == op_kind::cast ||
+           k == op_kind::attention || k == op_kind::grouped_matmul || k == op_kind::fill ||
+           k == op_kind::rowwise;
+}
+
+/// The softmax statistics FlashAttentionScore writes (softmax_max, softmax_sum: [B, N, Sq, 8],
+/// CANN FlashAttentionScore reference) among a row's outputs, or its grad's inputs.
+[[nodiscard]] inline const tensor_shape* softmax_stats_of(const kernel_row& r) {
+    for (const auto* list : {&r.output_shapes, &r.input_shapes}) {
+        for (const tensor_shape& s : *list) {
+            if (s.rank() == 4 && s.dims[3] == 8 && positive(s)) return &s;
+        }
+    }
+    return nullptr;
+}
+
+/// A dense attention mask among a row's inputs from the fourth on ([..., Sq, Skv], not the
+/// compressed 2048 x 2048 causal mask), or null.
+[[nodiscard]] inline const tensor_shape* dense_mask_of(const kernel_row& r) {
+    for (std::size_t i = 3; i < r.input_shapes.size(); ++i) {
+        const tensor_shape& m = r.input_shapes[i];
+        if (m.rank() >= 2 && positive(m) &&
+            !(m.rank() == 2 && m.dims[0] == 2048 && m.dims[1] == 2048))
+            return &m;
+    }
+    return nullptr;
+}
+
+/// Query heads from softmax statistics written flat (CANN 7.0 profiles write [B*N*Sq*8] as one
+/// dimension): the first output of rank 1 whose size is rows x N x 8 for an N dividing the
+/// hidden size `hq`; else head dim 128 assumed (hq / 128 heads), or one head.
+[[nodiscard]] inline std::int64_t flat_stats_heads(const kernel_row& r, std::int64_t rows,
+                                                   std::int64_t hq) {
+    for (const tensor_shape& s : r.output_shapes) {
+        if (s.rank() != 1 || s.dims[0] < 1 || rows < 1) continue;
+        if (s.dims[0] % (rows * 8) != 0) continue;
+        const std::int64_t n = s.dims[0] / (rows * 8);
+        if (n >= 1 && hq % n == 0) return n;
+    }
+    return hq % 128 == 0 ? hq / 128 : 1;
+}
+
+/// The attention a FlashAttentionScore-like row describes, from its shapes (the layout is not
+/// in kernel_details, so it is read from them):
+///  - rank-4 Q and K: BNSD, or BSND when the softmax statistics [B, N, Sq, 8] say so;
+///  - rank-3 Q and K: SBH or BSH, told apart by the statistics' B and Sq (BSH without them, the
+///    default input_layout of Prompt/IncreFlashAttention), else by a dense mask's Sq; heads
+///    from the statistics (also when written flat), else head dim 128 assumed (the FLOPs do
+///    not depend on it);
+///  - TND (variable lengths, whose lengths are values, not shapes): not read.
+/// The mask: a [2048, 2048] input is the compressed lower-triangular mask of sparse modes 2-4
+/// (CANN FlashAttentionScore reference: "optimized" causal masks are 2048 x 2048): causal. Any
+/// other mask is applied element by element over every pair (sparse mode 0): dense. A
+/// FlashAttentionScore's input 4 (Grad: 5) is the dropout mask. A type with Grad or bwd in its
+/// name is the backward pass.
+[[nodiscard]] inline std::optional<op> attention_of_row(const kernel_row& r, dtype t) {
+    if (r.input_shapes.size() < 2) return std::nullopt;
+    const tensor_shape& q = r.input_shapes[0];
+    const tensor_shape& k = r.input_shapes[1];
+    if (q.rank() != k.rank() || !positive(q) || !positive(k)) return std::nullopt;
+    const bool backward =
+        r.op_type.find("Grad") != std::string::npos || r.op_type.find("bwd") != std::string::npos;
+    const tensor_shape* stats = softmax_stats_of(r);
+    attention_shape a;
+    a.backward = backward;
+    if (q.rank() == 4) {
+        const bool bsnd = stats != nullptr && stats->dims[1] == q.dims[2] &&
+                          stats->dims[2] == q.dims[1] && q.dims[1] != q.dims[2];
+        a.batch = q.dims[0];
+        a.q_heads = bsnd ? q.dims[2] : q.dims[1];
+        a.q_len = bsnd ? q.dims[1] : q.dims[2];
+        a.kv_heads = bsnd ? k.dims[2] : k.dims[1];
+        a.kv_len = bsnd ? k.dims[1] : k.dims[2];
+        a.head_dim = q.dims[3];
+        if (k.dims[0] != a.batch || k.dims[3] != a.head_dim) return std::nullopt;
+    } else if (q.rank() == 3) {
+        bool sbh = false;
+        const tensor_shape* mask = dense_mask_of(r);
+        if (stats != nullptr) {
+            const std::int64_t b = stats->dims[0];
+            const std::int64_t sq = stats->dims[2];
+            if (q.dims[0] == sq && q.dims[1] == b) {
+                sbh = true;
+            } else if (!(q.dims[0] == b && q.dims[1] == sq)) {
+                return std::nullopt;  // TND or a layout the statistics contradict
+            }
+            a.q_heads = stats->dims[1];
+        } else if (mask != nullptr) {
+            // The mask's last two dimensions are Sq, Skv.
+            sbh = q.dims[0] == mask->dims[mask->rank() - 2] &&
+                  q.dims[1] != mask->dims[mask->rank() - 2];
+        }
+        a.batch = sbh ? q.dims[1] : q.dims[0];
+        a.q_len = sbh ? q.dims[0] : q.dims[1];
+        a.kv_len = sbh ? k.dims[0] : k.dims[1];
+        if ((sbh ? k.dims[1] : k.dims[0]) != a.batch) return std::nullopt;
+        const std::int64_t hq = q.dims[2];
+        const std::int64_t hkv = k.dims[2];
+        if (stats == nullptr) a.q_heads = flat_stats_heads(r, a.batch * a.q_len, hq);
+        if (hq % a.q_heads != 0) return std::nullopt;
+        a.head_dim = hq / a.q_heads;
+        if (hkv % a.head_dim != 0) return std::nullopt;
+        a.kv_heads = hkv / a.head_dim;
+    } else {
+        return std::nullopt;
+    }
+    if (a.kv_heads < 1 || a.q_heads % a.kv_heads != 0) return std::nullopt;
+    for (std::size_t i = 3; i < r.input_shapes.size(); ++i) {
+        const tensor_shape& m = r.input_shapes[i];
+        if (m.rank() == 2 && m.dims[0] == 2048 && m.dims[1] == 2048) a.causal = true;
+    }
+    if (r.op_type.starts_with("FlashAttentionScore")) {
+        const std::size_t drop = backward ? 5 : 4;
+        a.dropout = r.input_shapes.size() > drop && !r.input_shapes[drop].scalar() &&
+                    positive(r.input_shapes[drop]);
+    }
+    return attention(a, t);
+}
+
+/// A GroupedMatmul row: X [T, K], W [E, K, N] (or [E, N, K]), output [T, N]; the group list
+/// (tokens per expert) is a value, not a shape: the tokens are spread evenly.
+[[nodiscard]] inline std::optional<op> grouped_matmul_of_row(const kernel_row& r, dtype t) {
+    if (r.input_shapes.size() < 2 || r.output_shapes.empty()) return std::nullopt;
+    const tensor_shape& x = r.input_shapes[0];
+    const tensor_shape& w = r.input_shapes[1];
+    const tensor_shape& y = r.output_shapes[0];
+    if (x.rank() != 2 || w.rank() != 3 || y.rank() != 2 || !positive(x) || !positive(w) ||
+        !positive(y) || y.dims[0] != x.dims[0])
+        return std::nullopt;
+    const std::int64_t kk = x.dims[1];
+    const std::int64_t nn = y.dims[1];
+    if (!((w.dims[1] == kk && w.dims[2] == nn) || (w.dims[1] == nn && w.dims[2] == kk)))
+        return std::nullopt;
+    dtype out = t;
+    if (!r.output_types.empty() && r.output_types[0].type) out = *r.output_types[0].type;
+    return grouped_matmul_even(x.dims[0], w.dims[0], nn, kk, t, {.out_type = out});
+}
+
+/// A fill row: its first output's elements in the output's dtype (else the row's dtype).
+[[nodiscard]] inline std::optional<op> fill_of_row(const kernel_row& r, dtype t) {
+    if (r.output_shapes.empty()) return std::nullopt;
+    const auto n = r.output_shapes[0].elements();
+    if (!n || *n < 1) return std::nullopt;
+    dtype out = t;
+    if (!r.output_types.empty() && r.output_types[0].type) out = *r.output_types[0].type;
+    return fill(*n, out);
+}
+
+/// A row-parallel row (RmsNorm, LayerNorm, rope, SwiGlu): the rows of its first output, the
+/// width of its first input, every input element read (gamma, cos and sin are small).
+[[nodiscard]] inline std::optional<op> rowwise_of_row(const kernel_row& r, dtype t) {
+    if (r.input_shapes.empty() || r.output_shapes.empty()) return std::nullopt;
+    const tensor_shape& y = r.output_shapes[0];
+    const auto out = y.elements();
+    if (!out || *out < 1 || y.inner() < 1) return std::nullopt;
+    std::int64_t read = 0;
+    for (const tensor_shape& s : r.input_shapes) {
+        const auto n = s.elements();
+        if (!n) return std::nullopt;
+        read += *n;
+    }
+    const std::int64_t rows = *out / y.inner();
+    const std::int64_t width = r.input_shapes[0].inner();
+    if (rows < 1 || width < 1 || !positive(r.input_shapes[0])) return std::nullopt;
+    rowwise_options o;
+    o.ops_per_element = rowwise_ops_of(r.op_type);
+    o.read_elements = read;
+    o.out_width = y.inner();
+    if (!r.output_types.empty() && r.output_types[0].type && *r.output_types[0].type != t) {
+        o.out_same_as_in = false;
+        o.out_type = *r.output_types[0].type;
+    }
+    return rowwise(rows, width, t, o);
 }
 
 /// The op of a row whose type another kind's row claims (an extension's, say): the kind's cost
@@ -255,6 +452,10 @@ namespace detail {
     const op_row* named = row_for_profiler_type(ops, r.op_type);
     const op_kind kind = named != nullptr ? named->value : op_kind::generic;
     if (named != nullptr && !read_by_name(kind)) return row_op_of(r, *named, *t);
+    if (kind == op_kind::attention) return attention_of_row(r, *t);
+    if (kind == op_kind::grouped_matmul) return grouped_matmul_of_row(r, *t);
+    if (kind == op_kind::fill) return fill_of_row(r, *t);
+    if (kind == op_kind::rowwise) return rowwise_of_row(r, *t);
     if (kind == op_kind::matmul) {
         const auto g = gemm_of(r);
         if (!g) return std::nullopt;

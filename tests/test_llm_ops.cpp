@@ -1,0 +1,334 @@
+// The op kinds of today's language models (issue 13, item 1): fused attention, grouped (MoE)
+// GEMMs, fills and row-parallel vector ops. Known answers computed by hand in the comments; the
+// profile rows are the real ones of tests/data/profiles/real (SOURCES.md).
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <perfcast/chips.hpp>
+#include <perfcast/cost.hpp>
+#include <perfcast/io/model_file.hpp>
+#include <perfcast/node.hpp>
+#include <perfcast/op.hpp>
+#include <perfcast/profile/kernel_details.hpp>
+#include <perfcast/profile/ops.hpp>
+
+#ifndef PERFCAST_SOURCE_DIR
+#error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
+#endif
+
+using namespace perfcast;
+
+namespace {
+
+const std::string real_dir = PERFCAST_SOURCE_DIR "/tests/data/profiles/real/";
+
+/// The first row of `type` in a real kernel_details file.
+profile::kernel_row first_row_of(const std::string& file, std::string_view type) {
+    const profile::kernel_table t = profile::read_kernel_details_file(real_dir + file);
+    for (const profile::kernel_row& r : t.rows) {
+        if (r.op_type == type) return r;
+    }
+    FAIL("no ", std::string(type), " row in ", file);
+    return {};
+}
+
+/// Peak dense FLOP/s of the cube of `c` for dtype `t` on every core: 2 x MACs / cycle x cores x
+/// clock.
+double cube_peak_flops(const chip& c, dtype t) {
+    return 2.0 * c.cube.ops_per_cycle_for(t) * static_cast<double>(c.cube.cores) *
+           c.cube.clock.in(units::Hz);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Attention: FLOPs against 4 x B x Nq x Sq x Skv x D by hand.
+
+static_assert(causal_pairs(4, 4) == 10);     // 1 + 2 + 3 + 4
+static_assert(causal_pairs(3, 5) == 12);     // queries at positions 2, 3, 4 see 3 + 4 + 5 keys
+static_assert(causal_pairs(1, 100) == 100);  // decode: the one query sees the whole cache
+static_assert(causal_pairs(5, 3) == 6);      // the first two queries see no key: 1 + 2 + 3
+
+TEST_CASE("attention: FLOPs are 4 B Nq Sq Skv D, causal keeps S(S+1)/2 pairs, backward 2.5x") {
+    // The 2023 profile's shape: B 2, 5 heads of 128, S 8192.
+    // 4 x 2 x 5 x 8192 x 8192 x 128 = 343,597,383,680 (exact in a double).
+    const attention_shape dense{
+        .batch = 2, .q_heads = 5, .kv_heads = 5, .q_len = 8192, .kv_len = 8192, .head_dim = 128};
+    const op d = attention(dense, dtype::bf16);
+    CHECK(d.kind == op_kind::attention);
+    CHECK(d.eng == engine::cube);
+    CHECK(d.flops().in(units::flop) == 343597383680.0);
+    // Softmax: 10 fp32 operations per score element: 2 x 5 x 8192^2 x 10 = 6,710,886,400.
+    CHECK(d.vector_ops == 6710886400.0);
+    // Work units: (batch, head, 128-row query block) = 2 x 5 x 64.
+    CHECK(d.work_units == 640);
+    // Q and O: 2 x 5 x 8192 x 128 x 2 B = 20,971,520 B; K and V the same each.
+    CHECK(d.bytes_read.in(units::B) == 3.0 * 20971520.0);
+    CHECK(d.bytes_written.in(units::B) == 20971520.0);
+
+    attention_shape causal = dense;
+    causal.causal = true;
+    // pairs 8192 x 8193 / 2 = 33,558,528; 4 x 2 x 5 x 33,558,528 x 128 = 171,819,663,360.
+    CHECK(attention(causal, dtype::bf16).flops().in(units::flop) == 171819663360.0);
+
+    attention_shape grad = dense;
+    grad.backward = true;
+    grad.dropout = true;
+    const op g = attention(grad, dtype::bf16);
+    CHECK(g.flops().in(units::flop) == 2.5 * 343597383680.0);
+    // 12 backward + 2 dropout operations per score element.
+    CHECK(g.vector_ops == 2.0 * 5.0 * 8192.0 * 8192.0 * 14.0);
+
+    // GQA: fewer KV heads change the bytes, not the FLOPs (Q 16 heads, KV 8, as Qwen3's).
+    const attention_shape gqa{
+        .batch = 1, .q_heads = 16, .kv_heads = 8, .q_len = 4096, .kv_len = 4096, .head_dim = 128};
+    const attention_shape mha{
+        .batch = 1, .q_heads = 16, .kv_heads = 16, .q_len = 4096, .kv_len = 4096, .head_dim = 128};
+    CHECK(attention(gqa, dtype::bf16).flops() == attention(mha, dtype::bf16).flops());
+    CHECK(attention(gqa, dtype::bf16).bytes_read < attention(mha, dtype::bf16).bytes_read);
+
+    CHECK_THROWS_AS((void)attention({.q_heads = 6, .kv_heads = 4}, dtype::bf16), error);
+}
+
+TEST_CASE("attention: never below its compute floor (FLOPs / peak cube rate), on every chip") {
+    // The floor of the whole chip; an op using fewer cores is slower still. Exact comparison:
+    // the model's compute term is ceil(units / cores) x ops per unit / rate, never less.
+    const std::array<const chip*, 4> chips{&chips::ascend910b1, &chips::ascend910b3,
+                                           &chips::a100_80gb_sxm, &chips::h100_sxm};
+    const std::array<std::int64_t, 5> lengths{1, 100, 1024, 4096, 32768};
+    for (const chip* c : chips) {
+        for (std::int64_t sq : lengths) {
+            for (std::int64_t skv : lengths) {
+                for (int causal = 0; causal < 2; ++causal) {
+                    for (int backward = 0; backward < 2; ++backward) {
+                        const attention_shape a{.batch = 2,
+                                                .q_heads = 32,
+                                                .kv_heads = 8,
+                                                .q_len = sq,
+                                                .kv_len = skv,
+                                                .head_dim = 128,
+                                                .causal = causal == 1,
+                                                .backward = backward == 1};
+                        const op o = attention(a, dtype::bf16);
+                        const double floor_s =
+                            o.flops().in(units::flop) / cube_peak_flops(*c, dtype::bf16);
+                        const op_cost k = cost(*c, o);
+                        CAPTURE(c->name);
+                        CAPTURE(sq);
+                        CAPTURE(skv);
+                        CHECK(k.compute.in(units::s) >= floor_s);
+                        CHECK(k.latency.in(units::s) >= floor_s);
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("attention: the compute term is the cube time plus the softmax on the vector cores") {
+    // 910B1: 24 cube cores (4096 bf16 MACs / cycle), 48 vector cores (64 fp32 ops / cycle);
+    // 2 vector cores per cube core. B 1, 24 heads, S 128: 24 units, one per cube core.
+    const chip& c = chips::ascend910b1;
+    const op o = attention(
+        {.batch = 1, .q_heads = 24, .kv_heads = 24, .q_len = 128, .kv_len = 4096, .head_dim = 128},
+        dtype::bf16);
+    REQUIRE(o.work_units == 24);
+    // One unit: 2 x 128 x 4096 x 128 MACs = 134,217,728 / 4096 = 32,768 cycles of the cube.
+    const double cube_s = 32768.0 / c.cube.clock.in(units::Hz);
+    // Its softmax: 128 x 4096 x 10 = 5,242,880 operations; 48 vector cores on 24 units: one
+    // unit each, 5,242,880 / 64 = 81,920 cycles.
+    const double vector_s = 81920.0 / c.vector.clock.in(units::Hz);
+    const model_params p;
+    const double expected = cube_s / p.cube_efficiency + vector_s / p.vector_efficiency;
+    // Relative 1e-12: the same operations in another order (double rounding only).
+    CHECK(cost(c, o).compute.in(units::s) == doctest::Approx(expected).epsilon(1e-12));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attention rows of real profiles.
+
+TEST_CASE("attention rows: FlashAttentionScore SBH with a dense mask and dropout (CANN 7.0)") {
+    // Q 8192,2,640 (S, B, H); mask 1,1,8192,8192 (dense: every pair priced); drop mask
+    // 83886112 bytes; statistics written flat: 655360 = 2 x 8192 x 5 x 8, so 5 heads of 128.
+    const profile::kernel_row r =
+        first_row_of("torchnpu_2023_cann70_rank0/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+                     "FlashAttentionScore");
+    const std::optional<op> o = profile::op_of(r);
+    REQUIRE(o.has_value());
+    CHECK(o->kind == op_kind::attention);
+    const op expected = attention({.batch = 2,
+                                   .q_heads = 5,
+                                   .kv_heads = 5,
+                                   .q_len = 8192,
+                                   .kv_len = 8192,
+                                   .head_dim = 128,
+                                   .dropout = true},
+                                  dtype::bf16);
+    CHECK(*o == expected);
+    CHECK(o->flops().in(units::flop) == 343597383680.0);  // 4 x 2 x 8192^2 x 640
+}
+
+TEST_CASE("attention rows: FlashAttentionScore SBH, GQA, compressed causal mask (CANN 8.3)") {
+    // Q 4096,1,2048, K and V 4096,1,1024, mask 2048,2048 (sparse modes 2-4: causal);
+    // statistics 1,16,4096,8: 16 query heads of 128, so 8 KV heads.
+    const profile::kernel_row r = first_row_of(
+        "torchnpu_cann83_qwen3_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+        "FlashAttentionScore");
+    const std::optional<op> o = profile::op_of(r);
+    REQUIRE(o.has_value());
+    const op expected = attention({.batch = 1,
+                                   .q_heads = 16,
+                                   .kv_heads = 8,
+                                   .q_len = 4096,
+                                   .kv_len = 4096,
+                                   .head_dim = 128,
+                                   .causal = true},
+                                  dtype::bf16);
+    CHECK(*o == expected);
+    // 4 x 16 x (4096 x 4097 / 2) x 128 = 4 x 16 x 8,390,656 x 128 = 68,736,253,952.
+    CHECK(o->flops().in(units::flop) == 68736253952.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Grouped GEMMs.
+
+TEST_CASE("grouped_matmul: the sum of the per-expert GEMMs, each padded to its own tiles") {
+    // fp16, N 1024, K 512; experts with 0, 100 and 300 tokens.
+    // 100 rows: M padded to 112 (fractal 16), one M tile x 4 N tiles (256) = 4 units.
+    // 300 rows: M padded to 304: 3 M tiles of 128 x 4 = 12 units. 16 units in all.
+    const std::array<std::int64_t, 3> tokens{0, 100, 300};
+    const op g = grouped_matmul(tokens, 1024, 512, dtype::fp16);
+    CHECK(g.kind == op_kind::grouped_matmul);
+    CHECK(g.work_units == 16);
+    CHECK(g.useful_ops == 400.0 * 1024.0 * 512.0);  // 400 tokens x N x K MACs
+    // Weights of the two experts with tokens only: 2 x 512 x 1024 x 2 B; X 400 x 512 x 2 B.
+    CHECK(g.bytes_read.in(units::B) == 2.0 * 512 * 1024 * 2 + 400.0 * 512 * 2);
+    CHECK(g.bytes_written.in(units::B) == 400.0 * 1024 * 2);
+    // Padded work: 4 units of 112 x 256 x 512 and 12 of 128 x 256 x 512.
+    CHECK(g.ops_per_unit * 16.0 == 4.0 * 112 * 256 * 512 + 12.0 * 128 * 256 * 512);
+
+    // Even split: 10 tokens over 4 experts are 3, 3, 2, 2.
+    const std::array<std::int64_t, 4> even{3, 3, 2, 2};
+    const op e = grouped_matmul_even(10, 4, 1024, 512, dtype::fp16);
+    const op per = grouped_matmul(even, 1024, 512, dtype::fp16);
+    CHECK(e.useful_ops == per.useful_ops);
+    CHECK(e.work_units == per.work_units);
+    CHECK(e.bytes() == per.bytes());
+
+    const std::array<std::int64_t, 2> none{0, 0};
+    CHECK_THROWS_AS((void)grouped_matmul(none, 1024, 512, dtype::fp16), error);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fills.
+
+TEST_CASE("fill: writes only; ZerosLike and OnesLike rows map to it") {
+    const op f = fill(1000, dtype::fp32);
+    CHECK(f.kind == op_kind::fill);
+    CHECK(f.bytes_read.in(units::B) == 0.0);
+    CHECK(f.bytes_written.in(units::B) == 4000.0);
+    CHECK(f.useful_ops == 0.0);
+    CHECK(f.work_units == 125);  // 4000 B in 32-byte blocks
+
+    // ZerosLike of 232138240 fp32 elements (2023 profile): writes 928,552,960 B, reads none.
+    const profile::kernel_row r = first_row_of(
+        "torchnpu_2023_cann70_rank0/ASCEND_PROFILER_OUTPUT/kernel_details.csv", "ZerosLike");
+    const std::optional<op> o = profile::op_of(r);
+    REQUIRE(o.has_value());
+    CHECK(o->kind == op_kind::fill);
+    CHECK(o->bytes_read.in(units::B) == 0.0);
+    CHECK(o->bytes_written.in(units::B) == 928552960.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Row-parallel ops.
+
+TEST_CASE("rowwise: ceil(rows / cores) x one row's time; with few rows the width decides") {
+    const chip& c = chips::ascend910b1;  // 48 vector cores
+    const auto compute_of = [](std::int64_t rows) {
+        return cost(chips::ascend910b1, rowwise(rows, 11008, dtype::fp16, {.ops_per_element = 8}))
+            .compute.in(units::s);
+    };
+    // 1 row and 48 rows take one row's time (each on its own core); 49 rows take two.
+    const double one = compute_of(1);
+    CHECK(one > 0);
+    CHECK(compute_of(48) == one);
+    CHECK(compute_of(49) == 2.0 * one);
+    // One row: 11008 x 8 ops / 128 fp16 ops per cycle = 688 cycles.
+    const model_params p;
+    CHECK(
+        one ==
+        doctest::Approx(688.0 / c.vector.clock.in(units::Hz) / p.vector_efficiency).epsilon(1e-12));
+    // A wider row takes longer at the same row count: the time follows the width.
+    CHECK(cost(c, rowwise(1, 22016, dtype::fp16, {.ops_per_element = 8})).compute.in(units::s) ==
+          2.0 * one);
+}
+
+TEST_CASE("rowwise rows: RmsNorm, rope and SwiGlu of the CANN 8.3 profile") {
+    const std::string file =
+        "torchnpu_cann83_qwen3_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
+    // SwiGlu 4096,6144 -> 4096,3072: 4096 rows, reads every input element, writes half.
+    const std::optional<op> s = profile::op_of(first_row_of(file, "SwiGlu"));
+    REQUIRE(s.has_value());
+    CHECK(s->kind == op_kind::rowwise);
+    CHECK(s->work_units == 4096);
+    CHECK(s->bytes_read.in(units::B) == 4096.0 * 6144 * 2);
+    CHECK(s->bytes_written.in(units::B) == 4096.0 * 3072 * 2);
+    CHECK(s->useful_ops == 4096.0 * 3072 * 8);  // 8 ops per output element (vector_types)
+    // RmsNorm 4096,1,1024;1024 -> 4096,1,1024: 4096 rows; gamma read too.
+    const std::optional<op> n = profile::op_of(first_row_of(file, "RmsNorm"));
+    REQUIRE(n.has_value());
+    CHECK(n->kind == op_kind::rowwise);
+    CHECK(n->work_units == 4096);
+    CHECK(n->bytes_read.in(units::B) == (4096.0 * 1024 + 1024) * 2);
+    // RotaryPositionEmbedding 4096,1,16,128 (+ cos, sin 4096,1,1,128): 65536 rows of 128.
+    const std::optional<op> q = profile::op_of(first_row_of(file, "RotaryPositionEmbedding"));
+    REQUIRE(q.has_value());
+    CHECK(q->kind == op_kind::rowwise);
+    CHECK(q->work_units == 4096 * 16);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model-file lines.
+
+TEST_CASE("model file: attention, grouped_matmul, fill and rowwise lines") {
+    const model m = io::parse_model(
+        "attention B,32,1,128;B,8,4096,128 bf16 name=decode\n"
+        "flash_attention B,32,2048,128;B,8,2048,128 bf16 causal=1 backward=1\n"
+        "gmm B*16,4096;8,4096,1024 bf16\n"
+        "fill B,4096 fp32\n"
+        "norm B,4096 bf16 ops=6\n"
+        "rowwise B,22016;B,11008 fp16 ops=8\n");
+    REQUIRE(m.nodes.size() == 6);
+    CHECK(
+        instantiate(m.nodes[0], 4) ==
+        attention(
+            {.batch = 4, .q_heads = 32, .kv_heads = 8, .q_len = 1, .kv_len = 4096, .head_dim = 128},
+            dtype::bf16));
+    CHECK(instantiate(m.nodes[1], 2) == attention({.batch = 2,
+                                                   .q_heads = 32,
+                                                   .kv_heads = 8,
+                                                   .q_len = 2048,
+                                                   .kv_len = 2048,
+                                                   .head_dim = 128,
+                                                   .causal = true,
+                                                   .backward = true},
+                                                  dtype::bf16));
+    CHECK(instantiate(m.nodes[2], 2) ==
+          grouped_matmul_even(32, 8, 1024, 4096, dtype::bf16, {.out_type = dtype::bf16}));
+    CHECK(instantiate(m.nodes[3], 3) == fill(3 * 4096, dtype::fp32));
+    CHECK(instantiate(m.nodes[4], 5) == rowwise(5, 4096, dtype::bf16, {.ops_per_element = 6}));
+    CHECK(instantiate(m.nodes[5], 7) ==
+          rowwise(7, 22016, dtype::fp16, {.ops_per_element = 8, .out_width = 11008}));
+
+    // GQA groups must divide: 32 query heads over 6 KV heads is an error naming the line.
+    const auto bad = [] {
+        (void)io::parse_model("attention B,32,1,128;B,6,4096,128 bf16\n", "m.model");
+    };
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains("m.model:1:"), io::model_file_error);
+}
