@@ -141,6 +141,7 @@ TEST_CASE("timeline: spans, host API classes and the clock from a small trace") 
     CHECK(t.host_api[0].thread == 42);
     REQUIRE(t.skipped_count == 1);
     CHECK(t.skipped[0].reason.find("'broken'") != std::string::npos);
+    CHECK(t.skipped[0].index == 6);  // its place in the event list
     REQUIRE(t.aicore_clock.size() == 2);
     // Over [1000, 1020] us: 1800 MHz for 10 us, 1200 MHz for 10 us: mean 1500.
     const auto clock =
@@ -269,4 +270,21 @@ TEST_CASE("read_file_text: the whole file, byte for byte, or an error naming it"
         (void)perfcast::profile::read_file_text((dir / "absent.json").string(), "test"),
         doctest::Contains("cannot open file for reading"), perfcast::parse_error);
     fs::remove_all(dir);
+}
+
+TEST_CASE("timeline: a skipped span is named by its place in the file's event list") {
+    // Metadata events come first here, so the span's place among the kept spans (0) and in the
+    // file (2) differ: the file's is reported.
+    const std::string text = R"([
+      {"name": "process_name", "pid": 7, "ph": "M", "args": {"name": "Ascend Hardware"}},
+      {"name": "thread_name", "pid": 7, "tid": 1, "ph": "M", "args": {"name": "Stream 1"}},
+      {"name": "broken", "pid": 7, "tid": 1, "ts": "soon", "dur": 1, "ph": "X"},
+      {"name": "MatMul", "pid": 7, "tid": 1, "ts": "5", "dur": 1, "ph": "X"}
+    ])";
+    const timeline t = read_timeline(text, "meta_first.json");
+    REQUIRE(t.skipped_count == 1);
+    CHECK(t.skipped[0].index == 2);
+    REQUIRE(t.device_tasks.size() == 1);
+    CHECK(t.device_tasks[0].name == "MatMul");
+    CHECK(t.device_tasks[0].task_type.empty());  // no Task Type and no cat
 }

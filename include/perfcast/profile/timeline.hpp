@@ -217,6 +217,7 @@ namespace detail {
 
 // One event's fields, as read.
 struct raw_event {
+    std::size_t index = 0;  // in the file's event list
     std::string name;
     std::string cat;
     char ph = 0;
@@ -353,13 +354,15 @@ inline void read_event(io::json_cursor& c, raw_event& e, std::string& key, std::
             if (e.name == "process_name" && e.pid) process[*e.pid] = e.process_name;
             continue;
         }
-        if (e.ph == 'X' || e.ph == 'C') kept.push_back(std::move(e));
+        if (e.ph == 'X' || e.ph == 'C') {
+            e.index = index;
+            kept.push_back(std::move(e));
+        }
     }
     // The rest of an enclosing object (other members after traceEvents) is not needed; the
     // text must still be well-formed up to the list's end, which it was.
 
-    for (std::size_t i = 0; i < kept.size(); ++i) {
-        const detail::raw_event& x = kept[i];
+    for (const detail::raw_event& x : kept) {
         const std::string& pname = x.pid && process.contains(*x.pid) ? process[*x.pid] : x.cat;
         ++t.processes[pname];
         std::int64_t ns = 0;
@@ -368,7 +371,7 @@ inline void read_event(io::json_cursor& c, raw_event& e, std::string& key, std::
             if (x.name != "AI Core Freq") continue;
             // 1 MHz .. 10 GHz, the range chip.hpp accepts for any clock.
             if (!has_ts || !x.mhz || *x.mhz < 1 || *x.mhz > 10000) {
-                skip(i, "AI Core Freq counter without a time or a clock in [1, 10000] MHz");
+                skip(x.index, "AI Core Freq counter without a time or a clock in [1, 10000] MHz");
                 continue;
             }
             t.aicore_clock.push_back({timestamp{ns}, frequency{*x.mhz, units::MHz}});
@@ -379,7 +382,7 @@ inline void read_event(io::json_cursor& c, raw_event& e, std::string& key, std::
         const bool host = pname == "CANN" || x.cat == "Runtime" || x.cat == "cuda_runtime";
         if (!device && !host) continue;
         if (!has_ts || !x.dur_us || *x.dur_us < 0) {
-            skip(i, "span '" + x.name + "' without a valid ts (microseconds) and dur");
+            skip(x.index, "span '" + x.name + "' without a valid ts (microseconds) and dur");
             continue;
         }
         const duration d{*x.dur_us, units::us};
