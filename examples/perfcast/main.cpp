@@ -7,6 +7,7 @@
 //   perfcast calibrate  fit the model's parameters to a profile
 //   perfcast validate   score the model against measured rows
 //   perfcast report     utilization, bounds and findings of a profile
+//   perfcast import     an ONNX graph as a model file (needs ONNX at build time)
 //   perfcast --help     this list; `perfcast <command> --help` for a command's options
 //   perfcast --version  the version (include/perfcast/version.hpp)
 //
@@ -28,6 +29,7 @@
 #include "cmd_op.hpp"
 #include "cmd_validate.hpp"
 #include "cmd_report.hpp"
+#include "cmd_import.hpp"
 
 #include "progress.hpp"  // progress_settings.terminal
 
@@ -57,6 +59,7 @@ constexpr perfcast::cli::command commands[] = {
     perfcast::cli::calibrate_command,
     perfcast::cli::validate_command,
     perfcast::cli::report_command,
+    perfcast::cli::import_command,
 };
 
 }  // namespace
