@@ -58,7 +58,7 @@ inline int run_import(std::span<const std::string_view> args, std::ostream& out,
     const std::optional<io::output_file> target = output_from_args(a, "output");
     const std::string& path = a.positional.front();
     io::onnx_import r;
-    const model m = io::model_of(read_onnx_graph(path, a.value_or("batch-dim", "")), &r);
+    const model m = import_onnx(path, a.value_or("batch-dim", ""), r);
     (void)m;  // read back: what is written is a model file whatif accepts
     if (target) {
         io::write_output(*target, r.text);

@@ -101,13 +101,19 @@ shape_map infer(const onnx::ModelProto& original, const std::set<std::string>& i
                 const std::string& symbol, std::int64_t first, std::int64_t probe) {
     onnx::ModelProto m = original;
     auto* g = m.mutable_graph();
-    g->clear_value_info();
-    for (auto& v : *g->mutable_input()) {
-        if (probe > 0 && !initializers.count(v.name())) set_batch(v.mutable_type(), symbol, first, probe);
-    }
-    // Outputs as inference finds them: declared batch sizes would contradict the probe.
-    for (auto& v : *g->mutable_output()) {
-        if (v.type().has_tensor_type()) v.mutable_type()->mutable_tensor_type()->clear_shape();
+    // Declared shapes at the probe batch: the inputs', the outputs' (inference may not know
+    // them: a Squeeze whose axes are an input) and, for a symbolic batch, the intermediate
+    // ones; a numeric batch's intermediate shapes are inferred again.
+    if (probe > 0) {
+        for (auto& v : *g->mutable_input()) {
+            if (!initializers.count(v.name())) set_batch(v.mutable_type(), symbol, first, probe);
+        }
+        for (auto& v : *g->mutable_output()) set_batch(v.mutable_type(), symbol, first, probe);
+        if (symbol.empty()) {
+            g->clear_value_info();
+        } else {
+            for (auto& v : *g->mutable_value_info()) set_batch(v.mutable_type(), symbol, first, probe);
+        }
     }
     try {
         onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
@@ -123,7 +129,8 @@ shape_map infer(const onnx::ModelProto& original, const std::set<std::string>& i
 
 std::string onnx_version() { return "1.12 (Debian libonnx-dev) or compatible"; }
 
-io::onnx_graph read_onnx_graph(const std::string& path, const std::string& batch_dim) {
+io::onnx_graph read_onnx_graph(const std::string& path, const std::string& batch_dim,
+                               bool fixed) {
     std::ifstream in(path, std::ios::binary);
     if (!in) fail(path, "file", path, "a readable ONNX model file");
     onnx::ModelProto model;
@@ -168,7 +175,7 @@ io::onnx_graph read_onnx_graph(const std::string& path, const std::string& batch
         }
     } else if (!symbols.empty()) {
         symbol = symbols.front();
-    } else {
+    } else if (!fixed) {
         for (const auto& v : g.input()) {
             if (initializers.count(v.name())) continue;
             const probe_shape s = shape_of(v.type());

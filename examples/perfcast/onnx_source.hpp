@@ -40,14 +40,17 @@ inline constexpr bool have_onnx = PERFCAST_HAVE_ONNX != 0;
 /// every dimension as a x B + c, B the symbolic dimension `batch_dim` (empty: the first symbolic
 /// dimension of the graph inputs, else their first dimension). Throws perfcast::error (an
 /// io::onnx_import_error) when the file is not an ONNX model or `batch_dim` is not in it.
+/// `fixed`: no batch, every dimension at the graph's own size.
 [[nodiscard]] io::onnx_graph read_onnx_graph(const std::string& path,
-                                             const std::string& batch_dim = {});
+                                             const std::string& batch_dim = {},
+                                             bool fixed = false);
 
 /// The ONNX library's version, for messages.
 [[nodiscard]] std::string onnx_version();
 #else
 [[nodiscard]] inline io::onnx_graph read_onnx_graph(const std::string& path,
-                                                    const std::string& /*batch_dim*/ = {}) {
+                                                    const std::string& /*batch_dim*/ = {},
+                                                    bool /*fixed*/ = false) {
     throw perfcast::error(onnx_missing_message(path));
 }
 [[nodiscard]] inline std::string onnx_version() { return "none"; }
@@ -58,12 +61,33 @@ inline constexpr bool have_onnx = PERFCAST_HAVE_ONNX != 0;
     return path.size() > 5 && path.substr(path.size() - 5) == ".onnx";
 }
 
+/// The ONNX graph at `path` imported: the model and its summary. A graph whose batch is its
+/// inputs' first dimension (no symbolic one) and does not import at other batches (a Reshape to
+/// the exported size, a weight passed as an input of the same first dimension) is imported at
+/// its own sizes, every line fixed=1, and the summary says so.
+[[nodiscard]] inline model import_onnx(const std::string& path, const std::string& batch_dim,
+                                       io::onnx_import& summary) {
+    io::onnx_graph g = read_onnx_graph(path, batch_dim);
+    const bool numeric = !g.batch_symbol.empty() && g.batch_symbol.front() != '\'';
+    if (!numeric) return io::model_of(g, &summary);
+    try {
+        return io::model_of(g, &summary);
+    } catch (const perfcast::error& e) {
+        const std::string why = e.what();
+        model m = io::model_of(read_onnx_graph(path, batch_dim, true), &summary);
+        summary.approximations.push_back("the batch (" + g.batch_symbol +
+                                         ") does not vary in this graph, imported at its own "
+                                         "sizes (every line fixed=1): " + why);
+        return m;
+    }
+}
+
 /// The model at `path`: a model file, or an ONNX graph imported (its summary on `err`).
 [[nodiscard]] inline model read_model_input(const std::string& path, std::ostream& err,
                                             const std::string& batch_dim = {}) {
     if (!is_onnx_path(path)) return io::read_model_file(path);
     io::onnx_import summary;
-    model m = io::model_of(read_onnx_graph(path, batch_dim), &summary);
+    model m = import_onnx(path, batch_dim, summary);
     err << io::import_summary(summary);
     return m;
 }

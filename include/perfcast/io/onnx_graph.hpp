@@ -292,10 +292,18 @@ private:
             const std::string field =
                 std::string(role) + " '" + printable(t.name) + "' dimension " + std::to_string(i);
             if (!x.symbol.empty()) {
+                // ONNX names the sizes it cannot know (data-dependent) unk__N.
+                if (x.symbol.rfind("unk__", 0) == 0) {
+                    fail(n, field, x.symbol,
+                         "a size shape inference knows (this one is data-dependent: export it "
+                         "fixed, or import the model by hand, docs/model-file.md)");
+                }
                 fail(n, field, x.symbol,
-                     "the batch (" + g_.batch_symbol +
-                         ") or a fixed size: a dynamic dimension other than the batch is not "
-                         "predicted (choose it with --batch-dim, or export it fixed)");
+                     (g_.batch_symbol.empty() ? std::string("a fixed size")
+                                              : "the batch (" + g_.batch_symbol +
+                                                    ") or a fixed size") +
+                         ": a dynamic dimension other than the batch is not predicted (choose "
+                         "the batch with --batch-dim, or export the other fixed)");
             }
             if (!x.known) {
                 fail(n, field, "unknown",
