@@ -18,9 +18,12 @@
 #include <cstdint>
 #include <exception>
 #include <fstream>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace perfcast::cli {
@@ -133,8 +136,20 @@ io::onnx_graph read_onnx_graph(const std::string& path, const std::string& batch
                                bool fixed) {
     std::ifstream in(path, std::ios::binary);
     if (!in) fail(path, "file", path, "a readable ONNX model file");
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) fail(path, "file", path, "a readable ONNX model file");
+    return parse_onnx_graph(bytes, path, batch_dim, fixed);
+}
+
+io::onnx_graph parse_onnx_graph(std::string_view bytes, const std::string& path,
+                                const std::string& batch_dim, bool fixed) {
+    // Protobuf reads at most 2 GiB - 1 in one message (its int sizes).
+    if (bytes.size() >= static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+        fail(path, "size", std::to_string(bytes.size()) + " bytes",
+             "an ONNX model under 2 GiB (protobuf's limit; weights as external data)");
+    }
     onnx::ModelProto model;
-    if (!model.ParseFromIstream(&in)) {
+    if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
         fail(path, "contents", "not a protobuf ModelProto",
              "an ONNX model (a complete ModelProto; the file may be truncated or not ONNX)");
     }

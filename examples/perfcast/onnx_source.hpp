@@ -45,12 +45,23 @@ inline constexpr bool have_onnx = PERFCAST_HAVE_ONNX != 0;
                                              const std::string& batch_dim = {},
                                              bool fixed = false);
 
+/// The same from the bytes of an ONNX file; `path` names it in messages.
+[[nodiscard]] io::onnx_graph parse_onnx_graph(std::string_view bytes, const std::string& path,
+                                              const std::string& batch_dim = {},
+                                              bool fixed = false);
+
 /// The ONNX library's version, for messages.
 [[nodiscard]] std::string onnx_version();
 #else
 [[nodiscard]] inline io::onnx_graph read_onnx_graph(const std::string& path,
                                                     const std::string& /*batch_dim*/ = {},
                                                     bool /*fixed*/ = false) {
+    throw perfcast::error(onnx_missing_message(path));
+}
+[[nodiscard]] inline io::onnx_graph parse_onnx_graph(std::string_view /*bytes*/,
+                                                     const std::string& path,
+                                                     const std::string& /*batch_dim*/ = {},
+                                                     bool /*fixed*/ = false) {
     throw perfcast::error(onnx_missing_message(path));
 }
 [[nodiscard]] inline std::string onnx_version() { return "none"; }
@@ -66,15 +77,20 @@ inline constexpr bool have_onnx = PERFCAST_HAVE_ONNX != 0;
 /// the exported size, a weight passed as an input of the same first dimension) is imported at
 /// its own sizes, every line fixed=1, and the summary says so.
 [[nodiscard]] inline model import_onnx(const std::string& path, const std::string& batch_dim,
-                                       io::onnx_import& summary) {
-    io::onnx_graph g = read_onnx_graph(path, batch_dim);
+                                       io::onnx_import& summary,
+                                       const std::string_view* bytes = nullptr) {
+    const auto read = [&](bool fixed) {
+        return bytes != nullptr ? parse_onnx_graph(*bytes, path, batch_dim, fixed)
+                                : read_onnx_graph(path, batch_dim, fixed);
+    };
+    io::onnx_graph g = read(false);
     const bool numeric = !g.batch_symbol.empty() && g.batch_symbol.front() != '\'';
     if (!numeric) return io::model_of(g, &summary);
     try {
         return io::model_of(g, &summary);
     } catch (const perfcast::error& e) {
         const std::string why = e.what();
-        model m = io::model_of(read_onnx_graph(path, batch_dim, true), &summary);
+        model m = io::model_of(read(true), &summary);
         summary.approximations.push_back("the batch (" + g.batch_symbol +
                                          ") does not vary in this graph, imported at its own "
                                          "sizes (every line fixed=1): " + why);

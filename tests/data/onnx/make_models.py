@@ -21,6 +21,8 @@ imports them and checks op counts and FLOPs against a hand count.
   part 400-400-400 with ReLU, the FM part's first order (a 1-wide embedding) and second order
   0.5 * ((sum e)^2 - sum e^2), a sigmoid of the sum. One shared table of 1,000,000 rows (an
   assumption: the paper hashes features into one space and gives no count).
+- mlp_1000.onnx: 1,000 nodes for bench/bench_onnx_import.cpp: 250 layers of MatMul (256 x 256),
+  Add (bias), Relu and Reshape, a made-up stack (no published model).
 - bad_dynamic_seq.onnx: a graph whose input has a second dynamic dimension (seq): an error.
 - bad_unknown_op.onnx: an op of an unknown domain, whose output shape inference cannot know.
 - not_onnx.onnx, truncated.onnx: bytes that are not an ONNX model.
@@ -148,6 +150,24 @@ def deepfm():
          "deepfm.onnx")
 
 
+def mlp_1000():
+    n = helper.make_node
+    nodes, inits = [], [const_i64("flat", [-1, 256])]
+    x = "x"
+    for i in range(250):
+        inits += [weight(f"w{i}", [256, 256]), weight(f"b{i}", [256])]
+        nodes += [n("MatMul", [x, f"w{i}"], [f"m{i}"], name=f"mm{i}"),
+                  n("Add", [f"m{i}", f"b{i}"], [f"a{i}"], name=f"bias{i}"),
+                  n("Relu", [f"a{i}"], [f"r{i}"], name=f"relu{i}"),
+                  n("Reshape", [f"r{i}", "flat"], [f"h{i}"], name=f"view{i}")]
+        x = f"h{i}"
+    g = helper.make_graph(nodes, "mlp_1000",
+                          [helper.make_tensor_value_info("x", F32, ["batch", 256])],
+                          [helper.make_tensor_value_info(x, F32, ["batch", 256])],
+                          initializer=inits)
+    save(helper.make_model(g, opset_imports=OPSET), "mlp_1000.onnx")
+
+
 def bad_models():
     n = helper.make_node
     g = helper.make_graph(
@@ -173,4 +193,5 @@ def bad_models():
 if __name__ == "__main__":
     dlrm()
     deepfm()
+    mlp_1000()
     bad_models()
