@@ -36,10 +36,25 @@ io::onnx_graph mlp_1000() {
     std::string x = "x";
     for (int i = 0; i < 250; ++i) {
         const std::string s = std::to_string(i);
-        g.nodes.push_back({"MatMul", "mm" + s, {}, {act(x), w("w" + s, {onnx_dim::of(256), onnx_dim::of(256)})}, {act("m" + s)}, {}});
-        g.nodes.push_back({"Add", "bias" + s, {}, {act("m" + s), w("b" + s, {onnx_dim::of(256)})}, {act("a" + s)}, {}});
+        g.nodes.push_back({"MatMul",
+                           "mm" + s,
+                           {},
+                           {act(x), w("w" + s, {onnx_dim::of(256), onnx_dim::of(256)})},
+                           {act("m" + s)},
+                           {}});
+        g.nodes.push_back({"Add",
+                           "bias" + s,
+                           {},
+                           {act("m" + s), w("b" + s, {onnx_dim::of(256)})},
+                           {act("a" + s)},
+                           {}});
         g.nodes.push_back({"Relu", "relu" + s, {}, {act("a" + s)}, {act("r" + s)}, {}});
-        g.nodes.push_back({"Reshape", "view" + s, {}, {act("r" + s), w("flat", {onnx_dim::of(2)})}, {act("h" + s)}, {}});
+        g.nodes.push_back({"Reshape",
+                           "view" + s,
+                           {},
+                           {act("r" + s), w("flat", {onnx_dim::of(2)})},
+                           {act("h" + s)},
+                           {}});
         x = "h" + s;
     }
     g.outputs = {act(x)};

@@ -27,7 +27,7 @@ onnx_tensor weight(std::string name, std::vector<onnx_dim> dims, int type = f32)
     return tensor(std::move(name), std::move(dims), type, true);
 }
 onnx_node op_node(std::string op, std::string name, std::vector<onnx_tensor> in,
-               std::vector<onnx_tensor> out, std::vector<io::onnx_attribute> attrs = {}) {
+                  std::vector<onnx_tensor> out, std::vector<io::onnx_attribute> attrs = {}) {
     return {std::move(op), std::move(name), {}, std::move(in), std::move(out), std::move(attrs)};
 }
 
@@ -43,13 +43,14 @@ io::onnx_graph mlp() {
     g.outputs = {tensor("y", {b, onnx_dim::of(1)})};
     const auto h = [&](const char* n) { return tensor(n, {b, onnx_dim::of(64)}); };
     g.nodes = {
-        op_node("Gemm", "fc1", {g.inputs[0], weight("W1", {onnx_dim::of(13), onnx_dim::of(64)}),
-                             weight("b1", {onnx_dim::of(64)})},
-             {h("h1")}),
+        op_node("Gemm", "fc1",
+                {g.inputs[0], weight("W1", {onnx_dim::of(13), onnx_dim::of(64)}),
+                 weight("b1", {onnx_dim::of(64)})},
+                {h("h1")}),
         op_node("Relu", "relu1", {h("h1")}, {h("r1")}),
         op_node("Reshape", "view", {h("r1"), weight("shape", {onnx_dim::of(2)}, i64)}, {h("r2")}),
         op_node("MatMul", "fc2", {h("r2"), weight("W2", {onnx_dim::of(64), onnx_dim::of(1)})},
-             {tensor("z", {b, onnx_dim::of(1)})}),
+                {tensor("z", {b, onnx_dim::of(1)})}),
         op_node("Sigmoid", "out", {tensor("z", {b, onnx_dim::of(1)})}, {g.outputs[0]}),
     };
     return g;
@@ -131,7 +132,7 @@ TEST_CASE("onnx graph: ops outside the table are generic with their bytes, and l
     // A made-up op reading [B,64] fp32 and writing [B,64] fp32: 4 bytes in and out per element.
     g.nodes.insert(g.nodes.begin() + 2,
                    op_node("MadeUpOp", "odd", {tensor("r1", {b, onnx_dim::of(64)})},
-                        {tensor("r1b", {b, onnx_dim::of(64)})}));
+                           {tensor("r1b", {b, onnx_dim::of(64)})}));
     io::onnx_import r;
     const model m = io::model_of(g, &r);
     CHECK(r.generic.at("MadeUpOp") == 1);
@@ -153,21 +154,22 @@ TEST_CASE("onnx graph: softmax, layer norm, gather, concat, topk, tile, cast, tr
     g.outputs = {tensor("top", {b, d(10)})};
     g.nodes = {
         op_node("Gather", "emb", {weight("table", {d(1000), d(32)}), g.inputs[0]},
-             {tensor("e", {b, d(26), d(32)})}),
+                {tensor("e", {b, d(26), d(32)})}),
         op_node("Softmax", "sm", {g.inputs[1]}, {tensor("p", {b, d(8), d(32)})}),
         op_node("LayerNormalization", "ln", {tensor("p", {b, d(8), d(32)})},
-             {tensor("l", {b, d(8), d(32)})}),
+                {tensor("l", {b, d(8), d(32)})}),
         op_node("Concat", "cat", {tensor("e", {b, d(26), d(32)}), tensor("l", {b, d(8), d(32)})},
-             {tensor("c", {b, d(34), d(32)})}, {{"axis", {1}, 0, {}}}),
-        op_node("Transpose", "tr", {tensor("c", {b, d(34), d(32)})}, {tensor("t", {b, d(32), d(34)})},
-             {{"perm", {0, 2, 1}, 0, {}}}),
+                {tensor("c", {b, d(34), d(32)})}, {{"axis", {1}, 0, {}}}),
+        op_node("Transpose", "tr", {tensor("c", {b, d(34), d(32)})},
+                {tensor("t", {b, d(32), d(34)})}, {{"perm", {0, 2, 1}, 0, {}}}),
         op_node("Tile", "tile", {weight("w", {d(1), d(300)}), weight("reps", {d(2)}, i64)},
-             {tensor("tt", {onnx_dim::batch(8), d(300)})}),
+                {tensor("tt", {onnx_dim::batch(8), d(300)})}),
         op_node("Cast", "cast", {tensor("tt", {onnx_dim::batch(8), d(300)})},
-             {tensor("tc", {onnx_dim::batch(8), d(300)}, 10)}),
-        op_node("TopK", "topk", {tensor("tt", {onnx_dim::batch(8), d(300)}), weight("k", {d(1)}, i64)},
-             {tensor("top", {onnx_dim::batch(8), d(10)}),
-              tensor("topi", {onnx_dim::batch(8), d(10)}, i64)}),
+                {tensor("tc", {onnx_dim::batch(8), d(300)}, 10)}),
+        op_node("TopK", "topk",
+                {tensor("tt", {onnx_dim::batch(8), d(300)}), weight("k", {d(1)}, i64)},
+                {tensor("top", {onnx_dim::batch(8), d(10)}),
+                 tensor("topi", {onnx_dim::batch(8), d(10)}, i64)}),
         op_node("ReduceSum", "rs", {tensor("c", {b, d(34), d(32)})}, {tensor("s", {b, d(32)})}),
     };
     io::onnx_import r;

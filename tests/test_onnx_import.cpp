@@ -109,7 +109,8 @@ TEST_CASE("onnx: DeepFM (39 fields, embedding 10, deep 400-400-400) against a ha
 }
 
 TEST_CASE("onnx: perfcast import -o writes a model file that reads back to the same nodes") {
-    const std::string out = (std::filesystem::temp_directory_path() / "perfcast_dlrm.model").string();
+    const std::string out =
+        (std::filesystem::temp_directory_path() / "perfcast_dlrm.model").string();
     const std::string in = onnx_dir + "dlrm.onnx";
     const auto run = perfcast_test::run_command(cli::import_command, {in, "-o", out});
     REQUIRE(run.status == 0);
@@ -138,8 +139,9 @@ TEST_CASE("onnx: bad input is an error naming the file, node, field and what was
         (void)cli::import_onnx(onnx_dir + "dlrm.onnx", "seq", r);
         FAIL("no error");
     } catch (const perfcast::error& e) {
-        CHECK(has(e.what(), "--batch-dim = \"seq\", expected a symbolic dimension of the graph "
-                            "inputs (batch"));
+        CHECK(has(e.what(),
+                  "--batch-dim = \"seq\", expected a symbolic dimension of the graph "
+                  "inputs (batch"));
     }
 }
 
@@ -149,19 +151,28 @@ TEST_CASE("onnx: Debian's libonnx-testdata operator tests map to their kinds") {
     // One test graph per op family of docs/import.md: the op is mapped (not generic) and
     // the model reads.
     const std::vector<std::pair<std::string, std::string>> cases{
-        {"test_matmul_2d", "MatMul"},       {"test_matmul_3d", "MatMul"},
+        {"test_matmul_2d", "MatMul"},
+        {"test_matmul_3d", "MatMul"},
         {"test_gemm_default_matrix_bias", "Gemm"},
-        {"test_softmax_axis_1", "Softmax"}, {"test_logsoftmax_axis_1", "LogSoftmax"},
+        {"test_softmax_axis_1", "Softmax"},
+        {"test_logsoftmax_axis_1", "LogSoftmax"},
         {"test_layer_normalization_2d_axis0", "LayerNormalization"},
-        {"test_gather_0", "Gather"},        {"test_gather_elements_0", "GatherElements"},
-        {"test_concat_2d_axis_0", "Concat"}, {"test_split_equal_parts_1d", "Split"},
-        {"test_slice", "Slice"},            {"test_transpose_default", "Transpose"},
-        {"test_expand_dim_changed", "Expand"}, {"test_tile", "Tile"},
-        {"test_cast_FLOAT_to_FLOAT16", "Cast"}, {"test_top_k", "TopK"},
+        {"test_gather_0", "Gather"},
+        {"test_gather_elements_0", "GatherElements"},
+        {"test_concat_2d_axis_0", "Concat"},
+        {"test_split_equal_parts_1d", "Split"},
+        {"test_slice", "Slice"},
+        {"test_transpose_default", "Transpose"},
+        {"test_expand_dim_changed", "Expand"},
+        {"test_tile", "Tile"},
+        {"test_cast_FLOAT_to_FLOAT16", "Cast"},
+        {"test_top_k", "TopK"},
         {"test_reduce_sum_default_axes_keepdims_example", "ReduceSum"},
         {"test_argmax_default_axis_example", "ArgMax"},
-        {"test_relu", "Relu"},              {"test_sigmoid", "Sigmoid"},
-        {"test_add_bcast", "Add"},          {"test_where_example", "Where"},
+        {"test_relu", "Relu"},
+        {"test_sigmoid", "Sigmoid"},
+        {"test_add_bcast", "Add"},
+        {"test_where_example", "Where"},
     };
     for (const auto& c : cases) {
         const std::string file = testdata + c.first + "/model.onnx";
@@ -174,8 +185,8 @@ TEST_CASE("onnx: Debian's libonnx-testdata operator tests map to their kinds") {
         CHECK(m.nodes.size() >= 3);  // an input copy, the op, an output copy
     }
     // Layout-only ops compile to nothing: dropped and counted.
-    for (const std::string op : {"reshape_extended_dims", "squeeze", "unsqueeze_axis_0",
-                                 "flatten_axis0", "identity"}) {
+    for (const std::string op :
+         {"reshape_extended_dims", "squeeze", "unsqueeze_axis_0", "flatten_axis0", "identity"}) {
         const std::string file = testdata + "test_" + op + "/model.onnx";
         CAPTURE(file);
         io::onnx_import r;

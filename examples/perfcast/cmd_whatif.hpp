@@ -1065,7 +1065,7 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
         anchored->m.name = a.positional.front() + " (anchored at batch " +
                            std::to_string(pb.front()) + ")";
     }
-    model m = anchored ? anchored->m
+    model m = anchored         ? anchored->m
               : a.has("model") ? read_model_input(*a.get("model"), err)
                                : scenario::ctr_ranking_model();
     const card_params params{.graph = {.model = cal.params},

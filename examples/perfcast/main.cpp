@@ -29,7 +29,8 @@
 #include "cmd_op.hpp"
 #include "cmd_validate.hpp"
 #include "cmd_report.hpp"
-#include "cmd_import.hpp"
+
+#include "cmd_import.hpp"  // .onnx files need ONNX at build time (onnx_source.hpp)
 
 #include "progress.hpp"  // progress_settings.terminal
 
@@ -52,6 +53,8 @@ namespace {
 //   2. include it above;
 //   3. add ONE line below. Order here is the order in `perfcast --help`.
 // ---------------------------------------------------------------------------------------------
+// One command a line, in --help order.
+// clang-format off
 constexpr perfcast::cli::command commands[] = {
     perfcast::cli::chips_command,
     perfcast::cli::whatif_command,
@@ -59,8 +62,9 @@ constexpr perfcast::cli::command commands[] = {
     perfcast::cli::calibrate_command,
     perfcast::cli::validate_command,
     perfcast::cli::report_command,
-    perfcast::cli::import_command,
+    perfcast::cli::import_command,  // docs/import.md
 };
+// clang-format on
 
 }  // namespace
 

@@ -34,7 +34,8 @@ namespace {
                        const std::string& expected) {
     throw io::onnx_import_error(
         ::perfcast::detail::message("onnx_import", path + ": " + field,
-                                    "\"" + perfcast::parse_error::printable(value) + "\"", expected),
+                                    "\"" + perfcast::parse_error::printable(value) + "\"",
+                                    expected),
         path, {});
 }
 
@@ -115,7 +116,8 @@ shape_map infer(const onnx::ModelProto& original, const std::set<std::string>& i
         if (symbol.empty()) {
             g->clear_value_info();
         } else {
-            for (auto& v : *g->mutable_value_info()) set_batch(v.mutable_type(), symbol, first, probe);
+            for (auto& v : *g->mutable_value_info())
+                set_batch(v.mutable_type(), symbol, first, probe);
         }
     }
     try {
@@ -132,8 +134,7 @@ shape_map infer(const onnx::ModelProto& original, const std::set<std::string>& i
 
 std::string onnx_version() { return "1.12 (Debian libonnx-dev) or compatible"; }
 
-io::onnx_graph read_onnx_graph(const std::string& path, const std::string& batch_dim,
-                               bool fixed) {
+io::onnx_graph read_onnx_graph(const std::string& path, const std::string& batch_dim, bool fixed) {
     std::ifstream in(path, std::ios::binary);
     if (!in) fail(path, "file", path, "a readable ONNX model file");
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -186,7 +187,8 @@ io::onnx_graph parse_onnx_graph(std::string_view bytes, const std::string& path,
             std::string list;
             for (const std::string& s : symbols) list += (list.empty() ? "" : ", ") + s;
             fail(path, "--batch-dim", batch_dim,
-                 "a symbolic dimension of the graph inputs (" + (list.empty() ? "none" : list) + ")");
+                 "a symbolic dimension of the graph inputs (" + (list.empty() ? "none" : list) +
+                     ")");
         }
     } else if (!symbols.empty()) {
         symbol = symbols.front();
@@ -212,7 +214,8 @@ io::onnx_graph parse_onnx_graph(std::string_view bytes, const std::string& path,
     }
     // A numeric batch that shape inference cannot vary (a Reshape to the exported batch): the
     // graph at its own sizes, every line fixed=1.
-    const shape_map own = symbol.empty() ? infer(model, initializers, symbol, first, 0) : shape_map{};
+    const shape_map own =
+        symbol.empty() ? infer(model, initializers, symbol, first, 0) : shape_map{};
     if (symbol.empty() && !out.batch_symbol.empty()) {
         for (const auto& n : g.node()) {
             for (const auto& o : n.output()) {
@@ -238,7 +241,7 @@ io::onnx_graph parse_onnx_graph(std::string_view bytes, const std::string& path,
             t.elem_type = it->second.elem_type;
             t.has_shape = true;
             for (const probe_dim& d : it->second.dims) {
-                t.dims.push_back(d.has_value ? io::onnx_dim::of(d.value)
+                t.dims.push_back(d.has_value        ? io::onnx_dim::of(d.value)
                                  : d.symbol.empty() ? io::onnx_dim::unknown()
                                                     : io::onnx_dim::symbolic(d.symbol));
             }

@@ -42,8 +42,7 @@ inline constexpr bool have_onnx = PERFCAST_HAVE_ONNX != 0;
 /// io::onnx_import_error) when the file is not an ONNX model or `batch_dim` is not in it.
 /// `fixed`: no batch, every dimension at the graph's own size.
 [[nodiscard]] io::onnx_graph read_onnx_graph(const std::string& path,
-                                             const std::string& batch_dim = {},
-                                             bool fixed = false);
+                                             const std::string& batch_dim = {}, bool fixed = false);
 
 /// The same from the bytes of an ONNX file; `path` names it in messages.
 [[nodiscard]] io::onnx_graph parse_onnx_graph(std::string_view bytes, const std::string& path,
@@ -93,7 +92,8 @@ inline constexpr bool have_onnx = PERFCAST_HAVE_ONNX != 0;
         model m = io::model_of(read(true), &summary);
         summary.approximations.push_back("the batch (" + g.batch_symbol +
                                          ") does not vary in this graph, imported at its own "
-                                         "sizes (every line fixed=1): " + why);
+                                         "sizes (every line fixed=1): " +
+                                         why);
         return m;
     }
 }

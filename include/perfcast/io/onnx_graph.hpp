@@ -69,9 +69,23 @@ struct onnx_dim {
 
 /// ONNX TensorProto.DataType numbers (onnx/onnx.proto, "enum DataType").
 enum class onnx_type : int {
-    undefined = 0, float32 = 1, uint8 = 2, int8 = 3, uint16 = 4, int16 = 5, int32 = 6,
-    int64 = 7, string = 8, boolean = 9, float16 = 10, float64 = 11, uint32 = 12, uint64 = 13,
-    complex64 = 14, complex128 = 15, bfloat16 = 16
+    undefined = 0,
+    float32 = 1,
+    uint8 = 2,
+    int8 = 3,
+    uint16 = 4,
+    int16 = 5,
+    int32 = 6,
+    int64 = 7,
+    string = 8,
+    boolean = 9,
+    float16 = 10,
+    float64 = 11,
+    uint32 = 12,
+    uint64 = 13,
+    complex64 = 14,
+    complex128 = 15,
+    bfloat16 = 16
 };
 
 /// perfcast's dtype of an ONNX element type, or none (strings, complex numbers, undefined).
@@ -176,8 +190,8 @@ namespace onnx_detail {
 /// Operators.md: Reshape, Squeeze, Unsqueeze, Flatten, Identity; Dropout is an identity at
 /// inference; Constant and Shape are folded by the graph compiler).
 inline constexpr std::array<std::string_view, 9> layout_ops{
-    "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity", "Dropout", "Constant", "Shape",
-    "ConstantOfShape"};
+    "Reshape", "Squeeze",  "Unsqueeze", "Flatten",        "Identity",
+    "Dropout", "Constant", "Shape",     "ConstantOfShape"};
 
 /// Element-wise ops and their operations per element. 1 for arithmetic and comparisons; 4 for
 /// a transcendental (Exp, Sigmoid, Tanh, Erf, ...): an assumption, the same as the built-in
@@ -187,19 +201,26 @@ struct elementwise_row {
     double ops;
 };
 inline constexpr std::array<elementwise_row, 44> elementwise_ops{{
-    {"Add", 1}, {"Sub", 1}, {"Mul", 1}, {"Div", 1}, {"Pow", 4}, {"Max", 1}, {"Min", 1},
-    {"Mean", 1}, {"Sum", 1}, {"Mod", 1}, {"Equal", 1}, {"Less", 1}, {"LessOrEqual", 1},
-    {"Greater", 1}, {"GreaterOrEqual", 1}, {"And", 1}, {"Or", 1}, {"Xor", 1}, {"Where", 1},
-    {"PRelu", 2}, {"BitShift", 1}, {"Relu", 1}, {"LeakyRelu", 2}, {"Neg", 1}, {"Abs", 1},
-    {"Not", 1}, {"Sign", 1}, {"Floor", 1}, {"Ceil", 1}, {"Round", 1}, {"Reciprocal", 1},
-    {"Clip", 2}, {"Sqrt", 4}, {"Exp", 4}, {"Log", 4}, {"Sigmoid", 4}, {"Tanh", 4},
-    {"Erf", 4}, {"Elu", 4}, {"Selu", 4}, {"Softplus", 4}, {"HardSigmoid", 2},
-    {"HardSwish", 2}, {"Gelu", 4},
+    {"Add", 1},         {"Sub", 1},       {"Mul", 1},
+    {"Div", 1},         {"Pow", 4},       {"Max", 1},
+    {"Min", 1},         {"Mean", 1},      {"Sum", 1},
+    {"Mod", 1},         {"Equal", 1},     {"Less", 1},
+    {"LessOrEqual", 1}, {"Greater", 1},   {"GreaterOrEqual", 1},
+    {"And", 1},         {"Or", 1},        {"Xor", 1},
+    {"Where", 1},       {"PRelu", 2},     {"BitShift", 1},
+    {"Relu", 1},        {"LeakyRelu", 2}, {"Neg", 1},
+    {"Abs", 1},         {"Not", 1},       {"Sign", 1},
+    {"Floor", 1},       {"Ceil", 1},      {"Round", 1},
+    {"Reciprocal", 1},  {"Clip", 2},      {"Sqrt", 4},
+    {"Exp", 4},         {"Log", 4},       {"Sigmoid", 4},
+    {"Tanh", 4},        {"Erf", 4},       {"Elu", 4},
+    {"Selu", 4},        {"Softplus", 4},  {"HardSigmoid", 2},
+    {"HardSwish", 2},   {"Gelu", 4},
 }};
 
 inline constexpr std::array<std::string_view, 11> reduce_ops{
-    "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-    "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin"};
+    "ReduceSum", "ReduceMean",      "ReduceMax",       "ReduceMin", "ReduceProd", "ReduceL1",
+    "ReduceL2",  "ReduceLogSumExp", "ReduceSumSquare", "ArgMax",    "ArgMin"};
 
 template <std::size_t N>
 [[nodiscard]] constexpr bool listed(const std::array<std::string_view, N>& list,
@@ -207,16 +228,15 @@ template <std::size_t N>
     return std::find(list.begin(), list.end(), op) != list.end();
 }
 
-[[nodiscard]] inline std::string printable(std::string_view s) {
-    return parse_error::printable(s);
-}
+[[nodiscard]] inline std::string printable(std::string_view s) { return parse_error::printable(s); }
 
 /// A name fit for a model file's `name=`: one word of at most 31 characters.
 [[nodiscard]] inline std::string word_of(std::string_view s) {
     std::string out;
     for (const char c : s) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                        c == '_' || c == '-' || c == '.' || c == '/' || c == ':';
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.' || c == '/' ||
+                        c == ':';
         out += ok ? c : '_';
         if (out.size() == 31) break;
     }
@@ -254,7 +274,8 @@ public:
                      (g_.batch_symbol.empty() ? std::string("(no batch: every line fixed=1)")
                                               : "dimension " + comment_of(g_.batch_symbol)) +
                      "; docs/import.md says what each ONNX op became\n";
-        out_.text += "name " + word_of(g_.name.empty() ? std::string("onnx_model") : g_.name) + "\n";
+        out_.text +=
+            "name " + word_of(g_.name.empty() ? std::string("onnx_model") : g_.name) + "\n";
         for (const onnx_tensor& t : g_.inputs) transfer(t, "in");
         for (const onnx_node& n : g_.nodes) node_lines(n);
         for (const onnx_tensor& t : g_.outputs) transfer(t, "out");
@@ -269,10 +290,9 @@ private:
             where += ": node '" + printable(n->name) + "' (" + printable(n->op_type) + ")";
         }
         where += ": " + std::string(field);
-        throw onnx_import_error(
-            ::perfcast::detail::message("onnx_import", where, "\"" + printable(value) + "\"",
-                                        expected),
-            g_.source, n != nullptr ? n->name : std::string());
+        throw onnx_import_error(::perfcast::detail::message(
+                                    "onnx_import", where, "\"" + printable(value) + "\"", expected),
+                                g_.source, n != nullptr ? n->name : std::string());
     }
 
     /// The tensor's dims, every one known and linear, at least 1 at B = 1; a scalar is [1].
@@ -299,9 +319,9 @@ private:
                          "fixed, or import the model by hand, docs/model-file.md)");
                 }
                 fail(n, field, x.symbol,
-                     (g_.batch_symbol.empty() ? std::string("a fixed size")
-                                              : "the batch (" + g_.batch_symbol +
-                                                    ") or a fixed size") +
+                     (g_.batch_symbol.empty()
+                          ? std::string("a fixed size")
+                          : "the batch (" + g_.batch_symbol + ") or a fixed size") +
                          ": a dynamic dimension other than the batch is not predicted (choose "
                          "the batch with --batch-dim, or export the other fixed)");
             }
@@ -350,10 +370,10 @@ private:
     }
 
     /// One model-file line, its comment naming the ONNX node.
-    void line(std::string_view kind, const std::vector<dims>& shapes, dtype t,
-              std::string keys, std::string_view name, std::string_view comment) {
-        std::string l = std::string(kind) + " " + shapes_text(shapes) + " " +
-                        std::string(name_of(t));
+    void line(std::string_view kind, const std::vector<dims>& shapes, dtype t, std::string keys,
+              std::string_view name, std::string_view comment) {
+        std::string l =
+            std::string(kind) + " " + shapes_text(shapes) + " " + std::string(name_of(t));
         if (!keys.empty()) l += " " + keys;
         if (!has_batch(shapes)) l += " fixed=1";
         l += " name=" + word_of(name);
@@ -379,14 +399,13 @@ private:
                 m.fail(n, "shape", shapes_text({d}),
                        "at most one dimension with B in a shape this op flattens");
             }
-            p = x.per_batch > 0 ? onnx_dim::batch(checked_product(x.per_batch, p.fixed,
-                                                                  "onnx_import", "dimension"),
-                                                  checked_product(x.fixed, p.fixed, "onnx_import",
-                                                                  "dimension"))
-                                : onnx_dim::batch(checked_product(p.per_batch, x.fixed,
-                                                                  "onnx_import", "dimension"),
-                                                  checked_product(p.fixed, x.fixed, "onnx_import",
-                                                                  "dimension"));
+            p = x.per_batch > 0
+                    ? onnx_dim::batch(
+                          checked_product(x.per_batch, p.fixed, "onnx_import", "dimension"),
+                          checked_product(x.fixed, p.fixed, "onnx_import", "dimension"))
+                    : onnx_dim::batch(
+                          checked_product(p.per_batch, x.fixed, "onnx_import", "dimension"),
+                          checked_product(p.fixed, x.fixed, "onnx_import", "dimension"));
         }
         return p;
     }
@@ -605,12 +624,13 @@ private:
     }
 
     /// The axis `a` (negative from the end) of a rank-`r` tensor, or fails naming the field.
-    std::size_t axis_of(const onnx_node& n, std::int64_t a, std::size_t r, std::string_view f) const {
+    std::size_t axis_of(const onnx_node& n, std::int64_t a, std::size_t r,
+                        std::string_view f) const {
         const auto rank = static_cast<std::int64_t>(r);
         if (a < 0) a += rank;
         if (a < 0 || a >= rank) {
-            fail(&n, f, std::to_string(a), "an axis in [-" + std::to_string(rank) + ", " +
-                                               std::to_string(rank) + ")");
+            fail(&n, f, std::to_string(a),
+                 "an axis in [-" + std::to_string(rank) + ", " + std::to_string(rank) + ")");
         }
         return static_cast<std::size_t>(a);
     }
@@ -623,7 +643,8 @@ private:
         dims len_dims(s.begin() + static_cast<std::ptrdiff_t>(axis),
                       flattened ? s.end() : s.begin() + static_cast<std::ptrdiff_t>(axis) + 1);
         dims rest(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(axis));
-        if (!flattened) rest.insert(rest.end(), s.begin() + static_cast<std::ptrdiff_t>(axis) + 1, s.end());
+        if (!flattened)
+            rest.insert(rest.end(), s.begin() + static_cast<std::ptrdiff_t>(axis) + 1, s.end());
         return {product(&n, rest, *this), product(&n, len_dims, *this)};
     }
 
@@ -702,7 +723,8 @@ private:
         if (first == nullptr) fail(&n, "inputs", "none", "at least one input");
         const std::size_t axis = axis_of(n, n.int_attribute("axis", 0), shapes[0].size(), "axis");
         const onnx_dim run = product(
-            &n, dims(shapes[0].begin() + static_cast<std::ptrdiff_t>(axis), shapes[0].end()), *this);
+            &n, dims(shapes[0].begin() + static_cast<std::ptrdiff_t>(axis), shapes[0].end()),
+            *this);
         std::string keys;
         if (run.per_batch == 0) keys = "inner=" + std::to_string(run.fixed);
         line("concat", shapes, type_of(&n, *first), keys, name, why);
@@ -743,7 +765,8 @@ private:
     bool tile(const onnx_node& n, const std::string& name, const std::string& why) {
         const dims is = shape_of(&n, input(n, 0), "input");
         const dims os = shape_of(&n, output(n), "output");
-        if (is.size() != os.size()) fail(&n, "output rank", std::to_string(os.size()), "the input's");
+        if (is.size() != os.size())
+            fail(&n, "output rank", std::to_string(os.size()), "the input's");
         dims mult;
         for (std::size_t i = 0; i < is.size(); ++i) {
             const onnx_dim& a = is[i];
@@ -753,8 +776,8 @@ private:
             } else if (a.fixed == 0 && b.fixed == 0 && b.per_batch % a.per_batch == 0) {
                 mult.push_back(onnx_dim::of(b.per_batch / a.per_batch));
             } else {
-                fail(&n, "repeats at dimension " + std::to_string(i), dim_text(b) + " / " + dim_text(a),
-                     "a whole number of repeats");
+                fail(&n, "repeats at dimension " + std::to_string(i),
+                     dim_text(b) + " / " + dim_text(a), "a whole number of repeats");
             }
         }
         line("tile", {is, mult}, type_of(&n, input(n, 0)), "", name, why);
