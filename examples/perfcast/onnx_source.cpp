@@ -87,6 +87,17 @@ shape_map shapes_of(const onnx::GraphProto& g) {
     return m;
 }
 
+/// A small positive integer written in decimal, else 0.
+std::int64_t multiple(const std::string& text) {
+    if (text.empty() || text.size() > 9) return 0;
+    std::int64_t v = 0;
+    for (const char c : text) {
+        if (c < '0' || c > '9') return 0;
+        v = v * 10 + (c - '0');
+    }
+    return v;
+}
+
 /// Sets the batch dims of `t` (by symbol, or dim 0 equal to `first` when `symbol` is empty).
 void set_batch(onnx::TypeProto* t, const std::string& symbol, std::int64_t first,
                std::int64_t value) {
@@ -94,10 +105,24 @@ void set_batch(onnx::TypeProto* t, const std::string& symbol, std::int64_t first
     auto* shape = t->mutable_tensor_type()->mutable_shape();
     for (int i = 0; i < shape->dim_size(); ++i) {
         auto* d = shape->mutable_dim(i);
-        const bool is_batch = symbol.empty()
-                                  ? (i == 0 && d->has_dim_value() && d->dim_value() == first)
-                                  : (d->has_dim_param() && d->dim_param() == symbol);
-        if (is_batch) d->set_dim_value(value);
+        if (symbol.empty()) {
+            if (i == 0 && d->has_dim_value() && d->dim_value() == first) d->set_dim_value(value);
+        } else if (d->has_dim_param()) {
+            // "batch", or a multiple written "batch*8" / "8*batch" (a declared shape).
+            const std::string& p = d->dim_param();
+            std::int64_t times = 0;
+            if (p == symbol) {
+                times = 1;
+            } else if (p.size() > symbol.size() + 1 && p.compare(0, symbol.size(), symbol) == 0 &&
+                       p[symbol.size()] == '*') {
+                times = multiple(p.substr(symbol.size() + 1));
+            } else if (p.size() > symbol.size() + 1 &&
+                       p.compare(p.size() - symbol.size(), symbol.size(), symbol) == 0 &&
+                       p[p.size() - symbol.size() - 1] == '*') {
+                times = multiple(p.substr(0, p.size() - symbol.size() - 1));
+            }
+            if (times > 0) d->set_dim_value(times * value);
+        }
     }
 }
 

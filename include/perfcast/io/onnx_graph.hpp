@@ -581,15 +581,13 @@ private:
         std::string keys = "inputs=" + std::to_string(data_inputs == 0 ? 1 : data_inputs);
         if (ops != 1) keys += " ops=" + ::perfcast::detail::number_text(ops);
         if (ot != t) keys += " out=" + std::string(name_of(ot));
-        // The smaller input of a binary op broadcast to the output: `elementwise OUT;SMALL`.
+        // A binary op with a broadcast: its two inputs (`elementwise A;B`, the output is their
+        // broadcast); without one, the output's shape.
         std::vector<dims> shapes{os};
-        if (data_inputs == 2) {
-            for (const dims& s : ins) {
-                if (padded(s, os.size()) != os) {
-                    shapes.push_back(padded(s, os.size()));
-                    break;
-                }
-            }
+        if (data_inputs == 2 && ins.size() >= 2) {
+            const dims a = padded(ins[0], os.size());
+            const dims b = padded(ins[1], os.size());
+            if (a != os || b != os) shapes = {a, b};
         }
         line("elementwise", shapes, t, keys, name, why);
         return true;
@@ -711,7 +709,8 @@ private:
         return true;
     }
 
-    /// Concat along `axis`: the contiguous run per row is the first input's dims from the axis.
+    /// Concat along `axis`: the contiguous run per row is the output's elements from the axis on
+    /// (a whole output row is written at once; the built-in scenario's concat, inner=1261).
     bool concat(const onnx_node& n, const std::string& name, const std::string& why) {
         std::vector<dims> shapes;
         const onnx_tensor* first = nullptr;
@@ -722,9 +721,10 @@ private:
         }
         if (first == nullptr) fail(&n, "inputs", "none", "at least one input");
         const std::size_t axis = axis_of(n, n.int_attribute("axis", 0), shapes[0].size(), "axis");
-        const onnx_dim run = product(
-            &n, dims(shapes[0].begin() + static_cast<std::ptrdiff_t>(axis), shapes[0].end()),
-            *this);
+        const dims os = shape_of(&n, output(n), "output");
+        if (axis >= os.size()) fail(&n, "axis", std::to_string(axis), "an axis of the output");
+        const onnx_dim run =
+            product(&n, dims(os.begin() + static_cast<std::ptrdiff_t>(axis), os.end()), *this);
         std::string keys;
         if (run.per_batch == 0) keys = "inner=" + std::to_string(run.fixed);
         line("concat", shapes, type_of(&n, *first), keys, name, why);

@@ -21,6 +21,15 @@ imports them and checks op counts and FLOPs against a hand count.
   part 400-400-400 with ReLU, the FM part's first order (a 1-wide embedding) and second order
   0.5 * ((sum e)^2 - sum e^2), a sigmoid of the sum. One shared table of 1,000,000 rows (an
   assumption: the paper hashes features into one space and gives no count).
+- ctr_ranking.onnx: perfcast's built-in CTR scenario (include/perfcast/scenario.hpp,
+  tests/data/models/ctr_ranking.model), line by line: the scenario lists ops, not a data flow, so
+  a tensor no exported node computes is declared in value_info with its shape ("batch*8": 8 x B)
+  and produced by no node. Ops ONNX has no single node for are exported as one with the same
+  inputs and operations per element: the fused bias + ReLU and the mask-and-scale (2 inputs,
+  2 operations) as PRelu, the four softmax kernels as one Softmax, the AI CPU default-value
+  Where as an op of a custom domain (costed by its bytes). ONNX cannot say host dispatch,
+  dynamic shapes, hot rows, HF32 or a matmul's wider output: tests/test_onnx_import.cpp lists
+  them.
 - mlp_1000.onnx: 1,000 nodes for bench/bench_onnx_import.cpp: 250 layers of MatMul (256 x 256),
   Add (bias), Relu and Reshape, a made-up stack (no published model).
 - bad_dynamic_seq.onnx: a graph whose input has a second dynamic dimension (seq): an error.
@@ -150,6 +159,87 @@ def deepfm():
          "deepfm.onnx")
 
 
+def ctr_ranking():
+    F16 = TensorProto.FLOAT16
+    I32 = TensorProto.INT32
+    BOOL = TensorProto.BOOL
+    n = helper.make_node
+    vi = helper.make_tensor_value_info
+    inputs = [vi("in_item_ids", I64, ["batch", 26]), vi("in_dense", F32, ["batch", 13]),
+              vi("in_recent_ids", I64, [1, 300]), vi("in_longterm_ids", I64, [1, 2000])]
+    free = []  # tensors the scenario does not compute: declared, produced by no node
+
+    def f(name, dtype, dims):
+        free.append(vi(name, dtype, dims))
+        return name
+
+    def out(name, dtype, dims):  # a declared output shape ONNX cannot infer (Tile's repeats)
+        free.append(vi(name, dtype, dims))
+        return name
+
+    inits = [weight("emb_fp16", [20000000, 32], F16), weight("emb_fp32", [20000000, 32]),
+             const_i64("k50", [50]), const_i64("flat", [-1])]
+    for i, (k, m) in enumerate([(1261, 1024), (1024, 512), (512, 256), (256, 1)]):
+        inits.append(weight(f"w{i + 1}", [k, m], F16))
+    nodes = [
+        n("Cast", ["in_item_ids"], ["ids32"], name="cast_item_ids", to=I32),
+        n("Gather", ["emb_fp16", "ids32"], ["item_emb"], name="gather_item_emb"),
+        n("Gather", ["emb_fp32", f("recent_idx", I32, [300])], ["recent_emb"],
+          name="gather_recent_emb"),
+        n("Gather", ["emb_fp16", f("longterm_idx", I32, [2000])], ["longterm_emb"],
+          name="gather_longterm_emb"),
+        n("Cast", [f("query", F16, ["batch", 8, 32])], ["query32"], name="cast_query", to=F32),
+        n("Tile", [f("recent3", F32, [1, 300, 32]), f("tile_reps", I64, [3])],
+          [out("tiled", F32, ["batch*8", 300, 32])], name="tile_recent"),
+        n("MatMul", [f("q", F32, ["batch*8", 1, 32]), f("k", F32, ["batch*8", 32, 300])],
+          ["scores"], name="bmm_scores"),
+        n("Equal", [f("eq_a", I64, ["batch", 1]), f("eq_b", I64, [1, 300])], ["mask"],
+          name="equal_mask"),
+        n("PRelu", [f("ms_x", F32, ["batch*8", 300]), f("ms_y", F32, ["batch*8", 300])],
+          ["masked"], name="mask_scale"),
+        n("Softmax", [f("sm_x", F32, ["batch*8", 300])], ["probs"], name="softmax", axis=-1),
+        n("MatMul", [f("p", F32, ["batch*8", 1, 300]), f("v", F32, ["batch*8", 300, 32])],
+          ["pooled"], name="bmm_pool"),
+        n("Cast", [f("attn", F32, ["batch", 256])], ["attn16"], name="cast_attention", to=F16),
+        n("MatMul", [f("u", F16, ["batch", 1, 32]), f("lt_w", F16, [32, 2000])], ["lt_scores"],
+          name="bmm_longterm"),
+        n("TopK", [f("tk_x", F32, ["batch", 2000]), "k50"], ["top_v", "top_i"],
+          name="topk_longterm"),
+        n("Gather", ["emb_fp16", f("top_idx", I32, ["batch", 50])], ["top_emb"],
+          name="gather_top_emb"),
+        n("ReduceSum", [f("pt_x", F16, ["batch", 32, 50]), const_name(inits, "axes2", [2])],
+          ["pooled_top"], name="pool_top", keepdims=0),
+        n("WhereDefault", [f("wd_x", I64, ["batch", 4])], [out("wd_y", I64, ["batch", 4])],
+          name="where_default", domain="perfcast.example"),
+        n("Gather", ["emb_fp16", f("def_idx", I32, ["batch", 4])], ["def_emb"],
+          name="gather_default"),
+        n("Add", [f("md_a", F16, ["batch", 128]), f("md_b", F16, ["batch", 128])],
+          ["md"], name="mask_default"),
+        n("Cast", ["in_dense"], ["dense16"], name="cast_dense", to=F16),
+        n("Concat", [f("c0", F16, ["batch", 832]), f("c1", F16, ["batch", 256]),
+                     f("c2", F16, ["batch", 32]), f("c3", F16, ["batch", 128]), "dense16"],
+          ["cat"], name="concat", axis=1),
+    ]
+    x = "cat"
+    for i, width in enumerate([1024, 512, 256]):
+        nodes.append(n("MatMul", [x, f"w{i + 1}"], [f"h{i + 1}"], name=f"mlp{i + 1}"))
+        nodes.append(n("PRelu", [f"h{i + 1}", f(f"bias{i + 1}", F16, ["batch", width])],
+                       [f"a{i + 1}"], name=f"bias_relu{i + 1}"))
+        x = f"a{i + 1}"
+    nodes.append(n("MatMul", [x, "w4"], ["logit16"], name="mlp_out"))
+    nodes.append(n("Sigmoid", [f("logit", F32, ["batch", 1])], ["prob"], name="sigmoid"))
+    nodes.append(n("Reshape", ["prob", "flat"], ["out_scores"], name="flatten_scores"))
+    g = helper.make_graph(nodes, "ctr_ranking", inputs, [vi("out_scores", F32, ["batch"])],
+                          initializer=inits, value_info=free)
+    save(helper.make_model(g, opset_imports=OPSET + [helper.make_opsetid("perfcast.example", 1)]),
+         "ctr_ranking.onnx")
+
+
+def const_name(inits, name, values):
+    inits.append(const_i64(name, values))
+    return name
+
+
 def mlp_1000():
     n = helper.make_node
     nodes, inits = [], [const_i64("flat", [-1, 256])]
@@ -193,5 +283,6 @@ def bad_models():
 if __name__ == "__main__":
     dlrm()
     deepfm()
+    ctr_ranking()
     mlp_1000()
     bad_models()
