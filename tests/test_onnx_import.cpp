@@ -13,8 +13,8 @@
 #include <perfcast/chips.hpp>
 #include <perfcast/graph.hpp>
 #include <perfcast/io/model_file.hpp>
-#include <perfcast/scenario.hpp>
 #include <perfcast/io/onnx_graph.hpp>
+#include <perfcast/scenario.hpp>
 
 #include "../examples/perfcast/cmd_import.hpp"
 #include "../examples/perfcast/onnx_source.hpp"
@@ -148,8 +148,10 @@ TEST_CASE("onnx: the built-in CTR scenario exported by make_models.py imports to
     // the 910B1. With the nodes equal the latencies are too; this states the promise.
     for (const std::int64_t batch : {1, 64, 512}) {
         CAPTURE(batch);
-        const double a = serial_latency(chips::ascend910b1, imported.nodes, batch).latency.in(units::us);
-        const double b = serial_latency(chips::ascend910b1, reference.nodes, batch).latency.in(units::us);
+        const double a =
+            serial_latency(chips::ascend910b1, imported.nodes, batch).latency.in(units::us);
+        const double b =
+            serial_latency(chips::ascend910b1, reference.nodes, batch).latency.in(units::us);
         CHECK(a == doctest::Approx(b).epsilon(0.01));
     }
 }
