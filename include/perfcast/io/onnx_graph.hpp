@@ -15,6 +15,10 @@
 // Squeeze, ...) compile to nothing and are counted in `r.dropped`; nothing is left out silently.
 // Errors are `onnx_import_error`: "perfcast::onnx_import: FILE: node 'NAME' (OP): FIELD = VALUE,
 // expected WHAT".
+//
+// Past 500 lines on purpose: the plain graph types are small, and the rest is one mapper whose
+// per-op functions share its error, shape and line helpers; a split would only move them into a
+// detail header every function includes.
 #pragma once
 
 #include <algorithm>
