@@ -27,6 +27,7 @@ Usage (from anywhere; commands run with the repository's files at hand):
    `<!-- check slow -->` marks a block that takes more than a few seconds: --skip-slow skips it.
    `<!-- check sqlite -->` marks a block that reads an SQLite export: --skip-sqlite skips it (the
    build passes it when configured without SQLite). Tags combine: `<!-- check slow sqlite -->`.
+   `<!-- check onnx -->` likewise marks a block that imports an ONNX graph: --skip-onnx skips it.
    Blocks whose output depends on timing or the machine stay unmarked, with a comment saying why.
 
 2. Links and cited files, in every checked markdown file (outside fenced blocks): each relative
@@ -52,7 +53,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MARKER = re.compile(r"^\s*<!--\s*check((?:\s+(?:slow|sqlite))*)\s*-->\s*$")
+MARKER = re.compile(r"^\s*<!--\s*check((?:\s+(?:slow|sqlite|onnx))*)\s*-->\s*$")
 FENCE = re.compile(r"^(\s*)(```+|~~~+)(.*)$")
 ELISION = "..."
 COMMAND_TIMEOUT_S = 600
@@ -90,7 +91,7 @@ class Report:
 
 def fenced_blocks(lines):
     """Yields (marker, fence line index, body lines, first body line index) for each fenced
-    block; marker is None (not runnable) or the set of its tags ("slow", "sqlite")."""
+    block; marker is None (not runnable) or the set of its tags ("slow", "sqlite", "onnx")."""
     i = 0
     while i < len(lines):
         m = FENCE.match(lines[i])
@@ -239,7 +240,8 @@ def check_block(path, lines, fence, body, first, tags, args, rep, ctx):
         rep.error(path, fence + 1, "runnable block without a command")
         return
     for cmd, cmd_line, expected_raw, exp_line in items:
-        if ("slow" in tags and args.skip_slow) or ("sqlite" in tags and args.skip_sqlite):
+        if (("slow" in tags and args.skip_slow) or ("sqlite" in tags and args.skip_sqlite)
+                or ("onnx" in tags and args.skip_onnx)):
             ctx["skipped"] += 1
             continue
         t0 = time.monotonic()
@@ -421,7 +423,8 @@ def self_test():
             f.write(SELF_TEST_DOC)
         with open(good, "w", encoding="utf-8") as f:
             f.write(SELF_TEST_GOOD)
-        args = argparse.Namespace(skip_slow=False, skip_sqlite=False, no_run=False)
+        args = argparse.Namespace(skip_slow=False, skip_sqlite=False, skip_onnx=False,
+                                  no_run=False)
         print("== self-test: a fixture with a wrong number, a broken link, a missing file:")
         rep, _ = check_files([bad], args, "/bin/true")
         if rep.problems != 3:
@@ -448,6 +451,8 @@ def main():
     ap.add_argument("--skip-slow", action="store_true", help="skip blocks marked slow")
     ap.add_argument("--skip-sqlite", action="store_true",
                     help="skip blocks marked sqlite (a perfcast built without SQLite)")
+    ap.add_argument("--skip-onnx", action="store_true",
+                    help="skip blocks marked onnx (a perfcast built without ONNX)")
     ap.add_argument("--no-run", action="store_true", help="check links and paths only")
     ap.add_argument("--self-test", action="store_true", help="test the checker itself")
     ap.add_argument("--timings", action="store_true", help="print each command's time")
@@ -465,7 +470,7 @@ def main():
     if args.timings:
         for t, path, line in sorted(ctx["timings"], reverse=True):
             print(f"{t:7.2f} s  {os.path.relpath(path, ROOT)}:{line}")
-    print(f"doc_check: {ctx['run']} command(s) run, {ctx['skipped']} skipped (slow / sqlite), "
+    print(f"doc_check: {ctx['run']} command(s) run, {ctx['skipped']} skipped (slow / sqlite / onnx), "
           f"{rep.problems} problem(s), {time.monotonic() - t0:.1f} s")
     return 1 if rep.problems else 0
 

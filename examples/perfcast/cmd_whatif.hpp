@@ -56,6 +56,7 @@
 #include "cli.hpp"
 #include "cmd_gains.hpp"
 #include "common.hpp"
+#include "onnx_source.hpp"
 #include "progress.hpp"
 
 namespace perfcast::cli {
@@ -1065,8 +1066,8 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
         anchored->m.name = a.positional.front() + " (anchored at batch " +
                            std::to_string(pb.front()) + ")";
     }
-    model m = anchored ? anchored->m
-              : a.has("model") ? io::read_model_file(*a.get("model"))
+    model m = anchored         ? anchored->m
+              : a.has("model") ? read_model_input(*a.get("model"), err)
                                : scenario::ctr_ranking_model();
     const card_params params{.graph = {.model = cal.params},
                              .host_threads = host_threads_from_args(a),

@@ -7,6 +7,7 @@
 //   perfcast calibrate  fit the model's parameters to a profile
 //   perfcast validate   score the model against measured rows
 //   perfcast report     utilization, bounds and findings of a profile
+//   perfcast import     an ONNX graph as a model file (needs ONNX at build time)
 //   perfcast --help     this list; `perfcast <command> --help` for a command's options
 //   perfcast --version  the version (include/perfcast/version.hpp)
 //
@@ -29,6 +30,8 @@
 #include "cmd_validate.hpp"
 #include "cmd_report.hpp"
 
+#include "cmd_import.hpp"  // .onnx files need ONNX at build time (onnx_source.hpp)
+
 #include "progress.hpp"  // progress_settings.terminal
 
 #if __has_include(<unistd.h>)
@@ -50,6 +53,8 @@ namespace {
 //   2. include it above;
 //   3. add ONE line below. Order here is the order in `perfcast --help`.
 // ---------------------------------------------------------------------------------------------
+// One command a line, in --help order.
+// clang-format off
 constexpr perfcast::cli::command commands[] = {
     perfcast::cli::chips_command,
     perfcast::cli::whatif_command,
@@ -57,7 +62,9 @@ constexpr perfcast::cli::command commands[] = {
     perfcast::cli::calibrate_command,
     perfcast::cli::validate_command,
     perfcast::cli::report_command,
+    perfcast::cli::import_command,  // docs/import.md
 };
+// clang-format on
 
 }  // namespace
 

@@ -65,3 +65,18 @@ perfcast_adversarial_case(huge_requests 2 "more than the 1e8 one simulation may 
                           whatif --qps 1 --batch 1048576 --max-batch 32)
 perfcast_adversarial_case(huge_grid 1 "expected at most 1e7 deployments in one sweep" ""
                           whatif --batch 1-100000 --streams 1-7)
+# ONNX graphs (docs/import.md): bytes that are not ONNX, a truncated file, a second dynamic
+# dimension; a build without ONNX names the package instead.
+set(_onnx "${CMAKE_CURRENT_LIST_DIR}/../data/onnx")
+if(PERFCAST_ONNX_FOUND)
+    perfcast_adversarial_case(onnx_not_onnx 1 "not_onnx.onnx: contents" ""
+                              import ${_onnx}/not_onnx.onnx)
+    perfcast_adversarial_case(onnx_truncated 1 "truncated.onnx: contents" ""
+                              whatif --model ${_onnx}/truncated.onnx ${_one_config})
+    perfcast_adversarial_case(onnx_dynamic_seq 1 "graph input 'x' dimension 1" ""
+                              import ${_onnx}/bad_dynamic_seq.onnx)
+    perfcast_adversarial_case(onnx_whatif 0 "model dlrm_kaggle (106 nodes)" "${PERFCAST_NOT_FINITE}"
+                              whatif --model ${_onnx}/dlrm.onnx ${_one_config})
+else()
+    perfcast_adversarial_case(onnx_missing 1 "libonnx-dev" "" import ${_onnx}/dlrm.onnx)
+endif()

@@ -1,0 +1,864 @@
+// perfcast/io/onnx_graph.hpp: an ONNX graph, as plain data, mapped to perfcast's model file.
+//
+// No ONNX dependency here: the `perfcast` command fills an `onnx_graph` with the system's ONNX
+// library (examples/perfcast/onnx_source.cpp: the protobuf read, onnx::shape_inference run at
+// three probe batches so that every dimension is known as a x B + c), and this header maps it,
+// node by node, to model-file lines (docs/model-file.md) that `parse_model` reads. The lines are
+// the import's output (`perfcast import -o`), so an import and its written file predict the same.
+//
+//   io::onnx_graph g = ...;                        // tensors with linear dims, nodes, attributes
+//   io::onnx_import r = io::map_onnx_graph(g);     // r.text: one model line per op, commented
+//   perfcast::model m = io::parse_model(r.text, g.source);
+//
+// What maps to what, and what is approximated: docs/import.md. An op this table does not know
+// becomes `generic` with its real bytes and is counted in `r.generic`; layout-only ops (Reshape,
+// Squeeze, ...) compile to nothing and are counted in `r.dropped`; nothing is left out silently.
+// Errors are `onnx_import_error`: "perfcast::onnx_import: FILE: node 'NAME' (OP): FIELD = VALUE,
+// expected WHAT".
+//
+// Past 500 lines on purpose: the plain graph types are small, and the rest is one mapper whose
+// per-op functions share its error, shape and line helpers; a split would only move them into a
+// detail header every function includes.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "../dtype.hpp"
+#include "../error.hpp"
+#include "../graph.hpp"
+#include "model_file.hpp"
+
+namespace perfcast::io {
+
+/// An import error: the file and the ONNX node (empty for a graph-level error).
+class onnx_import_error : public ::perfcast::error {
+public:
+    onnx_import_error(const std::string& what, std::string file, std::string node)
+        : ::perfcast::error(what), file_(std::move(file)), node_(std::move(node)) {}
+    [[nodiscard]] const std::string& file() const noexcept { return file_; }
+    [[nodiscard]] const std::string& node() const noexcept { return node_; }
+
+private:
+    std::string file_;
+    std::string node_;
+};
+
+/// One dimension after shape inference: `per_batch` x B + `fixed` when known; else the symbol
+/// it still has (a dynamic dimension other than the batch) or unknown.
+struct onnx_dim {
+    std::int64_t per_batch = 0;
+    std::int64_t fixed = 0;
+    std::string symbol{};  // non-empty: symbolic and not the batch
+    bool known = true;
+
+    [[nodiscard]] static onnx_dim of(std::int64_t n) { return {0, n, {}, true}; }
+    [[nodiscard]] static onnx_dim batch(std::int64_t a = 1, std::int64_t c = 0) {
+        return {a, c, {}, true};
+    }
+    [[nodiscard]] static onnx_dim symbolic(std::string name) {
+        return {0, 0, std::move(name), false};
+    }
+    [[nodiscard]] static onnx_dim unknown() { return {0, 0, {}, false}; }
+    friend bool operator==(const onnx_dim&, const onnx_dim&) = default;
+};
+
+/// ONNX TensorProto.DataType numbers (onnx/onnx.proto, "enum DataType").
+enum class onnx_type : int {
+    undefined = 0,
+    float32 = 1,
+    uint8 = 2,
+    int8 = 3,
+    uint16 = 4,
+    int16 = 5,
+    int32 = 6,
+    int64 = 7,
+    string = 8,
+    boolean = 9,
+    float16 = 10,
+    float64 = 11,
+    uint32 = 12,
+    uint64 = 13,
+    complex64 = 14,
+    complex128 = 15,
+    bfloat16 = 16
+};
+
+/// perfcast's dtype of an ONNX element type, or none (strings, complex numbers, undefined).
+[[nodiscard]] constexpr std::optional<dtype> dtype_of_onnx(int elem_type) noexcept {
+    switch (static_cast<onnx_type>(elem_type)) {
+        case onnx_type::float32: return dtype::fp32;
+        case onnx_type::uint8: return dtype::uint8;
+        case onnx_type::int8: return dtype::int8;
+        case onnx_type::uint16: return dtype::uint16;
+        case onnx_type::int16: return dtype::int16;
+        case onnx_type::int32: return dtype::int32;
+        case onnx_type::int64: return dtype::int64;
+        case onnx_type::boolean: return dtype::bool_;
+        case onnx_type::float16: return dtype::fp16;
+        case onnx_type::float64: return dtype::fp64;
+        case onnx_type::uint32: return dtype::uint32;
+        case onnx_type::uint64: return dtype::uint64;
+        case onnx_type::bfloat16: return dtype::bf16;
+        default: return std::nullopt;
+    }
+}
+
+/// A tensor as a node sees it: name, element type, dims (none known: `has_shape` false) and
+/// whether it is a weight (an initializer: on the device already, never copied per task).
+struct onnx_tensor {
+    std::string name{};
+    int elem_type = 0;
+    bool has_shape = false;
+    std::vector<onnx_dim> dims{};
+    bool weight = false;
+};
+
+/// An attribute: integers (`i` is ints[0]), a float, a string.
+struct onnx_attribute {
+    std::string name{};
+    std::vector<std::int64_t> ints{};
+    double f = 0;
+    std::string s{};
+};
+
+struct onnx_node {
+    std::string op_type{};
+    std::string name{};
+    std::string domain{};
+    std::vector<onnx_tensor> inputs{};  // an absent optional input has an empty name
+    std::vector<onnx_tensor> outputs{};
+    std::vector<onnx_attribute> attributes{};
+
+    [[nodiscard]] const onnx_attribute* attribute(std::string_view n) const {
+        for (const onnx_attribute& a : attributes) {
+            if (a.name == n) return &a;
+        }
+        return nullptr;
+    }
+    [[nodiscard]] std::int64_t int_attribute(std::string_view n, std::int64_t fallback) const {
+        const onnx_attribute* a = attribute(n);
+        return a != nullptr && !a->ints.empty() ? a->ints[0] : fallback;
+    }
+};
+
+/// The graph: its task's inputs and outputs (initializers excluded) and its nodes in order.
+struct onnx_graph {
+    std::string name{};
+    std::string source{};        // the file, for messages
+    std::string batch_symbol{};  // what became B ("batch", or "first dimension" when numeric)
+    std::int64_t opset = 0;      // the default domain's opset
+    std::vector<onnx_tensor> inputs{};
+    std::vector<onnx_tensor> outputs{};
+    std::vector<onnx_node> nodes{};
+};
+
+/// Probe batches at which the command runs ONNX shape inference: two solve a x B + c, the third
+/// checks it (a dimension growing as B^2 fails the check). Small, and >= 2 so that no Squeeze
+/// mistakes the batch for a unit dimension. An assumption of this importer, not an ONNX value.
+inline constexpr std::array<std::int64_t, 3> onnx_probe_batches{2, 3, 5};
+
+/// The dimension a x B + c that takes the values `v` at the probe batches, or none.
+[[nodiscard]] constexpr std::optional<onnx_dim> linear_dim(const std::array<std::int64_t, 3>& v) {
+    const auto& p = onnx_probe_batches;
+    const std::int64_t dv = v[1] - v[0];
+    const std::int64_t dp = p[1] - p[0];
+    if (dv % dp != 0) return std::nullopt;
+    const std::int64_t a = dv / dp;
+    const std::int64_t c = v[0] - a * p[0];
+    if (a * p[2] + c != v[2]) return std::nullopt;
+    return onnx_dim{a, c, {}, true};
+}
+
+/// What an import produced: the model-file text and the counts of its summary.
+struct onnx_import {
+    std::string text{};
+    std::map<std::string, int> mapped{};   // ONNX op type -> nodes mapped to perfcast kinds
+    std::map<std::string, int> dropped{};  // layout-only op type -> nodes dropped
+    std::map<std::string, int> generic{};  // unknown op type -> nodes costed as generic
+    std::vector<std::string> approximations{};
+    int lines = 0;  // op lines written (transfers included)
+};
+
+namespace onnx_detail {
+
+/// Ops that compile to no kernel: a view of the same bytes (ONNX operator docs, onnx/docs/
+/// Operators.md: Reshape, Squeeze, Unsqueeze, Flatten, Identity; Dropout is an identity at
+/// inference; Constant and Shape are folded by the graph compiler).
+inline constexpr std::array<std::string_view, 9> layout_ops{
+    "Reshape", "Squeeze",  "Unsqueeze", "Flatten",        "Identity",
+    "Dropout", "Constant", "Shape",     "ConstantOfShape"};
+
+/// Element-wise ops and their operations per element. 1 for arithmetic and comparisons; 4 for
+/// a transcendental (Exp, Sigmoid, Tanh, Erf, ...): an assumption, the same as the built-in
+/// scenario's sigmoid (tests/data/models/ctr_ranking.model, `ops=4`).
+struct elementwise_row {
+    std::string_view op;
+    double ops;
+};
+inline constexpr std::array<elementwise_row, 44> elementwise_ops{{
+    {"Add", 1},         {"Sub", 1},       {"Mul", 1},
+    {"Div", 1},         {"Pow", 4},       {"Max", 1},
+    {"Min", 1},         {"Mean", 1},      {"Sum", 1},
+    {"Mod", 1},         {"Equal", 1},     {"Less", 1},
+    {"LessOrEqual", 1}, {"Greater", 1},   {"GreaterOrEqual", 1},
+    {"And", 1},         {"Or", 1},        {"Xor", 1},
+    {"Where", 1},       {"PRelu", 2},     {"BitShift", 1},
+    {"Relu", 1},        {"LeakyRelu", 2}, {"Neg", 1},
+    {"Abs", 1},         {"Not", 1},       {"Sign", 1},
+    {"Floor", 1},       {"Ceil", 1},      {"Round", 1},
+    {"Reciprocal", 1},  {"Clip", 2},      {"Sqrt", 4},
+    {"Exp", 4},         {"Log", 4},       {"Sigmoid", 4},
+    {"Tanh", 4},        {"Erf", 4},       {"Elu", 4},
+    {"Selu", 4},        {"Softplus", 4},  {"HardSigmoid", 2},
+    {"HardSwish", 2},   {"Gelu", 4},
+}};
+
+inline constexpr std::array<std::string_view, 11> reduce_ops{
+    "ReduceSum", "ReduceMean",      "ReduceMax",       "ReduceMin", "ReduceProd", "ReduceL1",
+    "ReduceL2",  "ReduceLogSumExp", "ReduceSumSquare", "ArgMax",    "ArgMin"};
+
+template <std::size_t N>
+[[nodiscard]] constexpr bool listed(const std::array<std::string_view, N>& list,
+                                    std::string_view op) noexcept {
+    return std::find(list.begin(), list.end(), op) != list.end();
+}
+
+[[nodiscard]] inline std::string printable(std::string_view s) { return parse_error::printable(s); }
+
+/// A name fit for a model file's `name=`: one word of at most 31 characters.
+[[nodiscard]] inline std::string word_of(std::string_view s) {
+    std::string out;
+    for (const char c : s) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.' || c == '/' ||
+                        c == ':';
+        out += ok ? c : '_';
+        if (out.size() == 31) break;
+    }
+    return out.empty() ? std::string("onnx") : out;
+}
+
+/// Text for a comment: one line, no control bytes, at most 80 bytes.
+[[nodiscard]] inline std::string comment_of(std::string_view s) {
+    std::string out;
+    for (const char c : s) {
+        out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) ? '?' : c;
+        if (out.size() == 80) break;
+    }
+    return out;
+}
+
+/// A linear dimension as model-file text: 32, B, B*8, B*8+1.
+[[nodiscard]] inline std::string dim_text(const onnx_dim& d) {
+    std::string out;
+    if (d.per_batch == 1) out = "B";
+    if (d.per_batch > 1) out = "B*" + std::to_string(d.per_batch);
+    if (d.fixed > 0) out += (out.empty() ? "" : "+") + std::to_string(d.fixed);
+    return out;
+}
+
+using dims = std::vector<onnx_dim>;
+
+class mapper {
+public:
+    explicit mapper(const onnx_graph& g) : g_(g) {}
+
+    onnx_import run() {
+        out_.text = "# imported from " + comment_of(g_.source) + " by perfcast import\n";
+        out_.text += "# B is the graph's " +
+                     (g_.batch_symbol.empty() ? std::string("(no batch: every line fixed=1)")
+                                              : "dimension " + comment_of(g_.batch_symbol)) +
+                     "; docs/import.md says what each ONNX op became\n";
+        out_.text +=
+            "name " + word_of(g_.name.empty() ? std::string("onnx_model") : g_.name) + "\n";
+        for (const onnx_tensor& t : g_.inputs) transfer(t, "in");
+        for (const onnx_node& n : g_.nodes) node_lines(n);
+        for (const onnx_tensor& t : g_.outputs) transfer(t, "out");
+        return std::move(out_);
+    }
+
+private:
+    [[noreturn]] void fail(const onnx_node* n, std::string_view field, std::string_view value,
+                           std::string_view expected) const {
+        std::string where = g_.source;
+        if (n != nullptr) {
+            where += ": node '" + printable(n->name) + "' (" + printable(n->op_type) + ")";
+        }
+        where += ": " + std::string(field);
+        throw onnx_import_error(::perfcast::detail::message(
+                                    "onnx_import", where, "\"" + printable(value) + "\"", expected),
+                                g_.source, n != nullptr ? n->name : std::string());
+    }
+
+    /// The tensor's dims, every one known and linear, at least 1 at B = 1; a scalar is [1].
+    dims shape_of(const onnx_node* n, const onnx_tensor& t, std::string_view role) {
+        if (!t.has_shape) {
+            fail(n, std::string(role) + " '" + printable(t.name) + "' shape", "unknown",
+                 "a shape ONNX shape inference knows (export with static shapes, or with the "
+                 "batch as the only dynamic dimension)");
+        }
+        dims d = t.dims;
+        if (d.size() > shape::max_rank) {
+            fail(n, std::string(role) + " '" + printable(t.name) + "' rank",
+                 std::to_string(d.size()), "at most 8 dimensions");
+        }
+        for (std::size_t i = 0; i < d.size(); ++i) {
+            const onnx_dim& x = d[i];
+            const std::string field =
+                std::string(role) + " '" + printable(t.name) + "' dimension " + std::to_string(i);
+            if (!x.symbol.empty()) {
+                // ONNX names the sizes it cannot know (data-dependent) unk__N.
+                if (x.symbol.rfind("unk__", 0) == 0) {
+                    fail(n, field, x.symbol,
+                         "a size shape inference knows (this one is data-dependent: export it "
+                         "fixed, or import the model by hand, docs/model-file.md)");
+                }
+                fail(n, field, x.symbol,
+                     (g_.batch_symbol.empty()
+                          ? std::string("a fixed size")
+                          : "the batch (" + g_.batch_symbol + ") or a fixed size") +
+                         ": a dynamic dimension other than the batch is not predicted (choose "
+                         "the batch with --batch-dim, or export the other fixed)");
+            }
+            if (!x.known) {
+                fail(n, field, "unknown",
+                     "a dimension ONNX shape inference knows, a x B + c at the probe batches");
+            }
+            if (x.per_batch < 0 || x.fixed < 0 || x.per_batch + x.fixed < 1) {
+                if (x.per_batch == 0 && x.fixed == 0) {
+                    throw empty_tensor{};
+                }
+                fail(n, field, std::to_string(x.per_batch) + "*B+" + std::to_string(x.fixed),
+                     "a dimension a x B + c with a, c >= 0 and at least 1 at B = 1");
+            }
+        }
+        if (d.empty()) d.push_back(onnx_dim::of(1));
+        return d;
+    }
+
+    dtype type_of(const onnx_node* n, const onnx_tensor& t) const {
+        if (auto d = dtype_of_onnx(t.elem_type)) return *d;
+        fail(n, "tensor '" + printable(t.name) + "' element type", std::to_string(t.elem_type),
+             "a numeric ONNX type (float, float16, bfloat16, double, int8..int64, uint8..uint64, "
+             "bool)");
+    }
+
+    static std::string shapes_text(const std::vector<dims>& shapes) {
+        std::string out;
+        for (const dims& s : shapes) {
+            if (!out.empty()) out += ';';
+            for (std::size_t i = 0; i < s.size(); ++i) {
+                if (i > 0) out += ',';
+                out += dim_text(s[i]);
+            }
+        }
+        return out;
+    }
+
+    static bool has_batch(const std::vector<dims>& shapes) {
+        for (const dims& s : shapes) {
+            for (const onnx_dim& d : s) {
+                if (d.per_batch > 0) return true;
+            }
+        }
+        return false;
+    }
+
+    /// One model-file line, its comment naming the ONNX node.
+    void line(std::string_view kind, const std::vector<dims>& shapes, dtype t, std::string keys,
+              std::string_view name, std::string_view comment) {
+        std::string l =
+            std::string(kind) + " " + shapes_text(shapes) + " " + std::string(name_of(t));
+        if (!keys.empty()) l += " " + keys;
+        if (!has_batch(shapes)) l += " fixed=1";
+        l += " name=" + word_of(name);
+        out_.text += l + "  # " + comment_of(comment) + "\n";
+        ++out_.lines;
+    }
+
+    void transfer(const onnx_tensor& t, std::string_view dir) {
+        try {
+            const dims s = shape_of(nullptr, t, dir == "in" ? "graph input" : "graph output");
+            line("transfer", {s}, type_of(nullptr, t), "dir=" + std::string(dir), t.name,
+                 "graph " + std::string(dir == "in" ? "input" : "output") + " " + t.name);
+        } catch (const empty_tensor&) {
+            out_.approximations.push_back("graph tensor '" + printable(t.name) +
+                                          "' has no elements: no copy");
+        }
+    }
+
+    static onnx_dim product(const onnx_node* n, const dims& d, const mapper& m) {
+        onnx_dim p = onnx_dim::of(1);
+        for (const onnx_dim& x : d) {
+            if (p.per_batch > 0 && x.per_batch > 0) {
+                m.fail(n, "shape", shapes_text({d}),
+                       "at most one dimension with B in a shape this op flattens");
+            }
+            p = x.per_batch > 0
+                    ? onnx_dim::batch(
+                          checked_product(x.per_batch, p.fixed, "onnx_import", "dimension"),
+                          checked_product(x.fixed, p.fixed, "onnx_import", "dimension"))
+                    : onnx_dim::batch(
+                          checked_product(p.per_batch, x.fixed, "onnx_import", "dimension"),
+                          checked_product(p.fixed, x.fixed, "onnx_import", "dimension"));
+        }
+        return p;
+    }
+
+    /// `shape` with leading 1s to rank `r` (ONNX broadcasting aligns the trailing dims).
+    static dims padded(dims s, std::size_t r) {
+        while (s.size() < r) s.insert(s.begin(), onnx_dim::of(1));
+        return s;
+    }
+
+    static std::string label(const onnx_node& n) {
+        return "onnx " + n.op_type + " '" + n.name + "'";
+    }
+
+    void mapped(const onnx_node& n) { ++out_.mapped[n.op_type]; }
+
+    /// The first input with a name, or fails.
+    const onnx_tensor& input(const onnx_node& n, std::size_t i) const {
+        if (i >= n.inputs.size() || n.inputs[i].name.empty()) {
+            fail(&n, "input " + std::to_string(i), "missing",
+                 "the input the ONNX operator requires");
+        }
+        return n.inputs[i];
+    }
+    const onnx_tensor& output(const onnx_node& n) const {
+        if (n.outputs.empty()) fail(&n, "output 0", "missing", "an output");
+        return n.outputs[0];
+    }
+
+    static std::string node_name(const onnx_node& n, std::size_t index) {
+        return n.name.empty() ? n.op_type + "_" + std::to_string(index) : n.name;
+    }
+
+    void node_lines(const onnx_node& n) {
+        ++index_;
+        const std::string name = node_name(n, index_);
+        const std::string why = label(n);
+        const bool onnx_domain = n.domain.empty() || n.domain == "ai.onnx";
+        if (onnx_domain && listed(layout_ops, n.op_type)) {
+            ++out_.dropped[n.op_type];
+            return;
+        }
+        try {
+            if (onnx_domain && map_known(n, name, why)) {
+                mapped(n);
+                return;
+            }
+            generic(n, name, why);
+        } catch (const empty_tensor&) {
+            ++out_.dropped[n.op_type + " (no elements)"];
+            out_.approximations.push_back("node '" + printable(n.name) + "' (" + n.op_type +
+                                          ") has an empty tensor: no kernel");
+        }
+    }
+
+    /// Unknown ops: `generic` over the output's elements with the real bytes per element.
+    void generic(const onnx_node& n, const std::string& name, const std::string& why) {
+        const onnx_tensor& o = output(n);
+        const dims os = shape_of(&n, o, "output");
+        const dtype t = type_of(&n, o);
+        // Bytes per output element at B = 1 (in=, out=): exact when every tensor scales the
+        // same way with B; weights read once are overcounted past B = 1 (docs/import.md).
+        const auto at1 = [&](const dims& d) {
+            const onnx_dim p = product(&n, d, *this);
+            return static_cast<double>(p.per_batch + p.fixed);
+        };
+        const double elements = at1(os);
+        double in = 0, outb = 0;
+        for (const onnx_tensor& x : n.inputs) {
+            if (x.name.empty()) continue;
+            in += at1(shape_of(&n, x, "input")) * dtypes[index_of(type_of(&n, x))].bytes;
+        }
+        for (const onnx_tensor& x : n.outputs) {
+            if (x.name.empty()) continue;
+            outb += at1(shape_of(&n, x, "output")) * dtypes[index_of(type_of(&n, x))].bytes;
+        }
+        line("generic", {os}, t,
+             "in=" + ::perfcast::detail::number_text(in / elements) +
+                 " out=" + ::perfcast::detail::number_text(outb / elements),
+             name, why + ": not in the op table, costed by its bytes");
+        ++out_.generic[n.op_type];
+    }
+
+    bool map_known(const onnx_node& n, const std::string& name, const std::string& why) {
+        const std::string_view op = n.op_type;
+        if (op == "MatMul" || op == "Gemm") return matmul(n, name, why);
+        for (const elementwise_row& r : elementwise_ops) {
+            if (r.op == op) return elementwise(n, r.ops, name, why);
+        }
+        if (listed(reduce_ops, op)) return reduce(n, name, why, "");
+        if (op == "Softmax" || op == "LogSoftmax") return softmax(n, name, why);
+        if (op == "LayerNormalization") return layer_norm(n, name, why);
+        if (op == "Gather") return gather(n, name, why);
+        if (op == "GatherElements" || op == "GatherND") return copy(n, name, why, 2);
+        if (op == "Concat") return concat(n, name, why);
+        if (op == "Split") return split(n, name, why);
+        if (op == "Slice") return copy(n, name, why, 1);
+        if (op == "Transpose") return transpose(n, name, why);
+        if (op == "Expand") return expand(n, name, why);
+        if (op == "Tile") return tile(n, name, why);
+        if (op == "Cast") return cast(n, name, why);
+        if (op == "TopK") return topk(n, name, why);
+        return false;
+    }
+
+    bool matmul(const onnx_node& n, const std::string& name, const std::string& why) {
+        const onnx_tensor& at = input(n, 0);
+        const onnx_tensor& bt = input(n, 1);
+        dims a = shape_of(&n, at, "input");
+        dims b = shape_of(&n, bt, "input");
+        const dtype t = type_of(&n, at);
+        const dtype ot = type_of(&n, output(n));
+        if (n.op_type == "Gemm") {
+            if (a.size() != 2 || b.size() != 2) {
+                fail(&n, "inputs", shapes_text({a, b}), "two 2-D inputs (ONNX Gemm)");
+            }
+            if (n.int_attribute("transA", 0) != 0) std::swap(a[0], a[1]);
+            if (n.int_attribute("transB", 0) != 0) std::swap(b[0], b[1]);
+        }
+        // ONNX MatMul follows numpy.matmul: a 1-D A is [1, K], a 1-D B is [K, 1].
+        if (a.size() == 1) a.insert(a.begin(), onnx_dim::of(1));
+        if (b.size() == 1) b.push_back(onnx_dim::of(1));
+        std::string keys;
+        if (ot != t) keys = "out=" + std::string(name_of(ot));
+        if (b.size() > 2) {
+            // B with its own batch: shared by A's batch when its leading dims have no B.
+            const dims lead(b.begin(), b.end() - 2);
+            const onnx_dim p = product(&n, lead, *this);
+            const dims alead(a.begin(), a.end() - 2);
+            const onnx_dim pa = product(&n, alead, *this);
+            if (p.per_batch == 0 && p.fixed == 1) {
+                b = dims(b.end() - 2, b.end());
+            } else if (p.per_batch == 0 && pa.per_batch > 0) {
+                keys += std::string(keys.empty() ? "" : " ") + "broadcast_b=1";
+            } else if (a.size() < b.size()) {
+                a = padded(a, b.size());
+                // A broadcast across B's batch: A's rows are B's batch (numpy.matmul).
+                for (std::size_t i = 0; i + 2 < a.size(); ++i) a[i] = b[i];
+                out_.approximations.push_back("node '" + printable(n.name) +
+                                              "' (MatMul): A broadcast over B's batch, costed "
+                                              "as one matmul per batch entry");
+            }
+        }
+        line("matmul", {a, b}, t, keys, name, why);
+        if (n.op_type == "Gemm" && n.inputs.size() > 2 && !n.inputs[2].name.empty()) {
+            const dims os = shape_of(&n, output(n), "output");
+            const dims c = padded(shape_of(&n, n.inputs[2], "input"), os.size());
+            line("elementwise", c == os ? std::vector<dims>{os} : std::vector<dims>{os, c}, ot,
+                 "inputs=2", name + "_bias", why + ": the bias C");
+        }
+        return true;
+    }
+
+    bool elementwise(const onnx_node& n, double ops, const std::string& name,
+                     const std::string& why) {
+        const onnx_tensor& o = output(n);
+        const dims os = shape_of(&n, o, "output");
+        const dtype ot = type_of(&n, o);
+        std::vector<dims> ins;
+        dtype t = ot;
+        bool first = true;
+        for (const onnx_tensor& x : n.inputs) {
+            if (x.name.empty()) continue;
+            if (first) t = type_of(&n, x);
+            // Where's condition is bool: the data type is its second input's.
+            if (n.op_type == "Where" && ins.size() == 1) t = type_of(&n, x);
+            first = false;
+            ins.push_back(shape_of(&n, x, "input"));
+        }
+        // Clip's min and max, PRelu's slope: scalars or broadcast; every input counts as read.
+        std::size_t data_inputs = ins.size();
+        if (n.op_type == "Clip") data_inputs = 1;
+        std::string keys = "inputs=" + std::to_string(data_inputs == 0 ? 1 : data_inputs);
+        if (ops != 1) keys += " ops=" + ::perfcast::detail::number_text(ops);
+        if (ot != t) keys += " out=" + std::string(name_of(ot));
+        // A binary op with a broadcast: its two inputs (`elementwise A;B`, the output is their
+        // broadcast); without one, the output's shape.
+        std::vector<dims> shapes{os};
+        if (data_inputs == 2 && ins.size() >= 2) {
+            const dims a = padded(ins[0], os.size());
+            const dims b = padded(ins[1], os.size());
+            if (a != os || b != os) shapes = {a, b};
+        }
+        line("elementwise", shapes, t, keys, name, why);
+        return true;
+    }
+
+    /// A reduction: ROWS (the output's elements), LENGTH (input elements / output elements).
+    bool reduce(const onnx_node& n, const std::string& name, const std::string& why,
+                std::string_view suffix) {
+        const dims is = shape_of(&n, input(n, 0), "input");
+        const dims os = shape_of(&n, output(n), "output");
+        const onnx_dim ie = product(&n, is, *this);
+        const onnx_dim oe = product(&n, os, *this);
+        line("reduce", {rows_length(n, ie, oe)}, type_of(&n, input(n, 0)), "",
+             name + std::string(suffix), why);
+        return true;
+    }
+
+    dims rows_length(const onnx_node& n, const onnx_dim& ie, const onnx_dim& oe) const {
+        // LENGTH = ie / oe, a fixed count unless the batch itself is reduced.
+        if (oe.per_batch > 0) {
+            if (oe.fixed != 0 || ie.fixed != 0 || ie.per_batch % oe.per_batch != 0) {
+                fail(&n, "reduced length", dim_text(ie) + " / " + dim_text(oe),
+                     "a whole number of elements per output element");
+            }
+            return {oe, onnx_dim::of(ie.per_batch / oe.per_batch)};
+        }
+        if (oe.fixed < 1 || ie.per_batch % oe.fixed != 0 || ie.fixed % oe.fixed != 0) {
+            fail(&n, "reduced length", dim_text(ie) + " / " + dim_text(oe),
+                 "a whole number of elements per output element");
+        }
+        return {oe, onnx_dim::batch(ie.per_batch / oe.fixed, ie.fixed / oe.fixed)};
+    }
+
+    /// The axis `a` (negative from the end) of a rank-`r` tensor, or fails naming the field.
+    std::size_t axis_of(const onnx_node& n, std::int64_t a, std::size_t r,
+                        std::string_view f) const {
+        const auto rank = static_cast<std::int64_t>(r);
+        if (a < 0) a += rank;
+        if (a < 0 || a >= rank) {
+            fail(&n, f, std::to_string(a),
+                 "an axis in [-" + std::to_string(rank) + ", " + std::to_string(rank) + ")");
+        }
+        return static_cast<std::size_t>(a);
+    }
+
+    /// Rows and length of a softmax-like op along `axis` (opset < 13: every dim from the axis).
+    std::pair<onnx_dim, onnx_dim> along_axis(const onnx_node& n, const dims& s) const {
+        const std::int64_t deflt = g_.opset != 0 && g_.opset < 13 ? 1 : -1;
+        const std::size_t axis = axis_of(n, n.int_attribute("axis", deflt), s.size(), "axis");
+        const bool flattened = g_.opset != 0 && g_.opset < 13;
+        dims len_dims(s.begin() + static_cast<std::ptrdiff_t>(axis),
+                      flattened ? s.end() : s.begin() + static_cast<std::ptrdiff_t>(axis) + 1);
+        dims rest(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(axis));
+        if (!flattened)
+            rest.insert(rest.end(), s.begin() + static_cast<std::ptrdiff_t>(axis) + 1, s.end());
+        return {product(&n, rest, *this), product(&n, len_dims, *this)};
+    }
+
+    /// Softmax as its kernels (the built-in scenario's softmax, docs/scenario.md): max, exp of
+    /// the difference, sum, division.
+    bool softmax(const onnx_node& n, const std::string& name, const std::string& why) {
+        const dims s = shape_of(&n, input(n, 0), "input");
+        const dtype t = type_of(&n, input(n, 0));
+        const auto [rows, length] = along_axis(n, s);
+        const dims rl{rows, length};
+        line("reduce", {rl}, t, "", name + "_max", why + ": max");
+        line("elementwise", {rl}, t, "inputs=2 ops=2", name + "_exp", why + ": exp(x - max)");
+        line("reduce", {rl}, t, "", name + "_sum", why + ": sum");
+        line("elementwise", {rl}, t, n.op_type == "LogSoftmax" ? "ops=4" : "", name + "_div",
+             why + (n.op_type == "LogSoftmax" ? ": log of the division" : ": division"));
+        return true;
+    }
+
+    /// LayerNormalization over the axes from `axis` (default -1): mean, centred square,
+    /// variance, normalisation with scale and bias (ONNX operator definition, opset 17).
+    bool layer_norm(const onnx_node& n, const std::string& name, const std::string& why) {
+        const dims s = shape_of(&n, input(n, 0), "input");
+        const dtype t = type_of(&n, input(n, 0));
+        const std::size_t axis = axis_of(n, n.int_attribute("axis", -1), s.size(), "axis");
+        const dims len_dims(s.begin() + static_cast<std::ptrdiff_t>(axis), s.end());
+        const dims rest(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(axis));
+        const dims rl{product(&n, rest, *this), product(&n, len_dims, *this)};
+        line("reduce", {rl}, t, "", name + "_mean", why + ": mean");
+        line("elementwise", {rl}, t, "inputs=2 ops=2", name + "_sq", why + ": (x - mean)^2");
+        line("reduce", {rl}, t, "", name + "_var", why + ": variance");
+        line("elementwise", {rl}, t, "inputs=3 ops=4", name + "_norm",
+             why + ": (x - mean) / sqrt(var + eps) * scale + bias");
+        return true;
+    }
+
+    /// Gather on axis 0 of a weight table: an embedding lookup. Anything else is a copy of the
+    /// output (listed as an approximation).
+    bool gather(const onnx_node& n, const std::string& name, const std::string& why) {
+        const onnx_tensor& data = input(n, 0);
+        const onnx_tensor& idx = input(n, 1);
+        const dims ds = shape_of(&n, data, "input");
+        const dims is = shape_of(&n, idx, "input");
+        const dims tail(ds.begin() + 1, ds.end());
+        const onnx_dim row = product(&n, tail, *this);
+        if (n.int_attribute("axis", 0) != 0 || ds[0].per_batch > 0 || row.per_batch > 0) {
+            out_.approximations.push_back("node '" + printable(n.name) +
+                                          "' (Gather off a batch-dependent tensor or a non-zero "
+                                          "axis): costed as a copy of its output");
+            return copy(n, name, why, 1);
+        }
+        const dtype it = type_of(&n, idx);
+        std::string keys = it == dtype::int64 ? "index=int64" : "";
+        line("gather", {{product(&n, is, *this)}, {ds[0], row}}, type_of(&n, data), keys, name,
+             why);
+        return true;
+    }
+
+    /// A copy of the output's elements reading `inputs` tensors of its size (Slice,
+    /// GatherElements, GatherND): an element-wise op of 1 operation per element.
+    bool copy(const onnx_node& n, const std::string& name, const std::string& why, int inputs) {
+        const dims os = shape_of(&n, output(n), "output");
+        line("elementwise", {os}, type_of(&n, output(n)), "inputs=" + std::to_string(inputs), name,
+             why + ": a copy of its output");
+        return true;
+    }
+
+    /// Concat along `axis`: the contiguous run per row is the output's elements from the axis on
+    /// (a whole output row is written at once; the built-in scenario's concat, inner=1261).
+    bool concat(const onnx_node& n, const std::string& name, const std::string& why) {
+        std::vector<dims> shapes;
+        const onnx_tensor* first = nullptr;
+        for (const onnx_tensor& x : n.inputs) {
+            if (x.name.empty()) continue;
+            if (first == nullptr) first = &x;
+            shapes.push_back(shape_of(&n, x, "input"));
+        }
+        if (first == nullptr) fail(&n, "inputs", "none", "at least one input");
+        const std::size_t axis = axis_of(n, n.int_attribute("axis", 0), shapes[0].size(), "axis");
+        const dims os = shape_of(&n, output(n), "output");
+        if (axis >= os.size()) fail(&n, "axis", std::to_string(axis), "an axis of the output");
+        const onnx_dim run =
+            product(&n, dims(os.begin() + static_cast<std::ptrdiff_t>(axis), os.end()), *this);
+        std::string keys;
+        if (run.per_batch == 0) keys = "inner=" + std::to_string(run.fixed);
+        line("concat", shapes, type_of(&n, *first), keys, name, why);
+        return true;
+    }
+
+    /// Split: the same bytes as the concat of its outputs.
+    bool split(const onnx_node& n, const std::string& name, const std::string& why) {
+        std::vector<dims> shapes;
+        for (const onnx_tensor& x : n.outputs) {
+            if (!x.name.empty()) shapes.push_back(shape_of(&n, x, "output"));
+        }
+        if (shapes.empty()) fail(&n, "outputs", "none", "at least one output");
+        line("concat", shapes, type_of(&n, input(n, 0)), "", name, why + ": its outputs' bytes");
+        return true;
+    }
+
+    bool transpose(const onnx_node& n, const std::string& name, const std::string& why) {
+        const dims s = shape_of(&n, input(n, 0), "input");
+        const onnx_attribute* perm = n.attribute("perm");
+        // Default perm reverses the dims: the last axis moves unless the rank is 1.
+        bool moves = s.size() > 1;
+        if (perm != nullptr && !perm->ints.empty()) {
+            moves = perm->ints.back() != static_cast<std::int64_t>(perm->ints.size()) - 1;
+        }
+        line("transpose", {s}, type_of(&n, input(n, 0)), moves ? "" : "inner_moves=0", name, why);
+        return true;
+    }
+
+    bool expand(const onnx_node& n, const std::string& name, const std::string& why) {
+        const dims os = shape_of(&n, output(n), "output");
+        const dims is = padded(shape_of(&n, input(n, 0), "input"), os.size());
+        line("broadcast", {is, os}, type_of(&n, input(n, 0)), "", name, why);
+        return true;
+    }
+
+    /// Tile: MULTIPLES are output dim / input dim, each a x B + c.
+    bool tile(const onnx_node& n, const std::string& name, const std::string& why) {
+        const dims is = shape_of(&n, input(n, 0), "input");
+        const dims os = shape_of(&n, output(n), "output");
+        if (is.size() != os.size())
+            fail(&n, "output rank", std::to_string(os.size()), "the input's");
+        dims mult;
+        for (std::size_t i = 0; i < is.size(); ++i) {
+            const onnx_dim& a = is[i];
+            const onnx_dim& b = os[i];
+            if (a.per_batch == 0 && b.per_batch % a.fixed == 0 && b.fixed % a.fixed == 0) {
+                mult.push_back(onnx_dim::batch(b.per_batch / a.fixed, b.fixed / a.fixed));
+            } else if (a.fixed == 0 && b.fixed == 0 && b.per_batch % a.per_batch == 0) {
+                mult.push_back(onnx_dim::of(b.per_batch / a.per_batch));
+            } else {
+                fail(&n, "repeats at dimension " + std::to_string(i),
+                     dim_text(b) + " / " + dim_text(a), "a whole number of repeats");
+            }
+        }
+        line("tile", {is, mult}, type_of(&n, input(n, 0)), "", name, why);
+        return true;
+    }
+
+    bool cast(const onnx_node& n, const std::string& name, const std::string& why) {
+        const dims s = shape_of(&n, input(n, 0), "input");
+        line("cast", {s}, type_of(&n, input(n, 0)),
+             "to=" + std::string(name_of(type_of(&n, output(n)))), name, why);
+        return true;
+    }
+
+    /// TopK along `axis` (default -1): ROWS (the other dims), LENGTH; k is the output's length
+    /// along the axis (shape inference read it from the K input).
+    bool topk(const onnx_node& n, const std::string& name, const std::string& why) {
+        const dims s = shape_of(&n, input(n, 0), "input");
+        const dims os = shape_of(&n, output(n), "output");
+        const std::size_t axis = axis_of(n, n.int_attribute("axis", -1), s.size(), "axis");
+        const onnx_dim k = os[axis];
+        if (k.per_batch != 0) fail(&n, "k", dim_text(k), "a fixed k");
+        dims rest(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(axis));
+        rest.insert(rest.end(), s.begin() + static_cast<std::ptrdiff_t>(axis) + 1, s.end());
+        line("topk", {{product(&n, rest, *this), s[axis]}}, type_of(&n, input(n, 0)),
+             "k=" + std::to_string(k.fixed), name, why);
+        return true;
+    }
+
+    struct empty_tensor {};
+
+    const onnx_graph& g_;
+    onnx_import out_{};
+    std::size_t index_ = 0;
+};
+
+}  // namespace onnx_detail
+
+/// The graph's model-file text and its summary (docs/import.md: the op table). Throws
+/// onnx_import_error naming the file, the node, the field, its value and what was expected.
+[[nodiscard]] inline onnx_import map_onnx_graph(const onnx_graph& g) {
+    if (g.nodes.empty()) {
+        throw onnx_import_error(
+            ::perfcast::detail::message("onnx_import", g.source + ": graph nodes", "0",
+                                        "an ONNX model with at least one node"),
+            g.source, {});
+    }
+    return onnx_detail::mapper(g).run();
+}
+
+/// The imported model: map_onnx_graph's text read by the model-file reader.
+[[nodiscard]] inline model model_of(const onnx_graph& g, onnx_import* summary = nullptr) {
+    onnx_import r = map_onnx_graph(g);
+    model m = parse_model(r.text, g.source);
+    if (summary != nullptr) *summary = std::move(r);
+    return m;
+}
+
+/// The import summary for standard error: lines written, ops mapped, dropped and generic.
+[[nodiscard]] inline std::string import_summary(const onnx_import& r) {
+    const auto list = [](const std::map<std::string, int>& m) {
+        std::string s;
+        for (const auto& kv : m) {
+            s += (s.empty() ? "" : ", ") + kv.first + " x" + std::to_string(kv.second);
+        }
+        return s.empty() ? std::string("none") : s;
+    };
+    int mapped = 0, dropped = 0, generic = 0;
+    for (const auto& kv : r.mapped) mapped += kv.second;
+    for (const auto& kv : r.dropped) dropped += kv.second;
+    for (const auto& kv : r.generic) generic += kv.second;
+    std::string s = "imported: " + std::to_string(r.lines) + " model lines from " +
+                    std::to_string(mapped + dropped + generic) + " ONNX nodes\n";
+    s += "  mapped (" + std::to_string(mapped) + "): " + list(r.mapped) + "\n";
+    s += "  dropped, layout only (" + std::to_string(dropped) + "): " + list(r.dropped) + "\n";
+    s += "  generic, costed by bytes (" + std::to_string(generic) + "): " + list(r.generic) + "\n";
+    for (const std::string& a : r.approximations) s += "  approximation: " + a + "\n";
+    return s;
+}
+
+}  // namespace perfcast::io

@@ -1,0 +1,288 @@
+#!/usr/bin/python3
+"""Rebuilds the ONNX graphs of tests/data/onnx/ with Debian's python3-onnx (1.12, helper API).
+
+    /usr/bin/python3 tests/data/onnx/make_models.py     # rewrites the .onnx files here
+
+The graphs are the published architectures, not trained models: weights are initializers with
+their shapes and no data (ONNX external data whose file is absent: shape inference reads the
+dims, nothing reads the values), so each file stays a few kB. tests/test_onnx_import.cpp
+imports them and checks op counts and FLOPs against a hand count.
+
+- dlrm.onnx: DLRM (Naumov et al., "Deep Learning Recommendation Model for Personalization and
+  Recommendation Systems", arXiv:1906.00091), the Criteo Kaggle configuration of
+  facebookresearch/dlrm (bench/dlrm_s_criteo_kaggle.sh: --arch-sparse-feature-size=16
+  --arch-mlp-bot=13-512-256-64-16 --arch-mlp-top=512-256-1, dot interaction without the self
+  terms), the 26 table sizes of the Criteo Kaggle data set (as listed in
+  flexflow/FlexFlow examples/DLRM/run_kaggle_day1.sh's companion run_kaggle.sh). Each sparse
+  feature is an embedding bag of one index (Gather + ReduceSum, how torch.onnx exports
+  nn.EmbeddingBag(mode="sum")).
+- deepfm.onnx: DeepFM (Guo et al., "DeepFM: A Factorization-Machine based Neural Network for
+  CTR Prediction", arXiv:1703.04247, section 3.2): 39 Criteo fields, embedding size 10, the deep
+  part 400-400-400 with ReLU, the FM part's first order (a 1-wide embedding) and second order
+  0.5 * ((sum e)^2 - sum e^2), a sigmoid of the sum. One shared table of 1,000,000 rows (an
+  assumption: the paper hashes features into one space and gives no count).
+- ctr_ranking.onnx: perfcast's built-in CTR scenario (include/perfcast/scenario.hpp,
+  tests/data/models/ctr_ranking.model), line by line: the scenario lists ops, not a data flow, so
+  a tensor no exported node computes is declared in value_info with its shape ("batch*8": 8 x B)
+  and produced by no node. Ops ONNX has no single node for are exported as one with the same
+  inputs and operations per element: the fused bias + ReLU and the mask-and-scale (2 inputs,
+  2 operations) as PRelu, the four softmax kernels as one Softmax, the AI CPU default-value
+  Where as an op of a custom domain (costed by its bytes). ONNX cannot say host dispatch,
+  dynamic shapes, hot rows, HF32 or a matmul's wider output: tests/test_onnx_import.cpp lists
+  them.
+- mlp_1000.onnx: 1,000 nodes for bench/bench_onnx_import.cpp: 250 layers of MatMul (256 x 256),
+  Add (bias), Relu and Reshape, a made-up stack (no published model).
+- bad_dynamic_seq.onnx: a graph whose input has a second dynamic dimension (seq): an error.
+- bad_unknown_op.onnx: an op of an unknown domain, whose output shape inference cannot know.
+- not_onnx.onnx, truncated.onnx: bytes that are not an ONNX model.
+"""
+import os
+
+import onnx
+from onnx import TensorProto, helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OPSET = [helper.make_opsetid("", 13)]
+F32 = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+
+def weight(name, dims, dtype=F32):
+    """An initializer with its dims and no data: external data in a file that is not there."""
+    t = TensorProto()
+    t.name = name
+    t.data_type = dtype
+    t.dims.extend(dims)
+    t.data_location = TensorProto.EXTERNAL
+    entry = t.external_data.add()
+    entry.key = "location"
+    entry.value = "weights-not-shipped.bin"
+    return t
+
+
+def const_i64(name, values):
+    """A small int64 initializer with its data (shapes, axes, indices)."""
+    return helper.make_tensor(name, I64, [len(values)], values)
+
+
+def save(model, name):
+    path = os.path.join(HERE, name)
+    onnx.save(model, path)
+    print(f"{path}: {len(model.graph.node)} nodes, {os.path.getsize(path)} bytes")
+
+
+def mlp(nodes, inits, x, dims, prefix, last_act):
+    """Gemm + activation per layer (dims[0] -> dims[1] -> ...); returns the output name."""
+    for i in range(len(dims) - 1):
+        w, b = f"{prefix}{i}_w", f"{prefix}{i}_b"
+        inits += [weight(w, [dims[i], dims[i + 1]]), weight(b, [dims[i + 1]])]
+        y = f"{prefix}{i}_gemm"
+        nodes.append(helper.make_node("Gemm", [x, w, b], [y], name=f"{prefix}{i}"))
+        act = "Relu" if i + 2 < len(dims) else last_act
+        x = f"{prefix}{i}_out"
+        nodes.append(helper.make_node(act, [y], [x], name=f"{prefix}{i}_{act.lower()}"))
+    return x
+
+
+# Criteo Kaggle categorical cardinalities (26 tables).
+KAGGLE_TABLES = [1460, 583, 10131227, 2202608, 305, 24, 12517, 633, 3, 93145, 5683, 8351593,
+                 3194, 27, 14992, 5461306, 10, 5652, 2173, 4, 7046547, 18, 15, 286181, 105,
+                 142572]
+
+
+def dlrm():
+    d = 16
+    nodes, inits = [], []
+    inputs = [helper.make_tensor_value_info("dense_x", F32, ["batch", 13])]
+    bot = mlp(nodes, inits, "dense_x", [13, 512, 256, 64, 16], "bot", "Relu")
+    inits.append(const_i64("axes1", [1]))
+    pooled = [bot]
+    for t, rows in enumerate(KAGGLE_TABLES):
+        ids = f"sparse_{t}"
+        inputs.append(helper.make_tensor_value_info(ids, I64, ["batch", 1]))
+        inits.append(weight(f"emb_{t}", [rows, d]))
+        nodes.append(helper.make_node("Gather", [f"emb_{t}", ids], [f"emb_{t}_rows"],
+                                      name=f"emb_{t}"))
+        nodes.append(helper.make_node("ReduceSum", [f"emb_{t}_rows", "axes1"], [f"emb_{t}_bag"],
+                                      name=f"emb_{t}_bag", keepdims=0))
+        pooled.append(f"emb_{t}_bag")
+    f = len(pooled)  # 27 feature vectors
+    nodes.append(helper.make_node("Concat", pooled, ["T_flat"], name="interact_cat", axis=1))
+    inits.append(const_i64("T_shape", [-1, f, d]))
+    nodes.append(helper.make_node("Reshape", ["T_flat", "T_shape"], ["T"], name="interact_view"))
+    nodes.append(helper.make_node("Transpose", ["T"], ["Tt"], name="interact_t", perm=[0, 2, 1]))
+    nodes.append(helper.make_node("MatMul", ["T", "Tt"], ["Z"], name="interact_bmm"))
+    inits.append(const_i64("Z_shape", [-1, f * f]))
+    nodes.append(helper.make_node("Reshape", ["Z", "Z_shape"], ["Z_flat"], name="interact_flat"))
+    lower = [i * f + j for i in range(f) for j in range(i)]  # 351 pairs below the diagonal
+    inits.append(const_i64("tril", lower))
+    nodes.append(helper.make_node("Gather", ["Z_flat", "tril"], ["Zl"], name="interact_tril",
+                                  axis=1))
+    nodes.append(helper.make_node("Concat", [bot, "Zl"], ["R"], name="top_in", axis=1))
+    top = mlp(nodes, inits, "R", [d + len(lower), 512, 256, 1], "top", "Sigmoid")
+    outputs = [helper.make_tensor_value_info(top, F32, ["batch", 1])]
+    g = helper.make_graph(nodes, "dlrm_kaggle", inputs, outputs, initializer=inits)
+    save(helper.make_model(g, opset_imports=OPSET, producer_name="perfcast make_models.py"),
+         "dlrm.onnx")
+
+
+def deepfm():
+    fields, k, rows = 39, 10, 1000000
+    nodes, inits = [], []
+    inputs = [helper.make_tensor_value_info("feat_ids", I64, ["batch", fields])]
+    inits += [weight("emb", [rows, k]), weight("w1", [rows, 1]), const_i64("axes1", [1]),
+              const_i64("flat_shape", [-1, fields * k])]
+    n = helper.make_node
+    nodes += [
+        n("Gather", ["emb", "feat_ids"], ["e"], name="embedding"),           # [B,39,10]
+        n("Gather", ["w1", "feat_ids"], ["e1"], name="first_order_w"),       # [B,39,1]
+        n("ReduceSum", ["e1", "axes1"], ["y1_3"], name="first_order_sum", keepdims=0),  # [B,1]
+        n("ReduceSum", ["e", "axes1"], ["s"], name="fm_sum", keepdims=0),   # [B,10]
+        n("Mul", ["s", "s"], ["s2"], name="fm_sum_sq"),
+        n("Mul", ["e", "e"], ["e2"], name="fm_sq"),
+        n("ReduceSum", ["e2", "axes1"], ["q"], name="fm_sq_sum", keepdims=0),  # [B,10]
+        n("Sub", ["s2", "q"], ["d"], name="fm_diff"),
+        n("ReduceSum", ["d", "axes1"], ["d1"], name="fm_reduce", keepdims=1),  # [B,1]
+    ]
+    inits.append(helper.make_tensor("half", F32, [], [0.5]))
+    nodes.append(n("Mul", ["d1", "half"], ["y_fm"], name="fm_half"))
+    nodes.append(n("Reshape", ["e", "flat_shape"], ["h0"], name="deep_flat"))
+    deep = mlp(nodes, inits, "h0", [fields * k, 400, 400, 400], "deep", "Relu")
+    inits += [weight("out_w", [400, 1]), weight("out_b", [1])]
+    nodes.append(n("Gemm", [deep, "out_w", "out_b"], ["y_deep"], name="deep_out"))
+    nodes.append(n("Add", ["y1_3", "y_fm"], ["y_a"], name="add_fm"))
+    nodes.append(n("Add", ["y_a", "y_deep"], ["logit"], name="add_deep"))
+    nodes.append(n("Sigmoid", ["logit"], ["ctr"], name="ctr"))
+    outputs = [helper.make_tensor_value_info("ctr", F32, ["batch", 1])]
+    g = helper.make_graph(nodes, "deepfm_criteo", inputs, outputs, initializer=inits)
+    save(helper.make_model(g, opset_imports=OPSET, producer_name="perfcast make_models.py"),
+         "deepfm.onnx")
+
+
+def ctr_ranking():
+    F16 = TensorProto.FLOAT16
+    I32 = TensorProto.INT32
+    BOOL = TensorProto.BOOL
+    n = helper.make_node
+    vi = helper.make_tensor_value_info
+    inputs = [vi("in_item_ids", I64, ["batch", 26]), vi("in_dense", F32, ["batch", 13]),
+              vi("in_recent_ids", I64, [1, 300]), vi("in_longterm_ids", I64, [1, 2000])]
+    free = []  # tensors the scenario does not compute: declared, produced by no node
+
+    def f(name, dtype, dims):
+        free.append(vi(name, dtype, dims))
+        return name
+
+    def out(name, dtype, dims):  # a declared output shape ONNX cannot infer (Tile's repeats)
+        free.append(vi(name, dtype, dims))
+        return name
+
+    inits = [weight("emb_fp16", [20000000, 32], F16), weight("emb_fp32", [20000000, 32]),
+             const_i64("k50", [50]), const_i64("flat", [-1])]
+    for i, (k, m) in enumerate([(1261, 1024), (1024, 512), (512, 256), (256, 1)]):
+        inits.append(weight(f"w{i + 1}", [k, m], F16))
+    nodes = [
+        n("Cast", ["in_item_ids"], ["ids32"], name="cast_item_ids", to=I32),
+        n("Gather", ["emb_fp16", "ids32"], ["item_emb"], name="gather_item_emb"),
+        n("Gather", ["emb_fp32", f("recent_idx", I32, [300])], ["recent_emb"],
+          name="gather_recent_emb"),
+        n("Gather", ["emb_fp16", f("longterm_idx", I32, [2000])], ["longterm_emb"],
+          name="gather_longterm_emb"),
+        n("Cast", [f("query", F16, ["batch", 8, 32])], ["query32"], name="cast_query", to=F32),
+        n("Tile", [f("recent3", F32, [1, 300, 32]), f("tile_reps", I64, [3])],
+          [out("tiled", F32, ["batch*8", 300, 32])], name="tile_recent"),
+        n("MatMul", [f("q", F32, ["batch*8", 1, 32]), f("k", F32, ["batch*8", 32, 300])],
+          ["scores"], name="bmm_scores"),
+        n("Equal", [f("eq_a", I64, ["batch", 1]), f("eq_b", I64, [1, 300])], ["mask"],
+          name="equal_mask"),
+        n("PRelu", [f("ms_x", F32, ["batch*8", 300]), f("ms_y", F32, ["batch*8", 300])],
+          ["masked"], name="mask_scale"),
+        n("Softmax", [f("sm_x", F32, ["batch*8", 300])], ["probs"], name="softmax", axis=-1),
+        n("MatMul", [f("p", F32, ["batch*8", 1, 300]), f("v", F32, ["batch*8", 300, 32])],
+          ["pooled"], name="bmm_pool"),
+        n("Cast", [f("attn", F32, ["batch", 256])], ["attn16"], name="cast_attention", to=F16),
+        n("MatMul", [f("u", F16, ["batch", 1, 32]), f("lt_w", F16, [32, 2000])], ["lt_scores"],
+          name="bmm_longterm"),
+        n("TopK", [f("tk_x", F32, ["batch", 2000]), "k50"], ["top_v", "top_i"],
+          name="topk_longterm"),
+        n("Gather", ["emb_fp16", f("top_idx", I32, ["batch", 50])], ["top_emb"],
+          name="gather_top_emb"),
+        n("ReduceSum", [f("pt_x", F16, ["batch", 32, 50]), const_name(inits, "axes2", [2])],
+          ["pooled_top"], name="pool_top", keepdims=0),
+        n("WhereDefault", [f("wd_x", I64, ["batch", 4])], [out("wd_y", I64, ["batch", 4])],
+          name="where_default", domain="perfcast.example"),
+        n("Gather", ["emb_fp16", f("def_idx", I32, ["batch", 4])], ["def_emb"],
+          name="gather_default"),
+        n("Add", [f("md_a", F16, ["batch", 128]), f("md_b", F16, ["batch", 128])],
+          ["md"], name="mask_default"),
+        n("Cast", ["in_dense"], ["dense16"], name="cast_dense", to=F16),
+        n("Concat", [f("c0", F16, ["batch", 832]), f("c1", F16, ["batch", 256]),
+                     f("c2", F16, ["batch", 32]), f("c3", F16, ["batch", 128]), "dense16"],
+          ["cat"], name="concat", axis=1),
+    ]
+    x = "cat"
+    for i, width in enumerate([1024, 512, 256]):
+        nodes.append(n("MatMul", [x, f"w{i + 1}"], [f"h{i + 1}"], name=f"mlp{i + 1}"))
+        nodes.append(n("PRelu", [f"h{i + 1}", f(f"bias{i + 1}", F16, ["batch", width])],
+                       [f"a{i + 1}"], name=f"bias_relu{i + 1}"))
+        x = f"a{i + 1}"
+    nodes.append(n("MatMul", [x, "w4"], ["logit16"], name="mlp_out"))
+    nodes.append(n("Sigmoid", [f("logit", F32, ["batch", 1])], ["prob"], name="sigmoid"))
+    nodes.append(n("Reshape", ["prob", "flat"], ["out_scores"], name="flatten_scores"))
+    g = helper.make_graph(nodes, "ctr_ranking", inputs, [vi("out_scores", F32, ["batch"])],
+                          initializer=inits, value_info=free)
+    save(helper.make_model(g, opset_imports=OPSET + [helper.make_opsetid("perfcast.example", 1)]),
+         "ctr_ranking.onnx")
+
+
+def const_name(inits, name, values):
+    inits.append(const_i64(name, values))
+    return name
+
+
+def mlp_1000():
+    n = helper.make_node
+    nodes, inits = [], [const_i64("flat", [-1, 256])]
+    x = "x"
+    for i in range(250):
+        inits += [weight(f"w{i}", [256, 256]), weight(f"b{i}", [256])]
+        nodes += [n("MatMul", [x, f"w{i}"], [f"m{i}"], name=f"mm{i}"),
+                  n("Add", [f"m{i}", f"b{i}"], [f"a{i}"], name=f"bias{i}"),
+                  n("Relu", [f"a{i}"], [f"r{i}"], name=f"relu{i}"),
+                  n("Reshape", [f"r{i}", "flat"], [f"h{i}"], name=f"view{i}")]
+        x = f"h{i}"
+    g = helper.make_graph(nodes, "mlp_1000",
+                          [helper.make_tensor_value_info("x", F32, ["batch", 256])],
+                          [helper.make_tensor_value_info(x, F32, ["batch", 256])],
+                          initializer=inits)
+    save(helper.make_model(g, opset_imports=OPSET), "mlp_1000.onnx")
+
+
+def bad_models():
+    n = helper.make_node
+    g = helper.make_graph(
+        [n("Relu", ["x"], ["y"], name="relu")], "dynamic_seq",
+        [helper.make_tensor_value_info("x", F32, ["batch", "seq", 64])],
+        [helper.make_tensor_value_info("y", F32, ["batch", "seq", 64])])
+    save(helper.make_model(g, opset_imports=OPSET), "bad_dynamic_seq.onnx")
+    g = helper.make_graph(
+        [n("Relu", ["x"], ["h"], name="relu"),
+         n("Mystery", ["h"], ["y"], name="mystery", domain="com.example")], "unknown_op",
+        [helper.make_tensor_value_info("x", F32, ["batch", 64])],
+        [helper.make_tensor_value_info("y", F32, None)])
+    save(helper.make_model(g, opset_imports=OPSET + [helper.make_opsetid("com.example", 1)]),
+         "bad_unknown_op.onnx")
+    with open(os.path.join(HERE, "not_onnx.onnx"), "w") as f:
+        f.write("name ctr\nmatmul B,13;13,64 fp32\n")
+    with open(os.path.join(HERE, "dlrm.onnx"), "rb") as f:
+        data = f.read()
+    with open(os.path.join(HERE, "truncated.onnx"), "wb") as f:
+        f.write(data[: len(data) // 2])
+
+
+if __name__ == "__main__":
+    dlrm()
+    deepfm()
+    ctr_ranking()
+    mlp_1000()
+    bad_models()

@@ -1,0 +1,234 @@
+// io/onnx_graph.hpp: an ONNX graph as plain data mapped to model-file lines, without the ONNX
+// library (the command's reader, examples/perfcast/onnx_source.cpp, is tested in
+// test_onnx_import.cpp when the build has ONNX).
+#include <doctest/doctest.h>
+
+#include <perfcast/graph.hpp>
+#include <perfcast/io/onnx_graph.hpp>
+
+#include <string>
+#include <vector>
+
+using namespace perfcast;
+using io::onnx_dim;
+using io::onnx_node;
+using io::onnx_tensor;
+
+namespace {
+
+constexpr int f32 = 1;
+constexpr int i64 = 7;
+
+onnx_tensor tensor(std::string name, std::vector<onnx_dim> dims, int type = f32,
+                   bool weight = false) {
+    return {std::move(name), type, true, std::move(dims), weight};
+}
+onnx_tensor weight(std::string name, std::vector<onnx_dim> dims, int type = f32) {
+    return tensor(std::move(name), std::move(dims), type, true);
+}
+onnx_node op_node(std::string op, std::string name, std::vector<onnx_tensor> in,
+                  std::vector<onnx_tensor> out, std::vector<io::onnx_attribute> attrs = {}) {
+    return {std::move(op), std::move(name), {}, std::move(in), std::move(out), std::move(attrs)};
+}
+
+/// x[B,13] -> Gemm(W 13x64, bias 64) -> Relu -> Reshape -> MatMul(64x1) -> Sigmoid -> y[B,1]
+io::onnx_graph mlp() {
+    const onnx_dim b = onnx_dim::batch();
+    io::onnx_graph g;
+    g.name = "mlp";
+    g.source = "mlp.onnx";
+    g.batch_symbol = "batch";
+    g.opset = 13;
+    g.inputs = {tensor("x", {b, onnx_dim::of(13)})};
+    g.outputs = {tensor("y", {b, onnx_dim::of(1)})};
+    const auto h = [&](const char* n) { return tensor(n, {b, onnx_dim::of(64)}); };
+    g.nodes = {
+        op_node("Gemm", "fc1",
+                {g.inputs[0], weight("W1", {onnx_dim::of(13), onnx_dim::of(64)}),
+                 weight("b1", {onnx_dim::of(64)})},
+                {h("h1")}),
+        op_node("Relu", "relu1", {h("h1")}, {h("r1")}),
+        op_node("Reshape", "view", {h("r1"), weight("shape", {onnx_dim::of(2)}, i64)}, {h("r2")}),
+        op_node("MatMul", "fc2", {h("r2"), weight("W2", {onnx_dim::of(64), onnx_dim::of(1)})},
+                {tensor("z", {b, onnx_dim::of(1)})}),
+        op_node("Sigmoid", "out", {tensor("z", {b, onnx_dim::of(1)})}, {g.outputs[0]}),
+    };
+    return g;
+}
+
+double flops_at(const model& m, std::int64_t batch) {
+    double total = 0;
+    for (const perfcast::node& n : m.nodes) {
+        if (n.kind == op_kind::transfer) continue;
+        total += instantiate(n, batch).flops().in(units::flop);
+    }
+    return total;
+}
+
+std::string error_of(const io::onnx_graph& g) {
+    try {
+        (void)io::model_of(g);
+    } catch (const io::onnx_import_error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("linear_dim: a x B + c from the probe batches, and nothing else") {
+    // Probes 2, 3, 5: B*26 takes 52, 78, 130; 8 stays 8; B+1 takes 3, 4, 6.
+    const auto d = io::linear_dim({52, 78, 130});
+    REQUIRE(d.has_value());
+    CHECK(d->per_batch == 26);
+    CHECK(d->fixed == 0);
+    const auto f = io::linear_dim({8, 8, 8});
+    REQUIRE(f.has_value());
+    CHECK(f->per_batch == 0);
+    CHECK(f->fixed == 8);
+    const auto s = io::linear_dim({3, 4, 6});
+    REQUIRE(s.has_value());
+    CHECK(s->per_batch == 1);
+    CHECK(s->fixed == 1);
+    // B^2 (4, 9, 25) is not linear: the third probe catches it.
+    CHECK_FALSE(io::linear_dim({4, 9, 25}).has_value());
+}
+
+TEST_CASE("onnx graph: a small MLP maps to transfers, matmuls, element-wise ops, counted") {
+    io::onnx_import r;
+    const model m = io::model_of(mlp(), &r);
+    // x in, fc1 + its bias, relu, fc2, sigmoid, y out; the Reshape dropped.
+    CHECK(r.lines == 7);
+    REQUIRE(m.nodes.size() == 7);
+    CHECK(m.name == "mlp");
+    CHECK(m.nodes[0].kind == op_kind::transfer);
+    CHECK(m.nodes[1].kind == op_kind::matmul);
+    CHECK(m.nodes[2].kind == op_kind::elementwise);
+    CHECK(m.nodes[6].kind == op_kind::transfer);
+    CHECK(r.dropped.at("Reshape") == 1);
+    CHECK(r.mapped.at("Gemm") == 1);
+    CHECK(r.mapped.at("MatMul") == 1);
+    CHECK(r.generic.empty());
+    // Every op line names its ONNX node in a comment.
+    CHECK(r.text.find("matmul B,13;13,64 fp32 name=fc1  # onnx Gemm 'fc1'") != std::string::npos);
+    CHECK(r.text.find("transfer B,1 fp32 dir=out name=y") != std::string::npos);
+    // FLOPs at batch 8, by hand: the matmuls 2*8*13*64 + 2*8*64*1; the bias add and the ReLU
+    // one operation per element (8*64 each); the sigmoid 4 per element (8*1). Exact: integers.
+    const double by_hand = 2.0 * 8 * 13 * 64 + 2.0 * 8 * 64 * 1 + 8 * 64 + 8 * 64 + 4.0 * 8;
+    CHECK(flops_at(m, 8) == by_hand);
+}
+
+TEST_CASE("onnx graph: the written text reads back to the same model") {
+    io::onnx_import r;
+    const model m = io::model_of(mlp(), &r);
+    const model again = io::parse_model(r.text, "mlp.model");
+    REQUIRE(again.nodes.size() == m.nodes.size());
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) CHECK(again.nodes[i] == m.nodes[i]);
+}
+
+TEST_CASE("onnx graph: ops outside the table are generic with their bytes, and listed") {
+    io::onnx_graph g = mlp();
+    const onnx_dim b = onnx_dim::batch();
+    // A made-up op reading [B,64] fp32 and writing [B,64] fp32: 4 bytes in and out per element.
+    g.nodes.insert(g.nodes.begin() + 2,
+                   op_node("MadeUpOp", "odd", {tensor("r1", {b, onnx_dim::of(64)})},
+                           {tensor("r1b", {b, onnx_dim::of(64)})}));
+    io::onnx_import r;
+    const model m = io::model_of(g, &r);
+    CHECK(r.generic.at("MadeUpOp") == 1);
+    CHECK(r.text.find("generic B,64 fp32 in=4 out=4 name=odd") != std::string::npos);
+    const std::string s = io::import_summary(r);
+    CHECK(s.find("generic, costed by bytes (1): MadeUpOp x1") != std::string::npos);
+    CHECK(s.find("dropped, layout only (1): Reshape x1") != std::string::npos);
+    CHECK(m.nodes.size() == 8);
+}
+
+TEST_CASE("onnx graph: softmax, layer norm, gather, concat, topk, tile, cast, transpose") {
+    const onnx_dim b = onnx_dim::batch();
+    const auto d = [](std::int64_t n) { return onnx_dim::of(n); };
+    io::onnx_graph g;
+    g.source = "ops.onnx";
+    g.batch_symbol = "batch";
+    g.opset = 17;
+    g.inputs = {tensor("ids", {b, d(26)}, i64), tensor("q", {b, d(8), d(32)})};
+    g.outputs = {tensor("top", {b, d(10)})};
+    g.nodes = {
+        op_node("Gather", "emb", {weight("table", {d(1000), d(32)}), g.inputs[0]},
+                {tensor("e", {b, d(26), d(32)})}),
+        op_node("Softmax", "sm", {g.inputs[1]}, {tensor("p", {b, d(8), d(32)})}),
+        op_node("LayerNormalization", "ln", {tensor("p", {b, d(8), d(32)})},
+                {tensor("l", {b, d(8), d(32)})}),
+        op_node("Concat", "cat", {tensor("e", {b, d(26), d(32)}), tensor("l", {b, d(8), d(32)})},
+                {tensor("c", {b, d(34), d(32)})}, {{"axis", {1}, 0, {}}}),
+        op_node("Transpose", "tr", {tensor("c", {b, d(34), d(32)})},
+                {tensor("t", {b, d(32), d(34)})}, {{"perm", {0, 2, 1}, 0, {}}}),
+        op_node("Tile", "tile", {weight("w", {d(1), d(300)}), weight("reps", {d(2)}, i64)},
+                {tensor("tt", {onnx_dim::batch(8), d(300)})}),
+        op_node("Cast", "cast", {tensor("tt", {onnx_dim::batch(8), d(300)})},
+                {tensor("tc", {onnx_dim::batch(8), d(300)}, 10)}),
+        op_node("TopK", "topk",
+                {tensor("tt", {onnx_dim::batch(8), d(300)}), weight("k", {d(1)}, i64)},
+                {tensor("top", {onnx_dim::batch(8), d(10)}),
+                 tensor("topi", {onnx_dim::batch(8), d(10)}, i64)}),
+        op_node("ReduceSum", "rs", {tensor("c", {b, d(34), d(32)})}, {tensor("s", {b, d(32)})}),
+    };
+    io::onnx_import r;
+    const model m = io::model_of(g, &r);
+    const std::string& t = r.text;
+    CHECK(t.find("gather B*26;1000,32 fp32 index=int64 name=emb") != std::string::npos);
+    CHECK(t.find("reduce B*8,32 fp32 name=sm_max") != std::string::npos);
+    CHECK(t.find("elementwise B*8,32 fp32 inputs=3 ops=4 name=ln_norm") != std::string::npos);
+    CHECK(t.find("concat B,26,32;B,8,32 fp32 inner=1088 name=cat") != std::string::npos);
+    CHECK(t.find("transpose B,34,32 fp32 name=tr") != std::string::npos);
+    CHECK(t.find("tile 1,300;B*8,1 fp32 name=tile") != std::string::npos);
+    CHECK(t.find("cast B*8,300 fp32 to=fp16 name=cast") != std::string::npos);
+    CHECK(t.find("topk B*8,300 fp32 k=10 name=topk") != std::string::npos);
+    CHECK(t.find("reduce B*32,34 fp32 name=rs") != std::string::npos);
+    // Softmax and LayerNormalization are 4 lines each: 2 inputs + 9 nodes + 6 more + 1 output.
+    CHECK(m.nodes.size() == 18);
+}
+
+TEST_CASE("onnx graph: bad graphs are errors naming the file, node, field and value") {
+    io::onnx_graph g = mlp();
+    g.nodes[1].outputs[0].dims[1] = onnx_dim::symbolic("seq");
+    std::string e = error_of(g);
+    CHECK(e.find("mlp.onnx: node 'relu1' (Relu): output 'r1' dimension 1 = \"seq\"") !=
+          std::string::npos);
+    CHECK(e.find("dynamic dimension other than the batch") != std::string::npos);
+
+    g = mlp();
+    g.nodes[3].inputs[0].has_shape = false;
+    e = error_of(g);
+    CHECK(e.find("node 'fc2' (MatMul): input 'r2' shape = \"unknown\"") != std::string::npos);
+
+    g = mlp();
+    g.nodes[1].inputs[0].elem_type = 8;  // string
+    e = error_of(g);
+    CHECK(e.find("tensor 'h1' element type = \"8\", expected a numeric ONNX type") !=
+          std::string::npos);
+
+    g = mlp();
+    g.nodes.clear();
+    e = error_of(g);
+    CHECK(e.find("mlp.onnx: graph nodes = 0") != std::string::npos);
+
+    // A dimension that shrinks with the batch (B - 1 at B = 1 is 0).
+    g = mlp();
+    g.nodes[1].outputs[0].dims[1] = onnx_dim::batch(1, -1);
+    e = error_of(g);
+    CHECK(e.find("dimension a x B + c with a, c >= 0") != std::string::npos);
+}
+
+TEST_CASE("onnx graph: without a batch every line is fixed=1") {
+    io::onnx_graph g;
+    g.source = "fixed.onnx";
+    g.inputs = {tensor("x", {onnx_dim::of(3), onnx_dim::of(4)})};
+    g.outputs = {tensor("y", {onnx_dim::of(3), onnx_dim::of(4)})};
+    g.nodes = {op_node("Abs", "", {g.inputs[0]}, {g.outputs[0]})};
+    io::onnx_import r;
+    const model m = io::model_of(g, &r);
+    CHECK(m.nodes.size() == 3);
+    CHECK(r.text.find("elementwise 3,4 fp32 inputs=1 fixed=1 name=Abs_1") != std::string::npos);
+    CHECK(flops_at(m, 1) == 12);  // 3 x 4 elements, one operation each: exact
+    CHECK(flops_at(m, 64) == 12);
+}
