@@ -38,22 +38,26 @@ const std::string profile_910b1 =
 constexpr std::size_t target_bytes = std::size_t{20} << 20;  // ~20 MB of profile text
 constexpr std::size_t calibration_rows = 10'000;
 
-/// The 910B1 profile's header once, then its data lines repeated to at least `target_bytes`.
+/// The CSV at `path`: its header once, then its data lines repeated to at least `bytes`.
+std::optional<std::string> repeated_rows(const std::string& path, std::size_t bytes) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return std::nullopt;
+    std::stringstream ss;
+    ss << f.rdbuf();
+    std::string file = ss.str();
+    if (!file.empty() && file.back() != '\n') file += '\n';
+    const std::size_t header_end = file.find('\n') + 1;
+    const std::string_view body = std::string_view(file).substr(header_end);
+    if (body.empty()) return std::nullopt;
+    std::string out(file, 0, header_end);
+    out.reserve(bytes + file.size());
+    while (out.size() < bytes) out += body;
+    return out;
+}
+
+/// The 910B1 profile's rows repeated to ~20 MB, in memory.
 const std::optional<std::string>& big_profile() {
-    static const std::optional<std::string> text = []() -> std::optional<std::string> {
-        std::ifstream f(profile_910b1, std::ios::binary);
-        if (!f) return std::nullopt;
-        std::stringstream ss;
-        ss << f.rdbuf();
-        std::string file = ss.str();
-        if (!file.empty() && file.back() != '\n') file += '\n';
-        const std::size_t header_end = file.find('\n') + 1;
-        const std::string_view body = std::string_view(file).substr(header_end);
-        std::string out(file, 0, header_end);
-        out.reserve(target_bytes + file.size());
-        while (out.size() < target_bytes) out += body;
-        return out;
-    }();
+    static const std::optional<std::string> text = repeated_rows(profile_910b1, target_bytes);
     return text;
 }
 
@@ -101,25 +105,13 @@ const std::string op_summary_helix = PERFCAST_SOURCE_DIR
 
 const std::optional<std::string>& big_op_summary_file() {
     static const std::optional<std::string> path = []() -> std::optional<std::string> {
-        std::ifstream f(op_summary_helix, std::ios::binary);
-        if (!f) return std::nullopt;
-        std::stringstream ss;
-        ss << f.rdbuf();
-        std::string file = ss.str();
-        if (!file.empty() && file.back() != '\n') file += '\n';
-        const std::size_t header_end = file.find('\n') + 1;
-        const std::string_view body = std::string_view(file).substr(header_end);
-        constexpr std::size_t file_bytes = std::size_t{100} * 1000 * 1000;
+        const auto text = repeated_rows(op_summary_helix, std::size_t{100} * 1000 * 1000);
+        if (!text) return std::nullopt;
         const std::string out_path =
             (std::filesystem::temp_directory_path() / "perfcast_bench_op_summary_100mb.csv")
                 .string();
         std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-        out << std::string_view(file).substr(0, header_end);
-        std::size_t written = header_end;
-        while (written < file_bytes) {
-            out << body;
-            written += body.size();
-        }
+        out << *text;
         if (!out) return std::nullopt;
         return out_path;
     }();

@@ -25,28 +25,31 @@ const std::string trace_2025 = PERFCAST_SOURCE_DIR
 
 constexpr std::size_t target_bytes = std::size_t{20} << 20;
 
-/// "[" + the file's events + ("," + the events) ... + "]": a valid list of ~20 MB.
-const std::optional<std::string>& big_timeline() {
-    static const std::optional<std::string> text = []() -> std::optional<std::string> {
-        std::ifstream f(trace_2025, std::ios::binary);
-        if (!f) return std::nullopt;
-        std::stringstream ss;
-        ss << f.rdbuf();
-        const std::string file = ss.str();
-        const auto b = file.find('[');
-        const auto e = file.rfind(']');
-        if (b == std::string::npos || e == std::string::npos || e <= b) return std::nullopt;
-        const std::string_view events = std::string_view(file).substr(b + 1, e - b - 1);
-        std::string out = "[";
-        out.reserve(target_bytes + file.size());
+/// "[" + the file's events + ("," + the events) ... + "]": a valid list of at least `bytes`.
+std::optional<std::string> repeated_events(std::size_t bytes) {
+    std::ifstream f(trace_2025, std::ios::binary);
+    if (!f) return std::nullopt;
+    std::stringstream ss;
+    ss << f.rdbuf();
+    const std::string file = ss.str();
+    const auto b = file.find('[');
+    const auto e = file.rfind(']');
+    if (b == std::string::npos || e == std::string::npos || e <= b) return std::nullopt;
+    const std::string_view events = std::string_view(file).substr(b + 1, e - b - 1);
+    std::string out = "[";
+    out.reserve(bytes + file.size());
+    out += events;
+    while (out.size() < bytes) {
+        out += ',';
         out += events;
-        while (out.size() < target_bytes) {
-            out += ',';
-            out += events;
-        }
-        out += ']';
-        return out;
-    }();
+    }
+    out += ']';
+    return out;
+}
+
+/// ~20 MB of events, in memory.
+const std::optional<std::string>& big_timeline() {
+    static const std::optional<std::string> text = repeated_events(target_bytes);
     return text;
 }
 
@@ -70,27 +73,13 @@ BENCHMARK(bm_timeline_read)->Unit(benchmark::kMillisecond);
 /// read_timeline_file: the end-to-end figure (issue 12: >= 100 MB/s for a 100 MB timeline).
 const std::optional<std::string>& big_timeline_file() {
     static const std::optional<std::string> path = []() -> std::optional<std::string> {
-        std::ifstream f(trace_2025, std::ios::binary);
-        if (!f) return std::nullopt;
-        std::stringstream ss;
-        ss << f.rdbuf();
-        const std::string file = ss.str();
-        const auto b = file.find('[');
-        const auto e = file.rfind(']');
-        if (b == std::string::npos || e == std::string::npos || e <= b) return std::nullopt;
-        const std::string_view events = std::string_view(file).substr(b + 1, e - b - 1);
-        constexpr std::size_t file_bytes = std::size_t{100} * 1000 * 1000;
+        const auto text = repeated_events(std::size_t{100} * 1000 * 1000);
+        if (!text) return std::nullopt;
         const std::string out_path =
             (std::filesystem::temp_directory_path() / "perfcast_bench_timeline_100mb.json")
                 .string();
         std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-        out << '[' << events;
-        std::size_t written = 1 + events.size();
-        while (written < file_bytes) {
-            out << ',' << events;
-            written += 1 + events.size();
-        }
-        out << ']';
+        out << *text;
         if (!out) return std::nullopt;
         return out_path;
     }();

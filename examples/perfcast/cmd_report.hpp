@@ -281,16 +281,21 @@ inline void write_csv(std::ostream& out, const profile::profile_report& r,
     }
 }
 
+/// Member `k`: the number, or null when there is none.
+inline void number_or_null(io::json_writer& j, std::string_view k, const std::optional<double>& v) {
+    j.key(k);
+    if (v) {
+        j.value(*v);
+    } else {
+        j.null();
+    }
+}
+
 /// The report as one JSON object written through `j` (alone, or as an element of --each's array).
 inline void write_json(io::json_writer& j, const profile::profile_report& r,
                        const profile::timeline_summary* timeline = nullptr) {
     const auto opt = [&j](std::string_view k, const std::optional<double>& v) {
-        j.key(k);
-        if (v) {
-            j.value(*v);
-        } else {
-            j.null();
-        }
+        number_or_null(j, k, v);
     };
     j.begin_object();
     j.member("source", r.source).member("format", r.format).member("chip", r.chip_name);
@@ -543,12 +548,7 @@ inline int run_report_each(const parsed_args& a, const std::string& path,
             j.begin_object().member("source", r.source).member("what", t.label);
             j.member("rows", r.rows).member("device_time_us", r.total_time.in(units::us));
             const auto opt = [&j](std::string_view k, const std::optional<double>& v) {
-                j.key(k);
-                if (v) {
-                    j.value(*v);
-                } else {
-                    j.null();
-                }
+                report_detail::number_or_null(j, k, v);
             };
             opt("cube_utilization_pct",
                 report_detail::pct(report_detail::full_utilization(r, engine::cube)));
