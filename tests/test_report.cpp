@@ -321,7 +321,15 @@ TEST_CASE("perfcast report: --chip-ini, and the usage errors") {
     const std::string ini = PERFCAST_SOURCE_DIR "/tests/data/platform_config/Ascend910B3.ini";
     REQUIRE(run({b3_path, "--chip-ini", ini, "--format", "csv"}, out, err) == 0);
     CHECK(out.find("Ascend910B3") != std::string::npos);
-    CHECK_THROWS_AS(run({b3_path}, out, err), perfcast::cli::usage_error);
+    // Without --chip the 910B3 profile's own cube_utilization(%) column tells its chip (20 x 1800
+    // cycles per us); the 910B1 training profile has no such column, so it needs --chip.
+    REQUIRE(run({b3_path}, out, err) == 0);
+    CHECK(err.find("chip ascend910b3 (--chip overrides)") != std::string::npos);
+    std::string with_chip;
+    REQUIRE(run({b3_path, "--chip", "910B3"}, with_chip, err) == 0);
+    CHECK(out == with_chip);
+    CHECK_THROWS_WITH_AS(run({b1_path}, out, err), doctest::Contains("needs --chip C"),
+                         perfcast::cli::usage_error);
     CHECK_THROWS_WITH_AS(run({b3_path, "--chip", "nope"}, out, err), doctest::Contains("chip = nope"),
                          perfcast::error);
     CHECK_THROWS_AS(run({"--chip", "910B3"}, out, err), perfcast::cli::usage_error);
