@@ -22,6 +22,8 @@
 #include <perfcast/profile/csv.hpp>
 #include <perfcast/profile/kernel_details.hpp>
 
+#include "bench_support.hpp"
+
 // bench/CMakeLists.txt defines it; a build that does not (e.g. Meson) looks for the data from the
 // working directory and skips the cases whose file is not there.
 #ifndef PERFCAST_SOURCE_DIR
@@ -104,17 +106,8 @@ const std::string op_summary_helix = PERFCAST_SOURCE_DIR
     "op_summary_20260511093035.csv";
 
 const std::optional<std::string>& big_op_summary_file() {
-    static const std::optional<std::string> path = []() -> std::optional<std::string> {
-        const auto text = repeated_rows(op_summary_helix, std::size_t{100} * 1000 * 1000);
-        if (!text) return std::nullopt;
-        const std::string out_path =
-            (std::filesystem::temp_directory_path() / "perfcast_bench_op_summary_100mb.csv")
-                .string();
-        std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-        out << *text;
-        if (!out) return std::nullopt;
-        return out_path;
-    }();
+    static const std::optional<std::string> path =
+        perfcast_bench::written_to_temp(repeated_rows(op_summary_helix, std::size_t{100} * 1000 * 1000), "perfcast_bench_op_summary_100mb.csv");
     return path;
 }
 

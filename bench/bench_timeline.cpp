@@ -13,6 +13,8 @@
 
 #include <perfcast/profile/timeline.hpp>
 
+#include "bench_support.hpp"
+
 #ifndef PERFCAST_SOURCE_DIR
 #define PERFCAST_SOURCE_DIR "."
 #endif
@@ -72,17 +74,8 @@ BENCHMARK(bm_timeline_read)->Unit(benchmark::kMillisecond);
 /// The same events repeated to ~100 MB, written once to a temporary file and read with
 /// read_timeline_file: the end-to-end figure (issue 12: >= 100 MB/s for a 100 MB timeline).
 const std::optional<std::string>& big_timeline_file() {
-    static const std::optional<std::string> path = []() -> std::optional<std::string> {
-        const auto text = repeated_events(std::size_t{100} * 1000 * 1000);
-        if (!text) return std::nullopt;
-        const std::string out_path =
-            (std::filesystem::temp_directory_path() / "perfcast_bench_timeline_100mb.json")
-                .string();
-        std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-        out << *text;
-        if (!out) return std::nullopt;
-        return out_path;
-    }();
+    static const std::optional<std::string> path =
+        perfcast_bench::written_to_temp(repeated_events(std::size_t{100} * 1000 * 1000), "perfcast_bench_timeline_100mb.json");
     return path;
 }
 
