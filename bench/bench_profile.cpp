@@ -106,8 +106,9 @@ const std::string op_summary_helix = PERFCAST_SOURCE_DIR
     "op_summary_20260511093035.csv";
 
 const std::optional<std::string>& big_op_summary_file() {
-    static const std::optional<std::string> path =
-        perfcast_bench::written_to_temp(repeated_rows(op_summary_helix, std::size_t{100} * 1000 * 1000), "perfcast_bench_op_summary_100mb.csv");
+    static const std::optional<std::string> path = perfcast_bench::written_to_temp(
+        repeated_rows(op_summary_helix, std::size_t{100} * 1000 * 1000),
+        "perfcast_bench_op_summary_100mb.csv");
     return path;
 }
 

@@ -74,8 +74,8 @@ BENCHMARK(bm_timeline_read)->Unit(benchmark::kMillisecond);
 /// The same events repeated to ~100 MB, written once to a temporary file and read with
 /// read_timeline_file: the end-to-end figure (issue 12: >= 100 MB/s for a 100 MB timeline).
 const std::optional<std::string>& big_timeline_file() {
-    static const std::optional<std::string> path =
-        perfcast_bench::written_to_temp(repeated_events(std::size_t{100} * 1000 * 1000), "perfcast_bench_timeline_100mb.json");
+    static const std::optional<std::string> path = perfcast_bench::written_to_temp(
+        repeated_events(std::size_t{100} * 1000 * 1000), "perfcast_bench_timeline_100mb.json");
     return path;
 }
 
