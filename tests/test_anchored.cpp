@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "../examples/perfcast/cmd_whatif.hpp"
+#include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 #include "support.hpp"
 

@@ -8,8 +8,7 @@
 #include <perfcast/profile/calibrate.hpp>
 #include <perfcast/profile/validate.hpp>
 
-#include "../examples/perfcast/cmd_op.hpp"
-#include "../examples/perfcast/cmd_validate.hpp"
+#include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 #include "support.hpp"
 

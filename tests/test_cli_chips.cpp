@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "../examples/perfcast/cli.hpp"
-#include "../examples/perfcast/cmd_chips.hpp"
+#include "../examples/perfcast/commands.hpp"
 
 namespace {
 

@@ -4,8 +4,7 @@
 // --host-threads`.
 #include <doctest/doctest.h>
 
-#include "../examples/perfcast/cmd_validate.hpp"
-#include "../examples/perfcast/cmd_whatif.hpp"
+#include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 #include "support.hpp"
 

@@ -14,7 +14,7 @@
 
 #include <perfcast/profile/discover.hpp>
 
-#include "../examples/perfcast/cmd_report.hpp"
+#include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 #include "support.hpp"
 

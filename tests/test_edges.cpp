@@ -6,6 +6,7 @@
 
 #include <perfcast/chips.hpp>
 #include <perfcast/io/histogram.hpp>
+#include <perfcast/io/ini.hpp>
 #include <perfcast/io/line_source.hpp>
 #include <perfcast/io/model_file.hpp>
 #include <perfcast/io/output_file.hpp>
@@ -29,10 +30,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../examples/perfcast/cmd_op.hpp"
-#include "../examples/perfcast/cmd_report.hpp"
-#include "../examples/perfcast/cmd_validate.hpp"
-#include "../examples/perfcast/cmd_whatif.hpp"
+#include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 #include "support.hpp"
 

@@ -19,7 +19,7 @@
 #include <perfcast/profile/msprof_db.hpp>
 #include <perfcast/profile/report.hpp>
 
-#include "../examples/perfcast/cmd_report.hpp"
+#include "../examples/perfcast/commands.hpp"
 #include "../examples/perfcast/sqlite_source.hpp"
 #include "cli_support.hpp"
 #include "support.hpp"

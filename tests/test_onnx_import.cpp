@@ -16,7 +16,7 @@
 #include <perfcast/io/onnx_graph.hpp>
 #include <perfcast/scenario.hpp>
 
-#include "../examples/perfcast/cmd_import.hpp"
+#include "../examples/perfcast/commands.hpp"
 #include "../examples/perfcast/onnx_source.hpp"
 #include "cli_support.hpp"
 

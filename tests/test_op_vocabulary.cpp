@@ -23,7 +23,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../examples/perfcast/cmd_op.hpp"
+#include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 #include "made_up_op.hpp"
 #include "support.hpp"

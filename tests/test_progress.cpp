@@ -19,8 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../examples/perfcast/cmd_validate.hpp"
-#include "../examples/perfcast/cmd_whatif.hpp"
+#include "../examples/perfcast/commands.hpp"
 #include "../examples/perfcast/progress.hpp"
 #include "cli_support.hpp"
 

@@ -18,7 +18,7 @@
 #include <perfcast/profile/kernel_details.hpp>
 #include <perfcast/profile/report.hpp>
 
-#include "../examples/perfcast/cmd_report.hpp"
+#include "../examples/perfcast/commands.hpp"
 
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"

@@ -20,12 +20,11 @@
 #include <vector>
 
 #include <perfcast/chips.hpp>
+#include <perfcast/io/table.hpp>
 #include <perfcast/profile/ops.hpp>
 #include <perfcast/profile/report.hpp>
 
-#include "../examples/perfcast/cmd_report.hpp"
-#include "../examples/perfcast/cmd_validate.hpp"
-#include "../examples/perfcast/cmd_whatif.hpp"
+#include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 
 #ifndef PERFCAST_SOURCE_DIR

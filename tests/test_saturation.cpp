@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../examples/perfcast/cmd_whatif.hpp"
+#include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 
 #ifndef PERFCAST_SOURCE_DIR

@@ -13,7 +13,7 @@
 #include <perfcast/io/json_reader.hpp>
 #include <perfcast/profile/timeline.hpp>
 
-#include "../examples/perfcast/cmd_report.hpp"
+#include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 #include "support.hpp"
 

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "../examples/perfcast/cli.hpp"
-#include "../examples/perfcast/cmd_chips.hpp"
+#include "../examples/perfcast/commands.hpp"
 
 #ifndef PERFCAST_PROJECT_VERSION
 #error "the build passes the project() version as PERFCAST_PROJECT_VERSION"

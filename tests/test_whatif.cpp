@@ -1,5 +1,5 @@
 // whatif.hpp: sweeps, ranking, Pareto front, best under a latency target; the `perfcast whatif`
-// command (examples/perfcast/cmd_whatif.hpp) and its SVG plot.
+// command (examples/perfcast/cmd_whatif.cpp) and its SVG plot.
 #include <doctest/doctest.h>
 
 #include <perfcast/card.hpp>
@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "../examples/perfcast/cmd_whatif.hpp"
+#include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 
 using namespace perfcast;

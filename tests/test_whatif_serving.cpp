@@ -30,7 +30,7 @@
 #include <utility>
 #include <vector>
 
-#include "../examples/perfcast/cmd_whatif.hpp"
+#include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 
 #ifndef PERFCAST_SOURCE_DIR

@@ -26,7 +26,7 @@
 #include <perfcast/io/table.hpp>
 
 #include "cli.hpp"
-#include "cmd_whatif.hpp"
+#include "cmd_gains.hpp"
 #include "common.hpp"
 
 namespace perfcast::cli {
@@ -270,7 +270,7 @@ inline int run_validate_deployments(std::span<const std::string_view> args, std:
         v = validate_deployments_loo(rows, knobs, base);
     } else {
         std::vector<std::size_t> train;
-        for (std::int64_t r : whatif_detail::parse_list("train", *a.get("train"))) {
+        for (std::int64_t r : parse_list("train", *a.get("train"))) {
             if (r > static_cast<std::int64_t>(rows.size())) {
                 throw usage_error("option '--train': row " + std::to_string(r) + " of " +
                                   std::to_string(rows.size()));

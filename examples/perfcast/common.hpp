@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -360,6 +362,49 @@ inline void say_reading(const profile::profile_source& s, std::ostream& err) {
 [[nodiscard]] inline profile::calibration params_from_args(const parsed_args& a) {
     if (const auto f = a.get("params")) return io::read_params_file(*f);
     return {};
+}
+
+/// Parses "1-6", "6,8,12,24", "1-3,8" into values >= 1 (in the order given, duplicates removed).
+[[nodiscard]] inline std::vector<std::int64_t> parse_list(std::string_view flag,
+                                                          std::string_view text) {
+    auto bad = [&](std::string_view part, std::string_view why) -> usage_error {
+        return usage_error("option '--" + std::string(flag) + "': '" + std::string(part) + "' " +
+                           std::string(why) + " (lists look like 1-6, 6,8,12,24 or 1-3,8)");
+    };
+    auto number = [&](std::string_view part, std::string_view whole) {
+        std::int64_t v = 0;
+        auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+        if (part.empty() || ec != std::errc{} || p != part.data() + part.size()) {
+            throw bad(whole, "is not a number or a range");
+        }
+        if (v < 1) throw bad(whole, "is below 1; every value must be >= 1");
+        return v;
+    };
+    std::vector<std::int64_t> out;
+    std::set<std::int64_t> seen;  // not a scan of `out`: 1-100000 would take 5e9 comparisons
+    auto add = [&](std::int64_t v) {
+        if (seen.insert(v).second) out.push_back(v);
+    };
+    if (text.empty()) throw bad(text, "is empty");
+    std::size_t pos = 0;
+    while (true) {
+        const std::size_t comma = text.find(',', pos);
+        const std::string_view part = text.substr(
+            pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+        const std::size_t dash = part.find('-', 1);
+        if (dash == std::string_view::npos) {
+            add(number(part, part));
+        } else {
+            const std::int64_t lo = number(part.substr(0, dash), part);
+            const std::int64_t hi = number(part.substr(dash + 1), part);
+            if (hi < lo) throw bad(part, "is a range that runs backwards");
+            if (hi - lo > 100000) throw bad(part, "is a range of more than 100000 values");
+            for (std::int64_t v = lo; v <= hi; ++v) add(v);
+        }
+        if (comma == std::string_view::npos) break;
+        pos = comma + 1;
+    }
+    return out;
 }
 
 }  // namespace perfcast::cli

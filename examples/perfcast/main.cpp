@@ -23,14 +23,7 @@
 #include <vector>
 
 #include "cli.hpp"
-// One include per subcommand.
-#include "cmd_chips.hpp"
-#include "cmd_whatif.hpp"
-#include "cmd_op.hpp"
-#include "cmd_validate.hpp"
-#include "cmd_report.hpp"
-
-#include "cmd_import.hpp"  // .onnx files need ONNX at build time (onnx_source.hpp)
+#include "commands.hpp"  // every subcommand, each defined in its cmd_<name>.cpp
 
 #include "progress.hpp"  // progress_settings.terminal
 
@@ -43,14 +36,14 @@ namespace {
 
 // ---------------------------------------------------------------------------------------------
 // THE DISPATCH TABLE. To add `perfcast <name>`:
-//   1. write examples/perfcast/cmd_<name>.hpp defining, in namespace perfcast::cli,
+//   1. write examples/perfcast/cmd_<name>.cpp defining, in namespace perfcast::cli,
 //        int run_<name>(std::span<const std::string_view> args, std::ostream& out,
 //                       std::ostream& err);        // may throw usage_error / perfcast::error
 //        std::string <name>_usage();
+//      (parse flags with parse_args(args, options); see cmd_chips.cpp);
+//   2. declare both in commands.hpp with
 //        inline constexpr command <name>_command{"<name>", "one-line summary",
 //                                                run_<name>, <name>_usage};
-//      (parse flags with parse_args(args, options); see cmd_chips.hpp);
-//   2. include it above;
 //   3. add ONE line below. Order here is the order in `perfcast --help`.
 // ---------------------------------------------------------------------------------------------
 // One command a line, in --help order.

@@ -1,11 +1,10 @@
-// examples/perfcast/cmd_validate.hpp and `perfcast calibrate`: the model against measurements.
+// examples/perfcast/cmd_validate.cpp and `perfcast calibrate`: the model against measurements.
 //
 //   perfcast calibrate PROFILE.csv --chip C -o FILE
 //   perfcast validate --chip C [--params F] --fit A.csv --test B.csv
 //   perfcast validate --chip C PROFILE.csv --holdout 0.3 --seed N
 //   perfcast validate --chip C PROFILE.csv --holdout 0.3 --seeds 1-16 (repeated; mean and pooled)
 //   perfcast validate --chip C [--params F] --test B.csv          (no fit: the given parameters)
-#pragma once
 
 #include <algorithm>
 #include <array>
@@ -27,6 +26,7 @@
 
 #include "cli.hpp"
 #include "cmd_deployments.hpp"
+#include "commands.hpp"
 #include "common.hpp"
 #include "progress.hpp"
 
@@ -145,7 +145,8 @@ inline std::string fit_summary(const profile::calibration_result& r) {
     const auto factors = std::count_if(r.fitted.work_factor.begin(), r.fitted.work_factor.end(),
                                        [](const auto& kv) { return kv.second != 1.0; });
     s += "; " + std::to_string(factors) + " op types with a work factor, " +
-         std::to_string(r.fitted.fixed_time.size()) + " with a fixed time; heavy types without one x" +
+         std::to_string(r.fitted.fixed_time.size()) +
+         " with a fixed time; heavy types without one x" +
          io::format_fixed(r.fitted.unseen_heavy_factor, 2);
     return s;
 }
@@ -180,7 +181,8 @@ inline std::string pct(double share) { return io::format_fixed(100.0 * share, 1)
 inline void write_by_type(io::json_writer& j, const std::vector<profile::type_stats>& by_type) {
     j.key("by_type").begin_object();
     for (const auto& t : by_type) {
-        j.key(t.type).begin_object()
+        j.key(t.type)
+            .begin_object()
             .member("rows", static_cast<double>(t.stats.rows))
             .member("mape", t.stats.mape)
             .member("median_ape", t.stats.median_ape)
@@ -231,9 +233,9 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
         return;
     }
     if (fit != nullptr) out << fit_summary(*fit) << "\n\n";
-    out << "scored " << rep.overall.rows << " rows (" << rep.skipped
-        << " not mappable): MAPE " << pct(rep.overall.mape) << ", median "
-        << pct(rep.overall.median_ape) << ", P90 " << pct(rep.overall.p90_ape) << "\n\n";
+    out << "scored " << rep.overall.rows << " rows (" << rep.skipped << " not mappable): MAPE "
+        << pct(rep.overall.mape) << ", median " << pct(rep.overall.median_ape) << ", P90 "
+        << pct(rep.overall.p90_ape) << "\n\n";
     write_by_type(out, rep.by_type);
     out << "\nworst rows:\n";
     io::text_table wt({"line", "name", "type", "cores", "measured us", "predicted us", "APE"});
@@ -290,7 +292,8 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
                 .end_object();
         }
         j.end_array();
-        j.key("pooled").begin_object()
+        j.key("pooled")
+            .begin_object()
             .member("rows", st.pooled.overall.rows)
             .member("skipped", st.pooled.skipped)
             .member("mape", st.pooled.overall.mape)
@@ -306,25 +309,24 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
         << "-" << runs.back().seed;
     if (st.scored_runs < runs.size())
         out << " (" << st.scored_runs << " with held-out rows to score)";
-    out << ": mean MAPE " << pct(st.mean_mape) << ", mean median APE "
-        << pct(st.mean_median_ape) << ", mean P90 APE " << pct(st.mean_p90_ape) << "\n\n";
-    io::text_table t({"seed", "fit rows", "scored", "MAPE", "median APE", "P90 APE",
-                      "vector efficiency"});
+    out << ": mean MAPE " << pct(st.mean_mape) << ", mean median APE " << pct(st.mean_median_ape)
+        << ", mean P90 APE " << pct(st.mean_p90_ape) << "\n\n";
+    io::text_table t(
+        {"seed", "fit rows", "scored", "MAPE", "median APE", "P90 APE", "vector efficiency"});
     for (const auto& r : runs) {
-        t.add_row({std::to_string(r.seed), std::to_string(r.fit_rows),
-                   std::to_string(r.stats.rows), pct(r.stats.mape), pct(r.stats.median_ape),
-                   pct(r.stats.p90_ape), r.vector_efficiency_fitted ? "fitted" : "kept"});
+        t.add_row({std::to_string(r.seed), std::to_string(r.fit_rows), std::to_string(r.stats.rows),
+                   pct(r.stats.mape), pct(r.stats.median_ape), pct(r.stats.p90_ape),
+                   r.vector_efficiency_fitted ? "fitted" : "kept"});
     }
     t.write(out);
-    out << "\nby type, every seed's held-out rows together (" << st.pooled.overall.rows
-        << " rows, " << st.pooled.skipped << " not mappable: MAPE " << pct(st.pooled.overall.mape)
-        << "):\n";
+    out << "\nby type, every seed's held-out rows together (" << st.pooled.overall.rows << " rows, "
+        << st.pooled.skipped << " not mappable: MAPE " << pct(st.pooled.overall.mape) << "):\n";
     write_by_type(out, st.pooled.by_type);
 }
 
 }  // namespace validate_detail
 
-[[nodiscard]] inline std::string validate_usage() {
+std::string validate_usage() {
     return "Usage: perfcast validate --chip C [--params F] --fit A.csv --test B.csv\n"
            "       perfcast validate --chip C PROFILE.csv --holdout 0.3 [--seed N | --seeds A-B]\n"
            "       perfcast validate --chip C [--params F] --test B.csv\n"
@@ -338,8 +340,7 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
            options_text(validate_detail::options);
 }
 
-inline int run_validate(std::span<const std::string_view> args, std::ostream& out,
-                        std::ostream& err) {
+int run_validate(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
     using namespace validate_detail;
     if (wants_deployments(args)) return run_validate_deployments(args, out);
     const parsed_args a = parse_args(args, options);
@@ -391,7 +392,8 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
         test_read = split.test.size();
     } else {
         if (a.has("seeds")) throw usage_error("--seeds needs one PROFILE and --holdout SHARE");
-        if (!a.positional.empty()) throw usage_error("unexpected argument '" + a.positional[0] + "'");
+        if (!a.positional.empty())
+            throw usage_error("unexpected argument '" + a.positional[0] + "'");
         if (!a.has("test")) throw usage_error("needs --test FILE (or PROFILE --holdout SHARE)");
         if (a.has("fit")) fit_rows = read_in_context(a, *a.get("fit"), c, cal.params, err);
         const auto read = read_in_context(a, *a.get("test"), c, cal.params, err);
@@ -413,7 +415,7 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
     return exit_ok;
 }
 
-[[nodiscard]] inline std::string calibrate_usage() {
+std::string calibrate_usage() {
     return "Usage: perfcast calibrate PROFILE.csv --chip C -o FILE\n"
            "       perfcast calibrate --deployments ROWS.csv --knobs LIST -o FILE\n"
            "         (measured deployments: 'perfcast calibrate --deployments F --help')\n\n"
@@ -425,8 +427,7 @@ inline int run_validate(std::span<const std::string_view> args, std::ostream& ou
            options_text(validate_detail::calibrate_options);
 }
 
-inline int run_calibrate(std::span<const std::string_view> args, std::ostream& out,
-                         std::ostream& err) {
+int run_calibrate(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
     using namespace validate_detail;
     if (wants_deployments(args)) return run_calibrate_deployments(args, out);
     // -o is the short spelling of --output.
@@ -456,11 +457,5 @@ inline int run_calibrate(std::span<const std::string_view> args, std::ostream& o
     out << fit_summary(res) << "; wrote " << *a.get("output") << '\n';
     return exit_ok;
 }
-
-inline constexpr command validate_command{
-    "validate", "score the model against measured rows (MAPE, P90, by type)", run_validate,
-    validate_usage};
-inline constexpr command calibrate_command{
-    "calibrate", "fit the model's parameters to a profile", run_calibrate, calibrate_usage};
 
 }  // namespace perfcast::cli

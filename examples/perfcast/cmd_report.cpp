@@ -1,4 +1,4 @@
-// examples/perfcast/cmd_report.hpp:
+// examples/perfcast/cmd_report.cpp:
 //   perfcast report PROFILE [--chip C | --chip-ini FILE [--chip BASE]] [--top N]
 //                   [--format table|csv|json]
 //
@@ -10,7 +10,6 @@
 // with both, the preset fills what the ini lacks. Output: an aligned table (default), a tidy CSV
 // (section,item,metric,value,unit,detail), or JSON. The table rounds for reading; csv and json
 // carry full precision.
-#pragma once
 
 #include <array>
 #include <charconv>
@@ -33,6 +32,7 @@
 #include <perfcast/profile/timeline.hpp>
 
 #include "cli.hpp"
+#include "commands.hpp"
 #include "common.hpp"
 
 namespace perfcast::cli {
@@ -510,7 +510,7 @@ inline void write_side_by_side(std::ostream& out, const std::vector<table_report
 
 }  // namespace report_detail
 
-[[nodiscard]] inline std::string report_usage() {
+std::string report_usage() {
     return "Usage: perfcast report PROFILE [--chip C | --chip-ini FILE [--chip BASE]]\n"
            "                       [--top N] [--each] [--format table|csv|json]\n\n"
            "Report on a measured profile (msprof op_summary_*.csv, torch_npu kernel_details.csv,\n"
@@ -571,8 +571,7 @@ inline int run_report_each(const parsed_args& a, const std::string& path,
     return exit_ok;
 }
 
-inline int run_report(std::span<const std::string_view> args, std::ostream& out,
-                      std::ostream& err) {
+int run_report(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
     const parsed_args a = parse_args(args, report_detail::options);
     if (a.has("help")) {
         out << report_usage();
@@ -611,7 +610,8 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
     const auto& timeline = one.timeline;
     if (svg) {
         std::vector<std::pair<std::string, double>> bars;
-        for (const auto& t : r.by_type) bars.emplace_back(t.op_type + " (" + t.task + ")", t.total.in(units::us));
+        for (const auto& t : r.by_type)
+            bars.emplace_back(t.op_type + " (" + t.task + ")", t.total.in(units::us));
         io::write_output(*svg, [&](std::ostream& f) {
             io::write_svg_bars(f, "time by op type: " + a.positional.front(), bars, "us");
         });
@@ -628,9 +628,5 @@ inline int run_report(std::span<const std::string_view> args, std::ostream& out,
 }
 
 /// The dispatch-table entry for main.cpp.
-inline constexpr command report_command{
-    "report",
-    "utilization, bounds and findings of a measured profile (op_summary / kernel_details)",
-    run_report, report_usage};
 
 }  // namespace perfcast::cli

@@ -1,4 +1,4 @@
-// examples/perfcast/cmd_op.hpp: `perfcast op`: the cost of one op on a chip under a core limit.
+// examples/perfcast/cmd_op.cpp: `perfcast op`: the cost of one op on a chip under a core limit.
 //
 //   perfcast op --chip 910B1 --cube 12 --matmul 128,300,32 --batch 8 --dtype fp16
 //   perfcast op --chip 910B1 --vector 24 --elementwise 4000 --inputs 2 --dtype int64
@@ -8,7 +8,6 @@
 // The shortcut flags (--matmul ... --transpose) cover the common kinds; --line reaches every kind
 // of the op vocabulary (node.hpp's op_kinds, or an extension's: run_op_in), so a new kind needs
 // no edit here.
-#pragma once
 
 #include <array>
 #include <cstdint>
@@ -32,6 +31,7 @@
 #include <perfcast/op_vocabulary.hpp>
 
 #include "cli.hpp"
+#include "commands.hpp"
 #include "common.hpp"
 
 namespace perfcast::cli {
@@ -119,7 +119,8 @@ inline op op_of(const parsed_args& a, op_vocabulary ops) {
     }
     elementwise_options eo;
     eo.inputs = static_cast<int>(int_flag(a, "inputs", 2));
-    if (auto v = a.get("ops-per-element")) eo.ops_per_element = io::parse_double(*v, "--ops-per-element");
+    if (auto v = a.get("ops-per-element"))
+        eo.ops_per_element = io::parse_double(*v, "--ops-per-element");
     if (auto v = a.get("out-dtype")) {
         eo.out_same_as_in = false;
         eo.out_type = parse_dtype(*v);
@@ -135,8 +136,8 @@ inline op op_of(const parsed_args& a, op_vocabulary ops) {
         const std::string shapes = *a.get("shapes");  // split() returns views into it
         const auto parts = io::split(shapes, ';');
         if (parts.size() != 2) throw usage_error("option '--shapes' needs two shapes 'A;B'");
-        return elementwise_broadcast(shape_of(parts[0], "--shapes"),
-                                     shape_of(parts[1], "--shapes"), t, eo);
+        return elementwise_broadcast(shape_of(parts[0], "--shapes"), shape_of(parts[1], "--shapes"),
+                                     t, eo);
     }
     if (a.has("reduce")) {
         const auto d = ints(a, "reduce", 2);
@@ -160,7 +161,8 @@ inline int limit_for(const parsed_args& a, const chip& c, engine e) {
     const std::string_view flag = e == engine::cube ? "cube" : "vector";
     if (auto v = a.get("limit")) return static_cast<int>(io::parse_int(*v, "--limit"));
     if (e != engine::aicpu) {
-        if (auto v = a.get(flag)) return static_cast<int>(io::parse_int(*v, "--" + std::string(flag)));
+        if (auto v = a.get(flag))
+            return static_cast<int>(io::parse_int(*v, "--" + std::string(flag)));
     }
     return c.engine_of(e).cores;
 }
@@ -205,7 +207,9 @@ inline report transfer_report(const parsed_args& a, const chip& c) {
     const pcie_link link = a.has("link") ? parse_link(*a.get("link")) : link_of(c);
     const duration t = link.transfer_time(size);
     report r;
-    r.text = {{"link", std::string(link_name(link).view())}, {"op", "transfer"}, {"cores", "0"},
+    r.text = {{"link", std::string(link_name(link).view())},
+              {"op", "transfer"},
+              {"cores", "0"},
               {"bound", "link"}};
     r.num("latency_us", t.in(units::us), 3);
     r.num("core_time_us", 0, 3);
@@ -239,7 +243,7 @@ inline report op_report(const chip& c, const op& o, const op_cost& k, op_vocabul
 
 }  // namespace op_detail
 
-[[nodiscard]] inline std::string op_usage() {
+std::string op_usage() {
     return "Usage: perfcast op [--chip NAME] [--cube K | --vector K] OP-FLAGS "
            "[--format table|json]\n"
            "       perfcast op --transfer SIZE [--link pcie5x4]\n\n"
@@ -253,14 +257,15 @@ inline report op_report(const chip& c, const op& o, const op_cost& k, op_vocabul
 }
 
 /// `perfcast op` with the op kinds of `ops` (op_kinds, or an extension's vocabulary).
-inline int run_op_in(op_vocabulary ops, std::span<const std::string_view> args, std::ostream& out,
-                     std::ostream& /*err*/) {
+int run_op_in(op_vocabulary ops, std::span<const std::string_view> args, std::ostream& out,
+              std::ostream& /*err*/) {
     const parsed_args a = parse_args(args, op_detail::options);
     if (a.has("help")) {
         out << op_usage();
         return exit_ok;
     }
-    if (!a.positional.empty()) throw usage_error("unexpected argument '" + a.positional.front() + "'");
+    if (!a.positional.empty())
+        throw usage_error("unexpected argument '" + a.positional.front() + "'");
     const std::string format = choice(a, "format", {"table", "json"}, "table");
     const chip c = chip_from_args(a, "910B1");
     const profile::calibration cal = params_from_args(a);
@@ -274,17 +279,5 @@ inline int run_op_in(op_vocabulary ops, std::span<const std::string_view> args, 
                      out, format);
     return exit_ok;
 }
-
-template <const auto& Ops>
-int run_op_with(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
-    return run_op_in(Ops, args, out, err);
-}
-
-/// `perfcast op` over the op kinds of `Ops`, a namespace-scope vocabulary (node.hpp's with_rows).
-template <const auto& Ops>
-inline constexpr command op_command_with{"op", "predict the cost of one op under a core limit",
-                                         run_op_with<Ops>, op_usage};
-
-inline constexpr command op_command = op_command_with<op_kinds>;
 
 }  // namespace perfcast::cli

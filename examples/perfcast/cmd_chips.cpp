@@ -1,8 +1,7 @@
-// examples/perfcast/cmd_chips.hpp: `perfcast chips [--format table|csv|json]`.
+// examples/perfcast/cmd_chips.cpp: `perfcast chips [--format table|csv|json]`.
 //
 // Lists every preset with the parameters that decide most predictions. The table rounds for
 // reading; csv and json carry full precision. Where each number comes from: docs/model.md.
-#pragma once
 
 #include <array>
 #include <ostream>
@@ -17,6 +16,7 @@
 #include <perfcast/io/table.hpp>
 
 #include "cli.hpp"
+#include "commands.hpp"
 
 namespace perfcast::cli {
 
@@ -66,15 +66,14 @@ struct chip_row {
 
 }  // namespace chips_detail
 
-[[nodiscard]] inline std::string chips_usage() {
+std::string chips_usage() {
     return "Usage: perfcast chips [--format table|csv|json]\n\n"
            "List the chip presets: cores, clock, peak cube fp16 / int8, memory, L2, UB,\n"
            "alignment and host link. Sources and assumptions: docs/model.md.\n\n" +
            options_text(chips_detail::options);
 }
 
-inline int run_chips(std::span<const std::string_view> args, std::ostream& out,
-                     std::ostream& /*err*/) {
+int run_chips(std::span<const std::string_view> args, std::ostream& out, std::ostream& /*err*/) {
     const parsed_args a = parse_args(args, chips_detail::options);
     if (a.has("help")) {
         out << chips_usage();
@@ -91,8 +90,8 @@ inline int run_chips(std::span<const std::string_view> args, std::ostream& out,
     using io::format_fixed;
     using io::format_shortest;
     if (format == "table") {
-        io::text_table t({"chip", "cube", "vector", "MHz", "fp16 TFLOP/s", "int8 TOP/s",
-                          "HBM GiB", "HBM GB/s", "L2 MiB", "UB KiB", "align B", "PCIe"});
+        io::text_table t({"chip", "cube", "vector", "MHz", "fp16 TFLOP/s", "int8 TOP/s", "HBM GiB",
+                          "HBM GB/s", "L2 MiB", "UB KiB", "align B", "PCIe"});
         for (const auto& r : rows) {
             t.add_row({std::string(r.name), std::to_string(r.cube_cores),
                        std::to_string(r.vector_cores), format_fixed(r.clock_mhz, 0),
@@ -106,8 +105,8 @@ inline int run_chips(std::span<const std::string_view> args, std::ostream& out,
     } else if (format == "csv") {
         io::csv_writer w(out);
         w.row({"name", "cube_cores", "vector_cores", "clock_mhz", "fp16_tflops", "int8_tops",
-               "hbm_gib", "hbm_gbps", "l2_mib", "ub_kib", "alignment_b", "pcie_gen",
-               "pcie_lanes", "source"});
+               "hbm_gib", "hbm_gbps", "l2_mib", "ub_kib", "alignment_b", "pcie_gen", "pcie_lanes",
+               "source"});
         for (const auto& r : rows) {
             w.row({std::string(r.name), std::to_string(r.cube_cores),
                    std::to_string(r.vector_cores), format_shortest(r.clock_mhz),
@@ -144,7 +143,5 @@ inline int run_chips(std::span<const std::string_view> args, std::ostream& out,
 }
 
 /// The dispatch-table entry for main.cpp.
-inline constexpr command chips_command{"chips", "list chip presets and their parameters",
-                                       run_chips, chips_usage};
 
 }  // namespace perfcast::cli

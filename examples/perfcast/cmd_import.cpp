@@ -1,11 +1,10 @@
-// examples/perfcast/cmd_import.hpp: `perfcast import MODEL.onnx [-o FILE] [--batch-dim NAME]`.
+// examples/perfcast/cmd_import.cpp: `perfcast import MODEL.onnx [-o FILE] [--batch-dim NAME]`.
 //
 // Reads an ONNX graph (onnx_source.hpp: the system's ONNX library and its shape inference),
 // maps it to model-file lines (include/perfcast/io/onnx_graph.hpp) and writes them, each with a
 // comment naming its ONNX node, to FILE or standard output; the summary (ops mapped, dropped,
 // costed as generic, approximations) goes to standard error. `perfcast whatif --model` reads
 // the written file, or the .onnx itself, to the same prediction. docs/import.md.
-#pragma once
 
 #include <array>
 #include <ostream>
@@ -19,6 +18,7 @@
 #include <perfcast/io/output_file.hpp>
 
 #include "cli.hpp"
+#include "commands.hpp"
 #include "common.hpp"
 #include "onnx_source.hpp"
 
@@ -31,7 +31,7 @@ inline constexpr std::array<option, 2> options{{
 }};
 }  // namespace import_detail
 
-[[nodiscard]] inline std::string import_usage() {
+std::string import_usage() {
     return "Usage: perfcast import MODEL.onnx [-o FILE] [--batch-dim NAME]\n\n"
            "Import an ONNX graph as a perfcast model file: one line per op, sized by the batch B\n"
            "(the graph's symbolic or first input dimension), each with a comment naming its ONNX\n"
@@ -40,8 +40,7 @@ inline constexpr std::array<option, 2> options{{
            options_text(import_detail::options);
 }
 
-inline int run_import(std::span<const std::string_view> args, std::ostream& out,
-                      std::ostream& err) {
+int run_import(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
     std::vector<std::string_view> words(args.begin(), args.end());
     for (auto& w : words) {
         if (w == "-o") w = "--output";
@@ -68,8 +67,5 @@ inline int run_import(std::span<const std::string_view> args, std::ostream& out,
     err << io::import_summary(r);
     return exit_ok;
 }
-
-inline constexpr command import_command{"import", "an ONNX graph as a model file", run_import,
-                                        import_usage};
 
 }  // namespace perfcast::cli

@@ -1,4 +1,4 @@
-// examples/perfcast/cmd_whatif.hpp: `perfcast whatif`, the main job.
+// examples/perfcast/cmd_whatif.cpp: `perfcast whatif`, the main job.
 //
 //   perfcast whatif [--model FILE] [--chip C] [--batch B[,B..]] [--streams 1-6]
 //                   [--cube 6,8,12,24] [--vector 10,12,24,48] [--latency-ms X]
@@ -21,7 +21,6 @@
 // served under Poisson load (serving_sweep.hpp): ranked by the analytic M/G/c model, the leaders
 // simulated; latency percentiles at fixed loads, or the capacity under a TP99 target and the
 // cards a traffic level needs (docs/whatif-serving.md). Without a serving flag nothing changes.
-#pragma once
 
 #include <algorithm>
 #include <array>
@@ -47,14 +46,15 @@
 #include <perfcast/io/json.hpp>
 #include <perfcast/io/model_file.hpp>
 #include <perfcast/io/svg.hpp>
-#include <perfcast/profile/anchored.hpp>
 #include <perfcast/io/table.hpp>
+#include <perfcast/profile/anchored.hpp>
 #include <perfcast/scenario.hpp>
 #include <perfcast/serving_sweep.hpp>
 #include <perfcast/whatif.hpp>
 
 #include "cli.hpp"
 #include "cmd_gains.hpp"
+#include "commands.hpp"
 #include "common.hpp"
 #include "onnx_source.hpp"
 #include "progress.hpp"
@@ -108,49 +108,6 @@ inline constexpr std::array<option, 35> options{{
     quiet_option,
     progress_option,
 }};
-
-/// Parses "1-6", "6,8,12,24", "1-3,8" into values >= 1 (in the order given, duplicates removed).
-[[nodiscard]] inline std::vector<std::int64_t> parse_list(std::string_view flag,
-                                                          std::string_view text) {
-    auto bad = [&](std::string_view part, std::string_view why) -> usage_error {
-        return usage_error("option '--" + std::string(flag) + "': '" + std::string(part) + "' " +
-                           std::string(why) + " (lists look like 1-6, 6,8,12,24 or 1-3,8)");
-    };
-    auto number = [&](std::string_view part, std::string_view whole) {
-        std::int64_t v = 0;
-        auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
-        if (part.empty() || ec != std::errc{} || p != part.data() + part.size()) {
-            throw bad(whole, "is not a number or a range");
-        }
-        if (v < 1) throw bad(whole, "is below 1; every value must be >= 1");
-        return v;
-    };
-    std::vector<std::int64_t> out;
-    std::set<std::int64_t> seen;  // not a scan of `out`: 1-100000 would take 5e9 comparisons
-    auto add = [&](std::int64_t v) {
-        if (seen.insert(v).second) out.push_back(v);
-    };
-    if (text.empty()) throw bad(text, "is empty");
-    std::size_t pos = 0;
-    while (true) {
-        const std::size_t comma = text.find(',', pos);
-        const std::string_view part =
-            text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
-        const std::size_t dash = part.find('-', 1);
-        if (dash == std::string_view::npos) {
-            add(number(part, part));
-        } else {
-            const std::int64_t lo = number(part.substr(0, dash), part);
-            const std::int64_t hi = number(part.substr(dash + 1), part);
-            if (hi < lo) throw bad(part, "is a range that runs backwards");
-            if (hi - lo > 100000) throw bad(part, "is a range of more than 100000 values");
-            for (std::int64_t v = lo; v <= hi; ++v) add(v);
-        }
-        if (comma == std::string_view::npos) break;
-        pos = comma + 1;
-    }
-    return out;
-}
 
 [[nodiscard]] inline std::vector<int> as_ints(std::string_view flag,
                                               const std::vector<std::int64_t>& v) {
@@ -270,8 +227,8 @@ namespace whatif_serving {
 
 /// Flags that switch `whatif` from ranking inferences to serving requests under load.
 inline constexpr std::array<std::string_view, 11> flags{
-    "qps", "p99-ms", "bs-hist", "max-batch", "window-ms", "traffic",
-    "headroom", "simulate-top", "requests", "seed", "trace"};
+    "qps",      "p99-ms",       "bs-hist",  "max-batch", "window-ms", "traffic",
+    "headroom", "simulate-top", "requests", "seed",      "trace"};
 
 [[nodiscard]] inline bool requested(const parsed_args& a) {
     for (std::string_view f : flags) {
@@ -321,8 +278,8 @@ inline constexpr real_range headroom_range{0, 0.99, "a share of each card kept f
     std::size_t pos = 0;
     while (true) {
         const std::size_t comma = text.find(',', pos);
-        const std::size_t len = comma == std::string_view::npos ? std::string_view::npos
-                                                                : comma - pos;
+        const std::size_t len =
+            comma == std::string_view::npos ? std::string_view::npos : comma - pos;
         const std::string_view part = text.substr(pos, len);
         double v = 0;
         auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
@@ -403,9 +360,8 @@ struct context {
 };
 
 [[nodiscard]] inline std::size_t simulated_count(const serving_sweep_result& r) {
-    return static_cast<std::size_t>(
-        std::count_if(r.ranked.begin(), r.ranked.end(),
-                      [](const serving_row& row) { return row.simulated; }));
+    return static_cast<std::size_t>(std::count_if(
+        r.ranked.begin(), r.ranked.end(), [](const serving_row& row) { return row.simulated; }));
 }
 
 [[nodiscard]] inline std::optional<card_count> cards_of(const context& x, const serving_row& r) {
@@ -600,7 +556,8 @@ inline void write_csv(std::ostream& out, const context& x, const serving_sweep_r
     for (std::size_t i = 0; i < r.ranked.size(); ++i) {
         const serving_row& row = r.ranked[i];
         const serving_config& k = row.config;
-        std::vector<std::string> head{std::to_string(i + 1), std::to_string(k.streams),
+        std::vector<std::string> head{std::to_string(i + 1),
+                                      std::to_string(k.streams),
                                       std::to_string(k.split.cube.value),
                                       std::to_string(k.split.vector.value),
                                       std::to_string(k.max_gear),
@@ -658,7 +615,8 @@ inline void write_table(std::ostream& out, const context& x, const serving_sweep
         << r.ranked.size() << " simulated (" << o.requests << " requests each, the first "
         << o.warmup << " warm-up, seed " << o.seed << ")";
     if (simulated < r.ranked.size()) {
-        out << ";\n" << r.ranked.size() - simulated
+        out << ";\n"
+            << r.ranked.size() - simulated
             << " of them not simulated: their TP99 misses the target even with no queueing";
     }
     out << "\n";
@@ -677,8 +635,8 @@ inline void write_table(std::ostream& out, const context& x, const serving_sweep
                        "above)\n";
             }
             if (const auto c = cards_of(x, b)) {
-                out << "traffic " << rate_text(x.traffic->in(units::qps))
-                    << " QPS: " << c->cards << " card(s) = ceil(traffic / (capacity x (1 - "
+                out << "traffic " << rate_text(x.traffic->in(units::qps)) << " QPS: " << c->cards
+                    << " card(s) = ceil(traffic / (capacity x (1 - "
                     << io::format_shortest(x.headroom) << "))), "
                     << io::format_fixed(c->per_card.in(units::qps), 0) << " QPS per card, "
                     << pct(c->load) << " % of its capacity\n";
@@ -704,8 +662,8 @@ inline void write_table(std::ostream& out, const context& x, const serving_sweep
     out << "\n";
     std::vector<std::string> header{"#", "streams", "cube/vec", "max gear", "window ms"};
     header.emplace_back(capacity ? "capacity QPS" : "QPS");
-    for (const char* h : {"mean ms", "P50 ms", "P99 ms", "P99.9 ms", "util %", "cores %",
-                          "padding %", "mean bs"}) {
+    for (const char* h :
+         {"mean ms", "P50 ms", "P99 ms", "P99.9 ms", "util %", "cores %", "padding %", "mean bs"}) {
         header.emplace_back(h);
     }
     if (capacity) header.emplace_back("limit");
@@ -740,10 +698,10 @@ inline void write_table(std::ostream& out, const context& x, const serving_sweep
                                    pct(p->core_utilization), pct(p->padding_share),
                                    io::format_fixed(p->mean_batch, 1)});
             } else if (p != nullptr) {
-                c.insert(c.end(), {io::format_fixed(p->qps.in(units::qps), 0), ms3(p->mean),
-                                   ms3(p->p50), ms3(p->p99), ms3(p->p999), pct(p->utilization),
-                                   pct(p->core_utilization), pct(p->padding_share),
-                                   io::format_fixed(p->mean_batch, 1)});
+                c.insert(c.end(),
+                         {io::format_fixed(p->qps.in(units::qps), 0), ms3(p->mean), ms3(p->p50),
+                          ms3(p->p99), ms3(p->p999), pct(p->utilization), pct(p->core_utilization),
+                          pct(p->padding_share), io::format_fixed(p->mean_batch, 1)});
             } else {
                 c.emplace_back("none");
                 c.insert(c.end(), 8, "-");
@@ -760,10 +718,10 @@ inline void write_table(std::ostream& out, const context& x, const serving_sweep
                             : (first ? "-" : ""));
             if (capacity) {
                 c.push_back(first ? ms3(row.low_load_p99) : "");
-                c.push_back(!first                 ? ""
-                            : row.analytic_capacity ? io::format_fixed(
-                                                          row.analytic_capacity->in(units::qps), 0)
-                                                    : "none");
+                c.push_back(!first ? ""
+                            : row.analytic_capacity
+                                ? io::format_fixed(row.analytic_capacity->in(units::qps), 0)
+                                : "none");
             }
             c.push_back(first ? std::to_string(row.analytic_rank) : "");
             return c;
@@ -802,8 +760,8 @@ inline void write_table(std::ostream& out, const context& x, const serving_sweep
 inline void write_svg(const std::string& path, const context& x, const serving_sweeper& s,
                       const serving_sweep_result& r, std::string_view title) {
     constexpr std::size_t most = 5;
-    constexpr std::array<std::string_view, most> colors{"#1c7ed6", "#d9480f", "#2b8a3e",
-                                                        "#862e9c", "#e67700"};
+    constexpr std::array<std::string_view, most> colors{"#1c7ed6", "#d9480f", "#2b8a3e", "#862e9c",
+                                                        "#e67700"};
     const serving_sweep_options& o = x.options;
     std::vector<const serving_row*> rows;
     double hi = 0;
@@ -825,14 +783,13 @@ inline void write_svg(const std::string& path, const context& x, const serving_s
     for (int i = 1; i <= 10; ++i) rates.push_back(request_rate{hi * i / 10.0, units::qps});
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const serving_row& row = *rows[i];
-        io::svg_series line{.name = "#" + std::to_string(i + 1) + " " +
-                                    std::to_string(row.config.streams) + " x " +
-                                    split_text(row.config) + ", gear " +
-                                    std::to_string(row.config.max_gear) + ", window " +
-                                    io::format_shortest(row.config.window.in(units::ms)) + " ms",
-                            .points = {},
-                            .color = std::string(colors[i]),
-                            .style = io::svg_style::line_markers};
+        io::svg_series line{
+            .name = "#" + std::to_string(i + 1) + " " + std::to_string(row.config.streams) + " x " +
+                    split_text(row.config) + ", gear " + std::to_string(row.config.max_gear) +
+                    ", window " + io::format_shortest(row.config.window.in(units::ms)) + " ms",
+            .points = {},
+            .color = std::string(colors[i]),
+            .style = io::svg_style::line_markers};
         for (const serving_point& pt : s.curve(row.config, rates, o.requests, o.warmup, o.seed)) {
             if (pt.state == load_state::stable && pt.p99.in(units::ms) <= y_cap) {
                 line.points.push_back({pt.qps.in(units::qps), pt.p99.in(units::ms)});
@@ -855,7 +812,6 @@ inline void write_svg(const std::string& path, const context& x, const serving_s
 inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const model& m,
                const chip& c, const std::string& format, const card_params& params = {}) {
     using whatif_detail::as_ints;
-    using whatif_detail::parse_list;
     for (std::string_view card_only : {"latency-ms", "rank"}) {
         if (a.has(card_only)) {
             throw usage_error("option '--" + std::string(card_only) +
@@ -904,8 +860,9 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
     std::optional<batch_distribution> dist;
     if (const auto h = a.get("bs-hist")) {
         if (a.has("batch")) {
-            throw usage_error("give --bs-hist FILE (a batch-size histogram) or --batch B (every "
-                              "request of B samples), not both");
+            throw usage_error(
+                "give --bs-hist FILE (a batch-size histogram) or --batch B (every "
+                "request of B samples), not both");
         }
         dist = io::read_bs_histogram_file(*h);
         x.sizes_source = *h;
@@ -914,9 +871,10 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
     } else {
         const std::vector<std::int64_t> b = parse_list("batch", a.value_or("batch", "16"));
         if (b.size() != 1 || b.front() > max_batch_size) {
-            throw usage_error("option '--batch': with serving flags it is the one batch size of "
-                              "every request (1.." + std::to_string(max_batch_size) +
-                              "); for a mix give --bs-hist FILE");
+            throw usage_error(
+                "option '--batch': with serving flags it is the one batch size of "
+                "every request (1.." +
+                std::to_string(max_batch_size) + "); for a mix give --bs-hist FILE");
         }
         dist = batch_distribution::fixed(static_cast<int>(b.front()));
         x.sizes_source = "fixed";
@@ -994,7 +952,7 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
 
 }  // namespace whatif_serving
 
-[[nodiscard]] inline std::string whatif_usage() {
+std::string whatif_usage() {
     return "Usage: perfcast whatif [--model FILE] [--chip C] [--batch LIST] [--streams LIST]\n"
            "                       [--cube LIST] [--vector LIST] [--latency-ms X] [--rank BY]\n"
            "                       [--top N] [--format table|csv|json] [--svg FILE]\n"
@@ -1017,8 +975,7 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
            options_text(whatif_detail::options);
 }
 
-inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
-                      std::ostream& err) {
+int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
     using namespace whatif_detail;
     const parsed_args a = parse_args(args, options);
     if (a.has("help")) {
@@ -1034,8 +991,9 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
     }
     const bool from_profile = !a.positional.empty();
     if (!from_profile && a.has("sweep-batch")) {
-        throw usage_error("option '--sweep-batch' needs a PROFILE.csv (without one, --batch "
-                          "lists the batch sizes)");
+        throw usage_error(
+            "option '--sweep-batch' needs a PROFILE.csv (without one, --batch "
+            "lists the batch sizes)");
     }
     const std::string format = choice(a, "format", {"table", "csv", "json"}, "table");
     const std::string rank = choice(a, "rank", {"qps", "throughput"}, "qps");
@@ -1050,12 +1008,14 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
         }
         const std::vector<std::int64_t> pb = parse_list("batch", *a.get("batch"));
         if (pb.size() != 1) {
-            throw usage_error("option '--batch': with a profile it is the one batch size the "
-                              "profile was measured at (candidates: --sweep-batch LIST)");
+            throw usage_error(
+                "option '--batch': with a profile it is the one batch size the "
+                "profile was measured at (candidates: --sweep-batch LIST)");
         }
         if (a.has("bs-hist")) {
-            throw usage_error("--bs-hist does not apply to a profile: --batch is its profiled "
-                              "batch, served as every request's size");
+            throw usage_error(
+                "--bs-hist does not apply to a profile: --batch is its profiled "
+                "batch, served as every request's size");
         }
         const auto table = read_profile_rows(a, a.positional.front(), err);
         anchored = profile::anchor_profile(c, table.rows, pb.front(), cal);
@@ -1063,8 +1023,8 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
             throw usage_error("profile '" + a.positional.front() +
                               "' has no compute rows with a duration to anchor on");
         }
-        anchored->m.name = a.positional.front() + " (anchored at batch " +
-                           std::to_string(pb.front()) + ")";
+        anchored->m.name =
+            a.positional.front() + " (anchored at batch " + std::to_string(pb.front()) + ")";
     }
     model m = anchored         ? anchored->m
               : a.has("model") ? read_model_input(*a.get("model"), err)
@@ -1090,8 +1050,8 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
     g.streams = as_ints("streams", list_or("streams", "1-6"));
     g.cube = as_ints("cube", list_or("cube", "6,8,12,24"));
     g.vector = as_ints("vector", list_or("vector", "10,12,24,48"));
-    g.batches = anchored ? list_or("sweep-batch", *a.get("batch"))
-                         : list_or("batch", "16,32,64,128,256");
+    g.batches =
+        anchored ? list_or("sweep-batch", *a.get("batch")) : list_or("batch", "16,32,64,128,256");
     check_at_most("streams", g.streams, max_sweep_streams, "a stream count per card");
     check_at_most(anchored ? "sweep-batch" : "batch", g.batches, max_batch_size, "a batch size");
     check_limits("cube", g.cube, c.cube.cores, "cube", c.name.view());
@@ -1135,8 +1095,7 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
                 << "measured " << io::format_fixed(p.measured.in(units::ms), 3)
                 << " ms of op time; the model at the profiled configuration (batch " << p.batch
                 << ", each op's block dim): "
-                << io::format_fixed(profile::profiled_time(c, p, cal).in(units::ms), 3)
-                << " ms\n";
+                << io::format_fixed(profile::profiled_time(c, p, cal).in(units::ms), 3) << " ms\n";
         }
         if (pick) {
             if (pick->has_value()) {
@@ -1204,26 +1163,53 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
         }
         out << "shared: the splits add up to more cores than the chip\n"
                "has, so cores are time-shared; front: on the Pareto front of QPS against latency\n"
-               "(" << r.pareto.size() << " deployments).\n";
+               "("
+            << r.pareto.size() << " deployments).\n";
     } else if (format == "csv") {
         io::csv_writer w(out);
-        w.row({"rank", "streams", "cube", "vector", "batch", "latency_ms", "qps", "samples_per_s",
-               "cube_utilization", "vector_utilization", "hbm_utilization", "l2_miss",
-               "bubbles_ms", "transfer_ms", "bound", "cores_shared", "pareto", "best",
-               "stress_window_ms", "cycle_ms"});
+        w.row({"rank",
+               "streams",
+               "cube",
+               "vector",
+               "batch",
+               "latency_ms",
+               "qps",
+               "samples_per_s",
+               "cube_utilization",
+               "vector_utilization",
+               "hbm_utilization",
+               "l2_miss",
+               "bubbles_ms",
+               "transfer_ms",
+               "bound",
+               "cores_shared",
+               "pareto",
+               "best",
+               "stress_window_ms",
+               "cycle_ms"});
         for (std::size_t i = 0; i < r.ranked.size(); ++i) {
             const candidate& x = r.ranked[i];
             using io::format_shortest;
-            w.row({std::to_string(i + 1), std::to_string(x.streams),
-                   std::to_string(x.split.cube.value), std::to_string(x.split.vector.value),
-                   std::to_string(x.batch), format_shortest(x.latency.in(units::ms)),
-                   format_shortest(x.qps), format_shortest(x.throughput),
-                   format_shortest(x.cube_utilization), format_shortest(x.vector_utilization),
-                   format_shortest(x.hbm_utilization), format_shortest(x.l2_miss),
+            w.row({std::to_string(i + 1),
+                   std::to_string(x.streams),
+                   std::to_string(x.split.cube.value),
+                   std::to_string(x.split.vector.value),
+                   std::to_string(x.batch),
+                   format_shortest(x.latency.in(units::ms)),
+                   format_shortest(x.qps),
+                   format_shortest(x.throughput),
+                   format_shortest(x.cube_utilization),
+                   format_shortest(x.vector_utilization),
+                   format_shortest(x.hbm_utilization),
+                   format_shortest(x.l2_miss),
                    format_shortest(x.bubbles.in(units::ms)),
-                   format_shortest(x.transfer.in(units::ms)), std::string(name_of(x.bound)),
-                   x.cores_shared ? "1" : "0", on_front[i] ? "1" : "0", is_pick(x) ? "1" : "0",
-                   format_shortest(x.window.in(units::ms)), format_shortest(x.cycle.in(units::ms))});
+                   format_shortest(x.transfer.in(units::ms)),
+                   std::string(name_of(x.bound)),
+                   x.cores_shared ? "1" : "0",
+                   on_front[i] ? "1" : "0",
+                   is_pick(x) ? "1" : "0",
+                   format_shortest(x.window.in(units::ms)),
+                   format_shortest(x.cycle.in(units::ms))});
         }
     } else {
         io::json_writer j(out);
@@ -1283,14 +1269,12 @@ inline int run_whatif(std::span<const std::string_view> args, std::ostream& out,
         out << '\n';
     }
     if (auto path = a.get("svg")) {
-        write_svg(*path, r, pick, "perfcast whatif: " + m.name + " on " + std::string(c.name.view()));
+        write_svg(*path, r, pick,
+                  "perfcast whatif: " + m.name + " on " + std::string(c.name.view()));
     }
     return exit_ok;
 }
 
 /// The dispatch-table entry for main.cpp.
-inline constexpr command whatif_command{
-    "whatif", "rank deployments (streams x core split x batch) by QPS under a latency target",
-    run_whatif, whatif_usage};
 
 }  // namespace perfcast::cli
