@@ -19,6 +19,8 @@
 #include <perfcast/profile/report.hpp>
 
 #include "../examples/perfcast/commands.hpp"
+#include "cli_support.hpp"
+#include "support.hpp"
 
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
@@ -351,4 +353,61 @@ TEST_CASE("perfcast report --svg draws the time by op type") {
     CHECK(text.find("</svg>") != std::string::npos);
     f.close();
     std::remove(svg.c_str());
+}
+
+TEST_CASE("validate, calibrate and whatif: without --chip, the chip the profile names") {
+    using perfcast_test::run_command;
+    namespace cli = perfcast::cli;
+    const auto has = [](const std::string& s, std::string_view what) {
+        return s.find(what) != std::string::npos;
+    };
+    // The 910B3 profile's cube_utilization(%) column gives 20 x 1800 cycles per us: the 910B3.
+    const auto told = run_command(cli::validate_command, {"--test", b3_path});
+    REQUIRE(told.status == cli::exit_ok);
+    CHECK(has(told.err, "chip ascend910b3 (--chip overrides)"));
+    const auto given = run_command(cli::validate_command, {"--test", b3_path, "--chip", "910B3"});
+    REQUIRE(given.status == cli::exit_ok);
+    CHECK(told.out == given.out);
+    CHECK_FALSE(has(given.err, "--chip overrides"));  // a chip given is not second-guessed
+    // The 910B1 training profile names no chip: validate still needs one, and says why.
+    const auto untold = run_command(cli::validate_command, {"--test", b1_path});
+    CHECK(untold.status == cli::exit_usage);
+    CHECK(has(untold.err, "needs --chip C or --chip-ini FILE: no row has the cycles"));
+    // --holdout: the chip of the profile held out from.
+    const auto held = run_command(cli::validate_command, {b3_path, "--holdout", "0.3"});
+    CHECK(held.status == cli::exit_ok);
+    CHECK(has(held.err, "chip ascend910b3"));
+
+    // calibrate: the same chip, so the same fitted parameters as with --chip 910B3.
+    const perfcast_test::scratch_dir dir("chip_told");
+    const std::string p1 = (dir.path / "told.params").string();
+    const std::string p2 = (dir.path / "given.params").string();
+    REQUIRE(run_command(cli::calibrate_command, {b3_path, "-o", p1}).status == cli::exit_ok);
+    REQUIRE(run_command(cli::calibrate_command, {b3_path, "--chip", "910B3", "-o", p2}).status ==
+            cli::exit_ok);
+    const auto slurp = [](const std::string& path) {
+        std::ifstream f(path, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(f), {});
+    };
+    CHECK_FALSE(slurp(p1).empty());
+    CHECK(slurp(p1) == slurp(p2));
+
+    // whatif anchored on a profile: the profile's chip; one that names none gets the default,
+    // said on stderr (before, the default was taken silently).
+    const std::vector<std::string_view> grid{"--streams", "1", "--cube", "20", "--vector", "40"};
+    std::vector<std::string_view> w3{b3_path, "--batch", "1"};
+    w3.insert(w3.end(), grid.begin(), grid.end());
+    const auto wt = run_command(cli::whatif_command, w3);
+    REQUIRE(wt.status == cli::exit_ok);
+    CHECK(has(wt.err, "chip ascend910b3 (--chip overrides)"));
+    w3.insert(w3.end(), {"--chip", "910B3"});
+    const auto wg = run_command(cli::whatif_command, w3);
+    REQUIRE(wg.status == cli::exit_ok);
+    CHECK(wt.out == wg.out);
+    std::vector<std::string_view> w1{b1_path,  "--batch", "8",        "--streams", "1",
+                                     "--cube", "24",      "--vector", "48"};
+    const auto wd = run_command(cli::whatif_command, w1);
+    REQUIRE(wd.status == cli::exit_ok);
+    CHECK(has(wd.err, "the profile does not name its chip (no row has the cycles"));
+    CHECK(has(wd.err, "assumed, --chip C sets it"));
 }

@@ -272,6 +272,52 @@ TEST_CASE("read_file_text: the whole file, byte for byte, or an error naming it"
     fs::remove_all(dir);
 }
 
+TEST_CASE("file_text: the file's bytes mapped (or copied), the same errors as read_file_text") {
+    namespace fs = std::filesystem;
+    using perfcast::profile::file_text;
+    const perfcast_test::scratch_dir dir("file_text");
+    const std::string bytes = std::string("a\0b\r\n", 5) + std::string(70000, 'x') + "\xff";
+    const fs::path file = dir.path / "some.json";
+    std::ofstream(file, std::ios::binary) << bytes;
+    {
+        file_text t = file_text::read(file.string(), "test");
+        CHECK(t.view() == bytes);
+#if __has_include(<sys/mman.h>)
+        CHECK(t.mapped());  // a non-empty regular file on a POSIX system is mapped, not copied
+#endif
+        // Moved: the bytes go with it; the moved-from object is empty, never a dangling view.
+        file_text u = std::move(t);
+        CHECK(u.view() == bytes);
+        CHECK(t.view().empty());  // NOLINT(bugprone-use-after-move): the state is specified
+        u = file_text::read(file.string(), "test");
+        CHECK(u.view() == bytes);
+    }
+    // Empty: nothing to map, an empty copy.
+    const fs::path empty = dir.path / "empty.json";
+    std::ofstream(empty, std::ios::binary).flush();
+    const file_text e = file_text::read(empty.string(), "test");
+    CHECK(e.view().empty());
+    CHECK_FALSE(e.mapped());
+    CHECK_THROWS_WITH_AS((void)file_text::read(dir.path.string(), "test"),
+                         doctest::Contains("is a directory, expected a file"),
+                         perfcast::parse_error);
+    CHECK_THROWS_WITH_AS((void)file_text::read((dir.path / "absent.json").string(), "test"),
+                         doctest::Contains("cannot open file for reading"), perfcast::parse_error);
+
+    // read_timeline_file (mapped) reads what read_timeline reads from the same text.
+    const std::string trace =
+        R"([{"ph":"M","name":"process_name","pid":1,"args":{"name":"Ascend Hardware"}},
+{"ph":"X","name":"MatMul","pid":1,"tid":1,"ts":"10.000","dur":5,"args":{"Task Type":"AI_CORE"}}])";
+    const fs::path tfile = dir.path / "trace.json";
+    std::ofstream(tfile, std::ios::binary) << trace;
+    const auto from_file = perfcast::profile::read_timeline_file(tfile.string());
+    const auto from_text = perfcast::profile::read_timeline(trace, tfile.string());
+    REQUIRE(from_file.device_tasks.size() == 1);
+    CHECK(from_file.device_tasks.size() == from_text.device_tasks.size());
+    CHECK(from_file.device_tasks[0].name == "MatMul");
+    CHECK(from_file.device_tasks[0].start == from_text.device_tasks[0].start);
+}
+
 TEST_CASE("timeline: a skipped span is named by its place in the file's event list") {
     // Metadata events come first here, so the span's place among the kept spans (0) and in the
     // file (2) differ: the file's is reported.

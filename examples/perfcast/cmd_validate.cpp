@@ -123,15 +123,46 @@ inline std::vector<profile::kernel_row> filtered(const std::vector<profile::kern
     return out;
 }
 
-/// A profile's rows with their sequence context (profile/context.hpp): annotated before any
-/// filter or hold-out split, so a held-out row still knows which rows ran before it.
-inline std::vector<profile::kernel_row> read_in_context(const parsed_args& a,
-                                                        const std::string& path, const chip& c,
-                                                        const model_params& p, std::ostream& err) {
-    auto rows = read_profile_rows(a, path, err).rows;
-    profile::annotate_context(rows, c, p);
-    return rows;
-}
+/// The profiles of one validate / calibrate run, each read once. The chip: --chip / --chip-ini,
+/// else the one the scored (or fitted) profile's own data names (common.hpp read_profile_rows:
+/// a database's NPU_INFO or the rows' cube_utilization(%) column), the evidence on stderr.
+class profile_rows {
+public:
+    profile_rows(const parsed_args& a, std::ostream& err) : a_(a), err_(err) {}
+
+    /// The chip, from the flags or from the profile at `path` (whose rows are then kept).
+    [[nodiscard]] chip chip_for(const std::string& path) {
+        if (path.empty() || a_.has("chip") || a_.has("chip-ini")) return chip_from_args(a_);
+        chip_told told;
+        kept_ = read_profile_rows(a_, path, err_, &told).rows;
+        kept_path_ = path;
+        if (!told.c) throw usage_error(told.why_not);
+        return *told.c;
+    }
+
+    /// The rows of `path` with their sequence context (profile/context.hpp) for chip `c`:
+    /// annotated before any filter or hold-out split, so a held-out row still knows which rows
+    /// ran before it.
+    [[nodiscard]] std::vector<profile::kernel_row> in_context(const std::string& path,
+                                                              const chip& c,
+                                                              const model_params& p) {
+        std::vector<profile::kernel_row> rows;
+        if (kept_ && path == kept_path_) {
+            rows = std::move(*kept_);
+            kept_.reset();
+        } else {
+            rows = read_profile_rows(a_, path, err_).rows;
+        }
+        profile::annotate_context(rows, c, p);
+        return rows;
+    }
+
+private:
+    const parsed_args& a_;
+    std::ostream& err_;
+    std::optional<std::vector<profile::kernel_row>> kept_;
+    std::string kept_path_;
+};
 
 /// "fitted on N rows: mean |log error| a -> b; vector efficiency fitted (CV MAPE x % vs y %)".
 inline std::string fit_summary(const profile::calibration_result& r) {
@@ -327,16 +358,19 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
 }  // namespace validate_detail
 
 std::string validate_usage() {
-    return "Usage: perfcast validate --chip C [--params F] --fit A.csv --test B.csv\n"
-           "       perfcast validate --chip C PROFILE.csv --holdout 0.3 [--seed N | --seeds A-B]\n"
-           "       perfcast validate --chip C [--params F] --test B.csv\n"
+    return "Usage: perfcast validate [--chip C] [--params F] --fit A.csv --test B.csv\n"
+           "       perfcast validate [--chip C] PROFILE.csv --holdout 0.3 [--seed N | --seeds "
+           "A-B]\n"
+           "       perfcast validate [--chip C] [--params F] --test B.csv\n"
            "       perfcast validate --deployments ROWS.csv --knobs LIST [--train LIST]\n"
            "         (measured deployments end to end: 'perfcast validate --deployments F "
            "--help')\n\n"
            "Score the model against measured rows (msprof op_summary, torch_npu kernel_details\n"
            "or the minimal subset in docs/profiles.md): MAPE, median and P90 absolute\n"
            "percentage error, by op type, worst rows. With --fit (or --holdout) the model is\n"
-           "first calibrated on rows that are not scored.\n\n" +
+           "first calibrated on rows that are not scored. Without --chip / --chip-ini, the chip\n"
+           "is the one the scored profile names (a database's NPU_INFO, or the cube cores x\n"
+           "clock its cube_utilization(%) column gives), said on stderr.\n\n" +
            options_text(validate_detail::options);
 }
 
@@ -350,7 +384,9 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
     }
     const std::string format = choice(a, "format", {"table", "json"}, "table");
     const progress_fn progress = progress_from_args(a, err, "validate");
-    const chip c = chip_from_args(a);
+    profile_rows profiles(a, err);
+    const chip c = profiles.chip_for(
+        a.has("holdout") ? (a.positional.empty() ? "" : a.positional[0]) : a.value_or("test", ""));
     profile::calibration cal = params_from_args(a);
     const row_filter keep{list_of(a, "tasks"), list_of(a, "types")};
     const std::size_t worst = row_count(a, "worst", 10);
@@ -368,8 +404,8 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
             if (a.has("worst")) throw usage_error("--seeds lists no worst rows: drop --worst");
             const auto [first, last] = seed_range(*a.get("seeds"));
             const auto study = profile::repeated_holdout(
-                c, read_in_context(a, a.positional[0], c, cal.params, err), share, first, last,
-                keep, cal.params, calibration_options_from(a, progress));
+                c, profiles.in_context(a.positional[0], c, cal.params), share, first, last, keep,
+                cal.params, calibration_options_from(a, progress));
             if (study.scored_runs == 0) {
                 throw perfcast::error(
                     "nothing scored (a MAPE over no rows is not 0 %): no seed from " +
@@ -383,7 +419,7 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
         }
         const std::int64_t seed = a.has("seed") ? io::parse_int(*a.get("seed"), "--seed") : 1;
         if (seed < 0) throw usage_error("--seed " + std::to_string(seed) + ": expected N >= 0");
-        auto split = profile::split_holdout(read_in_context(a, a.positional[0], c, cal.params, err),
+        auto split = profile::split_holdout(profiles.in_context(a.positional[0], c, cal.params),
                                             share, static_cast<std::uint64_t>(seed));
         fit_rows = std::move(split.fit);
         test_rows = filtered(split.test, keep);
@@ -395,8 +431,8 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
         if (!a.positional.empty())
             throw usage_error("unexpected argument '" + a.positional[0] + "'");
         if (!a.has("test")) throw usage_error("needs --test FILE (or PROFILE --holdout SHARE)");
-        if (a.has("fit")) fit_rows = read_in_context(a, *a.get("fit"), c, cal.params, err);
-        const auto read = read_in_context(a, *a.get("test"), c, cal.params, err);
+        if (a.has("fit")) fit_rows = profiles.in_context(*a.get("fit"), c, cal.params);
+        const auto read = profiles.in_context(*a.get("test"), c, cal.params);
         test_rows = filtered(read, keep);
         scored_what = *a.get("test");
         test_read = read.size();
@@ -416,14 +452,15 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
 }
 
 std::string calibrate_usage() {
-    return "Usage: perfcast calibrate PROFILE.csv --chip C -o FILE\n"
+    return "Usage: perfcast calibrate PROFILE.csv [--chip C] -o FILE\n"
            "       perfcast calibrate --deployments ROWS.csv --knobs LIST -o FILE\n"
            "         (measured deployments: 'perfcast calibrate --deployments F --help')\n\n"
            "Fit the model's parameters (per-engine head costs, the first-run cost, efficiencies,\n"
            "a work factor and a fixed time per op type) to the profile's rows, minimising the\n"
            "mean absolute log error; rows with start times carry their sequence context (L2\n"
            "share of the inputs, write-back, first runs: docs/model.md). Write them to FILE,\n"
-           "which every command reads back with --params FILE.\n\n" +
+           "which every command reads back with --params FILE. Without --chip / --chip-ini, the\n"
+           "chip is the one the profile names, as for validate.\n\n" +
            options_text(validate_detail::calibrate_options);
 }
 
@@ -442,10 +479,11 @@ int run_calibrate(std::span<const std::string_view> args, std::ostream& out, std
     if (a.positional.size() != 1) throw usage_error("needs exactly one PROFILE.csv");
     if (!a.has("output")) throw usage_error("needs -o FILE");
     const io::output_file target = *output_from_args(a, "output");
-    const chip c = chip_from_args(a);
+    profile_rows profiles(a, err);
+    const chip c = profiles.chip_for(a.positional[0]);
     const profile::calibration start = params_from_args(a);
     const row_filter keep{list_of(a, "tasks"), {}};
-    const auto rows = filtered(read_in_context(a, a.positional[0], c, start.params, err), keep);
+    const auto rows = filtered(profiles.in_context(a.positional[0], c, start.params), keep);
     const auto res =
         profile::calibrate(c, profile::measured_ops(c, rows), start.params,
                            calibration_options_from(a, progress_from_args(a, err, "calibrate")));

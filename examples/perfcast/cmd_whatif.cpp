@@ -999,7 +999,9 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
     const std::string rank = choice(a, "rank", {"qps", "throughput"}, "qps");
 
     // The model and the chip.
-    const chip c = chip_from_args(a, scenario::default_chip.name.view());
+    // A profile run without --chip / --chip-ini: the chip the profile names, else the default.
+    const bool chip_given = a.has("chip") || a.has("chip-ini");
+    chip c = chip_from_args(a, scenario::default_chip.name.view());
     const profile::calibration cal = params_from_args(a);
     std::optional<profile::anchored_profile> anchored;
     if (from_profile) {
@@ -1017,7 +1019,20 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
                 "--bs-hist does not apply to a profile: --batch is its profiled "
                 "batch, served as every request's size");
         }
-        const auto table = read_profile_rows(a, a.positional.front(), err);
+        chip_told told;
+        const auto table =
+            read_profile_rows(a, a.positional.front(), err, chip_given ? nullptr : &told);
+        if (!chip_given) {
+            if (told.c) {
+                c = *told.c;
+            } else {
+                std::string why = told.why_not;
+                constexpr std::string_view asks = "needs --chip C or --chip-ini FILE: ";
+                if (why.starts_with(asks)) why.erase(0, asks.size());
+                err << "perfcast: " << a.positional.front() << ": the profile does not name its "
+                    << "chip (" << why << "); " << c.name.view() << " assumed, --chip C sets it\n";
+            }
+        }
         anchored = profile::anchor_profile(c, table.rows, pb.front(), cal);
         if (anchored->m.nodes.empty()) {
             throw usage_error("profile '" + a.positional.front() +

@@ -339,22 +339,46 @@ inline void say_reading(const profile::profile_source& s, std::ostream& err) {
                            : e.why_no_preset));
 }
 
+/// The chip a profile's own data names (read_profile_rows), or why it names none.
+struct chip_told {
+    std::optional<chip> c;
+    std::string why_not;  // the usage message chip_for_database / chip_for_rows gave
+};
+
 /// The rows of the profile PROFILE names (a file, a folder, or - for standard input), read as
-/// --strict and --device say; skipped rows are listed on `err`.
+/// --strict and --device say; skipped rows are listed on `err`. With `told`: also the chip the
+/// profile's own data names, for a command run without --chip / --chip-ini: a database's NPU_INFO
+/// (chip_for_database), else the rows' cube_utilization(%) column (chip_for_rows), the evidence
+/// said on `err`; when it names none, `told->why_not` says what is missing.
 [[nodiscard]] inline profile::kernel_table read_profile_rows(const parsed_args& a,
                                                              const std::string& path,
-                                                             std::ostream& err) {
+                                                             std::ostream& err,
+                                                             chip_told* told = nullptr) {
+    const auto tell = [&](auto&& chip_of) {
+        try {
+            told->c = chip_of();
+        } catch (const usage_error& e) {
+            told->why_not = e.what();
+        }
+    };
     profile::kernel_table t;
+    bool asked = false;
     if (path == "-") {
         t = profile::read_kernel_details(std::cin, "<stdin>", profile_options_from_args(a));
     } else {
         const profile::profile_source s = source_from_args(a, path, err);
-        t = s.format == profile::source_format::sqlite
-                ? read_database(s, profile_options_from_args(a), err).table
-                : profile::read_profile_source(s, profile_options_from_args(a));
+        if (s.format == profile::source_format::sqlite) {
+            profile::msprof_db_table db = read_database(s, profile_options_from_args(a), err);
+            if (told != nullptr) tell([&] { return chip_for_database(a, db, err); });
+            asked = true;
+            t = std::move(db.table);
+        } else {
+            t = profile::read_profile_source(s, profile_options_from_args(a));
+        }
     }
     warn_skipped(err, path, t.skipped, t.skipped_count);
     require_usable_rows(path, t.rows.size(), t.skipped_count);
+    if (told != nullptr && !asked) tell([&] { return chip_for_rows(t.rows, path, err); });
     return t;
 }
 

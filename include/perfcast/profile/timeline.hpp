@@ -19,7 +19,8 @@
 // skipped and listed with its index and reason, like a damaged CSV row. A JSON syntax error is
 // a parse_error with line and column: nothing after it can be trusted.
 //
-// Memory: the whole text is read first (the file's size, plus about 100 bytes per kept span).
+// Memory: the whole text is in memory while it is parsed (read_timeline_file maps the file,
+// file_text.hpp), plus about 100 bytes per kept span.
 #pragma once
 
 #include <algorithm>
@@ -40,6 +41,7 @@
 #include "../enum_table.hpp"
 #include "../io/json_reader.hpp"
 #include "../units.hpp"
+#include "file_text.hpp"
 #include "kernel_details.hpp"
 
 namespace perfcast::profile {
@@ -399,9 +401,11 @@ inline void read_event(io::json_cursor& c, raw_event& e, std::string& key, std::
     return t;
 }
 
+/// The timeline in the file at `path`, mapped rather than copied where possible (file_text.hpp:
+/// a file must not be truncated while it is read; read_timeline(text, source) reads a copy).
 [[nodiscard]] inline timeline read_timeline_file(const std::string& path) {
-    const std::string text = read_file_text(path, "read_timeline");
-    return read_timeline(text, path);
+    const file_text text = file_text::read(path, "read_timeline");
+    return read_timeline(text.view(), path);
 }
 
 }  // namespace perfcast::profile
