@@ -27,6 +27,7 @@
 #include "../chip.hpp"
 #include "../cost.hpp"
 #include "../progress.hpp"
+#include "../random.hpp"
 #include "context.hpp"
 #include "kernel_details.hpp"
 #include "ops.hpp"
@@ -549,14 +550,9 @@ struct holdout_split {
         for (const auto& t : rows[i].input_types) key += t.text + ";";
         groups[key].push_back(i);
     }
-    // splitmix64: the same groups for the same seed on every platform.
+    // splitmix64 (random.hpp): the same groups for the same seed on every platform.
     std::uint64_t state = seed;
-    const auto next = [&state] {
-        std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        return z ^ (z >> 31);
-    };
+    const auto next = [&state] { return ::perfcast::detail::splitmix64(state); };
     std::vector<std::pair<std::uint64_t, const std::vector<std::size_t>*>> order;
     for (const auto& [k, idx] : groups) order.emplace_back(next(), &idx);
     std::sort(order.begin(), order.end(),
