@@ -2,7 +2,7 @@
 // and whose finish() returns the profile_report (report.hpp says what is in it), and
 // build_report, which feeds it a stream, a discovered profile source or a file.
 //
-// Over 500 lines for one reason: report_builder is one accumulator whose add() (each finding's
+// Past 500 lines on purpose: report_builder is one accumulator whose add() (each finding's
 // check per row) and finish() (utilization, shares, the findings' evidence) share its state.
 #pragma once
 

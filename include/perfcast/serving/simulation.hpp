@@ -1,7 +1,7 @@
 // perfcast/serving/simulation.hpp: the seeded discrete-event simulation of a card serving
 // requests: simulate(), sweep_qps(), mean_chunks().
 //
-// Over 500 lines for one reason: the simulator is one state machine (queue, streams,
+// Past 500 lines on purpose: the simulator is one state machine (queue, streams,
 // contention re-timing, the observation window, the timeline) whose parts share its state.
 //
 // The simulation: requests arrive (Poisson, or replayed from a trace), each is planned by the
