@@ -46,14 +46,17 @@
 // sweep, with Aitken's extrapolation every third round; damped after 50), until no latency
 // moves by more than `tolerance`. In saturation it keeps the total demand of a resource at its
 // capacity, which is the regime QPS is judged in. One instance alone is exactly its serial
-// latency. Known limit (docs/model.md, "Limitations"): a slower host can, for rare models, predict a
-// lower card latency.
+// latency. Known limit (docs/model.md, "Limitations"): a slower host can, for rare models, predict
+// a lower card latency.
 //
 // Card figures (guide §1): avg_latency is the mean latency over the requests served at saturation,
 // where instance i serves 1 / latency_i requests per unit time: avg = S / sum(1 / latency_i) (the
 // plain latency when all instances are alike). Then, exactly as computed and reported:
 //   qps = 1000 / avg_latency.in(ms) x S        throughput = qps x batch  (samples / s)
 // which also equals sum over instances of 1 / latency_i.
+//
+// Past 500 lines on purpose: solve_card (about 360 lines) is one fixed point over what instances
+// share (cores, HBM, L2, link, host), whose passes share their state.
 #pragma once
 
 #include <array>

@@ -3,6 +3,9 @@
 // An op knows its engine, its useful work (MACs on the cube, element operations elsewhere), the
 // bytes it reads and writes, the contiguous run length of its memory accesses and how many
 // parallel work units it offers. How long it takes on a chip is cost.hpp's business.
+//
+// Past 500 lines on purpose: the op constructors, one per kind (about 20, each a few dozen lines of
+// constexpr arithmetic), are kept together as the one vocabulary of work and bytes.
 #pragma once
 
 #include <cstdint>

@@ -37,6 +37,10 @@
 // anything, copies cost what graph.hpp's transfer nodes cost (the link's per-transfer cost +
 // bytes / its achievable rate), so it moves the copies to the ends of the task and changes
 // nothing else.
+//
+// Past 500 lines on purpose: one idea, the runtime path: its policies, steps and presets and the
+// table of its settings (runtime_key, about 140 lines of rows) all describe the one struct
+// runtime_path.
 #pragma once
 
 #include <array>

@@ -30,6 +30,9 @@
 // ranks it after the stable ones.
 // The low-load TP99 (no queueing) is exact and cheap, so "no configuration meets the target"
 // and the closest configuration are decided over the whole grid, not only over the leaders.
+//
+// Past 500 lines on purpose: one sweep: serving_sweeper (about 310 lines) ranks, simulates and
+// searches the grid through one cache of service tables.
 #pragma once
 
 #include <algorithm>

@@ -25,7 +25,7 @@
 #include <string_view>
 #include <system_error>
 
-#include "../serving.hpp"
+#include "../serving/result.hpp"
 #include "../units.hpp"
 
 namespace perfcast::io {

@@ -39,7 +39,7 @@
 #include "../distribution.hpp"
 #include "../error.hpp"
 #include "../profile/csv.hpp"
-#include "../serving.hpp"
+#include "../serving/simulation.hpp"  // arrival, simulate: trace_reader feeds it
 #include "../units.hpp"
 #include "line_source.hpp"
 

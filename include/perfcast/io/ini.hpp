@@ -32,10 +32,10 @@
 #include "../chips/ascend.hpp"
 #include "../dtype.hpp"
 #include "../error.hpp"
-#include "../profile/csv.hpp"             // perfcast::parse_error, profile::open_input
-#include "../profile/kernel_details.hpp"  // profile::detail::trim, parse_double
+#include "../profile/csv.hpp"  // perfcast::parse_error, profile::open_input
 #include "../units.hpp"
 #include "line_source.hpp"
+#include "parse.hpp"
 
 namespace perfcast::io {
 
@@ -96,7 +96,6 @@ private:
 [[nodiscard]] inline ini_file parse_ini(std::istream& in, std::string source = "<stream>",
                                         ini_options opt = {}) {
     constexpr std::string_view where = "parse_ini";
-    using profile::detail::trim;
     ini_file f;
     f.source_ = std::move(source);
     std::size_t n = 0;
@@ -269,8 +268,7 @@ constexpr std::string_view where = "chip_from_ini";
     const ini_value* v = present(f, sect, key);
     if (v == nullptr) return std::nullopt;
     double x = 0;
-    if (profile::detail::parse_double(v->text, x) != profile::detail::number_status::ok || x < 0 ||
-        (positive && x == 0)) {
+    if (parse_double(v->text, x) != number_status::ok || x < 0 || (positive && x == 0)) {
         bad_value(f, sect, key, *v, positive ? "a finite number > 0" : "a finite number >= 0");
     }
     return x;
@@ -283,8 +281,8 @@ constexpr std::string_view where = "chip_from_ini";
     int parts[3] = {0, 0, 0};
     std::size_t i = 0;
     bool ok = true;
-    profile::detail::split(v->text, ',', [&](std::string_view s) {
-        s = profile::detail::trim(s);
+    split(v->text, ',', [&](std::string_view s) {
+        s = trim(s);
         int x = 0;
         const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
         if (i >= 3 || ec != std::errc{} || p != s.data() + s.size() || x < 1) ok = false;

@@ -1,11 +1,16 @@
 // perfcast/io/parse.hpp: strict text-to-number parsing for command lines and text formats.
 //
-// Every function rejects the whole text unless all of it is consumed, and throws perfcast::error
-// naming the field, the text and what was expected: "12x" is not 12, "1e400" is not infinity.
+// Every parse_* function with a field name rejects the whole text unless all of it is consumed,
+// and throws perfcast::error naming the field, the text and what was expected: "12x" is not 12,
+// "1e400" is not infinity. The field scanners first (blank, trim, iequals, not_recorded,
+// parse_double into a number_status, split with a callback) throw nothing: the readers of
+// profiles (profile/kernel_fields.hpp, pcie.hpp, msprof_db.hpp) and of .ini files (ini.hpp)
+// report a bad field with its file, line and column themselves.
 #pragma once
 
 #include <charconv>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -23,15 +28,70 @@ inline constexpr double max_size_bytes = 1125899906842624.0;
 /// Longest time parse_duration accepts, in seconds (1 day).
 inline constexpr double max_duration_s = 86400.0;
 
-/// Leading and trailing blanks (space, tab, CR, LF) removed.
-[[nodiscard]] inline std::string_view trim(std::string_view s) noexcept {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' ||
-                          s.front() == '\n'))
-        s.remove_prefix(1);
-    while (!s.empty() &&
-           (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
-        s.remove_suffix(1);
-    return s;
+/// Space, tab, CR or LF.
+[[nodiscard]] constexpr bool blank(char c) noexcept {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/// Without surrounding blanks (torch_npu ends start times with a TAB). Hand-written: the
+/// library's find_first_not_of calls memchr per character, a hot spot on large profiles.
+[[nodiscard]] constexpr std::string_view trim(std::string_view s) noexcept {
+    std::size_t b = 0;
+    std::size_t e = s.size();
+    while (b < e && blank(s[b])) ++b;
+    while (e > b && blank(s[e - 1])) --e;
+    return s.substr(b, e - b);
+}
+
+/// Equal but for ASCII letter case.
+[[nodiscard]] constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        char x = a[i];
+        char y = b[i];
+        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+        if (x != y) return false;
+    }
+    return true;
+}
+
+/// Empty or "N/A": the profiler did not record the value.
+[[nodiscard]] constexpr bool not_recorded(std::string_view s) noexcept {
+    return s.empty() || iequals(s, "N/A");
+}
+
+enum class number_status : unsigned char { ok, not_a_number, out_of_range };
+
+/// Whole-field decimal: no leading '+', no blanks (trimmed before), finite. Throws nothing: the
+/// status says what is wrong (parse_double(text, field) below throws instead).
+[[nodiscard]] inline number_status parse_double(std::string_view s, double& out) noexcept {
+    if (s.empty()) return number_status::not_a_number;
+    // from_chars accepts "inf" and "nan"; a profile value never is one.
+    for (char c : s) {
+        if (!((c >= '0' && c <= '9') || c == '.' || c == '-' || c == 'e' || c == 'E' || c == '+'))
+            return number_status::not_a_number;
+    }
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    if (ec == std::errc::result_out_of_range) return number_status::out_of_range;
+    if (ec != std::errc{} || ptr != s.data() + s.size()) return number_status::not_a_number;
+    if (!std::isfinite(out)) return number_status::out_of_range;
+    return number_status::ok;
+}
+
+/// Splits on `sep`, calling f(piece) for each piece (an empty input is one empty piece).
+template <class F>
+constexpr void split(std::string_view s, char sep, F&& f) {
+    std::size_t b = 0;
+    for (;;) {
+        const auto e = s.find(sep, b);
+        if (e == std::string_view::npos) {
+            f(s.substr(b));
+            return;
+        }
+        f(s.substr(b, e - b));
+        b = e + 1;
+    }
 }
 
 /// A whole-text signed integer.

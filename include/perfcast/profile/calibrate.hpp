@@ -12,6 +12,10 @@
 // a 3-fold cross-validation inside the fit rows (docs/calibration.md). Rows are split into fit
 // and held-out sets by whole groups (same type, same shapes), so that repeats of one op never
 // sit on both sides.
+//
+// Past 500 lines for now: the objective, the Nelder-Mead search and the alternating stages
+// share param_space's encoding of the cost model's defaults; the split along those seams waits
+// until another change to those defaults has landed (issue 14).
 #pragma once
 
 #include <algorithm>
@@ -27,6 +31,7 @@
 #include "../chip.hpp"
 #include "../cost.hpp"
 #include "../progress.hpp"
+#include "../random.hpp"
 #include "context.hpp"
 #include "kernel_details.hpp"
 #include "ops.hpp"
@@ -549,14 +554,9 @@ struct holdout_split {
         for (const auto& t : rows[i].input_types) key += t.text + ";";
         groups[key].push_back(i);
     }
-    // splitmix64: the same groups for the same seed on every platform.
+    // splitmix64 (random.hpp): the same groups for the same seed on every platform.
     std::uint64_t state = seed;
-    const auto next = [&state] {
-        std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        return z ^ (z >> 31);
-    };
+    const auto next = [&state] { return ::perfcast::detail::splitmix64(state); };
     std::vector<std::pair<std::uint64_t, const std::vector<std::size_t>*>> order;
     for (const auto& [k, idx] : groups) order.emplace_back(next(), &idx);
     std::sort(order.begin(), order.end(),

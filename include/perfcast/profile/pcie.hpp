@@ -19,9 +19,9 @@
 #include <system_error>
 #include <vector>
 
+#include "../io/parse.hpp"  // trim, parse_double, not_recorded, iequals
 #include "../units.hpp"
 #include "csv.hpp"
-#include "kernel_details.hpp"  // detail::trim, parse_double, not_recorded, iequals
 
 namespace perfcast::profile {
 
@@ -72,12 +72,12 @@ struct pcie_metric {
     if (!r.next()) throw parse_error(where, r.source(), 1, 0, "empty file", "");
     std::optional<std::size_t> c_dev, c_mode, c_min, c_max, c_avg;
     for (std::size_t i = 0; i < r.record().size(); ++i) {
-        const std::string_view h = detail::trim(r.record()[i]);
-        if (detail::iequals(h, "Device_id")) c_dev = i;
-        if (detail::iequals(h, "Mode")) c_mode = i;
-        if (detail::iequals(h, "Min")) c_min = i;
-        if (detail::iequals(h, "Max")) c_max = i;
-        if (detail::iequals(h, "Avg")) c_avg = i;
+        const std::string_view h = io::trim(r.record()[i]);
+        if (io::iequals(h, "Device_id")) c_dev = i;
+        if (io::iequals(h, "Mode")) c_mode = i;
+        if (io::iequals(h, "Min")) c_min = i;
+        if (io::iequals(h, "Max")) c_max = i;
+        if (io::iequals(h, "Avg")) c_avg = i;
     }
     if (!c_dev || !c_mode || !c_min || !c_max || !c_avg) {
         std::string all;
@@ -91,7 +91,7 @@ struct pcie_metric {
     pcie_profile out;
     while (r.next()) {
         const csv_record& rec = r.record();
-        const std::string_view dev_text = detail::trim(rec[*c_dev]);
+        const std::string_view dev_text = io::trim(rec[*c_dev]);
         int dev = 0;
         {
             const auto [p, ec] =
@@ -99,10 +99,10 @@ struct pcie_metric {
             if (ec != std::errc{} || p != dev_text.data() + dev_text.size() || dev < 0)
                 r.fail_at_field(*c_dev, where, "not a device id");
         }
-        const std::string_view mode = detail::trim(rec[*c_mode]);
+        const std::string_view mode = io::trim(rec[*c_mode]);
         const auto open = mode.find('(');
         const auto close = mode.rfind(')');
-        const std::string_view name = detail::trim(mode.substr(0, open));
+        const std::string_view name = io::trim(mode.substr(0, open));
         const std::string_view unit =
             open != std::string_view::npos && close != std::string_view::npos && close > open
                 ? mode.substr(open + 1, close - open - 1)
@@ -119,39 +119,38 @@ struct pcie_metric {
         }
 
         const auto value = [&](std::size_t c) -> std::optional<double> {
-            const std::string_view s = detail::trim(rec[c]);
-            if (detail::not_recorded(s)) return std::nullopt;
+            const std::string_view s = io::trim(rec[c]);
+            if (io::not_recorded(s)) return std::nullopt;
             double v = 0;
-            const auto st = detail::parse_double(s, v);
-            if (st == detail::number_status::not_a_number)
-                r.fail_at_field(c, where, "not a number");
-            if (st == detail::number_status::out_of_range)
+            const auto st = io::parse_double(s, v);
+            if (st == io::number_status::not_a_number) r.fail_at_field(c, where, "not a number");
+            if (st == io::number_status::out_of_range)
                 r.fail_at_field(c, where, "number out of the range of a double");
             if (v < 0) r.fail_at_field(c, where, "negative value");
             return v;
         };
         const auto rate = [&](pcie_stat<bandwidth>& s) {
-            if (!detail::iequals(unit, "MB/s")) {
+            if (!io::iequals(unit, "MB/s")) {
                 r.fail_at_field(*c_mode, where, "unexpected unit (expected MB/s)");
             }
             if (auto v = value(*c_min)) s.min = bandwidth{*v, units::MBps};
             if (auto v = value(*c_max)) s.max = bandwidth{*v, units::MBps};
             if (auto v = value(*c_avg)) s.avg = bandwidth{*v, units::MBps};
         };
-        if (detail::iequals(name, "Tx_p_avg")) {
+        if (io::iequals(name, "Tx_p_avg")) {
             rate(d->tx_posted);
-        } else if (detail::iequals(name, "Tx_np_avg")) {
+        } else if (io::iequals(name, "Tx_np_avg")) {
             rate(d->tx_non_posted);
-        } else if (detail::iequals(name, "Tx_cpl_avg")) {
+        } else if (io::iequals(name, "Tx_cpl_avg")) {
             rate(d->tx_completion);
-        } else if (detail::iequals(name, "Rx_p_avg")) {
+        } else if (io::iequals(name, "Rx_p_avg")) {
             rate(d->rx_posted);
-        } else if (detail::iequals(name, "Rx_np_avg")) {
+        } else if (io::iequals(name, "Rx_np_avg")) {
             rate(d->rx_non_posted);
-        } else if (detail::iequals(name, "Rx_cpl_avg")) {
+        } else if (io::iequals(name, "Rx_cpl_avg")) {
             rate(d->rx_completion);
-        } else if (detail::iequals(name, "Tx_latency_avg")) {
-            if (!detail::iequals(unit, "us")) {
+        } else if (io::iequals(name, "Tx_latency_avg")) {
+            if (!io::iequals(unit, "us")) {
                 r.fail_at_field(*c_mode, where, "unexpected unit (expected us)");
             }
             if (auto v = value(*c_min)) d->tx_latency.min = duration{*v, units::us};

@@ -1,0 +1,67 @@
+// perfcast/serving/card_adapter.hpp: service times from the card model (card.hpp):
+// card_service and make_card_server, the one part of serving that needs the card model.
+#pragma once
+
+#include <span>
+
+#include "../batching.hpp"
+#include "../card.hpp"
+#include "../chip.hpp"
+#include "../error.hpp"
+#include "../graph.hpp"
+#include "../units.hpp"
+
+namespace perfcast {
+
+// ---- service times from the card model ----------------------------------------------------
+
+/// A `ServiceTime` from card.hpp: a batch of `batch` samples on an instance with core split
+/// `split`, while `concurrent` batches run, takes the per-instance latency of
+/// evaluate_card(chip, model, batch, concurrent instances, split). Every running batch is
+/// taken to be of the same size as this one (card.hpp's instances are alike); core
+/// time-sharing, HBM, L2, link and host contention come from the card model. The model's
+/// nodes are not copied: they must outlive the adapter (and any table not yet built from it).
+class card_service {
+public:
+    card_service(const chip& c, std::span<const node> model, core_split split,
+                 card_params params = {})
+        : chip_(&c), model_(model), split_(split), params_(params) {
+        validate(split, c);
+        // Open loop: a server starts the next request when one is there; the host work a
+        // closed-loop stress test does between its tasks does not exist here.
+        if (params_.runtime) params_.runtime->between = duration{};
+        PERFCAST_EXPECTS(!model.empty(), "card_service", "model (nodes)", 0.0, "at least one node");
+    }
+    [[nodiscard]] duration operator()(int batch, int concurrent_batches) const {
+        return evaluate_card(*chip_, model_, batch, concurrent_batches, split_, params_)
+            .instances()[0]
+            .latency;
+    }
+    [[nodiscard]] const core_split& split() const noexcept { return split_; }
+
+private:
+    const chip* chip_;
+    std::span<const node> model_;
+    core_split split_;
+    card_params params_;
+};
+
+/// A server of `streams` instances of `model` on chip `c`, each with `split`: the card's cores
+/// come from the chip, service times from card_service tabulated at every gear and every
+/// concurrency 1..streams. What `perfcast whatif` builds per candidate.
+[[nodiscard]] inline server_config make_card_server(const chip& c, std::span<const node> model,
+                                                    int streams, core_split split, gear_set gears,
+                                                    duration window = {},
+                                                    const card_params& params = {}) {
+    uniform_server u;
+    u.gears = gears;
+    u.window = window;
+    u.streams = streams;
+    u.stream_cube = split.cube;
+    u.stream_vector = split.vector;
+    u.card_cube = core_count{c.cube.cores};
+    u.card_vector = core_count{c.vector.cores};
+    return make_server(u, card_service(c, model, split, params));
+}
+
+}  // namespace perfcast
