@@ -11,7 +11,7 @@
 // sees. Rows: the AI_CORE, AI_VECTOR_CORE and MIX rows the model maps, with their sequence
 // context (as `perfcast validate` annotates them); the cube rows fit the cube head, the vector
 // rows the vector head. The scores are each profile's MAPE over those rows with the chip's
-// own heads ("preset") and with the fitted ones.
+// own heads and with the fitted ones.
 //
 // Example (docs/validation.md):
 //   fit_heads 910B1_train=910B1:tests/data/profiles/kernel_details_910B1_train.csv ...
@@ -182,18 +182,19 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; i < fit.size(); ++i) {
             const heads h = fit_on(fit, i, max_body);
             std::cout << "  " << fit[i].name << " (" << fit[i].rows.size() << " rows): cube "
-                      << describe(h.cube) << ", vector " << describe(h.vector) << "; MAPE preset "
-                      << pct(mape(fit[i], nullptr)) << " -> " << pct(mape(fit[i], &h)) << "\n";
+                      << describe(h.cube) << ", vector " << describe(h.vector)
+                      << "; MAPE with the chip's heads " << pct(mape(fit[i], nullptr))
+                      << ", fitted " << pct(mape(fit[i], &h)) << "\n";
         }
         const heads all = fit_on(fit, fit.size(), max_body);
         std::cout << "fitted on every fit profile: cube " << describe(all.cube) << ", vector "
                   << describe(all.vector) << "\n";
         for (const profile_set& s : fit)
-            std::cout << "  " << s.name << " (fitted on): MAPE preset " << pct(mape(s, nullptr))
-                      << " -> " << pct(mape(s, &all)) << "\n";
+            std::cout << "  " << s.name << " (fitted on): MAPE with the chip's heads "
+                      << pct(mape(s, nullptr)) << ", fitted " << pct(mape(s, &all)) << "\n";
         for (const profile_set& s : score)
-            std::cout << "  " << s.name << " (held out): MAPE preset " << pct(mape(s, nullptr))
-                      << " -> " << pct(mape(s, &all)) << "\n";
+            std::cout << "  " << s.name << " (held out): MAPE with the chip's heads "
+                      << pct(mape(s, nullptr)) << ", fitted " << pct(mape(s, &all)) << "\n";
         return 0;
     } catch (const std::exception& e) {
         std::cerr << e.what() << "\n";

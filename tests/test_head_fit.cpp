@@ -142,3 +142,54 @@ TEST_CASE("the Ascend vector head is what the fit finds on the three fit profile
     CHECK(std::abs(fitted_launch - preset_launch) <= 0.025);
     CHECK(std::abs(fitted_per_core - preset_per_core) <= 0.005);
 }
+
+namespace {
+/// Uncalibrated MAPE (a share) of the file's rows on `chip_name`, as `perfcast validate --test`
+/// scores them: rows in their sequence context, then every mappable row (or those of `tasks`).
+double uncalibrated_mape(const char* chip_name, const std::string& path,
+                         const std::vector<std::string>& tasks = {}) {
+    const chip c = *chips::find_chip(chip_name);
+    auto rows = profile::read_kernel_details_file(path).rows;
+    profile::annotate_context(rows, c);
+    const auto rep = profile::evaluate(c, rows, {}, [&](const profile::kernel_row& r) {
+        if (tasks.empty()) return true;
+        for (const std::string& t : tasks)
+            if (r.task_text == t) return true;
+        return false;
+    });
+    REQUIRE(rep.overall.rows > 0);
+    return rep.overall.mape;
+}
+}  // namespace
+
+TEST_CASE("uncalibrated presets on the shipped Ascend profiles (docs/validation.md)") {
+    // The vector head was fitted on the first three (fit profiles); the last two were held out
+    // until it was committed. Each bound is the figure docs/validation.md reports rounded up to
+    // the next whole percent, or the figure before the fitted head where that is lower (Qwen3:
+    // 45.2 %), so a model change that moves any of them by more than rounding shows here and the
+    // page must be updated. The issue's goal is 35 %; it is met on the 910B1
+    // training profile and the 2023 rank 1, not on the others (the page says why).
+    SUBCASE("fit profiles") {
+        CHECK(uncalibrated_mape("910B1", data_dir + "kernel_details_910B1_train.csv",
+                                {"AI_CORE", "AI_VECTOR_CORE"}) <= 0.29);              // 28.6 %
+        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank0")) <= 0.51);  // 50.2 %
+        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank1")) <= 0.28);  // 27.8 %
+    }
+    SUBCASE("held-out profiles: no worse than before the fitted head (45.2 %, 60.4 %)") {
+        CHECK(uncalibrated_mape("910B3", kd("torchnpu_cann83_qwen3_rank0_ascend_pt")) <=
+              0.452);  // 45.0 %
+        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2025_level1_rank0_ascend_pt")) <=
+              0.48);  // 47.6 %
+    }
+    SUBCASE("the 13 GEMMs of the 910B1 profile keep their 3.7 % (the cube head did not move)") {
+        const chip c = *chips::find_chip("910B1");
+        auto rows =
+            profile::read_kernel_details_file(data_dir + "kernel_details_910B1_train.csv").rows;
+        profile::annotate_context(rows, c);
+        const auto rep = profile::evaluate(c, rows, {}, [](const profile::kernel_row& r) {
+            return r.op_type == "MatMul" || r.op_type == "BatchMatMul";
+        });
+        CHECK(rep.overall.rows == 13);
+        CHECK(rep.overall.mape <= 0.038);  // 3.7 %
+    }
+}
