@@ -25,8 +25,9 @@ namespace perfcast::chips {
 ///    the head-bound vector rows (body under 1 us) of three shipped profiles, each weighing the
 ///    same: the 910B1 training profile, the two ranks of torchnpu 2023 CANN 7.0, and the 910B3
 ///    attention profile (examples/fit_heads.cpp; docs/validation.md, "Defaults that hold before
-///    calibration", has the leave-one-profile-out scores and the profiles held out). The 910B1
-///    profile's one-core vector kernels take 1.08-1.5 us (median 1.34), its 48-core ones 3.6 us;
+///    calibration", has the leave-one-profile-out scores and the profiles held out). On the 910B1
+///    profile the head-bound vector kernels take a median 1.34 us on one core (195 rows), 1.98 us
+///    on 12 (56 rows) and 3.68 us on 48 (41 rows);
 ///  - host_dispatch 20 us: host time to launch one op of a graph that is not sunk (guide §3);
 ///  - aicpu_launch 30 us: fixed cost of an AI CPU op (guide §8: "AICPU ops are slow").
 inline constexpr overhead_spec default_ascend_overheads{
