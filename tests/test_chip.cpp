@@ -145,6 +145,12 @@ TEST_CASE("chip: validate rejects impossible values, naming the field") {
         chip c = sample_chip();
         c.overhead.per_core = duration{-0.1, units::us};
         CHECK(contains(rejection(c), "overhead.per_core"));
+        chip v = sample_chip();
+        v.overhead.vector_launch = duration{-1.0, units::us};
+        CHECK(contains(rejection(v), "overhead.vector_launch"));
+        v = sample_chip();
+        v.overhead.vector_per_core = duration{2e9, units::us};
+        CHECK(contains(rejection(v), "overhead.vector_per_core"));
     }
     SUBCASE("AI CPU cores may be 0, but not negative") {
         chip c = sample_chip();

@@ -90,10 +90,13 @@ struct host_link_spec {
     [[nodiscard]] friend constexpr bool operator==(const host_link_spec&, const host_link_spec&) = default;
 };
 
-/// Fixed costs. All are assumptions to calibrate against a profile (see docs/model.md).
+/// Fixed costs. Each preset says where its figures come from (docs/model.md); calibrate them
+/// against a profile.
 struct overhead_spec {
-    duration launch{};         // t0: per-op head cost independent of core count
-    duration per_core{};       // t1: added head cost per core used (guide §12)
+    duration launch{};           // t0: per-op head cost independent of core count (cube engine)
+    duration per_core{};         // t1: added head cost per core used (guide §12) (cube engine)
+    duration vector_launch{};    // t0 of a vector-engine kernel
+    duration vector_per_core{};  // t1 of a vector-engine kernel
     duration host_dispatch{};  // host time to launch one op when the graph is not sunk (guide §3)
     duration aicpu_launch{};   // fixed cost of an AI CPU op
 
@@ -229,6 +232,10 @@ constexpr const chip& validate(const chip& c) {
                       "overhead.launch", time_range);
     detail::expect_in(c.overhead.per_core.in(units::us), 0, detail::max_overhead_us,
                       "overhead.per_core", time_range);
+    detail::expect_in(c.overhead.vector_launch.in(units::us), 0, detail::max_overhead_us,
+                      "overhead.vector_launch", time_range);
+    detail::expect_in(c.overhead.vector_per_core.in(units::us), 0, detail::max_overhead_us,
+                      "overhead.vector_per_core", time_range);
     detail::expect_in(c.overhead.host_dispatch.in(units::us), 0, detail::max_overhead_us,
                       "overhead.host_dispatch", time_range);
     detail::expect_in(c.overhead.aicpu_launch.in(units::us), 0, detail::max_overhead_us,

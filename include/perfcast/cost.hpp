@@ -220,13 +220,16 @@ constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b
 /// calibrate with a measured skinny GEMM).
 inline constexpr std::int64_t split_k_chunk = 256;
 
-/// Head cost of a kernel on `b` cores of engine `e`: launch + per_core x b (AI CPU: its fixed
-/// launch), from the parameters' per-engine override when set, else from the chip.
+/// Head cost of a kernel on `b` cores of engine `e`: launch + per_core x b (the vector engine's
+/// own figures for a vector kernel; AI CPU: its fixed launch), from the parameters' per-engine
+/// override when set, else from the chip.
 [[nodiscard]] constexpr duration head_time(const chip& c, engine e, int b,
                                            const model_params& p = {}) noexcept {
     const auto& h = p.head_of(e);
     if (h.set) return h.launch + h.per_core * static_cast<double>(b);
     if (e == engine::aicpu) return c.overhead.aicpu_launch;
+    if (e == engine::vector)
+        return c.overhead.vector_launch + c.overhead.vector_per_core * static_cast<double>(b);
     return c.overhead.launch + c.overhead.per_core * static_cast<double>(b);
 }
 

@@ -15,15 +15,26 @@
 
 namespace perfcast::chips {
 
-/// Model overheads for every Ascend preset. Assumptions, not measurements: calibrate them against
-/// a profile (docs/model.md, "Assumptions").
-///  - launch 3 us: head cost of one op independent of its core count;
-///  - per_core 0.1 us: added head cost per core used (guide §12: more cores, more head cost);
+/// Model overheads for every Ascend preset (docs/model.md, "Assumptions"); calibrate them
+/// against a profile.
+///  - launch 3 us, per_core 0.1 us: head cost of a cube kernel, independent of its core count and
+///    per core used (guide §12: more cores, more head cost). Assumptions: the shipped profiles
+///    hold no head-bound cube kernel to fit them on (their GEMMs and attention kernels take
+///    44 us and more);
+///  - vector_launch 1.35 us, vector_per_core 0.11 us: head cost of a vector kernel. Fitted on
+///    the head-bound vector rows (body under 1 us) of three shipped profiles, each weighing the
+///    same: the 910B1 training profile, the two ranks of torchnpu 2023 CANN 7.0, and the 910B3
+///    attention profile (examples/fit_heads.cpp; docs/validation.md, "Defaults that hold before
+///    calibration", has the leave-one-profile-out scores and the profiles held out). On the 910B1
+///    profile the head-bound vector kernels take a median 1.34 us on one core (195 rows), 1.98 us
+///    on 12 (56 rows) and 3.68 us on 48 (41 rows);
 ///  - host_dispatch 20 us: host time to launch one op of a graph that is not sunk (guide §3);
 ///  - aicpu_launch 30 us: fixed cost of an AI CPU op (guide §8: "AICPU ops are slow").
 inline constexpr overhead_spec default_ascend_overheads{
     .launch = duration{3.0, units::us},
     .per_core = duration{0.1, units::us},
+    .vector_launch = duration{1.35, units::us},
+    .vector_per_core = duration{0.11, units::us},
     .host_dispatch = duration{20.0, units::us},
     .aicpu_launch = duration{30.0, units::us},
 };

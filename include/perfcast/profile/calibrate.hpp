@@ -113,12 +113,16 @@ struct param_space {
 
     [[nodiscard]] vec encode(const model_params& p) const {
         const auto head = [&](engine e) {
-            return model_params::head_override{
-                true,
-                p.head_of(e).set ? p.head_of(e).launch
-                                 : (e == engine::aicpu ? c.overhead.aicpu_launch : c.overhead.launch),
-                p.head_of(e).set ? p.head_of(e).per_core
-                                 : (e == engine::aicpu ? duration{} : c.overhead.per_core)};
+            const overhead_spec& o = c.overhead;
+            return model_params::head_override{true,
+                                               p.head_of(e).set      ? p.head_of(e).launch
+                                               : e == engine::aicpu  ? o.aicpu_launch
+                                               : e == engine::vector ? o.vector_launch
+                                                                     : o.launch,
+                                               p.head_of(e).set      ? p.head_of(e).per_core
+                                               : e == engine::aicpu  ? duration{}
+                                               : e == engine::vector ? o.vector_per_core
+                                                                     : o.per_core};
         };
         const auto lg = [](duration t) { return std::log(std::max(t.in(units::us), 1e-4)); };
         const auto share = [](double v) { return logit(std::clamp(v, 1e-4, 1.0 - 1e-4)); };

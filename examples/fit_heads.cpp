@@ -1,0 +1,203 @@
+// fit_heads: the presets' default head costs (launch + per_core x b, per engine) fitted on
+// measured profiles and scored leave-one-profile-out (profile/head_fit.hpp; docs/validation.md,
+// "Defaults that hold before calibration").
+//
+//   fit_heads NAME=CHIP:PATH[,PATH...] ... [--score NAME=CHIP:PATH[,PATH...] ...]
+//             [--max-body-us X]
+//
+// Every profile before --score is a fit profile (several paths: one profile, e.g. two ranks of
+// one run). For each fit profile the heads are fitted on the others and scored on it; then the
+// heads are fitted on all of them and printed, and scored on each --score profile, which no fit
+// sees. Rows: the AI_CORE, AI_VECTOR_CORE and MIX rows the model maps, with their sequence
+// context (as `perfcast validate` annotates them); the cube rows fit the cube head, the vector
+// rows the vector head. The scores are each profile's MAPE over those rows with the chip's
+// own heads and with the fitted ones.
+//
+// Example (docs/validation.md):
+//   fit_heads 910B1_train=910B1:tests/data/profiles/kernel_details_910B1_train.csv ...
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perfcast/chips.hpp"
+#include "perfcast/profile/calibrate.hpp"
+#include "perfcast/profile/context.hpp"
+#include "perfcast/profile/head_fit.hpp"
+#include "perfcast/profile/kernel_details.hpp"
+
+namespace {
+
+using namespace perfcast;
+
+constexpr std::string_view usage =
+    "Usage: fit_heads NAME=CHIP:PATH[,PATH...] ... [--score NAME=CHIP:PATH[,PATH...] ...]\n"
+    "\n"
+    "Fits the cube and vector head costs (launch + per_core x cores) on the profiles before\n"
+    "--score, leave-one-profile-out and then on all of them, and scores the fit on each\n"
+    "--score profile (never fitted on).\n";
+
+struct profile_set {
+    std::string name;
+    chip c;
+    std::vector<profile::measured_op> rows;  // cube and vector rows on AI cores
+};
+
+std::vector<std::string> split(std::string_view s, char sep) {
+    std::vector<std::string> out;
+    std::size_t from = 0;
+    for (std::size_t i = 0; i <= s.size(); ++i) {
+        if (i == s.size() || s[i] == sep) {
+            out.emplace_back(s.substr(from, i - from));
+            from = i + 1;
+        }
+    }
+    return out;
+}
+
+profile_set load(std::string_view spec) {
+    const auto eq = spec.find('=');
+    const auto colon = spec.find(':', eq == std::string_view::npos ? 0 : eq);
+    if (eq == std::string_view::npos || colon == std::string_view::npos)
+        throw error(std::string("fit_heads: expected NAME=CHIP:PATH, got ") + std::string(spec));
+    profile_set p;
+    p.name = std::string(spec.substr(0, eq));
+    const std::string chip_name(spec.substr(eq + 1, colon - eq - 1));
+    const auto c = chips::find_chip(chip_name);
+    if (!c) throw error("fit_heads: unknown chip " + chip_name);
+    p.c = *c;
+    for (const std::string& path : split(spec.substr(colon + 1), ',')) {
+        auto rows = profile::read_kernel_details_file(path).rows;
+        profile::annotate_context(rows, p.c);
+        for (const profile::kernel_row& r : rows) {
+            const bool on_cores = r.task == profile::task_type::ai_core ||
+                                  r.task == profile::task_type::ai_vector_core ||
+                                  r.task == profile::task_type::mix_aic ||
+                                  r.task == profile::task_type::mix_aiv;
+            if (!on_cores) continue;
+            if (auto m = profile::measured_op_of(p.c, r); m && m->o.eng != engine::aicpu)
+                p.rows.push_back(std::move(*m));
+        }
+    }
+    return p;
+}
+
+/// The fitted head of one engine; none when the profiles fitted on have no head-bound row of
+/// it (the chip's own head is kept).
+struct heads {
+    std::optional<profile::head_fit> cube;
+    std::optional<profile::head_fit> vector;
+};
+
+heads fit_on(const std::vector<profile_set>& sets, std::size_t skip, duration max_body) {
+    heads h;
+    for (engine e : {engine::cube, engine::vector}) {
+        std::vector<std::vector<profile::head_row>> per_profile;
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < sets.size(); ++i) {
+            if (i == skip) continue;
+            per_profile.push_back(profile::head_rows(sets[i].c, sets[i].rows, e, max_body));
+            n += per_profile.back().size();
+        }
+        if (n == 0) continue;
+        (e == engine::cube ? h.cube : h.vector) = profile::fit_head(per_profile);
+    }
+    return h;
+}
+
+/// MAPE (percent) of every cube and vector row of the set with the chip's heads, or with `h`.
+double mape(const profile_set& s, const heads* h) {
+    double sum = 0;
+    std::size_t n = 0;
+    for (engine e : {engine::cube, engine::vector}) {
+        const auto rows = profile::head_rows(s.c, s.rows, e, duration{1e300, units::us});
+        const std::optional<profile::head_fit>* f =
+            h ? (e == engine::cube ? &h->cube : &h->vector) : nullptr;
+        for (const profile::head_row& r : rows) {
+            const double head =
+                f && *f ? (*f)->launch.in(units::us) + (*f)->per_core.in(units::us)*r.cores
+                        : head_time(s.c, e, static_cast<int>(r.cores)).in(units::us);
+            sum += std::abs((head + r.body_us) / r.measured_us - 1.0);
+            ++n;
+        }
+    }
+    return n == 0 ? 0.0 : 100.0 * sum / static_cast<double>(n);
+}
+
+std::string us(duration d, int digits) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, d.in(units::us));
+    return buf;
+}
+
+std::string describe(const std::optional<profile::head_fit>& f) {
+    if (!f) return "kept (no head-bound row)";
+    return us(f->launch, 2) + " us + " + us(f->per_core, 3) + " us/core (" +
+           std::to_string(f->rows) + " rows)";
+}
+
+std::string pct(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f %%", v);
+    return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        std::vector<profile_set> fit;
+        std::vector<profile_set> score;
+        bool scoring = false;
+        // Rows whose body under the preset is at most this are head-bound (the default 1 us:
+        // under the vector kernels' measured floor of about 1.3 us; an assumption).
+        duration max_body{1.0, units::us};
+        for (int i = 1; i < argc; ++i) {
+            const std::string_view a = argv[i];
+            if (a == "-h" || a == "--help") {
+                std::cout << usage;
+                return 0;
+            }
+            if (a == "--score") {
+                scoring = true;
+                continue;
+            }
+            if (a == "--max-body-us" && i + 1 < argc) {
+                max_body = duration{std::stod(argv[++i]), units::us};
+                continue;
+            }
+            (scoring ? score : fit).push_back(load(a));
+        }
+        if (fit.size() < 2) {
+            std::cerr << "fit_heads: give at least two fit profiles\n\n" << usage;
+            return 2;
+        }
+        std::cout << "head-bound rows: body at most " << us(max_body, 2)
+                  << " us under the preset\n";
+        std::cout << "leave one profile out (heads fitted on the others, scored on it):\n";
+        for (std::size_t i = 0; i < fit.size(); ++i) {
+            const heads h = fit_on(fit, i, max_body);
+            std::cout << "  " << fit[i].name << " (" << fit[i].rows.size() << " rows): cube "
+                      << describe(h.cube) << ", vector " << describe(h.vector)
+                      << "; MAPE with the chip's heads " << pct(mape(fit[i], nullptr))
+                      << ", fitted " << pct(mape(fit[i], &h)) << "\n";
+        }
+        const heads all = fit_on(fit, fit.size(), max_body);
+        std::cout << "fitted on every fit profile: cube " << describe(all.cube) << ", vector "
+                  << describe(all.vector) << "\n";
+        for (const profile_set& s : fit)
+            std::cout << "  " << s.name << " (fitted on): MAPE with the chip's heads "
+                      << pct(mape(s, nullptr)) << ", fitted " << pct(mape(s, &all)) << "\n";
+        for (const profile_set& s : score)
+            std::cout << "  " << s.name << " (held out): MAPE with the chip's heads "
+                      << pct(mape(s, nullptr)) << ", fitted " << pct(mape(s, &all)) << "\n";
+        return 0;
+    } catch (const std::exception& e) {
+        std::cerr << e.what() << "\n";
+        return 1;
+    }
+}

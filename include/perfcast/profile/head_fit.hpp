@@ -1,0 +1,138 @@
+// perfcast/profile/head_fit.hpp: fit one engine's default head cost (launch + per_core x b) to
+// the measured rows of several profiles, each profile weighing the same, so that the presets'
+// uncalibrated figures come from measurements (issue 13 item 3, docs/validation.md "Defaults
+// that hold before calibration"). examples/fit_heads.cpp runs it leave-one-profile-out.
+//
+// A row's latency is head + body (cost.hpp): the body does not depend on the head, so each row's
+// body is computed once and the search only adds candidate heads to it. The objective is the
+// mean over profiles of each profile's mean |log(predicted / measured)| on the engine's rows:
+// the calibration's objective (calibrate.hpp), with a small profile weighing as much as a large
+// one, since the defaults must hold on a profile they have not seen, not on the average row.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+#include "../chip.hpp"
+#include "../cost.hpp"
+#include "../error.hpp"
+#include "ops.hpp"
+
+namespace perfcast::profile {
+
+/// One measured row reduced to what the head search needs.
+struct head_row {
+    double body_us = 0;      // latency without the engine's head (first-run and fixed times stay)
+    double cores = 0;        // cores the op holds (b)
+    double measured_us = 0;  // > 0
+};
+
+/// The rows of `rows` that run on engine `e` and whose body under `p` on chip `c` is at most
+/// `max_body` (the head-bound rows: on a row with a long body the error is the body's, and a
+/// head fitted to it would absorb what the compute and memory terms miss).
+[[nodiscard]] inline std::vector<head_row> head_rows(const chip& c,
+                                                     const std::vector<measured_op>& rows, engine e,
+                                                     duration max_body,
+                                                     const model_params& p = {}) {
+    std::vector<head_row> out;
+    for (const measured_op& m : rows) {
+        if (m.o.eng != e || !(m.measured.in(units::us) > 0)) continue;
+        const op_cost k = cost(c, m.o, core_count{m.cores}, p);
+        const duration body = k.latency - head_time(c, e, k.cores, p);
+        if (body > max_body) continue;
+        out.push_back({body.in(units::us), static_cast<double>(k.cores), m.measured.in(units::us)});
+    }
+    return out;
+}
+
+/// Mean over the non-empty profiles of each one's mean |log(predicted / measured)| with the head
+/// launch + per_core x b (microseconds). 0 when every profile is empty.
+[[nodiscard]] inline double head_objective(const std::vector<std::vector<head_row>>& profiles,
+                                           double launch_us, double per_core_us) {
+    double sum = 0;
+    std::size_t n = 0;
+    for (const auto& rows : profiles) {
+        if (rows.empty()) continue;
+        double s = 0;
+        for (const head_row& r : rows)
+            s +=
+                std::abs(std::log((launch_us + per_core_us * r.cores + r.body_us) / r.measured_us));
+        sum += s / static_cast<double>(rows.size());
+        ++n;
+    }
+    return n == 0 ? 0.0 : sum / static_cast<double>(n);
+}
+
+/// Mean absolute percentage error (a share) of `rows` with the head launch + per_core x b.
+[[nodiscard]] inline double head_mape(const std::vector<head_row>& rows, double launch_us,
+                                      double per_core_us) {
+    double s = 0;
+    for (const head_row& r : rows)
+        s += std::abs((launch_us + per_core_us * r.cores + r.body_us) / r.measured_us - 1.0);
+    return rows.empty() ? 0.0 : s / static_cast<double>(rows.size());
+}
+
+/// The search box: launch on a log scale, per_core on a linear one (0 allowed: the head may
+/// not grow with the cores at all).
+struct head_fit_options {
+    double launch_min_us = 0.01;
+    double launch_max_us = 50;
+    double per_core_max_us = 0.5;
+    int grid = 41;        // points per axis and pass
+    int refinements = 6;  // passes, each on a box 4/grid of the last one's around its best
+};
+
+struct head_fit {
+    duration launch{};
+    duration per_core{};
+    double objective = 0;  // head_objective at the fit
+    std::size_t rows = 0;  // rows over every profile
+};
+
+/// The launch and per-core head minimising head_objective: a grid over the box, then finer
+/// grids around the best point (the objective is a sum of |log| terms: not smooth, so no
+/// gradient). Deterministic. Throws when no profile has a row.
+[[nodiscard]] inline head_fit fit_head(const std::vector<std::vector<head_row>>& profiles,
+                                       const head_fit_options& opt = {}) {
+    std::size_t rows = 0;
+    for (const auto& p : profiles) rows += p.size();
+    PERFCAST_EXPECTS(rows > 0, "fit_head", "rows", 0.0, "at least one row on the engine");
+    PERFCAST_EXPECTS(opt.grid >= 3 && opt.grid <= 10000, "fit_head", "grid",
+                     static_cast<double>(opt.grid), "3 to 10000 points per axis");
+    PERFCAST_EXPECTS(opt.launch_min_us > 0 && opt.launch_min_us < opt.launch_max_us, "fit_head",
+                     "launch_min_us", opt.launch_min_us, "a time in (0, launch_max_us)");
+    PERFCAST_EXPECTS(opt.per_core_max_us > 0, "fit_head", "per_core_max_us", opt.per_core_max_us,
+                     "a time > 0");
+    double lo_l = std::log(opt.launch_min_us);
+    double hi_l = std::log(opt.launch_max_us);
+    double lo_c = 0;
+    double hi_c = opt.per_core_max_us;
+    double best_l = lo_l;
+    double best_c = 0;
+    double best = head_objective(profiles, std::exp(best_l), best_c);
+    const auto steps = static_cast<double>(opt.grid - 1);
+    for (int pass = 0; pass <= opt.refinements; ++pass) {
+        for (int i = 0; i < opt.grid; ++i) {
+            const double l = lo_l + (hi_l - lo_l) * i / steps;
+            for (int j = 0; j < opt.grid; ++j) {
+                const double pc = lo_c + (hi_c - lo_c) * j / steps;
+                if (const double v = head_objective(profiles, std::exp(l), pc); v < best) {
+                    best = v;
+                    best_l = l;
+                    best_c = pc;
+                }
+            }
+        }
+        const double wl = 2 * (hi_l - lo_l) / steps;
+        const double wc = 2 * (hi_c - lo_c) / steps;
+        lo_l = std::max(std::log(opt.launch_min_us), best_l - wl);
+        hi_l = std::min(std::log(opt.launch_max_us), best_l + wl);
+        lo_c = std::max(0.0, best_c - wc);
+        hi_c = std::min(opt.per_core_max_us, best_c + wc);
+    }
+    return {duration{std::exp(best_l), units::us}, duration{best_c, units::us}, best, rows};
+}
+
+}  // namespace perfcast::profile

@@ -1,0 +1,195 @@
+// The default heads' fit (profile/head_fit.hpp, examples/fit_heads.cpp) on synthetic rows with a
+// known answer, and the uncalibrated presets on the shipped profiles (docs/validation.md,
+// "Defaults that hold before calibration").
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <perfcast/chips.hpp>
+#include <perfcast/profile/calibrate.hpp>
+#include <perfcast/profile/context.hpp>
+#include <perfcast/profile/head_fit.hpp>
+#include <perfcast/profile/kernel_details.hpp>
+#include <perfcast/profile/validate.hpp>
+
+#ifndef PERFCAST_SOURCE_DIR
+#error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
+#endif
+
+using namespace perfcast;
+using profile::head_row;
+
+namespace {
+
+const std::string data_dir = PERFCAST_SOURCE_DIR "/tests/data/profiles/";
+const std::string real_dir = PERFCAST_SOURCE_DIR "/tests/data/profiles/real/";
+
+/// Rows whose measured time is launch + per_core x cores + body exactly.
+std::vector<head_row> synthetic(double launch, double per_core, const std::vector<double>& cores,
+                                const std::vector<double>& bodies) {
+    std::vector<head_row> out;
+    for (double b : cores)
+        for (double body : bodies) out.push_back({body, b, launch + per_core * b + body});
+    return out;
+}
+
+/// The AI core rows of the files, in context, mapped as examples/fit_heads.cpp maps them.
+std::vector<profile::measured_op> rows_of(const chip& c, const std::vector<std::string>& paths) {
+    std::vector<profile::measured_op> out;
+    for (const std::string& path : paths) {
+        auto rows = profile::read_kernel_details_file(path).rows;
+        profile::annotate_context(rows, c);
+        for (const profile::kernel_row& r : rows) {
+            const bool on_cores = r.task == profile::task_type::ai_core ||
+                                  r.task == profile::task_type::ai_vector_core ||
+                                  r.task == profile::task_type::mix_aic ||
+                                  r.task == profile::task_type::mix_aiv;
+            if (!on_cores) continue;
+            if (auto m = profile::measured_op_of(c, r); m && m->o.eng != engine::aicpu)
+                out.push_back(std::move(*m));
+        }
+    }
+    return out;
+}
+
+std::string kd(const std::string& dir) {
+    return real_dir + dir + "/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
+}
+
+}  // namespace
+
+TEST_CASE("fit_head recovers a known head from exact rows") {
+    // Two profiles with the same head and different cores and bodies. The objective is 0 at the
+    // truth and positive elsewhere (two or more core counts pin both terms), so the search must
+    // land on it to its resolution: the last of six refinements works on a box 0.1^6 of the first
+    // (log launch over [0.01, 50] us, per_core over [0, 0.5] us), far below the 1e-4 asked.
+    const std::vector<std::vector<head_row>> profiles{
+        synthetic(1.7, 0.06, {1, 4, 12, 48}, {0.0, 0.2, 0.9}),
+        synthetic(1.7, 0.06, {2, 8, 16}, {0.1, 3.0})};
+    const auto f = profile::fit_head(profiles);
+    CHECK(f.launch.in(units::us) == doctest::Approx(1.7).epsilon(1e-4));
+    CHECK(f.per_core.in(units::us) == doctest::Approx(0.06).epsilon(1e-4));
+    CHECK(f.objective < 1e-6);
+    CHECK(f.rows == 18);
+    CHECK(profile::head_mape(profiles[0], 1.7, 0.06) == doctest::Approx(0.0));
+}
+
+TEST_CASE("fit_head weighs every profile alike, not every row") {
+    // 40 rows want a head of 1 us (one core, no body), one row wants 3 us. By rows the fit
+    // would sit at 1 us; each profile weighing half, any head in [1, 3] us gives the same mean
+    // of the two |log| means (log 3 / 2): the objective is flat there, and by rows it would not be.
+    const std::vector<head_row> many(40, head_row{0.0, 1.0, 1.0});
+    const std::vector<head_row> one{head_row{0.0, 1.0, 3.0}};
+    const std::vector<std::vector<head_row>> profiles{many, one};
+    const double at1 = profile::head_objective(profiles, 1.0, 0.0);
+    const double at2 = profile::head_objective(profiles, 2.0, 0.0);
+    CHECK(at1 == doctest::Approx(std::log(3.0) / 2));
+    CHECK(at2 == doctest::Approx((std::log(2.0) + std::log(1.5)) / 2));
+    CHECK(at2 == doctest::Approx(at1));
+    // Outside [1, 3] us it grows.
+    CHECK(profile::head_objective(profiles, 0.5, 0.0) > at1 + 0.1);
+    CHECK(profile::head_objective(profiles, 6.0, 0.0) > at1 + 0.1);
+    // An empty profile is skipped, not counted as a 0.
+    const std::vector<std::vector<head_row>> with_empty{many, one, {}};
+    CHECK(profile::head_objective(with_empty, 1.0, 0.0) == doctest::Approx(at1));
+    CHECK_THROWS_AS((void)profile::fit_head({{}, {}}), error);
+}
+
+TEST_CASE("head_rows: the engine's rows, their bodies without the head, long bodies left out") {
+    const chip c = *chips::find_chip("910B1");
+    const op small = elementwise(1024, dtype::fp16);      // a head-bound vector kernel
+    const op large = elementwise(64 << 20, dtype::fp16);  // a streaming one
+    const op gemm_op = matmul(4096, 4096, 4096, dtype::fp16);
+    const std::vector<profile::measured_op> rows{
+        {small, 1, duration{1.3, units::us}, "Add"},
+        {large, 48, duration{200, units::us}, "Add"},
+        {gemm_op, 24, duration{1500, units::us}, "MatMul"}};
+    const auto v = profile::head_rows(c, rows, engine::vector, duration{1.0, units::us});
+    REQUIRE(v.size() == 1);
+    const op_cost k = cost(c, small, core_count{1});
+    CHECK(v[0].body_us == doctest::Approx((k.latency - k.head).in(units::us)));
+    CHECK(v[0].cores == 1);
+    CHECK(v[0].measured_us == doctest::Approx(1.3));
+    CHECK(profile::head_rows(c, rows, engine::vector, duration{1e9, units::us}).size() == 2);
+    CHECK(profile::head_rows(c, rows, engine::cube, duration{1e9, units::us}).size() == 1);
+    CHECK(profile::head_rows(c, rows, engine::cube, duration{1.0, units::us}).empty());
+}
+
+TEST_CASE("the Ascend vector head is what the fit finds on the three fit profiles") {
+    // examples/fit_heads.cpp on the fit profiles of docs/validation.md: the preset's constants
+    // are its output rounded to 0.05 us and 0.01 us per core, so they must be within half of
+    // that of the fit (a change to the model's bodies or the row mapping that moves the fit
+    // shows here, and the constants must be refitted).
+    const chip b1 = *chips::find_chip("910B1");
+    const chip b3 = *chips::find_chip("910B3");
+    const duration max_body{1.0, units::us};
+    const std::vector<std::vector<head_row>> profiles{
+        profile::head_rows(b1, rows_of(b1, {data_dir + "kernel_details_910B1_train.csv"}),
+                           engine::vector, max_body),
+        profile::head_rows(
+            b1, rows_of(b1, {kd("torchnpu_2023_cann70_rank0"), kd("torchnpu_2023_cann70_rank1")}),
+            engine::vector, max_body),
+        profile::head_rows(b3, rows_of(b3, {data_dir + "kernel_details_910B3_matmul.csv"}),
+                           engine::vector, max_body)};
+    const auto f = profile::fit_head(profiles);
+    const overhead_spec& o = chips::default_ascend_overheads;
+    const double fitted_launch = f.launch.in(units::us);
+    const double fitted_per_core = f.per_core.in(units::us);
+    const double preset_launch = o.vector_launch.in(units::us);
+    const double preset_per_core = o.vector_per_core.in(units::us);
+    CHECK(std::abs(fitted_launch - preset_launch) <= 0.025);
+    CHECK(std::abs(fitted_per_core - preset_per_core) <= 0.005);
+}
+
+namespace {
+/// Uncalibrated MAPE (a share) of the file's rows on `chip_name`, as `perfcast validate --test`
+/// scores them: rows in their sequence context, then every mappable row (or those of `tasks`).
+double uncalibrated_mape(const char* chip_name, const std::string& path,
+                         const std::vector<std::string>& tasks = {}) {
+    const chip c = *chips::find_chip(chip_name);
+    auto rows = profile::read_kernel_details_file(path).rows;
+    profile::annotate_context(rows, c);
+    const auto rep = profile::evaluate(c, rows, {}, [&](const profile::kernel_row& r) {
+        if (tasks.empty()) return true;
+        for (const std::string& t : tasks)
+            if (r.task_text == t) return true;
+        return false;
+    });
+    REQUIRE(rep.overall.rows > 0);
+    return rep.overall.mape;
+}
+}  // namespace
+
+TEST_CASE("uncalibrated presets on the shipped Ascend profiles (docs/validation.md)") {
+    // The vector head was fitted on the first three (fit profiles); the last two were held out
+    // until it was committed. Each bound is the figure docs/validation.md reports rounded up to
+    // the next whole percent, or the figure before the fitted head where that is lower (Qwen3:
+    // 45.2 %), so a model change that moves any of them by more than rounding shows here and the
+    // page must be updated. The goal is 35 %; it is met on the 910B1
+    // training profile and the 2023 rank 1, not on the others (the page says why).
+    SUBCASE("fit profiles") {
+        CHECK(uncalibrated_mape("910B1", data_dir + "kernel_details_910B1_train.csv",
+                                {"AI_CORE", "AI_VECTOR_CORE"}) <= 0.29);              // 28.6 %
+        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank0")) <= 0.51);  // 50.2 %
+        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank1")) <= 0.28);  // 27.8 %
+    }
+    SUBCASE("held-out profiles: no worse than before the fitted head (45.2 %, 60.4 %)") {
+        CHECK(uncalibrated_mape("910B3", kd("torchnpu_cann83_qwen3_rank0_ascend_pt")) <=
+              0.452);  // 45.0 %
+        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2025_level1_rank0_ascend_pt")) <=
+              0.48);  // 47.6 %
+    }
+    SUBCASE("the 13 GEMMs of the 910B1 profile keep their 3.7 % (the cube head did not move)") {
+        const chip c = *chips::find_chip("910B1");
+        auto rows =
+            profile::read_kernel_details_file(data_dir + "kernel_details_910B1_train.csv").rows;
+        profile::annotate_context(rows, c);
+        const auto rep = profile::evaluate(c, rows, {}, [](const profile::kernel_row& r) {
+            return r.op_type == "MatMul" || r.op_type == "BatchMatMul";
+        });
+        CHECK(rep.overall.rows == 13);
+        CHECK(rep.overall.mape <= 0.038);  // 3.7 %
+    }
+}
