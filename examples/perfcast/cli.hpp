@@ -177,8 +177,13 @@ inline constexpr std::size_t all_rows = std::numeric_limits<std::size_t>::max();
     std::vector<std::string> lefts;
     std::size_t width = 0;
     for (const option& o : options) {
-        std::string left = "  --" + std::string(o.name);
-        if (!o.value_name.empty()) left += " " + std::string(o.value_name);
+        // Appended piece by piece: GCC 12 -O3 warns falsely (-Wrestrict) on "literal" + string&&.
+        std::string left = "  --";
+        left += o.name;
+        if (!o.value_name.empty()) {
+            left += ' ';
+            left += o.value_name;
+        }
         width = left.size() > width ? left.size() : width;
         lefts.push_back(std::move(left));
     }
