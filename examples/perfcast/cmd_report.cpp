@@ -437,11 +437,14 @@ struct table_report {
         t.report.skipped = std::move(db.table.skipped);
         t.report.skipped_count = db.table.skipped_count;
     } else {
-        // No chip given: the rows say which (their cube_utilization(%) column), so they are read
-        // into memory first; with a chip the report streams them.
+        // No chip given: msprof's device info file says which, else the rows do (their
+        // cube_utilization(%) column), so they are read into memory first; with a chip the
+        // report streams them.
         std::optional<profile::kernel_table> rows;
         if (a.has("chip") || a.has("chip-ini")) {
             c = chip_from_args(a);
+        } else if (auto told = chip_for_device_info(s, err)) {
+            c = *told;
         } else {
             rows = profile::read_profile_source(s, profile_options_from_args(a));
             if (rows->rows.empty()) {  // nothing to tell the chip by: say why, as below

@@ -23,6 +23,7 @@
 #include <perfcast/io/params_file.hpp>
 #include <perfcast/io/parse.hpp>
 #include <perfcast/io/table.hpp>
+#include <perfcast/profile/device_info.hpp>
 #include <perfcast/profile/discover.hpp>
 #include <perfcast/profile/kernel_details.hpp>
 #include <perfcast/profile/msprof_db.hpp>
@@ -339,6 +340,31 @@ inline void say_reading(const profile::profile_source& s, std::ostream& err) {
                            : e.why_no_preset));
 }
 
+/// The chip msprof's device info file names (PROF_*/device_<N>/info.json.<N>, found beside the
+/// table by discover_profiles): the one preset with its ai_core_num cube cores at its
+/// aic_frequency (profile/device_info.hpp), said on `err` as the rows' evidence is. Nothing when
+/// the source has no such file, or when it names no one preset or cannot be read (a note on `err`
+/// says why; the caller then asks the rows).
+[[nodiscard]] inline std::optional<chip> chip_for_device_info(const profile::profile_source& s,
+                                                              std::ostream& err) {
+    if (!s.device_info) return std::nullopt;
+    const std::string path = s.device_info->generic_string();
+    profile::chip_evidence e;
+    try {
+        e = profile::info_chip_evidence(profile::read_device_info_file(path));
+    } catch (const parse_error& x) {
+        err << "perfcast: note: " << x.what() << " (not used to choose the chip)\n";
+        return std::nullopt;
+    }
+    if (e.preset != nullptr) {
+        err << "perfcast: " << path << ": " << e.text << "; chip " << e.preset->name
+            << " (--chip overrides)\n";
+        return e.preset->spec;
+    }
+    err << "perfcast: note: " << e.why_no_preset << '\n';
+    return std::nullopt;
+}
+
 /// The chip a profile's own data names (read_profile_rows), or why it names none.
 struct chip_told {
     std::optional<chip> c;
@@ -348,8 +374,9 @@ struct chip_told {
 /// The rows of the profile PROFILE names (a file, a folder, or - for standard input), read as
 /// --strict and --device say; skipped rows are listed on `err`. With `told`: also the chip the
 /// profile's own data names, for a command run without --chip / --chip-ini: a database's NPU_INFO
-/// (chip_for_database), else the rows' cube_utilization(%) column (chip_for_rows), the evidence
-/// said on `err`; when it names none, `told->why_not` says what is missing.
+/// (chip_for_database), else msprof's device info file (chip_for_device_info: the profiler's own
+/// statement), else the rows' cube_utilization(%) column (chip_for_rows), the evidence said on
+/// `err`; when it names none, `told->why_not` says what is missing.
 [[nodiscard]] inline profile::kernel_table read_profile_rows(const parsed_args& a,
                                                              const std::string& path,
                                                              std::ostream& err,
@@ -374,6 +401,12 @@ struct chip_told {
             t = std::move(db.table);
         } else {
             t = profile::read_profile_source(s, profile_options_from_args(a));
+            if (told != nullptr) {
+                if (auto c = chip_for_device_info(s, err)) {
+                    told->c = *c;
+                    asked = true;
+                }
+            }
         }
     }
     warn_skipped(err, path, t.skipped, t.skipped_count);

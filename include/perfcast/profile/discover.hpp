@@ -60,6 +60,11 @@ struct profile_source {
     /// The timeline of the same run, when the folder has one beside the table: torch_npu's
     /// trace_view.json, msprof's msprof_*.json (profile/timeline.hpp reads it).
     std::optional<std::filesystem::path> timeline;
+    /// msprof's info file for the table's device, PROF_*/device_<N>/info.json.<N>, when the table
+    /// is in a PROF_* folder that has one (profile/device_info.hpp reads it; it names the cube
+    /// cores and AI core clock): the device of the device_<N> folder above the table, else the
+    /// only device_<N> folder with one.
+    std::optional<std::filesystem::path> device_info;
 
     /// The first file's path, with " (+N slices)" when sliced.
     [[nodiscard]] std::string name() const {
@@ -214,6 +219,45 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
     }
 }
 
+/// PROF_*/device_<N>/info.json.<N> for the table at `table`: the nearest PROF_* folder at most 4
+/// levels above it, then `device`'s info file, or with no device the one device_<N> folder that
+/// has one (nothing when several do: which device the table is from is not known here).
+[[nodiscard]] inline std::optional<std::filesystem::path> device_info_for(
+    const std::filesystem::path& table, std::optional<int> device) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path prof;
+    fs::path d = table.parent_path();
+    for (int up = 0; up < 4 && !d.empty(); ++up, d = d.parent_path()) {
+        if (starts_with(d.filename().string(), "PROF_")) {
+            prof = d;
+            break;
+        }
+        if (d == d.parent_path()) break;
+    }
+    if (prof.empty()) return std::nullopt;
+    const auto info_of = [&](int n) -> std::optional<fs::path> {
+        const std::string k = std::to_string(n);
+        fs::path f = prof / ("device_" + k) / ("info.json." + k);
+        std::error_code fec;
+        if (fs::is_regular_file(f, fec)) return f;
+        return std::nullopt;
+    };
+    if (device) return info_of(*device);
+    std::optional<fs::path> found;
+    for (fs::directory_iterator it(prof, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string n = it->path().filename().string();
+        if (!starts_with(n, "device_")) continue;
+        const auto k = small_int(std::string_view(n).substr(7));
+        if (!k) continue;
+        if (auto f = info_of(*k)) {
+            if (found) return std::nullopt;
+            found = std::move(f);
+        }
+    }
+    return found;
+}
+
 }  // namespace detail
 
 /// The op tables under `root` (a folder or one file). Throws perfcast::error when `root` does
@@ -236,7 +280,8 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
                                std::nullopt,
                                std::nullopt,
                                db ? "the file given (an SQLite database)" : "the file given",
-                               std::nullopt});
+                               std::nullopt,
+                               detail::device_info_for(root, std::nullopt)});
         return out;
     }
 
@@ -342,6 +387,7 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
             s.evidence = "op_summary";
             s.timeline = detail::timeline_in(c.path.parent_path(), "msprof_");
             detail::add_device(s, c.path, root);
+            s.device_info = detail::device_info_for(c.path, s.device);
             // The other slices of the same table follow it in path order.
             if (c.slice) {
                 while (i + 1 < found.size() && found[i + 1].slice &&
@@ -406,6 +452,7 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
         s.evidence = name + " (SQLite export)";
         if (torch) detail::add_rank(s, p.parent_path().parent_path());
         detail::add_device(s, p, root);
+        if (!torch) s.device_info = detail::device_info_for(p, s.device);
         out.sources.push_back(std::move(s));
     }
     return out;
