@@ -237,3 +237,32 @@ TEST_CASE("device_info: which device's file") {
     REQUIRE(plain.sources.size() == 1);
     CHECK_FALSE(plain.sources.front().device_info.has_value());
 }
+
+TEST_CASE("device_info: a torch_npu run folder's PROF_* collection") {
+    // torch_npu keeps msprof's raw collection beside ASCEND_PROFILER_OUTPUT:
+    // <run>_ascend_pt/PROF_*/device_<N>/info.json.<N>; the real 2025 table is copied in.
+    const scratch_dir dir("device_info_torch");
+    const fs::path run = dir.path / "host_123_ascend_pt";
+    const fs::path table = run / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv";
+    fs::create_directories(table.parent_path());
+    fs::copy_file(PERFCAST_SOURCE_DIR
+                  "/tests/data/profiles/real/torchnpu_2025_level1_rank0_ascend_pt/"
+                  "ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+                  table);
+    const fs::path info = run / "PROF_000001_20250101_abc" / "device_0" / "info.json.0";
+    write(info, info_json("24", "48", "\"1800\""));
+    const auto found = discover_profiles(run.string());
+    REQUIRE(found.sources.size() == 1);
+    REQUIRE(found.sources[0].device_info.has_value());
+    CHECK(*found.sources[0].device_info == info);
+    const auto r = run_command(perfcast::cli::report_command, {run.string(), "--top", "1"});
+    CHECK(r.status == 0);
+    CHECK(has(r.err, "info.json.0: DeviceInfo: ai_core_num 24"));
+    CHECK(has(r.err, "chip ascend910b2 (--chip overrides)"));
+    // Two PROF_ folders: which one is the table's is not known, so neither is used.
+    write(run / "PROF_000002_20250101_def" / "device_0" / "info.json.0",
+          info_json("20", "40", "\"1800\""));
+    const auto two = discover_profiles(run.string());
+    REQUIRE(two.sources.size() == 1);
+    CHECK_FALSE(two.sources[0].device_info.has_value());
+}

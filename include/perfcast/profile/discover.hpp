@@ -258,6 +258,26 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
     return found;
 }
 
+/// torch_npu: the device info file of the one PROF_* folder inside its run folder `run` (the
+/// *_ascend_pt folder, where torch_npu keeps msprof's raw collection), by device_info_for's rules;
+/// nothing when there is none or several.
+[[nodiscard]] inline std::optional<std::filesystem::path> device_info_in_run(
+    const std::filesystem::path& run) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::optional<fs::path> prof;
+    for (fs::directory_iterator it(run, ec), end; !ec && it != end; it.increment(ec)) {
+        std::error_code dec;
+        if (!starts_with(it->path().filename().string(), "PROF_") || !it->is_directory(dec)) {
+            continue;
+        }
+        if (prof) return std::nullopt;
+        prof = it->path();
+    }
+    if (!prof) return std::nullopt;
+    return device_info_for(*prof / "table", std::nullopt);  // a path inside it: starts at *prof
+}
+
 }  // namespace detail
 
 /// The op tables under `root` (a folder or one file). Throws perfcast::error when `root` does
@@ -382,6 +402,7 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
             s.evidence = "kernel_details.csv";
             detail::add_rank(s, c.path.parent_path().parent_path());
             s.timeline = detail::timeline_in(c.path.parent_path(), "trace_view");
+            s.device_info = detail::device_info_in_run(c.path.parent_path().parent_path());
         } else {
             s.tool = "msprof";
             s.evidence = "op_summary";
@@ -452,7 +473,8 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
         s.evidence = name + " (SQLite export)";
         if (torch) detail::add_rank(s, p.parent_path().parent_path());
         detail::add_device(s, p, root);
-        if (!torch) s.device_info = detail::device_info_for(p, s.device);
+        s.device_info = torch ? detail::device_info_in_run(p.parent_path().parent_path())
+                              : detail::device_info_for(p, s.device);
         out.sources.push_back(std::move(s));
     }
     return out;
