@@ -19,8 +19,9 @@
 // skipped and listed with its index and reason, like a damaged CSV row. A JSON syntax error is
 // a parse_error with line and column: nothing after it can be trusted.
 //
-// Memory: the whole text is in memory while it is parsed (read_timeline_file maps the file,
-// file_text.hpp), plus about 100 bytes per kept span.
+// Memory: the whole text (read_timeline_file maps the file: file_text.hpp) and the kept spans,
+// about 100 bytes each. The text is read twice, the process names first (process_names), so
+// that events are classified as they are read rather than all held until the end.
 #pragma once
 
 #include <algorithm>
@@ -309,16 +310,8 @@ inline void read_event(io::json_cursor& c, raw_event& e, std::string& key, std::
     }
 }
 
-}  // namespace detail
-
-/// The timeline in `text` (Chrome trace JSON). Throws parse_error on a JSON syntax error.
-[[nodiscard]] inline timeline read_timeline(std::string_view text, std::string source) {
-    constexpr std::size_t max_listed = 1000;
-    timeline t;
-    t.source = source;
-    io::json_cursor c(text, std::move(source));
-    std::string key;
-    std::string scratch;
+/// Places `c` at the start of the event list: the document itself, or its "traceEvents".
+inline void open_events(io::json_cursor& c, std::string& key) {
     const auto kind = c.peek();
     if (kind == io::json_cursor::kind::object) {
         c.begin_object();
@@ -334,16 +327,50 @@ inline void read_event(io::json_cursor& c, raw_event& e, std::string& key, std::
     } else if (kind != io::json_cursor::kind::array) {
         c.fail("expected a list of trace events, or an object with \"traceEvents\"");
     }
+    c.begin_array();
+}
 
-    // Events first, classified once every process is named.
-    std::vector<detail::raw_event> kept;
+/// Every process's name from the metadata events ("ph": "M", "process_name"), wherever they
+/// are in the list (the last one of a process wins). A first pass over the text: the events
+/// are then classified as they are read, without holding them all (a 100 MB trace holds about
+/// 400,000; docs/profiles.md, "Speed").
+[[nodiscard]] inline std::map<std::uint64_t, std::string> process_names(std::string_view text,
+                                                                        const std::string& source) {
+    io::json_cursor c(text, source);
+    std::string key;
+    std::string scratch;
+    open_events(c, key);
     std::map<std::uint64_t, std::string> process;
+    raw_event e;
+    while (c.next_element()) {
+        if (c.peek() != io::json_cursor::kind::object) {
+            c.skip_value();
+            continue;
+        }
+        read_event(c, e, key, scratch);
+        if (e.ph == 'M' && e.name == "process_name" && e.pid) process[*e.pid] = e.process_name;
+    }
+    return process;
+}
+
+}  // namespace detail
+
+/// The timeline in `text` (Chrome trace JSON). Throws parse_error on a JSON syntax error.
+[[nodiscard]] inline timeline read_timeline(std::string_view text, std::string source) {
+    constexpr std::size_t max_listed = 1000;
+    timeline t;
+    t.source = source;
+    // Two passes: the process names first (metadata events may come after the spans they name).
+    const std::map<std::uint64_t, std::string> process = detail::process_names(text, source);
+    io::json_cursor c(text, std::move(source));
+    std::string key;
+    std::string scratch;
+    detail::open_events(c, key);
     const auto skip = [&t](std::size_t i, std::string why) {
         ++t.skipped_count;
         if (t.skipped.size() < max_listed) t.skipped.push_back({i, std::move(why)});
     };
-    detail::raw_event e;
-    c.begin_array();
+    detail::raw_event x;
     while (c.next_element()) {
         const std::size_t index = t.events++;
         if (c.peek() != io::json_cursor::kind::object) {
@@ -351,21 +378,11 @@ inline void read_event(io::json_cursor& c, raw_event& e, std::string& key, std::
             skip(index, "not an object");
             continue;
         }
-        detail::read_event(c, e, key, scratch);
-        if (e.ph == 'M') {
-            if (e.name == "process_name" && e.pid) process[*e.pid] = e.process_name;
-            continue;
-        }
-        if (e.ph == 'X' || e.ph == 'C') {
-            e.index = index;
-            kept.push_back(std::move(e));
-        }
-    }
-    // The rest of an enclosing object (other members after traceEvents) is not needed; the
-    // text must still be well-formed up to the list's end, which it was.
-
-    for (const detail::raw_event& x : kept) {
-        const std::string& pname = x.pid && process.contains(*x.pid) ? process[*x.pid] : x.cat;
+        detail::read_event(c, x, key, scratch);
+        if (x.ph != 'X' && x.ph != 'C') continue;
+        x.index = index;
+        const auto named = x.pid ? process.find(*x.pid) : process.end();
+        const std::string& pname = named != process.end() ? named->second : x.cat;
         ++t.processes[pname];
         std::int64_t ns = 0;
         const bool has_ts = !x.ts.empty() && detail::parse_timestamp_us(x.ts, ns);
@@ -396,6 +413,8 @@ inline void read_event(io::json_cursor& c, raw_event& e, std::string& key, std::
                 {x.name, classify_host_api(x.name, x.mode), timestamp{ns}, d, x.tid});
         }
     }
+    // The rest of an enclosing object (other members after traceEvents) is not needed; the
+    // text must still be well-formed up to the list's end, which it was.
     std::stable_sort(t.aicore_clock.begin(), t.aicore_clock.end(),
                      [](const clock_sample& a, const clock_sample& b) { return a.at < b.at; });
     return t;
