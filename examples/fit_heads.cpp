@@ -71,17 +71,8 @@ profile_set load(std::string_view spec) {
     if (!c) throw error("fit_heads: unknown chip " + chip_name);
     p.c = *c;
     for (const std::string& path : split(spec.substr(colon + 1), ',')) {
-        auto rows = profile::read_kernel_details_file(path).rows;
-        profile::annotate_context(rows, p.c);
-        for (const profile::kernel_row& r : rows) {
-            const bool on_cores = r.task == profile::task_type::ai_core ||
-                                  r.task == profile::task_type::ai_vector_core ||
-                                  r.task == profile::task_type::mix_aic ||
-                                  r.task == profile::task_type::mix_aiv;
-            if (!on_cores) continue;
-            if (auto m = profile::measured_op_of(p.c, r); m && m->o.eng != engine::aicpu)
-                p.rows.push_back(std::move(*m));
-        }
+        auto ops = profile::core_ops(p.c, profile::read_kernel_details_file(path).rows);
+        p.rows.insert(p.rows.end(), ops.begin(), ops.end());
     }
     return p;
 }

@@ -39,17 +39,8 @@ std::vector<head_row> synthetic(double launch, double per_core, const std::vecto
 std::vector<profile::measured_op> rows_of(const chip& c, const std::vector<std::string>& paths) {
     std::vector<profile::measured_op> out;
     for (const std::string& path : paths) {
-        auto rows = profile::read_kernel_details_file(path).rows;
-        profile::annotate_context(rows, c);
-        for (const profile::kernel_row& r : rows) {
-            const bool on_cores = r.task == profile::task_type::ai_core ||
-                                  r.task == profile::task_type::ai_vector_core ||
-                                  r.task == profile::task_type::mix_aic ||
-                                  r.task == profile::task_type::mix_aiv;
-            if (!on_cores) continue;
-            if (auto m = profile::measured_op_of(c, r); m && m->o.eng != engine::aicpu)
-                out.push_back(std::move(*m));
-        }
+        auto ops = profile::core_ops(c, profile::read_kernel_details_file(path).rows);
+        out.insert(out.end(), ops.begin(), ops.end());
     }
     return out;
 }

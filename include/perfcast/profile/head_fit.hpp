@@ -13,14 +13,34 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "../chip.hpp"
 #include "../cost.hpp"
 #include "../error.hpp"
+#include "context.hpp"
 #include "ops.hpp"
 
 namespace perfcast::profile {
+
+/// The rows that ran on the AI cores (AI_CORE, AI_VECTOR_CORE, MIX_AIC and MIX_AIV tasks, AI CPU
+/// ops left out), in their sequence context for `c` (context.hpp), as measured ops: what a head
+/// fit and its checks read (examples/fit_heads.cpp, tests/test_head_fit.cpp).
+[[nodiscard]] inline std::vector<measured_op> core_ops(const chip& c,
+                                                       std::vector<kernel_row> rows) {
+    annotate_context(rows, c);
+    std::vector<measured_op> out;
+    for (const kernel_row& r : rows) {
+        const bool on_cores = r.task == task_type::ai_core || r.task == task_type::ai_vector_core ||
+                              r.task == task_type::mix_aic || r.task == task_type::mix_aiv;
+        if (!on_cores) continue;
+        if (auto m = measured_op_of(c, r); m && m->o.eng != engine::aicpu) {
+            out.push_back(std::move(*m));
+        }
+    }
+    return out;
+}
 
 /// One measured row reduced to what the head search needs.
 struct head_row {
