@@ -389,7 +389,6 @@ struct chip_told {
         }
     };
     profile::kernel_table t;
-    bool asked = false;
     if (path == "-") {
         t = profile::read_kernel_details(std::cin, "<stdin>", profile_options_from_args(a));
     } else {
@@ -397,21 +396,17 @@ struct chip_told {
         if (s.format == profile::source_format::sqlite) {
             profile::msprof_db_table db = read_database(s, profile_options_from_args(a), err);
             if (told != nullptr) tell([&] { return chip_for_database(a, db, err); });
-            asked = true;
             t = std::move(db.table);
         } else {
             t = profile::read_profile_source(s, profile_options_from_args(a));
-            if (told != nullptr) {
-                if (auto c = chip_for_device_info(s, err)) {
-                    told->c = *c;
-                    asked = true;
-                }
-            }
+            if (told != nullptr) told->c = chip_for_device_info(s, err);
         }
     }
     warn_skipped(err, path, t.skipped, t.skipped_count);
     require_usable_rows(path, t.rows.size(), t.skipped_count);
-    if (told != nullptr && !asked) tell([&] { return chip_for_rows(t.rows, path, err); });
+    // Not told yet (no database answer, no device info file): the rows' own column.
+    if (told != nullptr && !told->c && told->why_not.empty())
+        tell([&] { return chip_for_rows(t.rows, path, err); });
     return t;
 }
 
