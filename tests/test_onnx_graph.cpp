@@ -6,6 +6,7 @@
 #include <perfcast/graph.hpp>
 #include <perfcast/io/onnx_graph.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -231,4 +232,146 @@ TEST_CASE("onnx graph: without a batch every line is fixed=1") {
     CHECK(r.text.find("elementwise 3,4 fp32 inputs=1 fixed=1 name=Abs_1") != std::string::npos);
     CHECK(flops_at(m, 1) == 12);  // 3 x 4 elements, one operation each: exact
     CHECK(flops_at(m, 64) == 12);
+}
+
+namespace {
+
+/// One head-split self-attention as torch.onnx exports scaled dot-product attention without a
+/// fused op: q, k, v [B,4,10,16] (graph inputs), S = q x k^T / sqrt(16) + mask, softmax over the
+/// keys, P x v, the heads merged back to [B,10,64].
+io::onnx_graph attention_graph() {
+    const onnx_dim b = onnx_dim::batch();
+    const auto d = [](std::int64_t n) { return onnx_dim::of(n); };
+    const auto bhld = [&](const char* n, std::int64_t l, std::int64_t e) {
+        return tensor(n, {b, d(4), d(l), d(e)});
+    };
+    io::onnx_graph g;
+    g.name = "attn";
+    g.source = "attn.onnx";
+    g.batch_symbol = "batch";
+    g.opset = 17;
+    g.inputs = {bhld("q", 10, 16), bhld("k", 10, 16), bhld("v", 10, 16),
+                tensor("mask", {b, d(1), d(1), d(10)})};
+    g.outputs = {tensor("y", {b, d(10), d(64)})};
+    g.nodes = {
+        op_node("Transpose", "kt", {g.inputs[1]}, {bhld("k_t", 16, 10)},
+                {{"perm", {0, 1, 3, 2}, 0, {}}}),
+        op_node("MatMul", "qk", {g.inputs[0], bhld("k_t", 16, 10)}, {bhld("s", 10, 10)}),
+        op_node("Div", "scale", {bhld("s", 10, 10), weight("sqrt_d", {})}, {bhld("s2", 10, 10)}),
+        op_node("Add", "masked", {bhld("s2", 10, 10), g.inputs[3]}, {bhld("s3", 10, 10)}),
+        op_node("Softmax", "sm", {bhld("s3", 10, 10)}, {bhld("p", 10, 10)},
+                {{"axis", {-1}, 0, {}}}),
+        op_node("Dropout", "drop", {bhld("p", 10, 10)}, {bhld("p2", 10, 10)}),
+        op_node("MatMul", "pv", {bhld("p2", 10, 10), g.inputs[2]}, {bhld("o", 10, 16)}),
+        op_node("Transpose", "merge", {bhld("o", 10, 16)}, {tensor("o2", {b, d(10), d(4), d(16)})},
+                {{"perm", {0, 2, 1, 3}, 0, {}}}),
+        op_node("Reshape", "view",
+                {tensor("o2", {b, d(10), d(4), d(16)}), weight("shape", {d(3)}, i64)},
+                {g.outputs[0]}),
+    };
+    return g;
+}
+
+double cube_flops(const model& m, std::int64_t batch) {
+    double total = 0;
+    for (const perfcast::node& n : m.nodes) {
+        if (n.kind == op_kind::matmul || n.kind == op_kind::batch_matmul ||
+            n.kind == op_kind::attention) {
+            total += instantiate(n, batch).flops().in(units::flop);
+        }
+    }
+    return total;
+}
+
+}  // namespace
+
+TEST_CASE("onnx graph: an attention subgraph becomes one fused attention line") {
+    const io::onnx_graph g = attention_graph();
+    const auto found = io::find_attention(g);
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].qk == 1);
+    CHECK(found[0].softmax == 4);
+    CHECK(found[0].pv == 6);
+    CHECK(found[0].nodes == std::vector<std::size_t>{1, 2, 3, 4, 5, 6});
+    REQUIRE(found[0].mask.has_value());
+    CHECK(*found[0].mask == 3);
+
+    io::onnx_import r;
+    const model m = io::model_of(g, &r);
+    CHECK(r.attention == 1);
+    CHECK(r.fused == std::map<std::string, int>{
+                         {"Add", 1}, {"Div", 1}, {"Dropout", 1}, {"MatMul", 2}, {"Softmax", 1}});
+    CHECK(r.text.find("attention B,4,10,16;B,4,10,16 fp32 name=sm  # onnx attention: MatMul "
+                      "'qk', Softmax 'sm', MatMul 'pv' (6 nodes)") != std::string::npos);
+    // The K transpose and the head merge stay their own lines; the Reshape is dropped.
+    CHECK(r.text.find("name=kt") != std::string::npos);
+    CHECK(r.text.find("name=merge") != std::string::npos);
+    CHECK(r.dropped.at("Reshape") == 1);
+    REQUIRE(r.approximations.size() == 1);
+    CHECK(r.approximations[0].find("its mask (Add 'masked') is priced as every query-key pair") !=
+          std::string::npos);
+    const std::string s = io::import_summary(r);
+    CHECK(s.find("imported: 8 model lines from 9 ONNX nodes") != std::string::npos);
+    CHECK(s.find("fused into 1 attention line (6): Add x1, Div x1, Dropout x1, MatMul x2, "
+                 "Softmax x1") != std::string::npos);
+
+    // Node by node: the same two GEMMs' FLOPs, QK^T and PV at 2 x B x 4 x 10 x 10 x 16 each
+    // (integers: exact), and the softmax as its four kernels.
+    io::onnx_import u;
+    const model unfused = io::model_of(g, &u, {.fuse_attention = false});
+    CHECK(u.attention == 0);
+    CHECK(u.fused.empty());
+    CHECK(u.mapped.at("MatMul") == 2);
+    CHECK(u.mapped.at("Softmax") == 1);
+    const double by_hand = 2 * (2.0 * 8 * 4 * 10 * 10 * 16);
+    CHECK(cube_flops(unfused, 8) == by_hand);
+    CHECK(cube_flops(m, 8) == by_hand);
+    // The fused line reads back to the same node.
+    const model again = io::parse_model(r.text, "attn.model");
+    REQUIRE(again.nodes.size() == m.nodes.size());
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) CHECK(again.nodes[i] == m.nodes[i]);
+}
+
+TEST_CASE("onnx graph: attention-like chains that are not one attention stay node by node") {
+    SUBCASE("the scores are read twice (written out: no fusion)") {
+        io::onnx_graph g = attention_graph();
+        g.outputs.push_back(g.nodes[2].outputs[0]);  // s2 also a graph output
+        CHECK(io::find_attention(g).empty());
+    }
+    SUBCASE("softmax over the query axis") {
+        io::onnx_graph g = attention_graph();
+        g.nodes[4].attributes = {{"axis", {2}, 0, {}}};
+        CHECK(io::find_attention(g).empty());
+    }
+    SUBCASE("a value head size other than the key's") {
+        io::onnx_graph g = attention_graph();
+        const onnx_dim b = onnx_dim::batch();
+        g.nodes[6].inputs[1].dims = {b, onnx_dim::of(4), onnx_dim::of(10), onnx_dim::of(32)};
+        CHECK(io::find_attention(g).empty());
+    }
+    SUBCASE("an op between the softmax and P x V that is not an identity") {
+        io::onnx_graph g = attention_graph();
+        g.nodes[5].op_type = "Relu";
+        CHECK(io::find_attention(g).empty());
+        io::onnx_import r;
+        (void)io::model_of(g, &r);
+        CHECK(r.attention == 0);
+        CHECK(r.mapped.at("Softmax") == 1);
+    }
+    SUBCASE("heads folded into the batch: [B*2, L, D] is batch B*2, one head") {
+        io::onnx_graph g = attention_graph();
+        for (io::onnx_node& n : g.nodes) {
+            for (auto* ts : {&n.inputs, &n.outputs}) {
+                for (onnx_tensor& t : *ts) {
+                    if (t.dims.size() == 4 && t.dims[1] == onnx_dim::of(4)) {
+                        t.dims = {onnx_dim::batch(2), t.dims[2], t.dims[3]};
+                    }
+                }
+            }
+        }
+        const auto found = io::find_attention(g);
+        REQUIRE(found.size() == 1);
+        CHECK(found[0].q == std::vector<onnx_dim>{onnx_dim::batch(2), onnx_dim::of(1),
+                                                  onnx_dim::of(10), onnx_dim::of(16)});
+    }
 }

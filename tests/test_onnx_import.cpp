@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -108,6 +110,46 @@ TEST_CASE("onnx: DeepFM (39 fields, embedding 10, deep 400-400-400) against a ha
     CHECK(cube_flops(m, 32) == by_hand);
     // The embedding lookup: B x 39 indices into the 1,000,000 x 10 table.
     CHECK(has(r.text, "gather B*39;1000000,10 fp32 index=int64 name=embedding"));
+}
+
+TEST_CASE("onnx: AutoInt (39 fields, 3 blocks of 2-head self-attention) against a hand count") {
+    // make_models.py: per block, four dense layers (Q, K, V, residual: MatMul + bias + ReLU),
+    // the heads stacked on the batch axis, one attention subgraph (MatMul, Div, Softmax,
+    // MatMul), the heads merged, residual, ReLU and a layer norm; then the 39 x 64 logit.
+    io::onnx_import r;
+    const model m = cli::import_onnx(onnx_dir + "autoint.onnx", "", r);
+    CHECK(m.name == "autoint_criteo");
+    CHECK(r.attention == 3);
+    CHECK(r.fused == std::map<std::string, int>{{"Div", 3}, {"MatMul", 6}, {"Softmax", 3}});
+    CHECK(r.mapped.at("MatMul") == 13);    // 12 dense layers and the prediction
+    CHECK(r.mapped.at("Transpose") == 3);  // K^T stays its own line
+    CHECK(r.generic.empty());
+    CHECK(count(m, op_kind::attention) == 3);
+    // Each block's attention: the 2 heads stacked on the batch, 39 fields of 32.
+    CHECK(has(r.text, "attention B*2,1,39,32;B*2,1,39,32 fp32 name=block0_softmax"));
+    // Cube FLOPs at batch 64: the dense layers 4 x 2 x B x 39 x in x 64 per block (in = 16, then
+    // 64), the attention's two GEMMs 2 x 2 x (2B) x 39 x 39 x 32 per block, the logit
+    // 2 x B x 2496. Integers far below 2^53: exact.
+    const double b = 64;
+    const double dense = 4 * 2 * b * 39 * 64 * (16.0 + 64 + 64);
+    const double attn = 3 * 2 * (2 * (2 * b) * 39 * 39 * 32);
+    const double by_hand = dense + attn + 2 * b * 39 * 64;
+    const auto all_cube = [](const model& x, std::int64_t batch) {
+        double f = cube_flops(x, batch);
+        for (const node& n : x.nodes) {
+            if (n.kind == op_kind::attention) f += instantiate(n, batch).flops().in(units::flop);
+        }
+        return f;
+    };
+    CHECK(all_cube(m, 64) == by_hand);
+    // Node by node the same GEMM FLOPs, with the softmax as its own kernels.
+    io::onnx_import u;
+    const model unfused =
+        cli::import_onnx(onnx_dir + "autoint.onnx", "", u, nullptr, {.fuse_attention = false});
+    CHECK(u.attention == 0);
+    CHECK(u.mapped.at("Softmax") == 3);
+    CHECK(count(unfused, op_kind::attention) == 0);
+    CHECK(all_cube(unfused, 64) == by_hand);
 }
 
 TEST_CASE("onnx: the built-in CTR scenario exported by make_models.py imports to its own ops") {
@@ -264,6 +306,51 @@ TEST_CASE("onnx: every libonnx-testdata node graph imports or fails with a perfc
     // sequences). A drop below 820 is a regression.
     CHECK(imported + refused > 900);
     CHECK(imported >= 820);
+}
+
+TEST_CASE("onnx: whatif --model MODEL.onnx takes --batch-dim and --unfused-attention") {
+    const std::string autoint = onnx_dir + "autoint.onnx";
+    const auto whatif = [](const std::vector<std::string>& a) {
+        return perfcast_test::run_command(cli::whatif_command,
+                                          std::vector<std::string_view>(a.begin(), a.end()));
+    };
+    const auto latency_of = [](const perfcast_test::cli_run& run) {
+        // The table's one row: "1  2  12/10  256  LATENCY ..."; the fourth number is the latency.
+        const std::size_t row = run.out.find("\n1 ");
+        if (row == std::string::npos) return -1.0;
+        std::istringstream in(run.out.substr(row + 1));
+        std::string rank, streams, split, batch;
+        double ms = 0;
+        in >> rank >> streams >> split >> batch >> ms;
+        return ms;
+    };
+    const std::vector<std::string> grid{"--batch", "256", "--streams", "2",
+                                        "--cube",  "12",  "--vector",  "10"};
+    auto args = grid;
+    args.insert(args.begin(), {"--model", autoint});
+    const auto fused = whatif(args);
+    REQUIRE(fused.status == 0);
+    CHECK(has(fused.err, "fused into 3 attention lines (12): Div x3, MatMul x6, Softmax x3"));
+    args.push_back("--unfused-attention");
+    const auto unfused = whatif(args);
+    REQUIRE(unfused.status == 0);
+    CHECK_FALSE(has(unfused.err, "fused into"));
+    // Node by node the scores go out to memory and back through four softmax kernels: slower.
+    CHECK(latency_of(unfused) > latency_of(fused));
+    // --batch-dim picks the batch; a name the graph does not have is an error naming it.
+    args = grid;
+    args.insert(args.begin(), {"--model", autoint, "--batch-dim", "batch"});
+    const auto named = whatif(args);
+    REQUIRE(named.status == 0);
+    CHECK(named.out == fused.out);
+    args[3] = "seq";
+    const auto wrong = whatif(args);
+    CHECK(wrong.status != 0);
+    CHECK(has(wrong.err, "--batch-dim = \"seq\""));
+    // Both flags are for ONNX graphs only.
+    const auto not_onnx = whatif({"--batch-dim", "batch", "--batch", "64"});
+    CHECK(not_onnx.status == 2);
+    CHECK(has(not_onnx.err, "option '--batch-dim' applies to an ONNX graph"));
 }
 
 #else

@@ -25,14 +25,17 @@
 namespace perfcast::cli {
 
 namespace import_detail {
-inline constexpr std::array<option, 2> options{{
+inline constexpr std::array<option, 3> options{{
     {"output", "FILE", "write the model file here (also -o FILE; default: standard output)"},
     {"batch-dim", "NAME", "the symbolic input dimension that is the batch B (default: the first)"},
+    {"unfused-attention", "",
+     "attention subgraphs node by node (default: one fused attention line each)"},
 }};
 }  // namespace import_detail
 
 std::string import_usage() {
-    return "Usage: perfcast import MODEL.onnx [-o FILE] [--batch-dim NAME]\n\n"
+    return "Usage: perfcast import MODEL.onnx [-o FILE] [--batch-dim NAME] "
+           "[--unfused-attention]\n\n"
            "Import an ONNX graph as a perfcast model file: one line per op, sized by the batch B\n"
            "(the graph's symbolic or first input dimension), each with a comment naming its ONNX\n"
            "node. The summary (ops mapped, dropped, costed by bytes) goes to standard error.\n"
@@ -57,7 +60,8 @@ int run_import(std::span<const std::string_view> args, std::ostream& out, std::o
     const std::optional<io::output_file> target = output_from_args(a, "output");
     const std::string& path = a.positional.front();
     io::onnx_import r;
-    const model m = import_onnx(path, a.value_or("batch-dim", ""), r);
+    const model m = import_onnx(path, a.value_or("batch-dim", ""), r, nullptr,
+                                {.fuse_attention = !a.has("unfused-attention")});
     (void)m;  // read back: what is written is a model file whatif accepts
     if (target) {
         io::write_output(*target, r.text);

@@ -63,8 +63,16 @@ namespace perfcast::cli {
 
 namespace whatif_detail {
 
-inline constexpr std::array<option, 35> options{{
-    {"model", "FILE", "model file (docs/model-file.md); default: the built-in CTR scenario"},
+inline constexpr std::array<option, 37> options{{
+    {"model", "FILE",
+     "model file (docs/model-file.md) or ONNX graph (.onnx, docs/import.md); default: the "
+     "built-in CTR scenario"},
+    {"batch-dim", "NAME",
+     "with --model MODEL.onnx: the symbolic input dimension that is the batch (default: the "
+     "first)"},
+    {"unfused-attention", "",
+     "with --model MODEL.onnx: attention subgraphs node by node (default: one fused attention "
+     "line each)"},
     {"chip", "C", "chip preset (perfcast chips); default: ascend910b1"},
     chip_ini_option,
     params_option,
@@ -1041,8 +1049,16 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
         anchored->m.name =
             a.positional.front() + " (anchored at batch " + std::to_string(pb.front()) + ")";
     }
+    const bool onnx_model = a.has("model") && is_onnx_path(*a.get("model"));
+    for (const std::string_view flag : {"batch-dim", "unfused-attention"}) {
+        if (a.has(flag) && !onnx_model) {
+            throw usage_error("option '--" + std::string(flag) +
+                              "' applies to an ONNX graph: --model MODEL.onnx");
+        }
+    }
     model m = anchored         ? anchored->m
-              : a.has("model") ? read_model_input(*a.get("model"), err)
+              : a.has("model") ? read_model_input(*a.get("model"), err, a.value_or("batch-dim", ""),
+                                                  {.fuse_attention = !a.has("unfused-attention")})
                                : scenario::ctr_ranking_model();
     const card_params params{.graph = {.model = cal.params},
                              .host_threads = host_threads_from_args(a),

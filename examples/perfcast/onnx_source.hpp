@@ -74,22 +74,24 @@ inline constexpr bool have_onnx = PERFCAST_HAVE_ONNX != 0;
 /// The ONNX graph at `path` imported: the model and its summary. A graph whose batch is its
 /// inputs' first dimension (no symbolic one) and does not import at other batches (a Reshape to
 /// the exported size, a weight passed as an input of the same first dimension) is imported at
-/// its own sizes, every line fixed=1, and the summary says so.
+/// its own sizes, every line fixed=1, and the summary says so. `options`: how the graph maps
+/// (attention subgraphs fused or node by node).
 [[nodiscard]] inline model import_onnx(const std::string& path, const std::string& batch_dim,
                                        io::onnx_import& summary,
-                                       const std::string_view* bytes = nullptr) {
+                                       const std::string_view* bytes = nullptr,
+                                       const io::onnx_import_options& options = {}) {
     const auto read = [&](bool fixed) {
         return bytes != nullptr ? parse_onnx_graph(*bytes, path, batch_dim, fixed)
                                 : read_onnx_graph(path, batch_dim, fixed);
     };
     io::onnx_graph g = read(false);
     const bool numeric = !g.batch_symbol.empty() && g.batch_symbol.front() != '\'';
-    if (!numeric) return io::model_of(g, &summary);
+    if (!numeric) return io::model_of(g, &summary, options);
     try {
-        return io::model_of(g, &summary);
+        return io::model_of(g, &summary, options);
     } catch (const perfcast::error& e) {
         const std::string why = e.what();
-        model m = io::model_of(read(true), &summary);
+        model m = io::model_of(read(true), &summary, options);
         summary.approximations.push_back("the batch (" + g.batch_symbol +
                                          ") does not vary in this graph, imported at its own "
                                          "sizes (every line fixed=1): " +
@@ -100,10 +102,11 @@ inline constexpr bool have_onnx = PERFCAST_HAVE_ONNX != 0;
 
 /// The model at `path`: a model file, or an ONNX graph imported (its summary on `err`).
 [[nodiscard]] inline model read_model_input(const std::string& path, std::ostream& err,
-                                            const std::string& batch_dim = {}) {
+                                            const std::string& batch_dim = {},
+                                            const io::onnx_import_options& options = {}) {
     if (!is_onnx_path(path)) return io::read_model_file(path);
     io::onnx_import summary;
-    model m = import_onnx(path, batch_dim, summary);
+    model m = import_onnx(path, batch_dim, summary, nullptr, options);
     err << io::import_summary(summary);
     return m;
 }

@@ -36,147 +36,10 @@
 #include "../error.hpp"
 #include "../graph.hpp"
 #include "model_file.hpp"
+#include "onnx_attention.hpp"
+#include "onnx_types.hpp"
 
 namespace perfcast::io {
-
-/// An import error: the file and the ONNX node (empty for a graph-level error).
-class onnx_import_error : public ::perfcast::error {
-public:
-    onnx_import_error(const std::string& what, std::string file, std::string node)
-        : ::perfcast::error(what), file_(std::move(file)), node_(std::move(node)) {}
-    [[nodiscard]] const std::string& file() const noexcept { return file_; }
-    [[nodiscard]] const std::string& node() const noexcept { return node_; }
-
-private:
-    std::string file_;
-    std::string node_;
-};
-
-/// One dimension after shape inference: `per_batch` x B + `fixed` when known; else the symbol
-/// it still has (a dynamic dimension other than the batch) or unknown.
-struct onnx_dim {
-    std::int64_t per_batch = 0;
-    std::int64_t fixed = 0;
-    std::string symbol{};  // non-empty: symbolic and not the batch
-    bool known = true;
-
-    [[nodiscard]] static onnx_dim of(std::int64_t n) { return {0, n, {}, true}; }
-    [[nodiscard]] static onnx_dim batch(std::int64_t a = 1, std::int64_t c = 0) {
-        return {a, c, {}, true};
-    }
-    [[nodiscard]] static onnx_dim symbolic(std::string name) {
-        return {0, 0, std::move(name), false};
-    }
-    [[nodiscard]] static onnx_dim unknown() { return {0, 0, {}, false}; }
-    friend bool operator==(const onnx_dim&, const onnx_dim&) = default;
-};
-
-/// ONNX TensorProto.DataType numbers (onnx/onnx.proto, "enum DataType").
-enum class onnx_type : int {
-    undefined = 0,
-    float32 = 1,
-    uint8 = 2,
-    int8 = 3,
-    uint16 = 4,
-    int16 = 5,
-    int32 = 6,
-    int64 = 7,
-    string = 8,
-    boolean = 9,
-    float16 = 10,
-    float64 = 11,
-    uint32 = 12,
-    uint64 = 13,
-    complex64 = 14,
-    complex128 = 15,
-    bfloat16 = 16
-};
-
-/// perfcast's dtype of an ONNX element type, or none (strings, complex numbers, undefined).
-[[nodiscard]] constexpr std::optional<dtype> dtype_of_onnx(int elem_type) noexcept {
-    switch (static_cast<onnx_type>(elem_type)) {
-        case onnx_type::float32: return dtype::fp32;
-        case onnx_type::uint8: return dtype::uint8;
-        case onnx_type::int8: return dtype::int8;
-        case onnx_type::uint16: return dtype::uint16;
-        case onnx_type::int16: return dtype::int16;
-        case onnx_type::int32: return dtype::int32;
-        case onnx_type::int64: return dtype::int64;
-        case onnx_type::boolean: return dtype::bool_;
-        case onnx_type::float16: return dtype::fp16;
-        case onnx_type::float64: return dtype::fp64;
-        case onnx_type::uint32: return dtype::uint32;
-        case onnx_type::uint64: return dtype::uint64;
-        case onnx_type::bfloat16: return dtype::bf16;
-        default: return std::nullopt;
-    }
-}
-
-/// A tensor as a node sees it: name, element type, dims (none known: `has_shape` false) and
-/// whether it is a weight (an initializer: on the device already, never copied per task).
-struct onnx_tensor {
-    std::string name{};
-    int elem_type = 0;
-    bool has_shape = false;
-    std::vector<onnx_dim> dims{};
-    bool weight = false;
-};
-
-/// An attribute: integers (`i` is ints[0]), a float, a string.
-struct onnx_attribute {
-    std::string name{};
-    std::vector<std::int64_t> ints{};
-    double f = 0;
-    std::string s{};
-};
-
-struct onnx_node {
-    std::string op_type{};
-    std::string name{};
-    std::string domain{};
-    std::vector<onnx_tensor> inputs{};  // an absent optional input has an empty name
-    std::vector<onnx_tensor> outputs{};
-    std::vector<onnx_attribute> attributes{};
-
-    [[nodiscard]] const onnx_attribute* attribute(std::string_view n) const {
-        for (const onnx_attribute& a : attributes) {
-            if (a.name == n) return &a;
-        }
-        return nullptr;
-    }
-    [[nodiscard]] std::int64_t int_attribute(std::string_view n, std::int64_t fallback) const {
-        const onnx_attribute* a = attribute(n);
-        return a != nullptr && !a->ints.empty() ? a->ints[0] : fallback;
-    }
-};
-
-/// The graph: its task's inputs and outputs (initializers excluded) and its nodes in order.
-struct onnx_graph {
-    std::string name{};
-    std::string source{};        // the file, for messages
-    std::string batch_symbol{};  // what became B ("batch", or "first dimension" when numeric)
-    std::int64_t opset = 0;      // the default domain's opset
-    std::vector<onnx_tensor> inputs{};
-    std::vector<onnx_tensor> outputs{};
-    std::vector<onnx_node> nodes{};
-};
-
-/// Probe batches at which the command runs ONNX shape inference: two solve a x B + c, the third
-/// checks it (a dimension growing as B^2 fails the check). Small, and >= 2 so that no Squeeze
-/// mistakes the batch for a unit dimension. An assumption of this importer, not an ONNX value.
-inline constexpr std::array<std::int64_t, 3> onnx_probe_batches{2, 3, 5};
-
-/// The dimension a x B + c that takes the values `v` at the probe batches, or none.
-[[nodiscard]] constexpr std::optional<onnx_dim> linear_dim(const std::array<std::int64_t, 3>& v) {
-    const auto& p = onnx_probe_batches;
-    const std::int64_t dv = v[1] - v[0];
-    const std::int64_t dp = p[1] - p[0];
-    if (dv % dp != 0) return std::nullopt;
-    const std::int64_t a = dv / dp;
-    const std::int64_t c = v[0] - a * p[0];
-    if (a * p[2] + c != v[2]) return std::nullopt;
-    return onnx_dim{a, c, {}, true};
-}
 
 /// What an import produced: the model-file text and the counts of its summary.
 struct onnx_import {
@@ -184,8 +47,17 @@ struct onnx_import {
     std::map<std::string, int> mapped{};   // ONNX op type -> nodes mapped to perfcast kinds
     std::map<std::string, int> dropped{};  // layout-only op type -> nodes dropped
     std::map<std::string, int> generic{};  // unknown op type -> nodes costed as generic
+    std::map<std::string, int> fused{};    // op type -> nodes fused into attention lines
     std::vector<std::string> approximations{};
-    int lines = 0;  // op lines written (transfers included)
+    int lines = 0;      // op lines written (transfers included)
+    int attention = 0;  // attention subgraphs written as one `attention` line each
+};
+
+/// How the import maps the graph.
+struct onnx_import_options {
+    /// Write each attention subgraph (io/onnx_attention.hpp) as one fused `attention` line, as
+    /// a graph compiler with a fused attention kernel runs it; false: node by node.
+    bool fuse_attention = true;
 };
 
 namespace onnx_detail {
@@ -277,7 +149,7 @@ using dims = std::vector<onnx_dim>;
 
 class mapper {
 public:
-    explicit mapper(const onnx_graph& g) : g_(g) {}
+    mapper(const onnx_graph& g, const onnx_import_options& o) : g_(g), options_(o) {}
 
     onnx_import run() {
         out_.text = "# imported from " + comment_of(g_.source) + " by perfcast import\n";
@@ -288,7 +160,22 @@ public:
         out_.text +=
             "name " + word_of(g_.name.empty() ? std::string("onnx_model") : g_.name) + "\n";
         for (const onnx_tensor& t : g_.inputs) transfer(t, "in");
-        for (const onnx_node& n : g_.nodes) node_lines(n);
+        // Which attention subgraph, if any, each node belongs to.
+        std::vector<onnx_attention_match> att;
+        if (options_.fuse_attention) att = find_attention(g_);
+        std::vector<const onnx_attention_match*> part_of(g_.nodes.size(), nullptr);
+        for (const onnx_attention_match& m : att) {
+            for (const std::size_t i : m.nodes) part_of[i] = &m;
+        }
+        for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
+            if (part_of[i] == nullptr) {
+                node_lines(g_.nodes[i]);
+                continue;
+            }
+            ++index_;  // the other nodes keep the names they have unfused
+            ++out_.fused[g_.nodes[i].op_type];
+            if (i == part_of[i]->pv) attention(*part_of[i]);
+        }
         for (const onnx_tensor& t : g_.outputs) transfer(t, "out");
         return std::move(out_);
     }
@@ -817,9 +704,32 @@ private:
         return true;
     }
 
+    /// An attention subgraph as one fused `attention Q;K` line (BNSD sizes), written where its
+    /// second MatMul was; a mask on the scores is priced as every query-key pair.
+    void attention(const onnx_attention_match& m) {
+        const onnx_node& qk = g_.nodes[m.qk];
+        const onnx_node& sm = g_.nodes[m.softmax];
+        const onnx_node& pv = g_.nodes[m.pv];
+        const std::string name = node_name(sm, m.softmax + 1);
+        const std::string why = "onnx attention: MatMul '" + qk.name + "', Softmax '" + sm.name +
+                                "', MatMul '" + pv.name + "' (" + std::to_string(m.nodes.size()) +
+                                " nodes)";
+        line("attention", {m.q, m.k}, type_of(&qk, input(qk, 0)), "", name, why);
+        ++out_.attention;
+        if (m.mask) {
+            const onnx_node& mask = g_.nodes[*m.mask];
+            out_.approximations.push_back(
+                "attention at Softmax '" + printable(sm.name) + "': its mask (" + mask.op_type +
+                " '" + printable(mask.name) +
+                "') is priced as every query-key pair (for a causal mask write causal=1 on the "
+                "line: about half the pairs)");
+        }
+    }
+
     struct empty_tensor {};
 
     const onnx_graph& g_;
+    onnx_import_options options_;
     onnx_import out_{};
     std::size_t index_ = 0;
 };
@@ -828,19 +738,21 @@ private:
 
 /// The graph's model-file text and its summary (docs/import.md: the op table). Throws
 /// onnx_import_error naming the file, the node, the field, its value and what was expected.
-[[nodiscard]] inline onnx_import map_onnx_graph(const onnx_graph& g) {
+[[nodiscard]] inline onnx_import map_onnx_graph(const onnx_graph& g,
+                                                const onnx_import_options& options = {}) {
     if (g.nodes.empty()) {
         throw onnx_import_error(
             ::perfcast::detail::message("onnx_import", g.source + ": graph nodes", "0",
                                         "an ONNX model with at least one node"),
             g.source, {});
     }
-    return onnx_detail::mapper(g).run();
+    return onnx_detail::mapper(g, options).run();
 }
 
 /// The imported model: map_onnx_graph's text read by the model-file reader.
-[[nodiscard]] inline model model_of(const onnx_graph& g, onnx_import* summary = nullptr) {
-    onnx_import r = map_onnx_graph(g);
+[[nodiscard]] inline model model_of(const onnx_graph& g, onnx_import* summary = nullptr,
+                                    const onnx_import_options& options = {}) {
+    onnx_import r = map_onnx_graph(g, options);
     model m = parse_model(r.text, g.source);
     if (summary != nullptr) *summary = std::move(r);
     return m;
@@ -855,15 +767,23 @@ private:
         }
         return s.empty() ? std::string("none") : s;
     };
-    int mapped = 0, dropped = 0, generic = 0;
-    for (const auto& kv : r.mapped) mapped += kv.second;
-    for (const auto& kv : r.dropped) dropped += kv.second;
-    for (const auto& kv : r.generic) generic += kv.second;
+    const auto total = [](const std::map<std::string, int>& m) {
+        int n = 0;
+        for (const auto& kv : m) n += kv.second;
+        return n;
+    };
+    const int mapped = total(r.mapped), dropped = total(r.dropped), generic = total(r.generic),
+              fused = total(r.fused);
     std::string s = "imported: " + std::to_string(r.lines) + " model lines from " +
-                    std::to_string(mapped + dropped + generic) + " ONNX nodes\n";
+                    std::to_string(mapped + dropped + generic + fused) + " ONNX nodes\n";
     s += "  mapped (" + std::to_string(mapped) + "): " + list(r.mapped) + "\n";
     s += "  dropped, layout only (" + std::to_string(dropped) + "): " + list(r.dropped) + "\n";
     s += "  generic, costed by bytes (" + std::to_string(generic) + "): " + list(r.generic) + "\n";
+    if (fused > 0) {
+        s += "  fused into " + std::to_string(r.attention) + " attention line" +
+             (r.attention == 1 ? "" : "s") + " (" + std::to_string(fused) + "): " + list(r.fused) +
+             "\n";
+    }
     for (const std::string& a : r.approximations) s += "  approximation: " + a + "\n";
     return s;
 }

@@ -21,6 +21,17 @@ imports them and checks op counts and FLOPs against a hand count.
   part 400-400-400 with ReLU, the FM part's first order (a 1-wide embedding) and second order
   0.5 * ((sum e)^2 - sum e^2), a sigmoid of the sum. One shared table of 1,000,000 rows (an
   assumption: the paper hashes features into one space and gives no count).
+- autoint.onnx: AutoInt (Song et al., "AutoInt: Automatic Feature Interaction Learning via
+  Self-Attentive Neural Networks", CIKM 2019, arXiv:1810.11921) in the Criteo configuration of the
+  authors' code, DeepGraphLearning/RecommenderSystems featureRec/run_criteo.sh (commit
+  23350c4c): 39 fields, embedding 16 (train.py's default), 3 interacting blocks of 64 units,
+  2 heads, residual. The graph follows featureRec/autoint/model.py's multihead_attention as
+  tf2onnx exports it: Q, K, V and the residual as dense layers with ReLU; the heads split on the
+  last axis and stacked on the batch axis ([2B, 39, 32]); Q x K^T / sqrt(32), softmax, x V;
+  the heads merged back; residual add, ReLU, layer normalisation (model.py's normalize, as its
+  primitive ops); the flattened 39 x 64 features to one logit and a sigmoid. One table of
+  1,000,000 rows (an assumption, as for DeepFM: the repository reads its size from the
+  preprocessed data). tests/test_onnx_import.cpp finds its three attention subgraphs.
 - ctr_ranking.onnx: perfcast's built-in CTR scenario (include/perfcast/scenario.hpp,
   tests/data/models/ctr_ranking.model), line by line: the scenario lists ops, not a data flow, so
   a tensor no exported node computes is declared in value_info with its shape ("batch*8": 8 x B)
@@ -159,6 +170,78 @@ def deepfm():
          "deepfm.onnx")
 
 
+def autoint():
+    fields, d, units, heads, blocks = 39, 16, 64, 2, 3
+    hd = units // heads
+    n = helper.make_node
+    nodes, inits = [], []
+    inputs = [helper.make_tensor_value_info("feat_index", TensorProto.INT32, ["batch", fields]),
+              helper.make_tensor_value_info("feat_value", F32, ["batch", fields])]
+    inits += [weight("feature_embeddings", [1000000, d]),
+              const_i64("value_shape", [-1, fields, 1]),
+              const_i64("last_axis", [-1]),
+              helper.make_tensor("scale", F32, [], [hd ** 0.5]),
+              helper.make_tensor("eps", F32, [], [1e-8])]
+    nodes += [n("Gather", ["feature_embeddings", "feat_index"], ["emb"], name="embedding_lookup"),
+              n("Reshape", ["feat_value", "value_shape"], ["fv"], name="feat_value_view"),
+              n("Mul", ["emb", "fv"], ["x0"], name="embedding_scale")]
+    x, width = "x0", d
+    for b in range(blocks):
+        p = f"block{b}"
+
+        def dense(name):
+            w, bias = f"{p}_{name}_w", f"{p}_{name}_b"
+            inits.extend([weight(w, [width, units]), weight(bias, [units])])
+            nodes.extend([n("MatMul", [x, w], [f"{p}_{name}_mm"], name=f"{p}_{name}"),
+                          n("Add", [f"{p}_{name}_mm", bias], [f"{p}_{name}_a"],
+                            name=f"{p}_{name}_bias"),
+                          n("Relu", [f"{p}_{name}_a"], [f"{p}_{name}_r"],
+                            name=f"{p}_{name}_relu")])
+            return f"{p}_{name}_r"
+
+        def stack_heads(t):
+            parts = [f"{t}_h{h}" for h in range(heads)]
+            nodes.extend([n("Split", [t], parts, name=f"{t}_split", axis=2),
+                          n("Concat", parts, [f"{t}_"], name=f"{t}_stack", axis=0)])
+            return f"{t}_"
+
+        q, k, v, res = dense("q"), dense("k"), dense("v"), dense("res")
+        q_, k_, v_ = stack_heads(q), stack_heads(k), stack_heads(v)
+        nodes += [n("Transpose", [k_], [f"{p}_kt"], name=f"{p}_kt", perm=[0, 2, 1]),
+                  n("MatMul", [q_, f"{p}_kt"], [f"{p}_s"], name=f"{p}_qk"),
+                  n("Div", [f"{p}_s", "scale"], [f"{p}_s2"], name=f"{p}_scale"),
+                  n("Softmax", [f"{p}_s2"], [f"{p}_p"], name=f"{p}_softmax", axis=-1),
+                  n("MatMul", [f"{p}_p", v_], [f"{p}_o"], name=f"{p}_pv")]
+        parts = [f"{p}_o_h{h}" for h in range(heads)]
+        nodes += [n("Split", [f"{p}_o"], parts, name=f"{p}_unstack", axis=0),
+                  n("Concat", parts, [f"{p}_merged"], name=f"{p}_merge", axis=2),
+                  n("Add", [f"{p}_merged", res], [f"{p}_resid"], name=f"{p}_residual"),
+                  n("Relu", [f"{p}_resid"], [f"{p}_y"], name=f"{p}_relu")]
+        # normalize(): (y - mean) / sqrt(var + eps) * gamma + beta over the last axis.
+        y = f"{p}_y"
+        inits += [weight(f"{p}_gamma", [units]), weight(f"{p}_beta", [units])]
+        nodes += [n("ReduceMean", [y], [f"{p}_mean"], name=f"{p}_mean", axes=[-1]),
+                  n("Sub", [y, f"{p}_mean"], [f"{p}_c"], name=f"{p}_centre"),
+                  n("Mul", [f"{p}_c", f"{p}_c"], [f"{p}_c2"], name=f"{p}_square"),
+                  n("ReduceMean", [f"{p}_c2"], [f"{p}_var"], name=f"{p}_var", axes=[-1]),
+                  n("Add", [f"{p}_var", "eps"], [f"{p}_ve"], name=f"{p}_var_eps"),
+                  n("Sqrt", [f"{p}_ve"], [f"{p}_sd"], name=f"{p}_sd"),
+                  n("Div", [f"{p}_c", f"{p}_sd"], [f"{p}_z"], name=f"{p}_normalise"),
+                  n("Mul", [f"{p}_z", f"{p}_gamma"], [f"{p}_zg"], name=f"{p}_gamma"),
+                  n("Add", [f"{p}_zg", f"{p}_beta"], [f"{p}_out"], name=f"{p}_beta")]
+        x, width = f"{p}_out", units
+    inits += [const_i64("flat_shape", [-1, fields * units]),
+              weight("prediction", [fields * units, 1]), weight("prediction_bias", [1])]
+    nodes += [n("Reshape", [x, "flat_shape"], ["flat"], name="flat"),
+              n("MatMul", ["flat", "prediction"], ["logit_mm"], name="prediction"),
+              n("Add", ["logit_mm", "prediction_bias"], ["logit"], name="logits"),
+              n("Sigmoid", ["logit"], ["pred"], name="pred")]
+    outputs = [helper.make_tensor_value_info("pred", F32, ["batch", 1])]
+    g = helper.make_graph(nodes, "autoint_criteo", inputs, outputs, initializer=inits)
+    save(helper.make_model(g, opset_imports=OPSET, producer_name="perfcast make_models.py"),
+         "autoint.onnx")
+
+
 def ctr_ranking():
     F16 = TensorProto.FLOAT16
     I32 = TensorProto.INT32
@@ -283,6 +366,7 @@ def bad_models():
 if __name__ == "__main__":
     dlrm()
     deepfm()
+    autoint()
     ctr_ranking()
     mlp_1000()
     bad_models()
