@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <span>
 #include <string>
@@ -38,7 +39,7 @@ inline constexpr option vector_efficiency_option{
     "vector-efficiency", "MODE",
     "choose (default: by cross-validation on the fit rows), fit or keep"};
 
-inline constexpr std::array<option, 19> options{{
+inline constexpr std::array<option, 21> options{{
     chip_option,
     chip_ini_option,
     params_option,
@@ -49,6 +50,11 @@ inline constexpr std::array<option, 19> options{{
     {"seeds", "A-B", "hold out for each seed A to B: each seed, the means, rows by type"},
     {"tasks", "LIST", "task types to score, e.g. AI_CORE,AI_VECTOR_CORE (default: all)"},
     {"types", "LIST", "op types to score, e.g. MatMul,BatchMatMul (default: all)"},
+    {"interpolate", "",
+     "predict each scored row from measured fit rows of its op type at neighbouring sizes, "
+     "scaled by the model; the model where there are none"},
+    {"near-window", "R",
+     "with --interpolate: neighbours within R x the row's model time (default 4)"},
     {"worst", "N", "worst rows to list (default 10; 0: all)"},
     {"format", "FORMAT", "table (default) or json"},
     vector_efficiency_option,
@@ -208,6 +214,59 @@ inline std::string fit_summary(const profile::calibration_result& r) {
 
 inline std::string pct(double share) { return io::format_fixed(100.0 * share, 1) + " %"; }
 
+/// The scored rows by where their prediction came from: measured neighbours, or the model.
+/// `near_by_model`: the rows predicted from neighbours, as the model alone predicts them.
+struct by_source {
+    profile::error_stats near;
+    profile::error_stats near_by_model;
+    profile::error_stats model;
+    std::size_t two_neighbours = 0;
+    explicit by_source(const std::vector<profile::prediction>& rows) {
+        std::vector<double> n, nm, m;
+        for (const auto& p : rows) {
+            if (p.source == profile::estimate_source::model) {
+                m.push_back(p.ape);
+                continue;
+            }
+            n.push_back(p.ape);
+            nm.push_back(p.model_ape);
+            if (p.source == profile::estimate_source::two_neighbours) ++two_neighbours;
+        }
+        near = profile::stats_of(n);
+        near_by_model = profile::stats_of(nm);
+        model = profile::stats_of(m);
+    }
+    void write(io::json_writer& j) const {
+        const auto stats = [&](std::string_view name, const profile::error_stats& st) {
+            j.key(name)
+                .begin_object()
+                .member("rows", static_cast<double>(st.rows))
+                .member("mape", st.mape)
+                .member("median_ape", st.median_ape)
+                .end_object();
+        };
+        stats("from_neighbours", near);
+        stats("from_neighbours_by_the_model", near_by_model);
+        stats("from_model", model);
+    }
+    void write(std::ostream& out) const {
+        out << "from measured neighbours: " << near.rows << " rows (" << two_neighbours
+            << " between two), MAPE " << pct(near.mape) << ", median " << pct(near.median_ape)
+            << " (the model alone on them: " << pct(near_by_model.mape) << ", median "
+            << pct(near_by_model.median_ape) << "); from the model: " << model.rows
+            << " rows, MAPE " << pct(model.mape) << ", median " << pct(model.median_ape) << "\n";
+    }
+};
+
+inline std::string_view source_name(profile::estimate_source s) {
+    switch (s) {
+        case profile::estimate_source::one_neighbour: return "1 neighbour";
+        case profile::estimate_source::two_neighbours: return "2 neighbours";
+        case profile::estimate_source::model: break;
+    }
+    return "model";
+}
+
 /// The "by_type" member: rows, MAPE, median and P90 APE of each op type.
 inline void write_by_type(io::json_writer& j, const std::vector<profile::type_stats>& by_type) {
     j.key("by_type").begin_object();
@@ -234,7 +293,8 @@ inline void write_by_type(std::ostream& out, const std::vector<profile::type_sta
 }
 
 inline void write_report(std::ostream& out, const profile::error_report& rep, std::size_t worst,
-                         const std::string& format, const profile::calibration_result* fit) {
+                         const std::string& format, const profile::calibration_result* fit,
+                         bool near) {
     if (format == "json") {
         io::json_writer j(out);
         j.begin_object()
@@ -245,6 +305,7 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
             .member("p90_ape", rep.overall.p90_ape)
             .member("max_ape", rep.overall.max_ape);
         if (fit != nullptr) j.member("fit_rows", static_cast<double>(fit->rows));
+        if (near) by_source(rep.rows).write(j);
         write_by_type(j, rep.by_type);
         j.key("worst").begin_array();
         for (const auto& w : rep.worst(worst)) {
@@ -255,8 +316,9 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
                 .member("cores", w.cores)
                 .member("measured_us", w.measured.in(units::us))
                 .member("predicted_us", w.predicted.in(units::us))
-                .member("ape", w.ape)
-                .end_object();
+                .member("ape", w.ape);
+            if (near) j.member("source", source_name(w.source));
+            j.end_object();
         }
         j.end_array();
         j.end_object();
@@ -266,14 +328,25 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
     if (fit != nullptr) out << fit_summary(*fit) << "\n\n";
     out << "scored " << rep.overall.rows << " rows (" << rep.skipped << " not mappable): MAPE "
         << pct(rep.overall.mape) << ", median " << pct(rep.overall.median_ape) << ", P90 "
-        << pct(rep.overall.p90_ape) << "\n\n";
+        << pct(rep.overall.p90_ape) << "\n";
+    if (near) by_source(rep.rows).write(out);
+    out << "\n";
     write_by_type(out, rep.by_type);
     out << "\nworst rows:\n";
-    io::text_table wt({"line", "name", "type", "cores", "measured us", "predicted us", "APE"});
+    std::vector<std::string> head{"line",        "name",         "type", "cores",
+                                  "measured us", "predicted us", "APE"};
+    if (near) head.emplace_back("from");
+    io::text_table wt(head);
     for (const auto& w : rep.worst(worst)) {
-        wt.add_row({std::to_string(w.line), w.name, w.type, std::to_string(w.cores),
-                    io::format_fixed(w.measured.in(units::us), 2),
-                    io::format_fixed(w.predicted.in(units::us), 2), pct(w.ape)});
+        std::vector<std::string> row{std::to_string(w.line),
+                                     w.name,
+                                     w.type,
+                                     std::to_string(w.cores),
+                                     io::format_fixed(w.measured.in(units::us), 2),
+                                     io::format_fixed(w.predicted.in(units::us), 2),
+                                     pct(w.ape)};
+        if (near) row.emplace_back(source_name(w.source));
+        wt.add_row(row);
     }
     wt.write(out);
 }
@@ -299,7 +372,7 @@ inline std::pair<std::uint64_t, std::uint64_t> seed_range(std::string_view text)
 }
 
 inline void write_study(std::ostream& out, const profile::holdout_study& st,
-                        const std::string& format) {
+                        const std::string& format, bool near) {
     const auto& runs = st.runs;
     if (format == "json") {
         io::json_writer j(out);
@@ -330,6 +403,7 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
             .member("mape", st.pooled.overall.mape)
             .member("median_ape", st.pooled.overall.median_ape)
             .member("p90_ape", st.pooled.overall.p90_ape);
+        if (near) by_source(st.pooled.rows).write(j);
         write_by_type(j, st.pooled.by_type);
         j.end_object();
         j.end_object();
@@ -352,6 +426,7 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
     t.write(out);
     out << "\nby type, every seed's held-out rows together (" << st.pooled.overall.rows << " rows, "
         << st.pooled.skipped << " not mappable: MAPE " << pct(st.pooled.overall.mape) << "):\n";
+    if (near) by_source(st.pooled.rows).write(out);
     write_by_type(out, st.pooled.by_type);
 }
 
@@ -390,6 +465,23 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
     profile::calibration cal = params_from_args(a);
     const row_filter keep{list_of(a, "tasks"), list_of(a, "types")};
     const std::size_t worst = row_count(a, "worst", 10);
+    // --interpolate: the window of model time within which a fit row is a neighbour (0: off).
+    double near_window = 0;
+    if (a.has("near-window") && !a.has("interpolate"))
+        throw usage_error("--near-window applies with --interpolate");
+    if (a.has("interpolate")) {
+        if (!a.has("fit") && !a.has("holdout"))
+            throw usage_error(
+                "--interpolate needs measured rows to interpolate from: --fit FILE "
+                "or PROFILE --holdout SHARE");
+        near_window = a.has("near-window")
+                          ? io::parse_double(*a.get("near-window"), "--near-window")
+                          : profile::default_near_window;
+        if (!(near_window >= 1))
+            throw usage_error("--near-window " + *a.get("near-window") +
+                              ": expected a factor >= 1 of model time");
+    }
+    const bool near = near_window > 0;
 
     std::vector<profile::kernel_row> fit_rows;
     std::vector<profile::kernel_row> test_rows;
@@ -405,7 +497,7 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
             const auto [first, last] = seed_range(*a.get("seeds"));
             const auto study = profile::repeated_holdout(
                 c, profiles.in_context(a.positional[0], c, cal.params), share, first, last, keep,
-                cal.params, calibration_options_from(a, progress));
+                cal.params, calibration_options_from(a, progress), near_window);
             if (study.scored_runs == 0) {
                 throw perfcast::error(
                     "nothing scored (a MAPE over no rows is not 0 %): no seed from " +
@@ -414,7 +506,7 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
                     " the model can predict (" + std::to_string(study.pooled.skipped) +
                     " held-out rows not mappable)");
             }
-            write_study(out, study, format);
+            write_study(out, study, format, near);
             return exit_ok;
         }
         const std::int64_t seed = a.has("seed") ? io::parse_int(*a.get("seed"), "--seed") : 1;
@@ -444,10 +536,13 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
                                  calibration_options_from(a, progress));
         cal = fit->fitted;
     }
-    const auto rep = profile::evaluate(c, test_rows, cal);
+    std::optional<profile::measured_neighbours> neighbours;
+    if (near) neighbours.emplace(c, fit_rows, cal, near_window);
+    const auto rep = profile::evaluate(c, test_rows, cal, profile::all_rows,
+                                       neighbours ? &*neighbours : nullptr);
     if (rep.overall.rows == 0)
         throw nothing_scored(scored_what, test_read, test_rows.size(), rep.skipped, a);
-    write_report(out, rep, worst, format, fit ? &*fit : nullptr);
+    write_report(out, rep, worst, format, fit ? &*fit : nullptr, near);
     return exit_ok;
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "../cost.hpp"
 #include "calibrate.hpp"
 #include "kernel_details.hpp"
+#include "neighbours.hpp"
 #include "ops.hpp"
 
 namespace perfcast::profile {
@@ -30,6 +32,8 @@ struct prediction {
     duration measured{};
     duration predicted{};
     double ape = 0;  // |predicted - measured| / measured
+    estimate_source source = estimate_source::model;  // the model, or measured neighbours
+    double model_ape = 0;  // the model's own APE (= ape unless predicted from neighbours)
 };
 
 /// Error statistics of a set of predictions (shares, not percent: 0.15 = 15 %).
@@ -88,9 +92,11 @@ struct error_report {
 
 /// The model's prediction for one measured row, or nothing when the row cannot be mapped to an
 /// op or has no positive duration. The core limit is the row's block dim (the cores it used),
-/// clamped to the engine.
-[[nodiscard]] inline std::optional<prediction> predict_row(const chip& c, const kernel_row& r,
-                                                           const calibration& cal = {}) {
+/// clamped to the engine. With `near`, the row is predicted from its measured neighbours where
+/// it has any (profile/neighbours.hpp).
+[[nodiscard]] inline std::optional<prediction> predict_row(
+    const chip& c, const kernel_row& r, const calibration& cal = {},
+    const measured_neighbours* near = nullptr) {
     const auto m = measured_op_of(c, r, cal);
     if (!m) return std::nullopt;
     prediction out;
@@ -101,6 +107,12 @@ struct error_report {
     out.cores = m->cores;
     out.measured = m->measured;
     out.predicted = cost(c, m->o, core_count{m->cores}, cal.params).latency;
+    out.model_ape = std::abs(out.predicted / out.measured - 1.0);
+    if (near != nullptr) {
+        const near_estimate e = near->estimate(r, out.predicted);
+        out.predicted = e.predicted;
+        out.source = e.source;
+    }
     out.ape = std::abs(out.predicted / out.measured - 1.0);
     return out;
 }
@@ -122,23 +134,28 @@ struct error_report {
     return rep;
 }
 
-/// Predicts every row that `keep` accepts and summarizes the errors.
+/// Predicts every row that `keep` accepts and summarizes the errors (with `near`: from measured
+/// neighbours where there are any).
 template <class Filter>
 [[nodiscard]] error_report evaluate(const chip& c, const std::vector<kernel_row>& rows,
-                                    const calibration& cal, Filter keep) {
+                                    const calibration& cal, Filter keep,
+                                    const measured_neighbours* near = nullptr) {
     std::vector<prediction> predictions;
     std::size_t skipped = 0;
     for (const kernel_row& r : rows) {
         if (!keep(r)) continue;
-        if (auto pr = predict_row(c, r, cal)) predictions.push_back(std::move(*pr));
+        if (auto pr = predict_row(c, r, cal, near)) predictions.push_back(std::move(*pr));
         else ++skipped;
     }
     return summarize(std::move(predictions), skipped);
 }
 
+/// A row filter that keeps every row.
+inline constexpr auto all_rows = [](const kernel_row&) { return true; };
+
 [[nodiscard]] inline error_report evaluate(const chip& c, const std::vector<kernel_row>& rows,
                                            const calibration& cal = {}) {
-    return evaluate(c, rows, cal, [](const kernel_row&) { return true; });
+    return evaluate(c, rows, cal, all_rows);
 }
 
 /// One hold-out draw of a repeated hold-out study.
@@ -165,13 +182,16 @@ struct holdout_study {
 /// For each seed in [first_seed, last_seed]: split `rows` (already in context, see
 /// annotate_context) by split_holdout(share, seed), calibrate on the fit side from `start`,
 /// score the held-out rows `keep` accepts. A seed whose held-out side has no row `keep`
-/// accepts is listed but left out of the means.
+/// accepts is listed but left out of the means. `near_window` > 0: the held-out rows are
+/// predicted from their measured neighbours on the fit side within that factor of model time
+/// (profile/neighbours.hpp), from the model elsewhere.
 template <class Filter>
 [[nodiscard]] holdout_study repeated_holdout(const chip& c, const std::vector<kernel_row>& rows,
                                              double share, std::uint64_t first_seed,
                                              std::uint64_t last_seed, Filter keep,
                                              const model_params& start = {},
-                                             const calibration_options& opt = {}) {
+                                             const calibration_options& opt = {},
+                                             double near_window = 0) {
     PERFCAST_EXPECTS(first_seed <= last_seed && last_seed - first_seed < 1000,
                      "repeated_holdout", "seeds",
                      static_cast<double>(last_seed) - static_cast<double>(first_seed) + 1,
@@ -188,7 +208,9 @@ template <class Filter>
         } catch (const error& e) {
             throw error(std::string(e.what()) + " (hold-out seed " + std::to_string(seed) + ")");
         }
-        error_report rep = evaluate(c, split.test, fit.fitted, keep);
+        std::optional<measured_neighbours> near;
+        if (near_window > 0) near.emplace(c, split.fit, fit.fitted, near_window);
+        error_report rep = evaluate(c, split.test, fit.fitted, keep, near ? &*near : nullptr);
         out.runs.push_back({seed, fit.rows, fit.vector_efficiency_fitted, rep.overall});
         if (rep.overall.rows > 0) {
             ++out.scored_runs;
