@@ -23,6 +23,7 @@
 #include <perfcast/io/table.hpp>
 #include <perfcast/profile/calibrate.hpp>
 #include <perfcast/profile/kernel_details.hpp>
+#include <perfcast/profile/transfer.hpp>
 #include <perfcast/profile/validate.hpp>
 
 #include "cli.hpp"
@@ -39,10 +40,13 @@ inline constexpr option vector_efficiency_option{
     "vector-efficiency", "MODE",
     "choose (default: by cross-validation on the fit rows), fit or keep"};
 
-inline constexpr std::array<option, 21> options{{
+inline constexpr std::array<option, 22> options{{
     chip_option,
     chip_ini_option,
     params_option,
+    {"transfer-from", "C",
+     "with --params: the chip they were fitted on; keep their per-type factors, the rest at "
+     "--chip's defaults"},
     {"fit", "FILE", "profile whose rows calibrate the model"},
     {"test", "FILE", "profile whose rows are predicted and scored"},
     {"holdout", "SHARE", "with one PROFILE: hold out this share of rows (whole groups)"},
@@ -463,6 +467,13 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
     const chip c = profiles.chip_for(
         a.has("holdout") ? (a.positional.empty() ? "" : a.positional[0]) : a.value_or("test", ""));
     profile::calibration cal = params_from_args(a);
+    if (const auto from = a.get("transfer-from")) {
+        if (!a.has("params") || a.has("fit") || a.has("holdout"))
+            throw usage_error(
+                "--transfer-from scores a calibration of another chip: it needs "
+                "--params FILE and no --fit / --holdout");
+        cal = profile::transferred(cal, chips::get_chip(*from), c);
+    }
     const row_filter keep{list_of(a, "tasks"), list_of(a, "types")};
     const std::size_t worst = row_count(a, "worst", 10);
     // --interpolate: the window of model time within which a fit row is a neighbour (0: off).

@@ -1,0 +1,38 @@
+// perfcast/profile/transfer.hpp: a calibration of one chip carried to another of its family.
+//
+// What a calibration fits is of three kinds (profile/calibrate.hpp, docs/calibration.md):
+//  - per op type, the work factor (the kernel's operations per element relative to the model's
+//    count, at the engine's rate) and the factor of heavy types without one: properties of the
+//    kernels' code, the same on every chip that runs the same kernels;
+//  - per op type, a fixed time: scalar set-up of the kernel, also its code's, fitted in
+//    microseconds of the fitted chip's clock; carried as cycles, so scaled by the ratio of the
+//    vector clocks;
+//  - everything else (engine heads and efficiencies, the first-run cost, runtime settings):
+//    properties of the chip, its memory and its launch path. Those go back to the defaults, to be
+//    re-derived for the target (its presets, or a calibration on its own rows).
+// Measured (docs/validation.md, "Across chips"): a calibration on the shipped 910B1 profile
+// scored on the Qwen3 profile of a 910B3: 45.0 % MAPE uncalibrated, 39.8 % with the whole
+// calibration, 37.8 % transferred.
+#pragma once
+
+#include "../chip.hpp"
+#include "ops.hpp"
+
+namespace perfcast::profile {
+
+/// `from`, fitted on chip `fitted_on`, as a calibration for chip `target`: the per-type work
+/// factors and the unseen-heavy factor kept, the fixed times scaled by the vector clocks'
+/// ratio, every chip-bound parameter at its default.
+[[nodiscard]] inline calibration transferred(const calibration& from, const chip& fitted_on,
+                                             const chip& target) {
+    PERFCAST_EXPECTS(target.vector.clock > frequency{}, "transferred", "target vector clock",
+                     target.vector.clock.in(units::Hz), "a chip with a vector clock");
+    calibration to;
+    to.work_factor = from.work_factor;
+    to.unseen_heavy_factor = from.unseen_heavy_factor;
+    const double cycles_ratio = fitted_on.vector.clock / target.vector.clock;
+    for (const auto& [type, t] : from.fixed_time) to.fixed_time.emplace(type, t * cycles_ratio);
+    return to;
+}
+
+}  // namespace perfcast::profile
