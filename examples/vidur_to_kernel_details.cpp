@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -32,7 +33,8 @@ constexpr std::string_view usage =
     "Converts vidur's per-operator profile (mlp.csv: time_stats.<op>.<stat> in ms) into the\n"
     "minimal kernel_details subset perfcast reads, one row per (operator, measurement).\n"
     "--split writes DIR/fit.csv (tensor-parallel degree 1, num_tokens <= 1024) and\n"
-    "DIR/test.csv (the rest); without it every row goes to OUT.csv (default: stdout).\n";
+    "DIR/test.csv (the rest; DIR is made if missing); without it every row goes to OUT.csv\n"
+    "(default: stdout).\n";
 
 struct arguments {
     std::string input;
@@ -105,6 +107,9 @@ int main(int argc, char** argv) {
         const auto rows = perfcast::vidur::read_mlp(in, a.input, a.stat);
         if (a.split_dir) {
             const auto s = perfcast::vidur::split(rows);
+            // DIR is made when it is not there (a file in its way is reported by open_output).
+            std::error_code ec;
+            std::filesystem::create_directories(*a.split_dir, ec);
             auto fit = open_output(*a.split_dir + "/fit.csv");
             auto test = open_output(*a.split_dir + "/test.csv");
             const std::size_t nf = perfcast::vidur::write_profile(fit, s.fit, a.block_dim);

@@ -202,6 +202,10 @@ def first_difference(expected, shown):
 
 # ---- running -----------------------------------------------------------------------------
 
+# Programs of examples/ that docs run as `$ NAME ...`, found beside the perfcast binary.
+COMPANION_TOOLS = ("vidur_to_kernel_details",)
+
+
 def scratch_dir(perfcast):
     d = tempfile.mkdtemp(prefix="perfcast-doc-check.")
     for name in os.listdir(ROOT):
@@ -210,6 +214,11 @@ def scratch_dir(perfcast):
     bindir = os.path.join(d, ".bin")
     os.mkdir(bindir)
     os.symlink(perfcast, os.path.join(bindir, "perfcast"))
+    # The example programs the docs run beside perfcast, when they were built next to it.
+    for tool in COMPANION_TOOLS:
+        built = os.path.join(os.path.dirname(perfcast), tool)
+        if os.path.isfile(built):
+            os.symlink(built, os.path.join(bindir, tool))
     return d, bindir
 
 
