@@ -7,7 +7,7 @@
 // the simulation). Bit identity holds on one instruction set without -ffast-math or FMA
 // contraction (-ffp-contract=off where a target has FMA, e.g. aarch64). Users: the serving
 // simulation (serving/arrivals.hpp, serving/simulation.hpp) and the hold-out split of
-// calibration (profile/calibrate.hpp, splitmix64).
+// calibration (profile/holdout.hpp, splitmix64).
 #pragma once
 
 #include <bit>
