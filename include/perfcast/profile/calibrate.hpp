@@ -19,9 +19,8 @@
 //   ../optimise.hpp           Nelder-Mead and golden-section search
 //   calibrate_stages.hpp      one fit: its stages (shared parameters, per-type terms) alternated
 //   holdout.hpp               split_holdout
-// and, here, calibrate(): the cross-validation folds, the choice, the final fit. The folds still
-// draw from their own LCG (cv_folds): moving them to random.hpp would move every calibrated
-// figure, a model change for a commit of its own.
+// and, here, calibrate(): the cross-validation folds, the choice, the final fit. The folds draw
+// from the one PRNG (random.hpp's splitmix64), as the hold-out split does.
 #pragma once
 
 #include <cstddef>
@@ -35,6 +34,7 @@
 #include "../cost.hpp"
 #include "../error.hpp"
 #include "../progress.hpp"
+#include "../random.hpp"
 #include "calibrate_objective.hpp"
 #include "calibrate_options.hpp"
 #include "calibrate_stages.hpp"
@@ -46,12 +46,17 @@ namespace perfcast::profile {
 
 namespace detail {
 
+/// The seed of the cross-validation folds: any fixed value keeps the decision the same
+/// everywhere; 0 is arbitrary, not chosen on the results.
+inline constexpr std::uint64_t cv_fold_seed = 0;
+
 /// The cross-validation fold of each row: `folds` folds of whole groups (same type, bytes and
-/// cores), drawn by a fixed LCG so the decision is the same everywhere.
+/// cores), a group's fold drawn by splitmix64 (random.hpp) from cv_fold_seed, in the order the
+/// groups first appear, so the decision is the same on every platform.
 [[nodiscard]] inline std::vector<int> cv_folds(const std::vector<measured_op>& rows, int folds) {
     std::map<std::string, int, std::less<>> fold_of_group;
     std::vector<int> fold(rows.size());
-    std::uint64_t state = 0x9E3779B97F4A7C15ULL;
+    std::uint64_t state = cv_fold_seed;
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const measured_op& m = rows[i];
         std::string key = m.type + "|" + std::to_string(m.o.bytes_read.in(units::B)) + "|" +
@@ -59,10 +64,10 @@ namespace detail {
                           std::to_string(m.cores);
         auto it = fold_of_group.find(key);
         if (it == fold_of_group.end()) {
-            state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+            const std::uint64_t draw = ::perfcast::detail::splitmix64(state);
             it = fold_of_group
                      .emplace(std::move(key),
-                              static_cast<int>((state >> 33) % static_cast<unsigned>(folds)))
+                              static_cast<int>(draw % static_cast<std::uint64_t>(folds)))
                      .first;
         }
         fold[i] = it->second;
