@@ -6,8 +6,9 @@
 // libc++ (no std::*_distribution, whose outputs differ between standard libraries; no libm in
 // the simulation). Bit identity holds on one instruction set without -ffast-math or FMA
 // contraction (-ffp-contract=off where a target has FMA, e.g. aarch64). Users: the serving
-// simulation (serving/arrivals.hpp, serving/simulation.hpp) and the hold-out split of
-// calibration (profile/calibrate.hpp, splitmix64).
+// simulation (serving/arrivals.hpp, serving/simulation.hpp), the hold-out split of calibration
+// (profile/holdout.hpp, splitmix64) and its cross-validation folds (profile/calibrate.hpp,
+// splitmix64).
 #pragma once
 
 #include <bit>

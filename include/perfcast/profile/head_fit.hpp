@@ -6,8 +6,8 @@
 // A row's latency is head + body (cost.hpp): the body does not depend on the head, so each row's
 // body is computed once and the search only adds candidate heads to it. The objective is the
 // mean over profiles of each profile's mean |log(predicted / measured)| on the engine's rows:
-// the calibration's objective (calibrate.hpp), with a small profile weighing as much as a large
-// one, since the defaults must hold on a profile they have not seen, not on the average row.
+// the calibration's objective (calibrate_objective.hpp), with a small profile weighing as much as a
+// large one, since the defaults must hold on a profile they have not seen, not on the average row.
 #pragma once
 
 #include <algorithm>

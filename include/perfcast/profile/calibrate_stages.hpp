@@ -1,0 +1,283 @@
+// perfcast/profile/calibrate_stages.hpp: one calibration of the model's parameters to measured
+// rows (detail::calibrate_once), in its stages:
+//
+//   engines_of, searched_coordinates   which parameters the rows can tell: an engine without
+//                                      rows keeps its start values
+//   fit_shared      stage 1: the shared parameters (per-engine head costs, the first-run cost,
+//                   cube / vector / HBM efficiencies), Nelder-Mead (optimise.hpp) on the mean
+//                   |log error| (calibrate_objective.hpp) of the rows with the per-type terms
+//   fit_type        stage 2, one op type: a work factor and a fixed time, golden-section searches
+//   fit_type_terms  stage 2: every vector / AI CPU type with enough rows, and the factor of the
+//                   heavy types the rows lack
+//   calibrate_once  the two stages alternated `rounds` times
+//
+// Whether the vector efficiency is fitted is the caller's choice (calibrate.hpp decides it by
+// cross-validation).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../chip.hpp"
+#include "../cost.hpp"
+#include "../optimise.hpp"
+#include "../progress.hpp"
+#include "calibrate_objective.hpp"
+#include "calibrate_options.hpp"
+#include "ops.hpp"
+
+namespace perfcast::profile::detail {
+
+/// Counts a fit's objective evaluations (every search's together) and reports them every
+/// progress_every_evaluations.
+struct evaluation_counter {
+    const progress_fn& progress;
+    int evaluations = 0;
+    void operator()() {
+        if (++evaluations % progress_every_evaluations == 0) {
+            ::perfcast::detail::report_progress(progress, "fitting",
+                                                static_cast<std::uint64_t>(evaluations), 0,
+                                                "model evaluations");
+        }
+    }
+};
+
+/// What the rows hold: rows on each engine, and first runs (annotated profiles).
+struct engines_seen {
+    bool cube = false;
+    bool vector = false;
+    bool aicpu = false;
+    bool first_run = false;
+};
+
+[[nodiscard]] inline engines_seen engines_of(const std::vector<measured_op>& rows) {
+    engines_seen s;
+    for (const measured_op& m : rows) {
+        s.cube |= m.o.eng == engine::cube;
+        s.vector |= m.o.eng == engine::vector;
+        s.aicpu |= m.o.eng == engine::aicpu;
+        s.first_run |= m.o.first_run;
+    }
+    return s;
+}
+
+/// The coordinates of param_space that stage 1 searches. Engines with no rows keep their start
+/// values. overlap and misaligned_efficiency stay as given: on profile rows they trade off
+/// against the efficiencies (a fit that lowers overlap to explain memory-bound vector ops spoils
+/// the GEMMs, whose compute and memory times are close), and a profile row does not say whether
+/// its moves were aligned. The first-run cost is searched only when some rows are first runs.
+[[nodiscard]] inline std::array<bool, param_space::size> searched_coordinates(const engines_seen& s,
+                                                                              bool fit_vector) {
+    return {s.cube,                  // cube head: launch
+            s.cube,                  //   and per core
+            s.vector,                // vector head: launch
+            s.vector,                //   and per core
+            s.aicpu,                 // AI CPU launch
+            s.cube,                  // cube efficiency
+            s.vector && fit_vector,  // vector efficiency
+            s.cube || s.vector,      // HBM efficiency
+            false,                   // overlap
+            false,                   // misaligned efficiency
+            s.first_run,             // first-run cost: launch
+            s.first_run};            //   and per core
+}
+
+/// Stage 1: the shared parameters that minimise the mean |log error| on `data` (the rows with
+/// the current per-type terms), searched from `from` with Nelder-Mead over the `free`
+/// coordinates, `budget` evaluations in all, restarted `restarts` times from the best point.
+/// What was not searched is `start`'s: an engine without rows keeps the start's head (not the
+/// chip default made explicit), and so does the first-run cost (not the search's start point).
+[[nodiscard]] inline model_params fit_shared(const chip& c, const std::vector<measured_op>& data,
+                                             const model_params& from, const model_params& start,
+                                             const engines_seen& seen,
+                                             const std::array<bool, param_space::size>& free,
+                                             int restarts, int budget,
+                                             evaluation_counter& counted) {
+    const param_space sp{c};
+    const auto f = [&](const param_space::vec& v) {
+        counted();
+        return mean_abs_log_error(c, data, param_space::decode(v, from));
+    };
+    const auto best = ::perfcast::detail::nelder_mead(f, sp.encode(from), free,
+                                                      {.budget = budget, .restarts = restarts});
+    model_params out = param_space::decode(best.point, from);
+    if (!seen.cube) out.head[0] = start.head[0];
+    if (!seen.vector) out.head[1] = start.head[1];
+    if (!seen.aicpu) out.head[2] = start.head[2];
+    if (!seen.first_run) {
+        out.first_run_launch = start.first_run_launch;
+        out.first_run_per_core = start.first_run_per_core;
+    }
+    return out;
+}
+
+/// Scales the op's vector work by `f`.
+[[nodiscard]] inline op with_work(op o, double f) {
+    o.useful_ops *= f;
+    o.ops_per_unit *= f;
+    return o;
+}
+
+/// The terms stage 2 gives one op type: the log of its work factor (0: none) and its fixed time.
+struct type_terms {
+    double log_factor = 0;
+    std::optional<duration> fixed;
+};
+
+/// Stage 2 for one vector / AI CPU op type (its rows `idx` of `rows`): a work factor f in
+/// [1/max_work_factor, max_work_factor] and a fixed time d in [0, its fastest row], searched on
+/// log f and u = log(1 + d / 1 us), kept only when they beat neither. The objective adds
+/// rows x (factor_penalty x |log f| + fixed_penalty x u) to the type's sum of
+/// |log(pred / meas)|: a fixed time has to buy more log error than a factor does, so it is
+/// fitted where the rows show one (small and large rows off by the same time, as the 910B1's
+/// ApplyAdamW of 4 Ki and 75 Mi elements are), and a factor the rows cannot pin down stays near 1
+/// (docs/calibration.md).
+[[nodiscard]] inline type_terms fit_type(const chip& c, const std::vector<measured_op>& rows,
+                                         const std::vector<std::size_t>& idx,
+                                         const model_params& fitted, const calibration_options& opt,
+                                         evaluation_counter& counted) {
+    double fastest = rows[idx.front()].measured.in(units::us);
+    for (std::size_t i : idx) fastest = std::min(fastest, rows[i].measured.in(units::us));
+    const auto g = [&](double logf, double u) {
+        counted();
+        double sum = 0;
+        for (std::size_t i : idx) {
+            op o = with_work(rows[i].o, std::exp(logf));
+            o.extra_head += duration{std::expm1(u), units::us};
+            sum += std::abs(
+                std::log(cost(c, o, core_count{rows[i].cores}, fitted).latency / rows[i].measured));
+        }
+        return sum + static_cast<double>(idx.size()) *
+                         (opt.factor_penalty * std::abs(logf) + opt.fixed_penalty * u);
+    };
+    // The objective is not jointly unimodal (a factor can fit the small rows' fixed costs at the
+    // price of the large ones), so the best factor is found on a grid of fixed times first, then
+    // refined by alternating searches.
+    const double max_u = opt.fit_fixed_time ? std::log1p(fastest) : 0.0;
+    const double max_logf = std::log(opt.max_work_factor);
+    const auto best_factor = [&](double at_u) {
+        return ::perfcast::detail::golden_section([&](double x) { return g(x, at_u); }, -max_logf,
+                                                  max_logf);
+    };
+    double u = 0;
+    double logf = best_factor(0.0);
+    double best = g(logf, u);
+    constexpr int grid = 8;  // fixed times tried: 0 and 7 steps up to the fastest row's time
+    for (int j = 1; max_u > 0 && j < grid; ++j) {
+        const double uj = max_u * j / (grid - 1);
+        const double fj = best_factor(uj);
+        if (const double v = g(fj, uj); v < best) {
+            best = v;
+            u = uj;
+            logf = fj;
+        }
+    }
+    for (int pass = 0; max_u > 0 && pass < 2; ++pass) {
+        const double ru = ::perfcast::detail::golden_section(
+            [&](double x) { return g(logf, x); }, std::max(0.0, u - max_u / (grid - 1)),
+            std::min(max_u, u + max_u / (grid - 1)));
+        const double rf = best_factor(ru);
+        if (const double v = g(rf, ru); v < best) {  // refined only when better
+            best = v;
+            u = ru;
+            logf = rf;
+        }
+    }
+    // Kept only when it beats none. Below 1e-6 in log f or 1e-3 us (the searches' resolution, an
+    // assumption) a factor or time is none.
+    type_terms out;
+    if (best < g(0.0, 0.0)) {
+        if (std::abs(logf) > 1e-6) out.log_factor = logf;
+        if (std::expm1(u) >= 1e-3) out.fixed = duration{std::expm1(u), units::us};
+    }
+    return out;
+}
+
+/// The rows of each vector / AI CPU op type (indices into `rows`), by type name.
+using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>>;
+
+[[nodiscard]] inline rows_by_type per_type_rows(const std::vector<measured_op>& rows) {
+    rows_by_type out;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        if (rows[i].o.eng != engine::cube) out[rows[i].type].push_back(i);
+    return out;
+}
+
+/// Stage 2: the per-type terms under the shared parameters `fitted`, for every type with at least
+/// `min_rows_per_type` rows; a heavy type the rows lack (or have one row of) gets the median
+/// factor of the heavy types they show. `params` of the result is left to the caller.
+[[nodiscard]] inline calibration fit_type_terms(const chip& c, const std::vector<measured_op>& rows,
+                                                const rows_by_type& by_type,
+                                                const model_params& fitted,
+                                                const calibration_options& opt,
+                                                evaluation_counter& counted) {
+    calibration out;
+    std::vector<double> heavy;  // log factors of the heavy types fitted (0: none kept)
+    for (const auto& [type, idx] : by_type) {
+        if (idx.size() < static_cast<std::size_t>(opt.min_rows_per_type)) continue;
+        const type_terms terms = fit_type(c, rows, idx, fitted, opt, counted);
+        if (terms.fixed) out.fixed_time[type] = *terms.fixed;
+        const bool heavy_type = opt.fit_unseen_heavy_factor && is_heavy_type(type);
+        // A heavy type fitted at none keeps 1 explicitly: without an entry it would take the
+        // unseen heavy types' median.
+        if (terms.log_factor != 0 || heavy_type) out.work_factor[type] = std::exp(terms.log_factor);
+        if (heavy_type) heavy.push_back(terms.log_factor);
+    }
+    // The traits table's operation counts are the assumption the factors correct, and on one
+    // chip its kernels miss them alike (docs/calibration.md).
+    if (heavy.size() >= 2) {  // a median of one type would be that type's own factor
+        std::sort(heavy.begin(), heavy.end());
+        const std::size_t h = heavy.size() / 2;
+        out.unseen_heavy_factor =
+            std::exp(heavy.size() % 2 ? heavy[h] : 0.5 * (heavy[h - 1] + heavy[h]));
+    }
+    return out;
+}
+
+/// `rows` with `cal`'s per-type terms applied: what stage 1 fits the shared parameters on.
+[[nodiscard]] inline std::vector<measured_op> scaled_by(const std::vector<measured_op>& rows,
+                                                        const calibration& cal) {
+    std::vector<measured_op> out = rows;
+    for (measured_op& m : out) m.o = cal.applied(m.o, m.type);
+    return out;
+}
+
+/// One calibration with the vector efficiency fitted (`fit_vector`) or kept: stage 1 on the rows
+/// with the current per-type terms, then stage 2 under the new shared parameters, `rounds` times,
+/// each stage 1 with an equal share of `max_evaluations`.
+[[nodiscard]] inline calibration_result calibrate_once(const chip& c,
+                                                       const std::vector<measured_op>& rows,
+                                                       const model_params& start,
+                                                       const calibration_options& opt,
+                                                       bool fit_vector) {
+    const engines_seen seen = engines_of(rows);
+    const auto free = searched_coordinates(seen, fit_vector);
+    calibration_result res;
+    res.rows = rows.size();
+    res.vector_efficiency_fitted = seen.vector && fit_vector;
+    evaluation_counter counted{opt.progress};
+    res.log_error_before = mean_abs_log_error(c, rows, start);
+    const rows_by_type by_type = per_type_rows(rows);
+    const int rounds = opt.rounds < 1 ? 1 : opt.rounds;
+    model_params current = start;
+    for (int round = 0; round < rounds; ++round) {
+        current = fit_shared(c, scaled_by(rows, res.fitted), current, start, seen, free,
+                             opt.restarts, opt.max_evaluations / rounds, counted);
+        calibration types = fit_type_terms(c, rows, by_type, current, opt, counted);
+        types.params = current;
+        res.fitted = std::move(types);
+    }
+    res.log_error_after = mean_abs_log_error(c, scaled_by(rows, res.fitted), current);
+    res.evaluations = counted.evaluations;
+    return res;
+}
+
+}  // namespace perfcast::profile::detail
