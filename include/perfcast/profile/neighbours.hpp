@@ -13,9 +13,9 @@
 //  - no reference within the window: the model's m_q.
 // Where the model's error is smooth in size, a neighbour's residual is a better guess than none;
 // the window bounds how far it is trusted. It helps where the rows have measured neighbours (the
-// A100 token sweep 13.6 -> 11.8 % MAPE, another rank of the same run 74.9 -> 54.6 %) and hurts
-// where they do not (the 910B1 group hold-out, whose held-out shapes are never measured: 13.2 ->
-// 14.7 %), so `validate` uses it only when asked (--interpolate; docs/validation.md,
+// A100 token sweep 13.6 -> 11.8 % MAPE, another rank of the same run 74.3 -> 54.2 %) and hurts
+// where they do not (the 910B1 group hold-out, whose held-out shapes are never measured: 13.1 ->
+// 14.6 %), so `validate` uses it only when asked (--interpolate; docs/validation.md,
 // "Near-measurement interpolation").
 #pragma once
 
