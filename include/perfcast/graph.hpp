@@ -26,6 +26,7 @@
 
 #include "chip.hpp"
 #include "cost.hpp"
+#include "counts.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
 #include "link.hpp"
@@ -172,18 +173,18 @@ namespace detail {
 
 /// Evaluates node `n` at batch `batch` on at most `limit` cores of its engine (ignored for
 /// transfers). At run time an error names the node and the batch.
-[[nodiscard]] constexpr node_eval evaluate_at(const chip& c, const node& n, std::int64_t batch,
+[[nodiscard]] constexpr node_eval evaluate_at(const chip& c, const node& n, batch_size batch,
                                               core_count limit, const graph_params& p = {}) {
-    if (std::is_constant_evaluated()) return detail::evaluate_node(c, n, batch, limit, p);
+    if (std::is_constant_evaluated()) return detail::evaluate_node(c, n, batch.value, limit, p);
     try {
-        return detail::evaluate_node(c, n, batch, limit, p);
+        return detail::evaluate_node(c, n, batch.value, limit, p);
     } catch (const error& e) {
-        detail::rethrow_for_node(e, n, batch);
+        detail::rethrow_for_node(e, n, batch.value);
     }
 }
 
 /// Evaluates node `n` at batch `batch` under `split`.
-[[nodiscard]] constexpr node_eval evaluate(const chip& c, const node& n, std::int64_t batch,
+[[nodiscard]] constexpr node_eval evaluate(const chip& c, const node& n, batch_size batch,
                                            const core_split& split, const graph_params& p = {}) {
     return evaluate_at(c, n, batch, limit_for(c, engine_of(n), split), p);
 }
@@ -257,7 +258,7 @@ template <class Timing>
     serial_result r;
     r.bubbles = detail::walk_timeline(nodes.size(), [&](std::size_t i) {
         const node& n = nodes[i];
-        const node_eval e = evaluate(c, n, batch, split, p);
+        const node_eval e = evaluate(c, n, batch_size{batch}, split, p);
         r.working_set += e.footprint;
         if (n.host_dispatched()) {
             ++r.host_dispatched;
