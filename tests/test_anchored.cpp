@@ -154,7 +154,7 @@ TEST_CASE("anchored what-if reproduces the profile itself exactly at the profile
     for (std::size_t i = 0; i < p.anchors.size(); ++i) {
         if (p.anchors[i].mapped) continue;
         const node_eval e =
-            evaluate(b1, p.m.nodes[i], batch_size{16}, {core_count{6}, core_count{10}});
+            evaluate_node(b1, p.m.nodes[i], batch_size{16}, {core_count{6}, core_count{10}});
         CHECK(close(e.cost.latency, p.anchors[i].measured));
     }
     // One stream on the card is the serial anchored latency: the step's working set is far
@@ -247,8 +247,8 @@ TEST_CASE("anchored: a hand-written minimal profile") {
     // GEMM still fits its 24 cores in one wave and barely moves), the rest stay.
     CHECK(serial_latency(b1, p.m.view(), 64).latency >
           serial_latency(b1, p.m.view(), 2).latency);
-    CHECK(close(evaluate(b1, p.m.nodes[3], batch_size{64}, all_cores(b1)).cost.latency,
-                evaluate(b1, p.m.nodes[3], batch_size{2}, all_cores(b1)).cost.latency));
+    CHECK(close(evaluate_node(b1, p.m.nodes[3], batch_size{64}, all_cores(b1)).cost.latency,
+                evaluate_node(b1, p.m.nodes[3], batch_size{2}, all_cores(b1)).cost.latency));
 }
 
 TEST_CASE("perfcast whatif PROFILE.csv --batch B") {

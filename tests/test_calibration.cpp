@@ -83,13 +83,13 @@ TEST_CASE("calibration lowers the fit error and keeps the GEMMs right") {
         return r.task == profile::task_type::ai_core ||
                r.task == profile::task_type::ai_vector_core;
     };
-    const auto before = profile::evaluate(c, split.test, profile::calibration{}, ai);
-    const auto after = profile::evaluate(c, split.test, res.fitted, ai);
+    const auto before = profile::score_rows(c, split.test, profile::calibration{}, ai);
+    const auto after = profile::score_rows(c, split.test, res.fitted, ai);
     CHECK(after.overall.rows == before.overall.rows);
     CHECK(after.overall.mape < before.overall.mape);
     // Fitted on every row, the 13 GEMMs stay within 10 % (uncalibrated: within 8 %).
     const auto all = profile::calibrate(c, profile::measured_ops(c, rows), {}, opt);
-    const auto gemms = profile::evaluate(c, rows, all.fitted, [](const profile::kernel_row& r) {
+    const auto gemms = profile::score_rows(c, rows, all.fitted, [](const profile::kernel_row& r) {
         return profile::is_gemm_type(r.op_type);
     });
     CHECK(gemms.overall.rows == 13);
@@ -195,7 +195,7 @@ TEST_CASE("repeated hold-out: each seed as a hold-out of its own, their mean, po
     // Seed 3 by hand: the same split, fit and score (deterministic, so exactly equal).
     const auto split = profile::split_holdout(rows, 0.3, 3);
     const auto fit = profile::calibrate(c, profile::measured_ops(c, split.fit), {}, opt);
-    const auto rep = profile::evaluate(c, split.test, fit.fitted, ai);
+    const auto rep = profile::score_rows(c, split.test, fit.fitted, ai);
     CHECK(study.runs[1].fit_rows == fit.rows);
     CHECK(study.runs[1].stats.rows == rep.overall.rows);
     CHECK(study.runs[1].stats.mape == rep.overall.mape);

@@ -156,8 +156,9 @@ TEST_CASE("made-up op: the model file reads it, and the graph evaluates it from 
     const chip& c = chips::ascend910b1;
     const serial_result r = serial_latency(c, m, 8);
     CHECK(r.device_ops == 2);
-    const duration scan_alone = evaluate(c, n, batch_size{8}, all_cores(c)).cost.latency;
-    const duration reduce_alone = evaluate(c, m.nodes[2], batch_size{8}, all_cores(c)).cost.latency;
+    const duration scan_alone = evaluate_node(c, n, batch_size{8}, all_cores(c)).cost.latency;
+    const duration reduce_alone =
+        evaluate_node(c, m.nodes[2], batch_size{8}, all_cores(c)).cost.latency;
     CHECK(scan_alone == cost(c, o, core_count{c.vector.cores}).latency);
     CHECK(r.device == scan_alone + reduce_alone);
 

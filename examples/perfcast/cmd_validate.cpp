@@ -444,7 +444,7 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
                                  calibration_options_from(a, progress));
         cal = fit->fitted;
     }
-    const auto rep = profile::evaluate(c, test_rows, cal);
+    const auto rep = profile::score_rows(c, test_rows, cal);
     if (rep.overall.rows == 0)
         throw nothing_scored(scored_what, test_read, test_rows.size(), rep.skipped, a);
     write_report(out, rep, worst, format, fit ? &*fit : nullptr);

@@ -599,17 +599,16 @@ template <class Eval>
                      "a batch size >= 1");
     for (const instance_group& g : groups) validate(g.split, c);
     if (std::is_constant_evaluated()) {
-        return detail::solve_card(c, nodes.size(), batch.value, groups, p,
-                                  [&](std::size_t g, std::size_t i) {
-                                      return evaluate(c, nodes[i], batch, groups[g].split,
-                                                      p.graph);
-                                  });
+        return detail::solve_card(
+            c, nodes.size(), batch.value, groups, p, [&](std::size_t g, std::size_t i) {
+                return evaluate_node(c, nodes[i], batch, groups[g].split, p.graph);
+            });
     }
     // At run time evaluate every node once per group.
     std::vector<node_eval> evals;
     evals.reserve(nodes.size() * groups.size());
     for (const instance_group& g : groups) {
-        for (const node& n : nodes) evals.push_back(evaluate(c, n, batch, g.split, p.graph));
+        for (const node& n : nodes) evals.push_back(evaluate_node(c, n, batch, g.split, p.graph));
     }
     return detail::solve_card(c, nodes.size(), batch.value, groups, p,
                               [&](std::size_t g, std::size_t i) -> const node_eval& {

@@ -124,8 +124,8 @@ struct error_report {
 
 /// Predicts every row that `keep` accepts and summarizes the errors.
 template <class Filter>
-[[nodiscard]] error_report evaluate(const chip& c, const std::vector<kernel_row>& rows,
-                                    const calibration& cal, Filter keep) {
+[[nodiscard]] error_report score_rows(const chip& c, const std::vector<kernel_row>& rows,
+                                      const calibration& cal, Filter keep) {
     std::vector<prediction> predictions;
     std::size_t skipped = 0;
     for (const kernel_row& r : rows) {
@@ -136,9 +136,9 @@ template <class Filter>
     return summarize(std::move(predictions), skipped);
 }
 
-[[nodiscard]] inline error_report evaluate(const chip& c, const std::vector<kernel_row>& rows,
-                                           const calibration& cal = {}) {
-    return evaluate(c, rows, cal, [](const kernel_row&) { return true; });
+[[nodiscard]] inline error_report score_rows(const chip& c, const std::vector<kernel_row>& rows,
+                                             const calibration& cal = {}) {
+    return score_rows(c, rows, cal, [](const kernel_row&) { return true; });
 }
 
 /// One hold-out draw of a repeated hold-out study.
@@ -188,7 +188,7 @@ template <class Filter>
         } catch (const error& e) {
             throw error(std::string(e.what()) + " (hold-out seed " + std::to_string(seed) + ")");
         }
-        error_report rep = evaluate(c, split.test, fit.fitted, keep);
+        error_report rep = score_rows(c, split.test, fit.fitted, keep);
         out.runs.push_back({seed, fit.rows, fit.vector_efficiency_fitted, rep.overall});
         if (rep.overall.rows > 0) {
             ++out.scored_runs;
