@@ -149,7 +149,7 @@ const std::optional<a100_sets>& a100_test() {
         const auto rows_of = [](const std::vector<vidur::mlp_row>& m, const char* name) {
             std::ostringstream out;
             (void)vidur::write_profile(out, m);
-            return profile::read_kernel_details_string(out.str(), name).rows;
+            return profile::parse_kernel_details(out.str(), name).rows;
         };
         const chip& c = chips::a100_80gb_sxm;
         const auto fit = rows_of(split.fit, "fit.csv");

@@ -217,7 +217,7 @@ TEST_CASE("anchored: a calibration's fixed times reach the nodes; the anchors st
 }
 
 TEST_CASE("anchored: a hand-written minimal profile") {
-    const auto t = profile::read_kernel_details_string(minimal_csv);
+    const auto t = profile::parse_kernel_details(minimal_csv);
     REQUIRE(t.rows.size() == 5);
     const profile::anchored_profile p = profile::anchor_profile(b1, t.rows, 2);
     REQUIRE(p.anchors.size() == 4);

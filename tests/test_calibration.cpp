@@ -315,7 +315,7 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     cal.params.first_run_per_core = duration{0.125, units::us};
     std::ostringstream out;
     io::write_params(out, cal, "test");
-    const auto back = io::read_params_string(out.str());
+    const auto back = io::parse_params(out.str());
     CHECK(back.params == cal.params);
     CHECK(back.factor_of("LayerNormV3") == 2.5);
     CHECK(back.factor_of("Add") == 1.0);
@@ -326,7 +326,7 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
 
     const auto message = [](std::string_view text) {
         try {
-            (void)io::read_params_string(text);
+            (void)io::parse_params(text);
         } catch (const perfcast::error& e) {
             return std::string(e.what());
         }
@@ -362,7 +362,7 @@ TEST_CASE("parameters file: runtime-path settings round trip, checked where writ
     io::write_params(out, cal);
     CHECK(out.str().find("runtime.buffer_us = 12.5\nruntime.copies = aggregated\n") !=
           std::string::npos);
-    const auto back = io::read_params_string(out.str());
+    const auto back = io::parse_params(out.str());
     REQUIRE(back.runtime.size() == 2);
     CHECK(back.runtime[0].key == "buffer_us");
     CHECK(back.runtime[1].value == "aggregated");
@@ -371,13 +371,13 @@ TEST_CASE("parameters file: runtime-path settings round trip, checked where writ
     CHECK(r.buffer == duration{12.5, units::us});
     CHECK(r.copies == copy_policy::aggregated);
     // The origin is where the value starts: line 2, column 18 of a two-line file.
-    const auto two = io::read_params_string("runtime.buffer_us = 1\nruntime.copies = aggregated\n");
+    const auto two = io::parse_params("runtime.buffer_us = 1\nruntime.copies = aggregated\n");
     REQUIRE(two.runtime.size() == 2);
     CHECK(two.runtime[1].origin == "<string>:2:18");
 
     const auto message = [](std::string_view text) {
         try {
-            (void)io::read_params_string(text);
+            (void)io::parse_params(text);
         } catch (const perfcast::error& e) {
             return std::string(e.what());
         }

@@ -25,7 +25,7 @@ constexpr std::string_view header =
 
 // `body` under `header`, read and annotated on the 910B1.
 std::vector<profile::kernel_row> in_context(std::string_view body) {
-    auto rows = profile::read_kernel_details_string(std::string(header) + std::string(body)).rows;
+    auto rows = profile::parse_kernel_details(std::string(header) + std::string(body)).rows;
     profile::annotate_context(rows, chips::ascend910b1);
     return rows;
 }

@@ -270,7 +270,7 @@ TEST_CASE("a chip of 1e9 cores is refused before any table is allocated") {
     const std::size_t at = ini.find("vector_core_cnt=");
     REQUIRE(at != std::string::npos);
     ini.replace(at, ini.find('\n', at) - at, "vector_core_cnt=1000000000");
-    CHECK(has(message_of([&] { (void)io::chip_from_ini(io::parse_ini_string(ini, "big.ini")); }),
+    CHECK(has(message_of([&] { (void)io::chip_from_ini(io::parse_ini(ini, "big.ini")); }),
               "vector.cores = 1e+09, expected at most 65536 cores (chip read from big.ini)"));
 }
 
@@ -400,7 +400,7 @@ TEST_CASE("params and ini files: BOM and lone-CR line ends read as written") {
     for (std::size_t i = ini.find('\n'); i != std::string::npos; i = ini.find('\n', i)) {
         ini[i] = '\r';
     }
-    const chip from_cr = io::chip_from_ini(io::parse_ini_string("\xEF\xBB\xBF" + ini));
+    const chip from_cr = io::chip_from_ini(io::parse_ini("\xEF\xBB\xBF" + ini));
     CHECK(from_cr.cube.cores == chips::ascend910b1.cube.cores);
 }
 

@@ -41,7 +41,7 @@ std::vector<profile::kernel_row> as_profile(const std::vector<vidur::mlp_row>& r
                                             const std::string& name) {
     std::ostringstream out;
     (void)vidur::write_profile(out, rows);
-    return profile::read_kernel_details_string(out.str(), name).rows;
+    return profile::parse_kernel_details(out.str(), name).rows;
 }
 
 /// Token count and tensor-parallel degree from a converted row's name

@@ -205,7 +205,7 @@ TEST_CASE("made-up op: perfcast op --line costs it") {
 }
 
 TEST_CASE("made-up op: the profile mapping maps its profiler types to it") {
-    const auto t = profile::read_kernel_details_string(
+    const auto t = profile::parse_kernel_details(
         "Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
         "Output Shapes,Output Data Types\n"
         "CumSum,AI_VECTOR_CORE,12.5,8,\"8,4000\",fp16,\"8,4000\",fp16\n");
