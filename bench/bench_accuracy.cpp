@@ -1,5 +1,5 @@
 // How fast and how right the model is on every measured data set the project ships: each
-// benchmark times `profile::evaluate` over a data set and reports the model's error as counters
+// benchmark times `profile::score_rows` over a data set and reports the model's error as counters
 // (mape_pct, median_pct, p90_pct: absolute percentage error over the scored rows; rows).
 // Calibration, where a case has one, runs once outside the timed loop. docs/validation.md has
 // the same figures from the perfcast command.
@@ -54,7 +54,7 @@ template <class Filter>
 void run(benchmark::State& state, const scored_set& s, Filter keep) {
     profile::error_report rep;
     for (auto _ : state) {
-        rep = profile::evaluate(s.c, s.rows, s.cal, keep);
+        rep = profile::score_rows(s.c, s.rows, s.cal, keep);
         benchmark::DoNotOptimize(rep.rows.data());
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) *
@@ -149,7 +149,7 @@ const std::optional<a100_sets>& a100_test() {
         const auto rows_of = [](const std::vector<vidur::mlp_row>& m, const char* name) {
             std::ostringstream out;
             (void)vidur::write_profile(out, m);
-            return profile::read_kernel_details_string(out.str(), name).rows;
+            return profile::parse_kernel_details(out.str(), name).rows;
         };
         const chip& c = chips::a100_80gb_sxm;
         const auto fit = rows_of(split.fit, "fit.csv");

@@ -39,9 +39,9 @@ deployment_case case_of(std::shared_ptr<const model> m, int instances, std::int6
     deployment_case d;
     d.c = chips::ascend910b1;
     d.m = std::move(m);
-    d.instances = instances;
+    d.instances = stream_count{instances};
     d.split = {core_count{24 / instances}, core_count{48 / instances}};
-    d.batch = batch;
+    d.batch = batch_size{batch};
     d.runtime = "acl";
     d.settings = {{"copies", std::move(copies), ""}};
     return d;

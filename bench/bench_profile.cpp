@@ -139,7 +139,7 @@ BENCHMARK(bm_profile_read_op_summary_file_100mb)->Unit(benchmark::kMillisecond)-
 void bm_profile_annotate_context(benchmark::State& state) {
     const auto& text = big_profile();
     if (!text) return state.SkipWithError(("no " + profile_910b1).c_str());
-    const auto rows = profile::read_kernel_details_string(*text, "big.csv").rows;
+    const auto rows = profile::parse_kernel_details(*text, "big.csv").rows;
     std::vector<profile::kernel_row> copy;
     for (auto _ : state) {
         state.PauseTiming();

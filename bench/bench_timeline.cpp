@@ -60,7 +60,7 @@ void bm_timeline_read(benchmark::State& state) {
     if (!text) return state.SkipWithError(("no " + trace_2025).c_str());
     std::size_t spans = 0;
     for (auto _ : state) {
-        const perfcast::profile::timeline t = perfcast::profile::read_timeline(*text, "big.json");
+        const perfcast::profile::timeline t = perfcast::profile::parse_timeline(*text, "big.json");
         spans = t.device_tasks.size() + t.host_api.size();
         benchmark::DoNotOptimize(spans);
     }

@@ -48,17 +48,18 @@ void BM_whatif_card_100_ops_4_streams(benchmark::State& state) {
     const std::vector<node> m = hundred_ops();
     const core_split split{core_count{8}, core_count{12}};
     for (auto _ : state) {
-        benchmark::DoNotOptimize(evaluate_card(scenario::default_chip, m, 128, 4, split));
+        benchmark::DoNotOptimize(
+            evaluate_card(scenario::default_chip, m, batch_size{128}, stream_count{4}, split));
     }
 }
 BENCHMARK(BM_whatif_card_100_ops_4_streams);
 
 whatif_grid default_sweep_grid() {
     whatif_grid g;
-    for (int s = 1; s <= 8; ++s) g.streams.push_back(s);
-    for (int k = 1; k <= 24; ++k) g.cube.push_back(k);
-    for (int k = 1; k <= 48; ++k) g.vector.push_back(k);
-    g.batches = {16, 32, 64, 128, 256, 512};
+    for (int s = 1; s <= 8; ++s) g.streams.push_back(stream_count{s});
+    for (int k = 1; k <= 24; ++k) g.cube.push_back(core_count{k});
+    for (int k = 1; k <= 48; ++k) g.vector.push_back(core_count{k});
+    g.batches = counts<batch_size>({16, 32, 64, 128, 256, 512});
     return g;
 }
 

@@ -97,9 +97,9 @@ TEST_CASE("anchored: the batch rule of each tensor") {
 
 TEST_CASE("anchored: node::scale multiplies every time term; 1 changes nothing") {
     const node n = nodes::matmul(batch_dim{128, 0}, 512, 256, dtype::fp16);
-    const node_eval plain = evaluate_at(b1, n, 8, core_count{12});
-    CHECK(evaluate_at(b1, n.scaled(1.0), 8, core_count{12}) == plain);
-    const node_eval twice = evaluate_at(b1, n.scaled(2.0), 8, core_count{12});
+    const node_eval plain = evaluate_at(b1, n, batch_size{8}, core_count{12});
+    CHECK(evaluate_at(b1, n.scaled(1.0), batch_size{8}, core_count{12}) == plain);
+    const node_eval twice = evaluate_at(b1, n.scaled(2.0), batch_size{8}, core_count{12});
     CHECK(twice.cost.latency == plain.cost.latency * 2.0);
     CHECK(twice.cost.core_time == plain.cost.core_time * 2.0);
     CHECK(twice.cost.compute == plain.cost.compute * 2.0);
@@ -141,7 +141,7 @@ TEST_CASE("anchored what-if reproduces the profile itself exactly at the profile
     CHECK(close(profile::profiled_time(b1, p), p.measured));
     for (std::size_t i = 0; i < p.anchors.size(); ++i) {
         const auto& a = p.anchors[i];
-        CHECK(close(evaluate_at(b1, p.m.nodes[i], 4, core_count{a.cores}).cost.latency,
+        CHECK(close(evaluate_at(b1, p.m.nodes[i], batch_size{4}, core_count{a.cores}).cost.latency,
                     a.measured));
     }
     // Elsewhere the anchors scale as the model does: a larger batch takes longer; fewer cores
@@ -153,24 +153,27 @@ TEST_CASE("anchored what-if reproduces the profile itself exactly at the profile
           at4.latency);
     for (std::size_t i = 0; i < p.anchors.size(); ++i) {
         if (p.anchors[i].mapped) continue;
-        const node_eval e = evaluate(b1, p.m.nodes[i], 16, {core_count{6}, core_count{10}});
+        const node_eval e =
+            evaluate_node(b1, p.m.nodes[i], batch_size{16}, {core_count{6}, core_count{10}});
         CHECK(close(e.cost.latency, p.anchors[i].measured));
     }
     // One stream on the card is the serial anchored latency: the step's working set is far
     // beyond L2, but card.hpp charges only the misses beyond one instance alone (the measurement
     // holds those). Two streams halve each one's L2 hit share: half the warm traffic misses.
     const core_split all{core_count{24}, core_count{48}};
-    const card_result one = evaluate_card(b1, p.m.view(), 4, 1, all);
+    const card_result one = evaluate_card(b1, p.m.view(), batch_size{4}, stream_count{1}, all);
     CHECK(one.working_set > b1.memory.l2_size);
     CHECK(one.l2_miss == 0.0);
     CHECK(one.avg_latency == serial_latency(b1, p.m.view(), 4, all).latency);
-    const card_result two = evaluate_card(b1, p.m.view(), 4, 2, all);
+    const card_result two = evaluate_card(b1, p.m.view(), batch_size{4}, stream_count{2}, all);
     CHECK(two.l2_miss == doctest::Approx(0.5).epsilon(1e-12));
     CHECK(two.avg_latency > one.avg_latency);
     // The card sweep runs on it unchanged.
-    const whatif_result r = sweep(
-        b1, p.m.view(),
-        whatif_grid{.streams = {1, 2}, .cube = {12, 24}, .vector = {24, 48}, .batches = {4, 8}});
+    const whatif_result r = sweep(b1, p.m.view(),
+                                  whatif_grid{.streams = counts<stream_count>({1, 2}),
+                                              .cube = counts<core_count>({12, 24}),
+                                              .vector = counts<core_count>({24, 48}),
+                                              .batches = counts<batch_size>({4, 8})});
     CHECK(r.ranked.size() == 16);
     for (const candidate& x : r.ranked) {
         CHECK(x.latency >= at4.latency * 0.5);
@@ -193,8 +196,9 @@ TEST_CASE("anchored: a calibration's fixed times reach the nodes; the anchors st
     std::size_t matmuls = 0;
     for (std::size_t i = 0; i < p.anchors.size(); ++i) {
         const auto& a = p.anchors[i];
-        CHECK(close(evaluate_at(b1, p.m.nodes[i], 4, core_count{a.cores}, gp).cost.latency,
-                    a.measured));
+        CHECK(close(
+            evaluate_at(b1, p.m.nodes[i], batch_size{4}, core_count{a.cores}, gp).cost.latency,
+            a.measured));
         if (!a.mapped) continue;
         if (a.type == "ApplyAdamW") {
             ++adamw;
@@ -213,7 +217,7 @@ TEST_CASE("anchored: a calibration's fixed times reach the nodes; the anchors st
 }
 
 TEST_CASE("anchored: a hand-written minimal profile") {
-    const auto t = profile::read_kernel_details_string(minimal_csv);
+    const auto t = profile::parse_kernel_details(minimal_csv);
     REQUIRE(t.rows.size() == 5);
     const profile::anchored_profile p = profile::anchor_profile(b1, t.rows, 2);
     REQUIRE(p.anchors.size() == 4);
@@ -233,18 +237,18 @@ TEST_CASE("anchored: a hand-written minimal profile") {
     CHECK(p.m.nodes[1].shapes[0] == batched_shape{batch_dim{1, 0}, 128, 512});
     // Cast over 4096 weights: fixed; its time moves only with the core limit.
     CHECK_FALSE(p.anchors[2].batch_dependent);
-    CHECK(close(evaluate_at(b1, p.m.nodes[2], 64, core_count{8}).cost.latency,
+    CHECK(close(evaluate_at(b1, p.m.nodes[2], batch_size{64}, core_count{8}).cost.latency,
                 duration{7.5, units::us}));
     // The unmapped row: measured time at every configuration.
     CHECK_FALSE(p.anchors[3].mapped);
-    CHECK(close(evaluate_at(b1, p.m.nodes[3], 64, core_count{48}).cost.latency,
+    CHECK(close(evaluate_at(b1, p.m.nodes[3], batch_size{64}, core_count{48}).cost.latency,
                 duration{11, units::us}));
     // A much larger batch: the batch-dependent nodes grow (at twice the batch the model's
     // GEMM still fits its 24 cores in one wave and barely moves), the rest stay.
     CHECK(serial_latency(b1, p.m.view(), 64).latency >
           serial_latency(b1, p.m.view(), 2).latency);
-    CHECK(close(evaluate(b1, p.m.nodes[3], 64, all_cores(b1)).cost.latency,
-                evaluate(b1, p.m.nodes[3], 2, all_cores(b1)).cost.latency));
+    CHECK(close(evaluate_node(b1, p.m.nodes[3], batch_size{64}, all_cores(b1)).cost.latency,
+                evaluate_node(b1, p.m.nodes[3], batch_size{2}, all_cores(b1)).cost.latency));
 }
 
 TEST_CASE("perfcast whatif PROFILE.csv --batch B") {

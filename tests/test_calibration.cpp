@@ -83,13 +83,13 @@ TEST_CASE("calibration lowers the fit error and keeps the GEMMs right") {
         return r.task == profile::task_type::ai_core ||
                r.task == profile::task_type::ai_vector_core;
     };
-    const auto before = profile::evaluate(c, split.test, profile::calibration{}, ai);
-    const auto after = profile::evaluate(c, split.test, res.fitted, ai);
+    const auto before = profile::score_rows(c, split.test, profile::calibration{}, ai);
+    const auto after = profile::score_rows(c, split.test, res.fitted, ai);
     CHECK(after.overall.rows == before.overall.rows);
     CHECK(after.overall.mape < before.overall.mape);
     // Fitted on every row, the 13 GEMMs stay within 10 % (uncalibrated: within 8 %).
     const auto all = profile::calibrate(c, profile::measured_ops(c, rows), {}, opt);
-    const auto gemms = profile::evaluate(c, rows, all.fitted, [](const profile::kernel_row& r) {
+    const auto gemms = profile::score_rows(c, rows, all.fitted, [](const profile::kernel_row& r) {
         return profile::is_gemm_type(r.op_type);
     });
     CHECK(gemms.overall.rows == 13);
@@ -195,7 +195,7 @@ TEST_CASE("repeated hold-out: each seed as a hold-out of its own, their mean, po
     // Seed 3 by hand: the same split, fit and score (deterministic, so exactly equal).
     const auto split = profile::split_holdout(rows, 0.3, 3);
     const auto fit = profile::calibrate(c, profile::measured_ops(c, split.fit), {}, opt);
-    const auto rep = profile::evaluate(c, split.test, fit.fitted, ai);
+    const auto rep = profile::score_rows(c, split.test, fit.fitted, ai);
     CHECK(study.runs[1].fit_rows == fit.rows);
     CHECK(study.runs[1].stats.rows == rep.overall.rows);
     CHECK(study.runs[1].stats.mape == rep.overall.mape);
@@ -315,7 +315,7 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     cal.params.first_run_per_core = duration{0.125, units::us};
     std::ostringstream out;
     io::write_params(out, cal, "test");
-    const auto back = io::read_params_string(out.str());
+    const auto back = io::parse_params(out.str());
     CHECK(back.params == cal.params);
     CHECK(back.factor_of("LayerNormV3") == 2.5);
     CHECK(back.factor_of("Add") == 1.0);
@@ -326,7 +326,7 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
 
     const auto message = [](std::string_view text) {
         try {
-            (void)io::read_params_string(text);
+            (void)io::parse_params(text);
         } catch (const perfcast::error& e) {
             return std::string(e.what());
         }
@@ -362,7 +362,7 @@ TEST_CASE("parameters file: runtime-path settings round trip, checked where writ
     io::write_params(out, cal);
     CHECK(out.str().find("runtime.buffer_us = 12.5\nruntime.copies = aggregated\n") !=
           std::string::npos);
-    const auto back = io::read_params_string(out.str());
+    const auto back = io::parse_params(out.str());
     REQUIRE(back.runtime.size() == 2);
     CHECK(back.runtime[0].key == "buffer_us");
     CHECK(back.runtime[1].value == "aggregated");
@@ -371,13 +371,13 @@ TEST_CASE("parameters file: runtime-path settings round trip, checked where writ
     CHECK(r.buffer == duration{12.5, units::us});
     CHECK(r.copies == copy_policy::aggregated);
     // The origin is where the value starts: line 2, column 18 of a two-line file.
-    const auto two = io::read_params_string("runtime.buffer_us = 1\nruntime.copies = aggregated\n");
+    const auto two = io::parse_params("runtime.buffer_us = 1\nruntime.copies = aggregated\n");
     REQUIRE(two.runtime.size() == 2);
     CHECK(two.runtime[1].origin == "<string>:2:18");
 
     const auto message = [](std::string_view text) {
         try {
-            (void)io::read_params_string(text);
+            (void)io::parse_params(text);
         } catch (const perfcast::error& e) {
             return std::string(e.what());
         }

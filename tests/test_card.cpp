@@ -126,7 +126,8 @@ bool not_faster(const card_result& more, const card_result& less) {
 TEST_CASE("one stream alone: the card latency is the serial latency, exactly") {
     for (std::int64_t b : {1, 16, 128, 256}) {
         for (core_split s : {full, half, core_split{core_count{6}, core_count{10}}}) {
-            const card_result c = evaluate_card(b1, scenario::ctr_ranking, b, 1, s);
+            const card_result c =
+                evaluate_card(b1, scenario::ctr_ranking, batch_size{b}, stream_count{1}, s);
             const serial_result r = serial_latency(b1, scenario::ctr_ranking, b, s);
             CHECK(c.avg_latency == r.latency);
             CHECK(c.groups[0].bubbles == r.bubbles);
@@ -142,7 +143,8 @@ TEST_CASE("one stream alone: the card latency is the serial latency, exactly") {
 TEST_CASE("guide §1: QPS = 1000 / avg_ms x S and throughput = QPS x batch, exactly") {
     for (int streams : {1, 2, 3, 5, 8}) {
         for (std::int64_t b : {16, 128}) {
-            const card_result c = evaluate_card(b1, scenario::ctr_ranking, b, streams, half);
+            const card_result c = evaluate_card(b1, scenario::ctr_ranking, batch_size{b},
+                                                stream_count{streams}, half);
             CHECK(c.streams == streams);
             CHECK(c.qps == 1000.0 / c.avg_latency.in(units::ms) * streams);
             CHECK(c.throughput == c.qps * static_cast<double>(b));
@@ -152,8 +154,9 @@ TEST_CASE("guide §1: QPS = 1000 / avg_ms x S and throughput = QPS x batch, exac
     }
     // Different splits: avg is the mean over requests, S / sum(1 / latency_i), so QPS is also
     // the sum of the instances' rates (1e-12: a few roundings apart).
-    const std::array<instance_group, 2> mixed{{{half, 1}, {core_split{core_count{6}, core_count{12}}, 2}}};
-    const card_result c = evaluate_card(b1, scenario::ctr_ranking, 64, mixed);
+    const std::array<instance_group, 2> mixed{
+        {{half, stream_count{1}}, {core_split{core_count{6}, core_count{12}}, stream_count{2}}}};
+    const card_result c = evaluate_card(b1, scenario::ctr_ranking, batch_size{64}, mixed);
     CHECK(c.streams == 3);
     CHECK(c.qps == 1000.0 / c.avg_latency.in(units::ms) * 3);
     CHECK(c.throughput == c.qps * 64.0);
@@ -164,9 +167,10 @@ TEST_CASE("guide §1: QPS = 1000 / avg_ms x S and throughput = QPS x batch, exac
     CHECK_FALSE(c.vector_shared);
     // Disjoint splits never stretch an AI Core op (the scenario's Where runs on the AI CPU,
     // which is always shared, so look at a model without one).
-    const std::array<instance_group, 2> split3{{{half, 1}, {core_split{core_count{6}, core_count{12}}, 2}}};
-    CHECK(evaluate_card(b1, tiny, 64, split3).groups[0].max_core_stretch == 1.0);
-    CHECK(evaluate_card(b1, tiny, 64, split3).groups[1].max_core_stretch == 1.0);
+    const std::array<instance_group, 2> split3{
+        {{half, stream_count{1}}, {core_split{core_count{6}, core_count{12}}, stream_count{2}}}};
+    CHECK(evaluate_card(b1, tiny, batch_size{64}, split3).groups[0].max_core_stretch == 1.0);
+    CHECK(evaluate_card(b1, tiny, batch_size{64}, split3).groups[1].max_core_stretch == 1.0);
     CHECK(c.groups[0].max_core_stretch > 1.0);  // the Where shares the 4 AI CPU cores
 }
 
@@ -179,9 +183,9 @@ TEST_CASE("guide §12: 100 us on 24 cores vs 150 us on 12: two split instances b
     const serial_result t12 = serial_latency(b1, m, 128, half);
     REQUIRE(t12.latency > t24.latency);
     REQUIRE(t12.latency < 2.0 * t24.latency);
-    const card_result one = evaluate_card(b1, m, 128, 1, full);
-    const card_result two_split = evaluate_card(b1, m, 128, 2, half);
-    const card_result two_shared = evaluate_card(b1, m, 128, 2, full);
+    const card_result one = evaluate_card(b1, m, batch_size{128}, stream_count{1}, full);
+    const card_result two_split = evaluate_card(b1, m, batch_size{128}, stream_count{2}, half);
+    const card_result two_shared = evaluate_card(b1, m, batch_size{128}, stream_count{2}, full);
     CHECK(two_split.qps > one.qps);
     CHECK(two_split.avg_latency == t12.latency);  // disjoint: nobody waits
     CHECK_FALSE(two_split.cube_shared);
@@ -195,9 +199,12 @@ TEST_CASE("guide §12: 100 us on 24 cores vs 150 us on 12: two split instances b
 
 TEST_CASE("guide §12 on the built-in scenario: 12-core split slower alone, two give more QPS") {
     for (std::int64_t b : {128, 256}) {
-        const card_result one_full = evaluate_card(b1, scenario::ctr_ranking, b, 1, full);
-        const card_result one_half = evaluate_card(b1, scenario::ctr_ranking, b, 1, half);
-        const card_result two_half = evaluate_card(b1, scenario::ctr_ranking, b, 2, half);
+        const card_result one_full =
+            evaluate_card(b1, scenario::ctr_ranking, batch_size{b}, stream_count{1}, full);
+        const card_result one_half =
+            evaluate_card(b1, scenario::ctr_ranking, batch_size{b}, stream_count{1}, half);
+        const card_result two_half =
+            evaluate_card(b1, scenario::ctr_ranking, batch_size{b}, stream_count{2}, half);
         CHECK(one_half.avg_latency > one_full.avg_latency);
         CHECK(two_half.qps > one_full.qps);
         CHECK_FALSE(two_half.cube_shared);
@@ -214,7 +221,8 @@ TEST_CASE("guide §11: QPS rises with streams, then falls once the working sets 
     const auto qps_curve = [&](const chip& c) {
         std::vector<card_result> out;
         for (int s = 1; s <= 8; ++s) {
-            out.push_back(evaluate_card(c, scenario::ctr_ranking, 512, s, six_twelve));
+            out.push_back(evaluate_card(c, scenario::ctr_ranking, batch_size{512}, stream_count{s},
+                                        six_twelve));
         }
         return out;
     };
@@ -249,7 +257,8 @@ TEST_CASE("guide §11: QPS rises with streams, then falls once the working sets 
 
 TEST_CASE("without a split, streams time-share the cores; utilization stays within the card") {
     for (int s = 1; s <= 8; ++s) {
-        const card_result c = evaluate_card(b1, scenario::ctr_ranking, 64, s, full);
+        const card_result c =
+            evaluate_card(b1, scenario::ctr_ranking, batch_size{64}, stream_count{s}, full);
         CHECK(c.cube_shared == (s > 1));
         CHECK(c.cube_utilization <= 1.0 + 1e-6);
         CHECK(c.vector_utilization <= 1.0 + 1e-6);
@@ -261,8 +270,12 @@ TEST_CASE("without a split, streams time-share the cores; utilization stays with
 TEST_CASE("host threads: fewer threads than instances stretch host dispatch") {
     card_params one_thread;
     one_thread.host_threads = 1;
-    const card_result own = evaluate_card(b1, scenario::ctr_ranking, 16, 4, core_split{core_count{6}, core_count{12}});
-    const card_result shared = evaluate_card(b1, scenario::ctr_ranking, 16, 4, core_split{core_count{6}, core_count{12}}, one_thread);
+    const card_result own =
+        evaluate_card(b1, scenario::ctr_ranking, batch_size{16}, stream_count{4},
+                      core_split{core_count{6}, core_count{12}});
+    const card_result shared =
+        evaluate_card(b1, scenario::ctr_ranking, batch_size{16}, stream_count{4},
+                      core_split{core_count{6}, core_count{12}}, one_thread);
     CHECK(shared.avg_latency > own.avg_latency);
     CHECK(shared.host_utilization > own.host_utilization);
 }
@@ -274,19 +287,24 @@ TEST_CASE("property: more HBM bandwidth, a larger L2, a faster link never make a
         const std::vector<node> m = random_model(r);
         const random_config cfg = random_card(r);
         INFO("trial " << trial << " batch " << cfg.batch << " streams " << cfg.streams);
-        const card_result base = evaluate_card(b1, m, cfg.batch, cfg.streams, cfg.split);
+        const card_result base =
+            evaluate_card(b1, m, batch_size{cfg.batch}, stream_count{cfg.streams}, cfg.split);
 
         chip more_bw = b1;
         more_bw.memory.hbm_bandwidth = b1.memory.hbm_bandwidth * 2.0;
-        CHECK(not_faster(base, evaluate_card(more_bw, m, cfg.batch, cfg.streams, cfg.split)));
+        CHECK(not_faster(base, evaluate_card(more_bw, m, batch_size{cfg.batch},
+                                             stream_count{cfg.streams}, cfg.split)));
 
         chip more_l2 = b1;
         more_l2.memory.l2_size = b1.memory.l2_size * 4.0;
-        CHECK(not_faster(base, evaluate_card(more_l2, m, cfg.batch, cfg.streams, cfg.split)));
+        CHECK(not_faster(base, evaluate_card(more_l2, m, batch_size{cfg.batch},
+                                             stream_count{cfg.streams}, cfg.split)));
 
         card_params slow_link;
         slow_link.graph.link = pcie_link{4, 4};  // the preset is PCIe 5.0 x16
-        CHECK(not_faster(evaluate_card(b1, m, cfg.batch, cfg.streams, cfg.split, slow_link), base));
+        CHECK(not_faster(evaluate_card(b1, m, batch_size{cfg.batch}, stream_count{cfg.streams},
+                                       cfg.split, slow_link),
+                         base));
 
         // A slower host: exactly monotone on the serial timeline (max-plus). On the card see
         // the next case: the mean-field approximation does not guarantee it for every model.
@@ -309,8 +327,10 @@ TEST_CASE("property: a slower host never makes the built-in scenario's card fast
             for (int k : {1, 4, 6, 8, 12, 24}) {
                 for (int v : {1, 6, 10, 12, 24, 48}) {
                     const core_split split{core_count{k}, core_count{v}};
-                    CHECK(not_faster(evaluate_card(slow_host, scenario::ctr_ranking, b, s, split),
-                                     evaluate_card(b1, scenario::ctr_ranking, b, s, split)));
+                    CHECK(not_faster(evaluate_card(slow_host, scenario::ctr_ranking, batch_size{b},
+                                                   stream_count{s}, split),
+                                     evaluate_card(b1, scenario::ctr_ranking, batch_size{b},
+                                                   stream_count{s}, split)));
                 }
             }
         }
@@ -323,48 +343,61 @@ TEST_CASE("property: more work (an extra op, another stream) never makes a card 
         std::vector<node> m = random_model(r);
         const random_config cfg = random_card(r);
         INFO("trial " << trial << " batch " << cfg.batch << " streams " << cfg.streams);
-        const card_result base = evaluate_card(b1, m, cfg.batch, cfg.streams, cfg.split);
+        const card_result base =
+            evaluate_card(b1, m, batch_size{cfg.batch}, stream_count{cfg.streams}, cfg.split);
         // One more op, anywhere in the model.
         std::vector<node> more = m;
         const auto at = static_cast<std::ptrdiff_t>(r.in(0, static_cast<std::int64_t>(m.size())));
         more.insert(more.begin() + at, random_node(r));
-        CHECK(not_faster(evaluate_card(b1, more, cfg.batch, cfg.streams, cfg.split), base));
+        CHECK(not_faster(
+            evaluate_card(b1, more, batch_size{cfg.batch}, stream_count{cfg.streams}, cfg.split),
+            base));
         // Serial latency too: exactly monotone (a max-plus timeline), up to rounding.
         const serial_result s0 = serial_latency(b1, m, cfg.batch, cfg.split);
         const serial_result s1 = serial_latency(b1, more, cfg.batch, cfg.split);
         CHECK(s1.latency.in(units::s) >= s0.latency.in(units::s) * (1 - 1e-12));
         // One more stream: each inference is never faster (the card's QPS may rise or fall).
-        const card_result plus = evaluate_card(b1, m, cfg.batch, cfg.streams + 1, cfg.split);
+        const card_result plus =
+            evaluate_card(b1, m, batch_size{cfg.batch}, stream_count{cfg.streams + 1}, cfg.split);
         CHECK(plus.avg_latency.in(units::s) >= base.avg_latency.in(units::s) * (1 - slack));
     }
 }
 
 // ---- errors ----------------------------------------------------------------------------------------
 TEST_CASE("card errors: zero streams, zero batch, limits above the chip's cores") {
-    CHECK(has(error_of([] { (void)evaluate_card(b1, scenario::ctr_ranking, 16, 0, half); }),
+    CHECK(has(error_of([] {
+                  (void)evaluate_card(b1, scenario::ctr_ranking, batch_size{16}, stream_count{0},
+                                      half);
+              }),
               "streams = 0, expected at least 1 stream"));
-    CHECK(has(error_of([] { (void)evaluate_card(b1, scenario::ctr_ranking, 0, 2, half); }),
+    CHECK(has(error_of([] {
+                  (void)evaluate_card(b1, scenario::ctr_ranking, batch_size{0}, stream_count{2},
+                                      half);
+              }),
               "batch = 0, expected a batch size >= 1"));
     CHECK(has(error_of([] {
-              (void)evaluate_card(b1, scenario::ctr_ranking, 16, 2,
-                                  core_split{core_count{30}, core_count{24}});
-          }),
-          "cube = 30, expected no more than the chip's cube cores"));
+                  (void)evaluate_card(b1, scenario::ctr_ranking, batch_size{16}, stream_count{2},
+                                      core_split{core_count{30}, core_count{24}});
+              }),
+              "cube = 30, expected no more than the chip's cube cores"));
     CHECK(has(error_of([] {
-              (void)evaluate_card(b1, scenario::ctr_ranking, 16, 2,
-                                  core_split{core_count{12}, core_count{49}});
-          }),
-          "vector = 49"));
+                  (void)evaluate_card(b1, scenario::ctr_ranking, batch_size{16}, stream_count{2},
+                                      core_split{core_count{12}, core_count{49}});
+              }),
+              "vector = 49"));
     card_params bad;
     bad.host_threads = -1;
-    CHECK(has(error_of([&] { (void)evaluate_card(b1, scenario::ctr_ranking, 16, 2, half, bad); }),
+    CHECK(has(error_of([&] {
+                  (void)evaluate_card(b1, scenario::ctr_ranking, batch_size{16}, stream_count{2},
+                                      half, bad);
+              }),
               "host_threads = -1"));
 }
 
 // ---- constexpr -------------------------------------------------------------------------------------
 // The card model runs at compile time: two 12/24 instances of a small model beat one on all
 // cores (guide §12), checked by the compiler.
-static_assert(evaluate_card(chips::ascend910b1, tiny, 256, 2, half).qps >
-              evaluate_card(chips::ascend910b1, tiny, 256, 1, full).qps);
-static_assert(evaluate_card(chips::ascend910b1, tiny, 256, 1, full).avg_latency ==
-              serial_latency(chips::ascend910b1, tiny, 256).latency);
+static_assert(evaluate_card(chips::ascend910b1, tiny, batch_size{256}, stream_count{2}, half).qps >
+              evaluate_card(chips::ascend910b1, tiny, batch_size{256}, stream_count{1}, full).qps);
+static_assert(evaluate_card(chips::ascend910b1, tiny, batch_size{256}, stream_count{1}, full)
+                  .avg_latency == serial_latency(chips::ascend910b1, tiny, 256).latency);

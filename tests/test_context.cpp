@@ -25,7 +25,7 @@ constexpr std::string_view header =
 
 // `body` under `header`, read and annotated on the 910B1.
 std::vector<profile::kernel_row> in_context(std::string_view body) {
-    auto rows = profile::read_kernel_details_string(std::string(header) + std::string(body)).rows;
+    auto rows = profile::parse_kernel_details(std::string(header) + std::string(body)).rows;
     profile::annotate_context(rows, chips::ascend910b1);
     return rows;
 }
@@ -201,7 +201,7 @@ TEST_CASE("910B1 profile: context and the first-run cost lower the held-out erro
     const auto held_out_mape = [&](const std::vector<profile::kernel_row>& rows) {
         const auto split = profile::split_holdout(rows, 0.3, 1);
         const auto fit = profile::calibrate(c, profile::measured_ops(c, split.fit), {}, opt);
-        return std::pair{profile::evaluate(c, split.test, fit.fitted, ai).overall.mape, fit};
+        return std::pair{profile::score_rows(c, split.test, fit.fitted, ai).overall.mape, fit};
     };
     const auto [with_context, fit] = held_out_mape(annotated);
     const auto without = held_out_mape(plain).first;

@@ -17,7 +17,7 @@
 using perfcast::parse_error;
 using perfcast::profile::csv_options;
 using perfcast::profile::csv_reader;
-using perfcast::profile::read_csv_string;
+using perfcast::profile::parse_csv;
 
 namespace {
 
@@ -35,7 +35,7 @@ rows read_stream(const std::string& text, std::size_t chunk, csv_options opt = {
 
 // The same text read from memory and through streams with buffers of 4..13 bytes must agree.
 rows read_all_ways(const std::string& text, csv_options opt = {}) {
-    rows mem = read_csv_string(text, "mem", opt);
+    rows mem = parse_csv(text, "mem", opt);
     for (std::size_t chunk = 4; chunk <= 13; ++chunk) {
         CHECK_MESSAGE(read_stream(text, chunk, opt) == mem, "buffer of ", chunk, " bytes");
     }
@@ -45,7 +45,7 @@ rows read_all_ways(const std::string& text, csv_options opt = {}) {
 
 parse_error error_of(const std::string& text, csv_options opt = {}) {
     try {
-        (void)read_csv_string(text, "t.csv", opt);
+        (void)parse_csv(text, "t.csv", opt);
     } catch (const parse_error& e) {
         return e;
     }
@@ -175,8 +175,8 @@ TEST_CASE("csv: errors name the source, line, column and the text") {
     SUBCASE("the default limit is 1 MiB") {
         CHECK(csv_options{}.max_record_bytes == 1024u * 1024u);
         const std::string ok(1024 * 1024 - 2, 'y');
-        CHECK(read_csv_string(ok + "\n").at(0).at(0).size() == ok.size());
-        CHECK_THROWS_AS((void)read_csv_string(std::string(1024 * 1024 + 10, 'y')), parse_error);
+        CHECK(parse_csv(ok + "\n").at(0).at(0).size() == ok.size());
+        CHECK_THROWS_AS((void)parse_csv(std::string(1024 * 1024 + 10, 'y')), parse_error);
     }
     SUBCASE("errors through a stream with tiny chunks are located the same") {
         csv_options o;
@@ -201,7 +201,7 @@ TEST_CASE("csv: errors name the source, line, column and the text") {
 TEST_CASE("csv: field count check can be switched off") {
     csv_options o;
     o.check_field_count = false;
-    CHECK(read_csv_string("a,b,c\n1\n", "t", o) == rows{{"a", "b", "c"}, {"1"}});
+    CHECK(parse_csv("a,b,c\n1\n", "t", o) == rows{{"a", "b", "c"}, {"1"}});
 }
 
 TEST_CASE("csv: the 910B3 torch_npu fixture (TAB inside quoted start times)") {

@@ -42,9 +42,9 @@ deployment_case small_case(int instances, int cube, int vector, std::int64_t bat
     deployment_case d;
     d.c = chips::ascend910b1;
     d.m = small_model();
-    d.instances = instances;
+    d.instances = stream_count{instances};
     d.split = {core_count{cube}, core_count{vector}};
-    d.batch = batch;
+    d.batch = batch_size{batch};
     d.runtime = std::move(runtime);
     return d;
 }
@@ -60,9 +60,9 @@ std::vector<deployment_case> synthetic_rows() {
                 deployment_case d;
                 d.c = c;
                 d.m = small_model();
-                d.instances = inst;
+                d.instances = stream_count{inst};
                 d.split = {core_count{24 / inst}, core_count{48 / inst}};
-                d.batch = batch;
+                d.batch = batch_size{batch};
                 d.runtime = "acl";
                 d.settings = {{"copies", std::string(copies), ""}};
                 d.origin = "synthetic:" + std::to_string(++line);
@@ -200,7 +200,8 @@ TEST_CASE("deployment validation: two training rows predict the rest; leave-one-
     // Whole configurations held out. By instance count: three groups, each predicted by a fit on
     // the other two, which still vary the copy policy: exact.
     const deployment_validation byi = validate_deployments_by_group(
-        rows, two, [](const deployment_case& d) { return std::to_string(d.instances); }, base);
+        rows, two, [](const deployment_case& d) { return std::to_string(d.instances.value); },
+        base);
     CHECK(byi.fits.size() == 3);
     CHECK(byi.predicted_rows == rows.size());
     CHECK(*byi.throughput_mape < 1e-3);
@@ -235,7 +236,7 @@ TEST_CASE("deployments file: rows, options and what they measured") {
         "ascend910b1,small.model,1,,,16,,,,1.5,2.5,b\n";
     const auto rows = io::parse_deployments(ok, dir);
     REQUIRE(rows.size() == 2);
-    CHECK(rows[0].instances == 2);
+    CHECK(rows[0].instances == stream_count{2});
     CHECK(rows[0].split.cube.value == 12);
     CHECK(rows[0].settings.size() == 2);
     CHECK(rows[0].settings[1].key == "memory");
@@ -288,7 +289,7 @@ matmul      B,64;64,256         fp16   name=fc
         d.c = chips::ascend910b1;
         d.m = m;
         d.split = {core_count{7}, core_count{10}};
-        d.batch = 2048;
+        d.batch = batch_size{2048};
         d.runtime = "acl";
         d.settings = {{"shapes", "dynamic", ""}, {"window", std::string(window), ""}};
         d.latency = duration{ms, units::ms};
@@ -323,7 +324,7 @@ matmul      B,64;64,256         fp16   name=fc
     // lose more throughput to it than one instance does.
     deployment_case four_slow = rows[1], four_fast = fixed;
     for (deployment_case* d : {&four_slow, &four_fast}) {
-        d->instances = 4;
+        d->instances = stream_count{4};
         d->host_threads = 1;
     }
     const double gain_one = fast.samples_per_s / slow.samples_per_s;
@@ -339,12 +340,14 @@ TEST_CASE("guide case 1 through the deployment path: no runtime path, the card's
     // card's figures, so the case's tests (test_batching.cpp) still hold for it.
     deployment_case d = small_case(1, 12, 24, 20, "none");
     const deployment_prediction p = predict(d);
-    const card_result alone = evaluate_card(d.c, d.m->view(), 20, 1, d.split);
+    const card_result alone =
+        evaluate_card(d.c, d.m->view(), batch_size{20}, stream_count{1}, d.split);
     CHECK(p.latency == alone.avg_latency);
     CHECK(p.samples_per_s == alone.throughput);
-    d.batch = 10;
-    d.instances = 2;
-    const card_result two = evaluate_card(d.c, d.m->view(), 10, 2, d.split);
+    d.batch = batch_size{10};
+    d.instances = stream_count{2};
+    const card_result two =
+        evaluate_card(d.c, d.m->view(), batch_size{10}, stream_count{2}, d.split);
     CHECK(predict(d).latency == two.avg_latency);
     // And the case's direction on the kernels: two bs-10 tasks in parallel finish sooner than
     // one bs-20 task on the same split (7.01 against 9.19 ms in the guide).
@@ -395,7 +398,7 @@ TEST_CASE("what each change buys: runtime options, instances, core limits, ranke
 
     // Kernels only (runtime none): no runtime option is offered; one instance: no halving.
     d.runtime = "none";
-    d.instances = 1;
+    d.instances = stream_count{1};
     const deployment_gains k = what_each_change_buys(d);
     for (const deployment_change& c : k.changes) {
         CAPTURE(c.what);
@@ -428,7 +431,7 @@ TEST_CASE("copy_lock: copy setups under the device-wide lock slow instances that
     CHECK(locked.latency > free_copies.latency);
     CHECK(locked.samples_per_s < free_copies.samples_per_s);
     // One instance has nobody to wait for: the lock costs nothing.
-    d.instances = 1;
+    d.instances = stream_count{1};
     const deployment_prediction alone_locked = predict(d);
     d.settings.clear();
     CHECK(alone_locked.latency.in(units::us) ==

@@ -53,7 +53,7 @@ bool has(std::string_view s, std::string_view part) { return s.find(part) != std
 }  // namespace
 
 TEST_CASE("device_info: DeviceInfo[0]'s cores and clock, as numbers or numeric strings") {
-    const device_info d = read_device_info(info_json("24", "48", "\"1800\""), "info.json.0");
+    const device_info d = parse_device_info(info_json("24", "48", "\"1800\""), "info.json.0");
     CHECK(d.source == "info.json.0");
     CHECK(d.entries == 1);
     CHECK(d.id == 0);
@@ -64,14 +64,14 @@ TEST_CASE("device_info: DeviceInfo[0]'s cores and clock, as numbers or numeric s
     CHECK(d.problems.empty());
 
     // A number for the clock, numeric strings for the counts (blanks trimmed).
-    const device_info n = read_device_info(info_json("\" 20 \"", "\"40\"", "1500"), "x");
+    const device_info n = parse_device_info(info_json("\" 20 \"", "\"40\"", "1500"), "x");
     CHECK(n.cube_cores == 20);
     CHECK(n.vector_cores == 40);
     REQUIRE(n.ai_core_clock.has_value());
     CHECK(n.ai_core_clock->in(units::MHz) == doctest::Approx(1500));
 
     // Only the first entry is read, as msprof's reader does.
-    const device_info two = read_device_info(
+    const device_info two = parse_device_info(
         R"({"DeviceInfo":[{"ai_core_num":20,"aic_frequency":"1800"},{"ai_core_num":24}]})", "x");
     CHECK(two.entries == 2);
     CHECK(two.cube_cores == 20);
@@ -79,7 +79,7 @@ TEST_CASE("device_info: DeviceInfo[0]'s cores and clock, as numbers or numeric s
 
 TEST_CASE("device_info: the preset with those cube cores at that clock") {
     const chip_evidence b3 = info_chip_evidence(
-        read_device_info(info_json("20", "40", "\"1800\""), "PROF_1/device_0/info.json.0"));
+        parse_device_info(info_json("20", "40", "\"1800\""), "PROF_1/device_0/info.json.0"));
     REQUIRE(b3.preset != nullptr);
     CHECK(b3.preset->name == "ascend910b3");
     CHECK(b3.text ==
@@ -89,11 +89,11 @@ TEST_CASE("device_info: the preset with those cube cores at that clock") {
 
     // 20 cores at 1500 MHz is the 910B4, 24 at 1800 the 910B2: cores and clock both count.
     const chip_evidence b4 =
-        info_chip_evidence(read_device_info(info_json("20", "40", "1500"), "x"));
+        info_chip_evidence(parse_device_info(info_json("20", "40", "1500"), "x"));
     REQUIRE(b4.preset != nullptr);
     CHECK(b4.preset->name == "ascend910b4");
     const chip_evidence b2 =
-        info_chip_evidence(read_device_info(info_json("24", "48", "\"1800\""), "x"));
+        info_chip_evidence(parse_device_info(info_json("24", "48", "\"1800\""), "x"));
     REQUIRE(b2.preset != nullptr);
     CHECK(b2.preset->name == "ascend910b2");
 }
@@ -101,42 +101,42 @@ TEST_CASE("device_info: the preset with those cube cores at that clock") {
 TEST_CASE("device_info: no preset, and why") {
     // 24 x 1850 MHz is both the 910B1 and the 910_9391.
     const chip_evidence both =
-        info_chip_evidence(read_device_info(info_json("24", "48", "\"1850\""), "f"));
+        info_chip_evidence(parse_device_info(info_json("24", "48", "\"1850\""), "f"));
     CHECK(both.preset == nullptr);
     CHECK(has(both.why_no_preset,
               "the device info file f gives 24 cube cores at 1850 MHz, as 2 "
               "presets have: ascend910b1 (24 x 1850 MHz), ascend910_9391"));
     // An unknown core count; a known one at a clock no preset has.
     const chip_evidence cores =
-        info_chip_evidence(read_device_info(info_json("30", "60", "\"1800\""), "f"));
+        info_chip_evidence(parse_device_info(info_json("30", "60", "\"1800\""), "f"));
     CHECK(cores.preset == nullptr);
     CHECK(cores.why_no_preset ==
           "the device info file f gives 30 cube cores at 1800 MHz, which "
           "no preset has (describe the chip with --chip-ini)");
     const chip_evidence clock =
-        info_chip_evidence(read_device_info(info_json("20", "40", "\"1650\""), "f"));
+        info_chip_evidence(parse_device_info(info_json("20", "40", "\"1650\""), "f"));
     CHECK(clock.preset == nullptr);
     CHECK(has(clock.why_no_preset, "which no preset has"));
     CHECK(has(clock.why_no_preset, "at other clocks: ascend910b3 (20 x 1800 MHz), ascend910b4"));
 
     // Missing or unreadable fields.
     const chip_evidence no_clock =
-        info_chip_evidence(read_device_info(R"({"DeviceInfo":[{"ai_core_num":20}]})", "f"));
+        info_chip_evidence(parse_device_info(R"({"DeviceInfo":[{"ai_core_num":20}]})", "f"));
     CHECK(no_clock.preset == nullptr);
     CHECK(no_clock.text == "DeviceInfo: ai_core_num 20");
     CHECK(has(no_clock.why_no_preset, "the device info file f gives no aic_frequency"));
-    const chip_evidence bad = info_chip_evidence(
-        read_device_info(R"({"DeviceInfo":[{"ai_core_num":"many","aic_frequency":"fast"}]})", "f"));
+    const chip_evidence bad = info_chip_evidence(parse_device_info(
+        R"({"DeviceInfo":[{"ai_core_num":"many","aic_frequency":"fast"}]})", "f"));
     CHECK(bad.preset == nullptr);
     CHECK(has(bad.why_no_preset, "gives no ai_core_num and no aic_frequency"));
     CHECK(has(bad.why_no_preset, "ai_core_num 'many' is not a number"));
     CHECK(has(bad.why_no_preset, "aic_frequency 'fast' is not a number"));
-    const chip_evidence none = info_chip_evidence(read_device_info(R"({"devices":"0"})", "f"));
+    const chip_evidence none = info_chip_evidence(parse_device_info(R"({"devices":"0"})", "f"));
     CHECK(none.preset == nullptr);
     CHECK(none.text.empty());
     CHECK(has(none.why_no_preset, "gives no DeviceInfo entry"));
     const chip_evidence fraction = info_chip_evidence(
-        read_device_info(R"({"DeviceInfo":[{"ai_core_num":20.5,"aic_frequency":0}]})", "f"));
+        parse_device_info(R"({"DeviceInfo":[{"ai_core_num":20.5,"aic_frequency":0}]})", "f"));
     CHECK(fraction.preset == nullptr);
     CHECK(has(fraction.why_no_preset, "ai_core_num 20.5 is not a core count"));
     CHECK(has(fraction.why_no_preset, "aic_frequency 0 is not a clock"));
@@ -145,10 +145,10 @@ TEST_CASE("device_info: no preset, and why") {
 TEST_CASE("device_info: malformed JSON is a parse_error naming the file") {
     const std::string cut = info_json("20", "40", "\"1800\"").substr(0, 60);
     const std::string m = perfcast_test::message_of(
-        [&] { (void)read_device_info(cut, "PROF_1/device_0/info.json.0"); });
+        [&] { (void)parse_device_info(cut, "PROF_1/device_0/info.json.0"); });
     CHECK(has(m, "PROF_1/device_0/info.json.0:1:"));
-    CHECK_THROWS_AS((void)read_device_info("[1, 2]", "f"), perfcast::parse_error);
-    CHECK_THROWS_AS((void)read_device_info(R"({"DeviceInfo":[]} x)", "f"), perfcast::parse_error);
+    CHECK_THROWS_AS((void)parse_device_info("[1, 2]", "f"), perfcast::parse_error);
+    CHECK_THROWS_AS((void)parse_device_info(R"({"DeviceInfo":[]} x)", "f"), perfcast::parse_error);
     const std::string missing = perfcast_test::message_of(
         [] { (void)read_device_info_file("/nonexistent/device_0/info.json.0"); });
     CHECK(has(missing, "/nonexistent/device_0/info.json.0"));

@@ -156,8 +156,7 @@ TEST_CASE("discover: layouts rebuilt from real files") {
         CHECK(d.sources[0].files[2].filename() == "op_summary_7_slice_2.csv");
         CHECK(d.sources[0].files[3].filename() == "op_summary_7_slice_10.csv");
         const kernel_table sliced = read_profile_source(d.sources[0]);
-        const kernel_table whole =
-            read_kernel_details_string(text, "whole.csv", kernel_reader_options{});
+        const kernel_table whole = parse_kernel_details(text, "whole.csv", kernel_reader_options{});
         REQUIRE(sliced.rows.size() == whole.rows.size());
         for (std::size_t i = 0; i < whole.rows.size(); ++i) {
             CHECK(sliced.rows[i].name == whole.rows[i].name);

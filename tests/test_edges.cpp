@@ -270,18 +270,18 @@ TEST_CASE("a chip of 1e9 cores is refused before any table is allocated") {
     const std::size_t at = ini.find("vector_core_cnt=");
     REQUIRE(at != std::string::npos);
     ini.replace(at, ini.find('\n', at) - at, "vector_core_cnt=1000000000");
-    CHECK(has(message_of([&] { (void)io::chip_from_ini(io::parse_ini_string(ini, "big.ini")); }),
+    CHECK(has(message_of([&] { (void)io::chip_from_ini(io::parse_ini(ini, "big.ini")); }),
               "vector.cores = 1e+09, expected at most 65536 cores (chip read from big.ini)"));
 }
 
 TEST_CASE("an evaluation table past 16 GiB is refused before it is allocated") {
     const std::vector<node> ops(
         2000, nodes::elementwise({batch_dim{1, 0}, batch_dim{0, 64}}, dtype::fp16));
-    std::vector<std::int64_t> batches;
-    for (std::int64_t b = 1; b <= 4000; ++b) batches.push_back(b);
-    const std::vector<int> cube{24};
-    std::vector<int> vec;
-    for (int k = 1; k <= 48; ++k) vec.push_back(k);
+    std::vector<batch_size> batches;
+    for (std::int64_t b = 1; b <= 4000; ++b) batches.push_back(batch_size{b});
+    const std::vector<core_count> cube{core_count{24}};
+    std::vector<core_count> vec;
+    for (int k = 1; k <= 48; ++k) vec.push_back(core_count{k});
     // 4000 batches x 2000 vector nodes x 48 limits = 3.84e8 entries: past 16 GiB at any entry
     // size over 45 bytes, so it must fail before allocating anything.
     static_assert(sizeof(node_eval) > 45);
@@ -296,8 +296,10 @@ TEST_CASE("an evaluation table past 16 GiB is refused before it is allocated") {
 TEST_CASE("node_eval_table: sized by the grid's core limits, not by the chip's cores") {
     chip big = chips::ascend910b1;
     big.vector.cores = 65536;  // the most validate(chip) allows
-    const whatif_grid g{
-        .streams = {1, 2}, .cube = {24}, .vector = {48, 65536}, .batches = {16, 32}};
+    const whatif_grid g{.streams = counts<stream_count>({1, 2}),
+                        .cube = counts<core_count>({24}),
+                        .vector = counts<core_count>({48, 65536}),
+                        .batches = counts<batch_size>({16, 32})};
     std::size_t cube_nodes = 0, vector_nodes = 0, other_nodes = 0;
     for (const node& n : scenario::ctr_ranking) {
         const engine e = engine_of(n);
@@ -321,8 +323,8 @@ TEST_CASE("node_eval_table: sized by the grid's core limits, not by the chip's c
     const whatif_result r = sweep(big, scenario::ctr_ranking, g);
     REQUIRE(r.ranked.size() == g.size());
     for (const candidate& x : r.ranked) {
-        const card_result direct =
-            evaluate_card(big, scenario::ctr_ranking, x.batch, x.streams, x.split);
+        const card_result direct = evaluate_card(big, scenario::ctr_ranking, batch_size{x.batch},
+                                                 stream_count{x.streams}, x.split);
         CHECK(x == make_candidate(direct));
     }
     // A limit the table was not built for is an error naming it, not a read past its end.
@@ -333,15 +335,18 @@ TEST_CASE("node_eval_table: sized by the grid's core limits, not by the chip's c
 }
 
 TEST_CASE("a whatif grid past 1e7 deployments or 64 streams is refused before it is evaluated") {
-    whatif_grid g{.streams = {1}, .cube = {24}, .vector = {48}, .batches = {}};
-    for (std::int64_t b = 1; b <= 110000; ++b) g.batches.push_back(b);
-    for (int s = 1; s <= 100; ++s) g.streams.push_back(s);
+    whatif_grid g{.streams = counts<stream_count>({1}),
+                  .cube = counts<core_count>({24}),
+                  .vector = counts<core_count>({48}),
+                  .batches = {}};
+    for (std::int64_t b = 1; b <= 110000; ++b) g.batches.push_back(batch_size{b});
+    for (int s = 1; s <= 100; ++s) g.streams.push_back(stream_count{s});
     g.streams.erase(g.streams.begin());
     const std::string m = message_of([&] { (void)validate(g, chips::ascend910b1); });
     CHECK(has(m, "streams = 65, expected at most 64 streams per card"));
-    g.streams = {1, 2, 3, 4, 5, 6};
-    g.cube = {6, 8, 12, 24};
-    g.vector = {10, 12, 24, 48};
+    g.streams = counts<stream_count>({1, 2, 3, 4, 5, 6});
+    g.cube = counts<core_count>({6, 8, 12, 24});
+    g.vector = counts<core_count>({10, 12, 24, 48});
     CHECK(has(message_of([&] { (void)validate(g, chips::ascend910b1); }),
               "deployments (streams x cube x vector x batches) = 10560000, expected at most 1e7"));
     const auto r = run_command(cli::whatif_command, {"--batch", "1-100000", "--streams", "1-7"});
@@ -360,8 +365,9 @@ TEST_CASE("serving: huge split requests keep the saturation probe small; past 1e
     CHECK(saturation_probe_size(gear_set::every(8), seed) == saturation_probe_requests);
     CHECK(saturation_probe_size(g32, batch_distribution::fixed(32 * 1000)) == 1000);
 
-    const server_config srv = make_card_server(scenario::default_chip, scenario::ctr_ranking, 1,
-                                               core_split{core_count{24}, core_count{48}}, g32);
+    const server_config srv =
+        make_card_server(scenario::default_chip, scenario::ctr_ranking, stream_count{1},
+                         core_split{core_count{24}, core_count{48}}, g32);
     CHECK(has(message_of([&] {
                   (void)simulate(srv, huge, request_rate{1, units::qps}, 20000);
               }),
@@ -394,7 +400,7 @@ TEST_CASE("params and ini files: BOM and lone-CR line ends read as written") {
     for (std::size_t i = ini.find('\n'); i != std::string::npos; i = ini.find('\n', i)) {
         ini[i] = '\r';
     }
-    const chip from_cr = io::chip_from_ini(io::parse_ini_string("\xEF\xBB\xBF" + ini));
+    const chip from_cr = io::chip_from_ini(io::parse_ini("\xEF\xBB\xBF" + ini));
     CHECK(from_cr.cube.cores == chips::ascend910b1.cube.cores);
 }
 

@@ -38,10 +38,9 @@ TEST_CASE("profile rows map to GEMMs: MatMul is A[M,K] x B[N,K]^T in this file")
 TEST_CASE("uncalibrated 910B1 preset predicts each of the 13 real GEMMs within 30 %") {
     // Tolerance 30 % per row is the acceptance bound for an uncalibrated model.
     const auto table = profile::read_kernel_details_file(profile_910b1);
-    const auto rep = profile::evaluate(chips::ascend910b1, table.rows, profile::calibration{},
-                                       [](const profile::kernel_row& r) {
-                                           return profile::is_gemm_type(r.op_type);
-                                       });
+    const auto rep = profile::score_rows(
+        chips::ascend910b1, table.rows, profile::calibration{},
+        [](const profile::kernel_row& r) { return profile::is_gemm_type(r.op_type); });
     CHECK(rep.skipped == 0);
     REQUIRE(rep.rows.size() == 13);
     for (const auto& p : rep.rows) {

@@ -41,7 +41,7 @@ std::vector<profile::kernel_row> as_profile(const std::vector<vidur::mlp_row>& r
                                             const std::string& name) {
     std::ostringstream out;
     (void)vidur::write_profile(out, rows);
-    return profile::read_kernel_details_string(out.str(), name).rows;
+    return profile::parse_kernel_details(out.str(), name).rows;
 }
 
 /// Token count and tensor-parallel degree from a converted row's name
@@ -167,8 +167,8 @@ TEST_CASE("calibrating on the fit split lowers its error; held-out rows are all 
     // down; the size of the drop is data, recorded in docs/validation.md (0.804 -> 0.519).
     CHECK(fit.log_error_after < fit.log_error_before);
 
-    const auto before = profile::evaluate(chips::a100_80gb_sxm, d.test);
-    const auto after = profile::evaluate(chips::a100_80gb_sxm, d.test, fit.fitted);
+    const auto before = profile::score_rows(chips::a100_80gb_sxm, d.test);
+    const auto after = profile::score_rows(chips::a100_80gb_sxm, d.test, fit.fitted);
     CHECK(before.skipped == 0);
     CHECK(after.skipped == 0);
     CHECK(after.overall.rows == 9130);
@@ -183,9 +183,9 @@ TEST_CASE("GEMMs of 2048 tokens and more are predicted within 30 % MAPE on the A
     // GEMMs, tests/test_gemm_910b1.cpp). Measured: 9 % uncalibrated, 14 % calibrated on the
     // fit split (1072 rows, all tensor-parallel degrees).
     const auto& d = data();
-    const auto uncal = profile::evaluate(chips::a100_80gb_sxm, d.test, {}, large_gemm);
-    const auto cal = profile::evaluate(chips::a100_80gb_sxm, d.test, d.calibrated.fitted,
-                                       large_gemm);
+    const auto uncal = profile::score_rows(chips::a100_80gb_sxm, d.test, {}, large_gemm);
+    const auto cal =
+        profile::score_rows(chips::a100_80gb_sxm, d.test, d.calibrated.fitted, large_gemm);
     REQUIRE(uncal.overall.rows == 1072);  // 268 measurements x 4 GEMMs
     CHECK(uncal.overall.mape < 0.30);
     CHECK(cal.overall.mape < 0.30);

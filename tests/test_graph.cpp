@@ -121,7 +121,7 @@ TEST_CASE("guide §3: host-bound model shows bubbles, sinking removes them, batc
     const serial_result small = serial_latency(b1, host_bound, 1);
     // Every op's device time is below the 40 us host time, so the device waits between ops.
     for (const node& n : host_bound) {
-        CHECK(evaluate(b1, n, 1, all_cores(b1)).cost.latency < host_time);
+        CHECK(evaluate_node(b1, n, batch_size{1}, all_cores(b1)).cost.latency < host_time);
     }
     CHECK(small.bubbles > duration{});
     CHECK(small.share(small.bubbles) > 0.5);  // host bound: most of the time is waiting
@@ -129,7 +129,8 @@ TEST_CASE("guide §3: host-bound model shows bubbles, sinking removes them, batc
     // The host runs ahead: bubbles = host time of all ops - device time of all but the last
     // (device waits t_host - d_{i-1} before each op, and t_host before the first). Tolerance:
     // two sums of seven terms in a different order, 1e-12 relative.
-    const duration last = evaluate(b1, host_bound.back(), 1, all_cores(b1)).cost.latency;
+    const duration last =
+        evaluate_node(b1, host_bound.back(), batch_size{1}, all_cores(b1)).cost.latency;
     CHECK(small.bubbles.in(units::us) ==
           doctest::Approx((small.host - (small.device - last)).in(units::us)).epsilon(1e-12));
 
@@ -160,7 +161,7 @@ TEST_CASE("a dynamic-shape op makes the host wait for it (guide §7 task_wait)")
     CHECK(sync[0].mode == dispatch::host_sync);
     const serial_result a = serial_latency(b1, async, 1);
     const serial_result s = serial_latency(b1, sync, 1);
-    const duration d0 = evaluate(b1, big, 1, all_cores(b1)).cost.latency;
+    const duration d0 = evaluate_node(b1, big, batch_size{1}, all_cores(b1)).cost.latency;
     REQUIRE(d0 > host_time);  // the host would have been ready in time
     CHECK(a.bubbles == host_time);  // only before the first op
     // Exact in real numbers; the timeline adds and subtracts the ops' latencies, so the doubles

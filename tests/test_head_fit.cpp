@@ -142,7 +142,7 @@ double uncalibrated_mape(const char* chip_name, const std::string& path,
     const chip c = *chips::find_chip(chip_name);
     auto rows = profile::read_kernel_details_file(path).rows;
     profile::annotate_context(rows, c);
-    const auto rep = profile::evaluate(c, rows, {}, [&](const profile::kernel_row& r) {
+    const auto rep = profile::score_rows(c, rows, {}, [&](const profile::kernel_row& r) {
         if (tasks.empty()) return true;
         for (const std::string& t : tasks)
             if (r.task_text == t) return true;
@@ -177,7 +177,7 @@ TEST_CASE("uncalibrated presets on the shipped Ascend profiles (docs/validation.
         auto rows =
             profile::read_kernel_details_file(data_dir + "kernel_details_910B1_train.csv").rows;
         profile::annotate_context(rows, c);
-        const auto rep = profile::evaluate(c, rows, {}, [](const profile::kernel_row& r) {
+        const auto rep = profile::score_rows(c, rows, {}, [](const profile::kernel_row& r) {
             return r.op_type == "MatMul" || r.op_type == "BatchMatMul";
         });
         CHECK(rep.overall.rows == 13);

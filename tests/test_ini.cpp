@@ -17,7 +17,7 @@ using perfcast::parse_error;
 using perfcast::io::chip_from_ini;
 using perfcast::io::ini_duplicates;
 using perfcast::io::ini_options;
-using perfcast::io::parse_ini_string;
+using perfcast::io::parse_ini;
 using perfcast::io::platform_from_ini;
 namespace units = perfcast::units;
 
@@ -25,7 +25,7 @@ namespace {
 
 parse_error ini_error(const std::string& text, bool to_chip = false) {
     try {
-        const auto f = parse_ini_string(text, "t.ini");
+        const auto f = parse_ini(text, "t.ini");
         if (to_chip) (void)chip_from_ini(f);
     } catch (const parse_error& e) {
         return e;
@@ -82,7 +82,7 @@ void check_core_fields(const chip& got, const chip& want) {
 }  // namespace
 
 TEST_CASE("ini: sections, keys, comments, blank lines, CRLF, BOM") {
-    const auto f = parse_ini_string(
+    const auto f = parse_ini(
         "\xEF\xBB\xBF# comment\r\n; another\r\n\r\n[a]\r\n k = v 1 \r\nempty=\r\n"
         "hash=x#y\r\n[ b ]\r\nk=2\r\n[a]\r\nlater=3\r\n");
     REQUIRE(f.sections().size() == 2);
@@ -110,12 +110,12 @@ TEST_CASE("ini: syntax errors carry the file, line, column and text") {
     SUBCASE("duplicate key with last_wins") {
         ini_options o;
         o.duplicates = ini_duplicates::last_wins;
-        const auto f = parse_ini_string("[s]\nk=1\nk=2\n", "t.ini", o);
+        const auto f = parse_ini("[s]\nk=1\nk=2\n", "t.ini", o);
         CHECK(f.find("s", "k")->text == "2");
         CHECK(f.find("s", "k")->line == 3);
     }
     SUBCASE("the same key in two sections is not a duplicate") {
-        const auto f = parse_ini_string("[a]\nub_size=1\n[b]\nub_size=2\n");
+        const auto f = parse_ini("[a]\nub_size=1\n[b]\nub_size=2\n");
         CHECK(f.find("a", "ub_size")->text == "1");
         CHECK(f.find("b", "ub_size")->text == "2");
     }
@@ -197,7 +197,7 @@ TEST_CASE("ini: 910B3 values, names and what came from the base") {
 }
 
 TEST_CASE("ini: 910A (vector_core_cnt=0, empty memory_size) -> combined cores, base memory") {
-    const auto p = platform_from_ini(parse_ini_string(ascend910a_excerpt, "Ascend910A.ini"));
+    const auto p = platform_from_ini(parse_ini(ascend910a_excerpt, "Ascend910A.ini"));
     CHECK(p.layout == perfcast::io::ini_core_layout::combined);
     CHECK(p.spec.cube.cores == 32);
     CHECK(p.spec.vector.cores == 32);  // each AI core's vector unit
@@ -205,13 +205,13 @@ TEST_CASE("ini: 910A (vector_core_cnt=0, empty memory_size) -> combined cores, b
     // The default base for AIC-C-100 is the 910A preset, so its 32 GiB fills the empty size.
     CHECK(p.spec.memory.hbm_size == perfcast::chips::ascend910a.memory.hbm_size);
     check_core_fields(p.spec, perfcast::chips::ascend910a);
-    chip whole = chip_from_ini(parse_ini_string(ascend910a_excerpt), perfcast::chips::ascend910a);
+    chip whole = chip_from_ini(parse_ini(ascend910a_excerpt), perfcast::chips::ascend910a);
     whole.name = perfcast::chips::ascend910a.name;
     CHECK(whole == perfcast::chips::ascend910a);
 }
 
 TEST_CASE("ini: 310P3 (a second [VectorCore...] section) -> standalone vector cores kept aside") {
-    const auto p = platform_from_ini(parse_ini_string(ascend310p3_excerpt, "Ascend310P3.ini"));
+    const auto p = platform_from_ini(parse_ini(ascend310p3_excerpt, "Ascend310P3.ini"));
     CHECK(p.layout == perfcast::io::ini_core_layout::combined);
     CHECK(p.spec.vector.cores == 8);  // the AI cores' vector units, as the preset
     CHECK(p.spec.vector.clock.in(units::MHz) == 1060.0);
@@ -222,16 +222,16 @@ TEST_CASE("ini: 310P3 (a second [VectorCore...] section) -> standalone vector co
     CHECK(p.standalone_vector->clock.in(units::MHz) == 1000.0);
     CHECK(p.standalone_vector->core_read_rate.in(units::B_per_cycle) == 9.0);
     check_core_fields(p.spec, perfcast::chips::ascend310p3);
-    chip whole = chip_from_ini(parse_ini_string(ascend310p3_excerpt), perfcast::chips::ascend310p3);
+    chip whole = chip_from_ini(parse_ini(ascend310p3_excerpt), perfcast::chips::ascend310p3);
     whole.name = perfcast::chips::ascend310p3.name;
     CHECK(whole == perfcast::chips::ascend310p3);
 }
 
 TEST_CASE("ini: a split chip with its own [VectorCoreSpec] clock (910_95 style)") {
-    const auto c = chip_from_ini(
-        parse_ini_string("[SoCInfo]\nai_core_cnt=32\ncube_core_cnt=32\nvector_core_cnt=64\n"
-                         "cube_vector_combine=fuse,split\n[AICoreSpec]\ncube_freq=1650\n"
-                         "[VectorCoreSpec]\nvec_freq=1500\n"));
+    const auto c =
+        chip_from_ini(parse_ini("[SoCInfo]\nai_core_cnt=32\ncube_core_cnt=32\nvector_core_cnt=64\n"
+                                "cube_vector_combine=fuse,split\n[AICoreSpec]\ncube_freq=1650\n"
+                                "[VectorCoreSpec]\nvec_freq=1500\n"));
     CHECK(c.cube.cores == 32);
     CHECK(c.vector.cores == 64);
     CHECK(c.vector.clock.in(units::MHz) == 1500.0);

@@ -33,7 +33,7 @@ parse_error read_error(const std::string& text) {
     kernel_reader_options strict;
     strict.strict = true;
     try {
-        (void)read_kernel_details_string(text, "k.csv", strict);
+        (void)parse_kernel_details(text, "k.csv", strict);
     } catch (const parse_error& e) {
         return e;
     }
@@ -67,8 +67,8 @@ TEST_CASE("kernel_details: msprof and torch_npu spellings read the same row") {
         "1,mm,MatMulV2,AI_CORE,\"100.5\t\",185.504,1.087,16,0,\"\"\"4096,12288;4608,12288\"\"\","
         "FLOAT16;FLOAT16,ND;ND,\"\"\"4096,4608\"\"\",FLOAT16,ND,183.87,5295467,0.824,0.964,0,0,"
         "0,0,79.295,whatever\n";
-    const kernel_table a = read_kernel_details_string(msprof);
-    const kernel_table b = read_kernel_details_string(torch);
+    const kernel_table a = parse_kernel_details(msprof);
+    const kernel_table b = parse_kernel_details(torch);
     CHECK(a.header.format == kernel_format::msprof_op_summary);
     CHECK(b.header.format == kernel_format::torch_npu_kernel_details);
     REQUIRE(a.rows.size() == 1);
@@ -103,7 +103,7 @@ TEST_CASE("kernel_details: msprof and torch_npu spellings read the same row") {
 }
 
 TEST_CASE("kernel_details: the minimal format (any hardware) is accepted") {
-    const kernel_table t = read_kernel_details_string(
+    const kernel_table t = parse_kernel_details(
         "Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
         "Output Shapes,Output Data Types\n"
         "MatMul,AI_CORE,120.5,24,\"128,256;256,512\",fp16;fp16,\"128,512\",fp16\n"
@@ -121,7 +121,7 @@ TEST_CASE("kernel_details: the minimal format (any hardware) is accepted") {
 }
 
 TEST_CASE("kernel_details: N/A and empty are 'not recorded', never 0") {
-    const kernel_table t = read_kernel_details_string(
+    const kernel_table t = parse_kernel_details(
         "Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Dim,"
         "Input Shapes,Input Data Types,aic_total_cycles,aiv_mte2_ratio\n"
         "h,hcom_broadcast_,HCCL,10,308926.68,N/A,0,N/A,N/A,N/A,\n"
@@ -147,7 +147,7 @@ TEST_CASE("kernel_details: N/A and empty are 'not recorded', never 0") {
 }
 
 TEST_CASE("kernel_details: timestamps are exact integers of nanoseconds") {
-    const kernel_table t = read_kernel_details_string(
+    const kernel_table t = parse_kernel_details(
         "Type,Accelerator Core,Start Time(us),Duration(us)\n"
         "A,AI_CORE,\"1736413971558972.912\t\",1\n"
         "A,AI_CORE,1736413971558973.913,1\n"
@@ -172,11 +172,11 @@ TEST_CASE("kernel_details: timestamp arithmetic saturates instead of overflowing
     kernel_reader_options strict;  // the default skips the row (tested elsewhere)
     strict.strict = true;
     CHECK_THROWS_WITH_AS(
-        (void)read_kernel_details_string("Type,Accelerator Core,Start Time(us),Duration(us)\n"
-                                         "A,AI_CORE,1736413971558972.912,30892700000000000000000\n",
-                                         "<string>", strict),
+        (void)parse_kernel_details("Type,Accelerator Core,Start Time(us),Duration(us)\n"
+                                   "A,AI_CORE,1736413971558972.912,30892700000000000000000\n",
+                                   "<string>", strict),
         doctest::Contains("a time over a day (86400000000 us)"), perfcast::parse_error);
-    const kernel_table t = read_kernel_details_string(
+    const kernel_table t = parse_kernel_details(
         "Type,Accelerator Core,Start Time(us),Duration(us)\n"
         "A,AI_CORE,9223372036854000.000,86400000000\n");
     REQUIRE(t.rows.size() == 1);
@@ -208,7 +208,7 @@ TEST_CASE("kernel_details: shapes, dtypes and notes") {
     CHECK_FALSE(detail::parse_shapes("4,,5", s));
     CHECK(shp({1LL << 40, 1LL << 40}).elements() == std::nullopt);  // overflow: unknown
 
-    const kernel_table t = read_kernel_details_string(
+    const kernel_table t = parse_kernel_details(
         "Type,Accelerator Core,Duration(us),Input Shapes,Input Data Types,Output Shapes,"
         "Output Data Types\n"
         "Foo,AI_CORE,1,\"4,x\",FLOAT,\"4\",FLOAT\n"
@@ -349,7 +349,7 @@ TEST_CASE("kernel_details: errors name the file, line, column, column name and t
     }
     SUBCASE("empty file") {
         CHECK(std::string(read_error("").what()).find("empty file") != std::string::npos);
-        CHECK(read_kernel_details_string(head).rows.empty());  // a header alone is fine
+        CHECK(parse_kernel_details(head).rows.empty());  // a header alone is fine
     }
 }
 
@@ -359,7 +359,7 @@ TEST_CASE("kernel_details: damaged rows are skipped, each with its line and reas
     // fields where the header has 32), line 4 has text for a duration, line 6 a negative count.
     const std::string text = head + "A,AI_CORE,1,1\nB,AI_CORE,2\nC,AI_CORE,fast,1\n" +
                              "D,AI_VECTOR_CORE,4,2\nE,AI_CORE,5,-3\nF,AI_CORE,6,4\n";
-    const kernel_table t = read_kernel_details_string(text, "k.csv");
+    const kernel_table t = parse_kernel_details(text, "k.csv");
     REQUIRE(t.rows.size() == 3);
     CHECK(t.rows[0].op_type == "A");
     CHECK(t.rows[1].op_type == "D");
@@ -390,15 +390,14 @@ TEST_CASE("kernel_details: damaged rows are skipped, each with its line and reas
         for (int i = 0; i < 50; ++i) many += "X,AI_CORE\n";
         kernel_reader_options o;
         o.max_skipped_listed = 10;
-        const kernel_table m = read_kernel_details_string(many, "m.csv", o);
+        const kernel_table m = parse_kernel_details(many, "m.csv", o);
         CHECK(m.rows.empty());
         CHECK(m.skipped.size() == 10);
         CHECK(m.skipped_count == 50);
     }
     SUBCASE("damage to the file's structure stays an error") {
-        CHECK_THROWS_AS((void)read_kernel_details_string(head + "A,AI_CORE,\"1\"x,1\n"),
-                        parse_error);
-        CHECK_THROWS_AS((void)read_kernel_details_string(head + "A,AI_CORE,\"1,1\n"), parse_error);
+        CHECK_THROWS_AS((void)parse_kernel_details(head + "A,AI_CORE,\"1\"x,1\n"), parse_error);
+        CHECK_THROWS_AS((void)parse_kernel_details(head + "A,AI_CORE,\"1,1\n"), parse_error);
     }
 }
 
@@ -411,7 +410,7 @@ TEST_CASE("kernel_details: the engine comes from the cycle counters when the lab
         "Cast,AI_VECTOR_CORE,2,700,0\n"  // the reverse disagreement
         "Mul,AI_CORE,1,0,0\n"            // no cycles at all: the label stands
         "Sub,AI_CORE,1,N/A,300\n";       // one counter not recorded: the label stands
-    const kernel_table t = read_kernel_details_string(text, "e.csv");
+    const kernel_table t = parse_kernel_details(text, "e.csv");
     REQUIRE(t.rows.size() == 5);
     CHECK(t.rows[0].task == task_type::ai_vector_core);
     CHECK(t.rows[0].task_text == "AI_CORE");  // kept as written
@@ -437,24 +436,24 @@ TEST_CASE("kernel_details: Device_id: one device chosen, several refused unless 
 
     kernel_reader_options o;
     o.device = 1;
-    const kernel_table one = read_kernel_details_string(text, "d.csv", o);
+    const kernel_table one = parse_kernel_details(text, "d.csv", o);
     REQUIRE(one.rows.size() == 1);
     CHECK(one.rows[0].device == 1);
     CHECK(one.rows[0].task_duration->in(units::us) == 2.0);
 
     o.device = 7;
-    CHECK_THROWS_WITH_AS((void)read_kernel_details_string(text, "d.csv", o),
+    CHECK_THROWS_WITH_AS((void)parse_kernel_details(text, "d.csv", o),
                          doctest::Contains("no row of device 7"), parse_error);
 
     kernel_reader_options all;
     all.several_devices = true;
-    CHECK(read_kernel_details_string(text, "d.csv", all).rows.size() == 3);
+    CHECK(parse_kernel_details(text, "d.csv", all).rows.size() == 3);
 }
 
 TEST_CASE("kernel_details: invalid UTF-8 in text fields passes through") {
     const std::string name = "op\xFF\xFE";
-    const kernel_table t = read_kernel_details_string("Name,Type,Accelerator Core,Duration(us)\n" +
-                                                      name + ",T\xC3,AI_CORE,1\n");
+    const kernel_table t = parse_kernel_details("Name,Type,Accelerator Core,Duration(us)\n" + name +
+                                                ",T\xC3,AI_CORE,1\n");
     REQUIRE(t.rows.size() == 1);
     CHECK(t.rows[0].name == name);
     CHECK(t.rows[0].op_type == "T\xC3");

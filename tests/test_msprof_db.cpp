@@ -182,8 +182,8 @@ TEST_CASE("msprof db: a PMU metric fills the field its name fills as a CSV colum
     for (const auto& sp : kernel_column_spellings) {
         if (!pmu_column(sp.column)) continue;
         const std::string name(sp.text);
-        const kernel_table csv = read_kernel_details_string("Type,Accelerator Core,Duration(us)," +
-                                                            name + "\nAdd,AI_VECTOR_CORE,1,0.25\n");
+        const kernel_table csv = parse_kernel_details("Type,Accelerator Core,Duration(us)," + name +
+                                                      "\nAdd,AI_VECTOR_CORE,1,0.25\n");
         fake_db db;
         db.add_op({1, "a", "Add", "AI_VECTOR_CORE", 1, 0, "\"4\"", "FLOAT", "ND", "\"4\"", "FLOAT",
                    "ND", 0});

@@ -125,10 +125,10 @@ TEST_CASE("near-measurement interpolation: known answers") {
     }
     SUBCASE("validate's predictions say where they came from") {
         const profile::measured_neighbours near(c, {below, above}, {});
-        const auto rep = profile::evaluate(c, {query}, {}, profile::all_rows, &near);
+        const auto rep = profile::score_rows(c, {query}, {}, profile::all_rows, &near);
         REQUIRE(rep.rows.size() == 1);
         CHECK(rep.rows[0].source == profile::estimate_source::two_neighbours);
-        const auto plain = profile::evaluate(c, {query}, {});
+        const auto plain = profile::score_rows(c, {query}, {});
         CHECK(plain.rows[0].source == profile::estimate_source::model);
         CHECK(plain.rows[0].predicted.in(units::us) == doctest::Approx(m_q).epsilon(1e-12));
     }

@@ -156,8 +156,9 @@ TEST_CASE("made-up op: the model file reads it, and the graph evaluates it from 
     const chip& c = chips::ascend910b1;
     const serial_result r = serial_latency(c, m, 8);
     CHECK(r.device_ops == 2);
-    const duration scan_alone = evaluate(c, n, 8, all_cores(c)).cost.latency;
-    const duration reduce_alone = evaluate(c, m.nodes[2], 8, all_cores(c)).cost.latency;
+    const duration scan_alone = evaluate_node(c, n, batch_size{8}, all_cores(c)).cost.latency;
+    const duration reduce_alone =
+        evaluate_node(c, m.nodes[2], batch_size{8}, all_cores(c)).cost.latency;
     CHECK(scan_alone == cost(c, o, core_count{c.vector.cores}).latency);
     CHECK(r.device == scan_alone + reduce_alone);
 
@@ -204,7 +205,7 @@ TEST_CASE("made-up op: perfcast op --line costs it") {
 }
 
 TEST_CASE("made-up op: the profile mapping maps its profiler types to it") {
-    const auto t = profile::read_kernel_details_string(
+    const auto t = profile::parse_kernel_details(
         "Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
         "Output Shapes,Output Data Types\n"
         "CumSum,AI_VECTOR_CORE,12.5,8,\"8,4000\",fp16,\"8,4000\",fp16\n");

@@ -74,7 +74,10 @@ const std::string profile_910b3 =
 }  // namespace
 
 TEST_CASE("sweep reports every op cost and every deployment, in order, up to the total") {
-    const whatif_grid g{.streams = {1, 2}, .cube = {12, 24}, .vector = {24, 48}, .batches = {16}};
+    const whatif_grid g{.streams = counts<stream_count>({1, 2}),
+                        .cube = counts<core_count>({12, 24}),
+                        .vector = counts<core_count>({24, 48}),
+                        .batches = counts<batch_size>({16})};
     recorder rec;
     const whatif_result r =
         sweep(scenario::default_chip, scenario::ctr_ranking, g, {}, rank_by::qps, rec.fn());
@@ -97,7 +100,7 @@ TEST_CASE("sweep reports every op cost and every deployment, in order, up to the
 
 TEST_CASE("simulate reports requests served against the run's requests") {
     const server_config srv =
-        make_card_server(scenario::default_chip, scenario::ctr_ranking, 2,
+        make_card_server(scenario::default_chip, scenario::ctr_ranking, stream_count{2},
                          core_split{core_count{12}, core_count{24}}, gear_set::every(16));
     recorder rec;
     sim_options o;
@@ -118,7 +121,10 @@ TEST_CASE("simulate reports requests served against the run's requests") {
 }
 
 TEST_CASE("a serving sweep reports its analysis and names the leader it simulates") {
-    serving_grid g{.streams = {1, 2}, .cube = {24}, .vector = {48}, .max_gears = {16}};
+    serving_grid g{.streams = counts<stream_count>({1, 2}),
+                   .cube = counts<core_count>({24}),
+                   .vector = counts<core_count>({48}),
+                   .max_gears = {16}};
     recorder rec;
     const serving_sweeper s(scenario::default_chip, scenario::ctr_ranking, g,
                             batch_distribution::fixed(16), {}, rec.fn());

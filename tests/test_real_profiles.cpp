@@ -81,7 +81,7 @@ std::size_t check_cube_utilization(const std::string& path, const perfcast::chip
                                    const std::string& duration_column) {
     const std::string text = slurp(path);
     const raw_file raw = read_raw(text);
-    const kernel_table t = read_kernel_details_string(text, path);
+    const kernel_table t = parse_kernel_details(text, path);
     REQUIRE(t.skipped_count == 0);
     REQUIRE(t.rows.size() == raw.rows.size());
     std::size_t compared = 0;
@@ -132,7 +132,7 @@ TEST_CASE("real profiles: a CANN 7.0-era kernel_details (ragged line, vector ops
         real_dir + "torchnpu_2023_cann70_rank0/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
     const std::string text = slurp(path);
     const raw_file raw = read_raw(text);
-    const kernel_table t = read_kernel_details_string(text, path);
+    const kernel_table t = parse_kernel_details(text, path);
 
     // Which records are ragged, and which AI_CORE rows carry cycles on the vector side only.
     std::vector<std::size_t> ragged;
@@ -179,7 +179,7 @@ TEST_CASE("real profiles: the CANN 8.3 file's Device_id column is read") {
         "torchnpu_cann83_qwen3_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
     const std::string text = slurp(path);
     const raw_file raw = read_raw(text);
-    const kernel_table t = read_kernel_details_string(text, path);
+    const kernel_table t = parse_kernel_details(text, path);
     REQUIRE(t.rows.size() == raw.rows.size());
     for (std::size_t i = 0; i < t.rows.size(); ++i) {
         REQUIRE(t.rows[i].device.has_value());
@@ -197,7 +197,7 @@ TEST_CASE("real profiles: the older op_summary layout (total_cycles, unprefixed 
     const std::string path = real_dir + "msprof_older_layout_mskpp_ut/op_summary.csv";
     const std::string text = slurp(path);
     const raw_file raw = read_raw(text);
-    const kernel_table t = read_kernel_details_string(text, path);
+    const kernel_table t = parse_kernel_details(text, path);
     REQUIRE(t.rows.size() == 1);
     const kernel_row& r = t.rows[0];
     const auto num = [&raw](const char* col) { return std::stod(*raw.get(0, col)); };
@@ -227,7 +227,7 @@ TEST_CASE("real profiles: the chip told by the rows' own cube_utilization(%) col
     // 43200 cycles/us on every usable row: 24 x 1800 MHz, the 910B2 alone among the presets.
     const std::string y2025 =
         real_dir + "torchnpu_2025_level1_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
-    const kernel_table t = read_kernel_details_string(slurp(y2025), y2025);
+    const kernel_table t = parse_kernel_details(slurp(y2025), y2025);
     const chip_evidence e = rows_chip_evidence(t.rows);
     REQUIRE(e.preset != nullptr);
     CHECK(e.preset->name == "ascend910b2");
@@ -238,7 +238,7 @@ TEST_CASE("real profiles: the chip told by the rows' own cube_utilization(%) col
     const std::string qwen =
         real_dir +
         "torchnpu_cann83_qwen3_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
-    const chip_evidence q = rows_chip_evidence(read_kernel_details_string(slurp(qwen), qwen).rows);
+    const chip_evidence q = rows_chip_evidence(parse_kernel_details(slurp(qwen), qwen).rows);
     CHECK(q.preset == nullptr);
     CHECK(q.why_no_preset.find("33000 cycles/us, which no preset has") != std::string::npos);
 

@@ -302,7 +302,7 @@ TEST_CASE("perfcast report: table, csv and json on the 910B3 fixture") {
     REQUIRE(run({b3_path, "--chip", "910B3", "--format", "csv", "--top", "29"}, out, err) == 0);
     // The CSV reads back with perfcast's own reader: 6 fields per record, and the recomputed
     // cube utilization of every row printed in full precision matches the file's within 0.001.
-    const auto rows = read_csv_string(out, "report.csv");
+    const auto rows = parse_csv(out, "report.csv");
     REQUIRE(rows.size() > 10);
     std::size_t util_rows = 0;
     for (const auto& rec : rows) {

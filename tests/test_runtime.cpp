@@ -159,8 +159,9 @@ TEST_CASE("runtime_steps is constexpr") {
 // ---- in card.hpp -------------------------------------------------------------------------------
 
 TEST_CASE("a neutral runtime path changes nothing when the copies sit at the ends of the model") {
-    const card_result plain = evaluate_card(b1, small_model, 64, 1, full);
-    const card_result neutral = evaluate_card(b1, small_model, 64, 1, full, with_runtime({}));
+    const card_result plain = evaluate_card(b1, small_model, batch_size{64}, stream_count{1}, full);
+    const card_result neutral =
+        evaluate_card(b1, small_model, batch_size{64}, stream_count{1}, full, with_runtime({}));
     CHECK(neutral.runtime_path);
     CHECK(!plain.runtime_path);
     // The same terms summed in another order: equal to rounding (1e-12 relative).
@@ -178,7 +179,8 @@ TEST_CASE("the task's steps add up to its latency; the window and the cycle as d
     r.prepare = 50_us;
     r.between = 200_us;
     r.window = step_set::execute();
-    const card_result c = evaluate_card(b1, small_model, 64, 1, full, with_runtime(r));
+    const card_result c =
+        evaluate_card(b1, small_model, batch_size{64}, stream_count{1}, full, with_runtime(r));
     const instance_result& i = c.instances()[0];
     const task_times& t = i.steps;
     CHECK(i.latency == t.task());
@@ -211,9 +213,12 @@ TEST_CASE("aggregated copies and a buffer pool each shorten a many-input task") 
     agg.copies = copy_policy::aggregated;
     runtime_path pool = base;
     pool.buffers = buffer_policy::pool;
-    const duration l0 = evaluate_card(b1, m, 16, 1, full, with_runtime(base)).avg_latency;
-    const duration la = evaluate_card(b1, m, 16, 1, full, with_runtime(agg)).avg_latency;
-    const duration lp = evaluate_card(b1, m, 16, 1, full, with_runtime(pool)).avg_latency;
+    const duration l0 =
+        evaluate_card(b1, m, batch_size{16}, stream_count{1}, full, with_runtime(base)).avg_latency;
+    const duration la =
+        evaluate_card(b1, m, batch_size{16}, stream_count{1}, full, with_runtime(agg)).avg_latency;
+    const duration lp =
+        evaluate_card(b1, m, batch_size{16}, stream_count{1}, full, with_runtime(pool)).avg_latency;
     // 40 inputs: aggregation saves 39 copy setups (28 us each pageable) and 39 buffers (10 us).
     CHECK(l0 - la > duration{39 * 38.0 * 0.95, units::us});
     // The pool saves the 41 buffers exactly (one task alone: no wait at the lock).
@@ -224,9 +229,12 @@ TEST_CASE("host threads shared by instances: more instances than threads slow ev
     runtime_path r = runtime_presets::acl;
     r.prepare = 400_us;  // a host-heavy task
     r.post = 100_us;
-    const card_result own = evaluate_card(b1, small_model, 16, 4, half, with_runtime(r, 0));
-    const card_result two = evaluate_card(b1, small_model, 16, 4, half, with_runtime(r, 2));
-    const card_result one = evaluate_card(b1, small_model, 16, 4, half, with_runtime(r, 1));
+    const card_result own =
+        evaluate_card(b1, small_model, batch_size{16}, stream_count{4}, half, with_runtime(r, 0));
+    const card_result two =
+        evaluate_card(b1, small_model, batch_size{16}, stream_count{4}, half, with_runtime(r, 2));
+    const card_result one =
+        evaluate_card(b1, small_model, batch_size{16}, stream_count{4}, half, with_runtime(r, 1));
     CHECK(own.converged);
     CHECK(two.converged);
     CHECK(one.converged);
@@ -245,9 +253,9 @@ TEST_CASE("the device-wide lock: buffer calls of every instance queue at one ser
     r.buffer = 100_us;  // 4 buffers: 400 us at the lock per task, far more than the kernels
     for (int s : {1, 2, 4, 8}) {
         CAPTURE(s);
-        const card_result c = evaluate_card(b1, small_model, 8, s, core_split{core_count{3},
-                                                                             core_count{6}},
-                                            with_runtime(r));
+        const card_result c =
+            evaluate_card(b1, small_model, batch_size{8}, stream_count{s},
+                          core_split{core_count{3}, core_count{6}}, with_runtime(r));
         CHECK(c.converged);
         // The lock serves at most 1 / 400 us tasks per second. The mean field gives the
         // queueing approximately: at most 5 % above, and near it once 8 instances crowd it.
@@ -261,8 +269,10 @@ TEST_CASE("a closed loop's between-task work lowers throughput, not the reported
     runtime_path r = runtime_presets::acl;
     runtime_path gap = r;
     gap.between = 1_ms;
-    const card_result a = evaluate_card(b1, small_model, 32, 2, half, with_runtime(r));
-    const card_result b = evaluate_card(b1, small_model, 32, 2, half, with_runtime(gap));
+    const card_result a =
+        evaluate_card(b1, small_model, batch_size{32}, stream_count{2}, half, with_runtime(r));
+    const card_result b =
+        evaluate_card(b1, small_model, batch_size{32}, stream_count{2}, half, with_runtime(gap));
     CHECK(b.qps < a.qps);
     CHECK(approx_equal(b.avg_cycle, b.avg_latency + 1_ms, 1e-9));
     // Latency only moves through what the instances share (less contention with the gap).
@@ -272,12 +282,14 @@ TEST_CASE("a closed loop's between-task work lowers throughput, not the reported
 TEST_CASE("per-op launch: the host dispatches every kernel and the device waits for it") {
     runtime_path r;
     r.launch = launch_mode::per_op;
-    const card_result c = evaluate_card(b1, small_model, 1, 1, full, with_runtime(r));
+    const card_result c =
+        evaluate_card(b1, small_model, batch_size{1}, stream_count{1}, full, with_runtime(r));
     // Two tiny kernels at batch 1, each shorter than the 20 us host dispatch: bubbles.
     CHECK(c.instances()[0].bubbles > duration{});
     CHECK(c.instances()[0].bubbles >= 20_us);
     runtime_path g;
-    const card_result s = evaluate_card(b1, small_model, 1, 1, full, with_runtime(g));
+    const card_result s =
+        evaluate_card(b1, small_model, batch_size{1}, stream_count{1}, full, with_runtime(g));
     CHECK(s.instances()[0].bubbles == duration{});
 }
 
@@ -361,7 +373,7 @@ TEST_CASE("windows by name and by steps; presets by name") {
               card_params p;
               p.runtime = runtime_path{};
               p.runtime->pageable_rate = 0;
-              (void)evaluate_card(b1, small_model, 1, 1, full, p);
+              (void)evaluate_card(b1, small_model, batch_size{1}, stream_count{1}, full, p);
           }),
           "pageable_rate = 0"));
 }

@@ -53,7 +53,7 @@ server_config one_stream_4() {
 // each, `perfcast whatif --p99-ms X` picks it at every target): 6 streams x 12 cube / 10
 // vector cores, max gear 32 (two requests per batch), window 0.
 server_config builtin_best() {
-    return make_card_server(scenario::default_chip, scenario::ctr_ranking, 6,
+    return make_card_server(scenario::default_chip, scenario::ctr_ranking, stream_count{6},
                             core_split{core_count{12}, core_count{10}}, gear_set::every(32));
 }
 

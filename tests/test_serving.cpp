@@ -603,10 +603,12 @@ TEST_CASE("card_service: service times from card.hpp, by batch and concurrency")
     // The adapter is evaluate_card's per-instance latency, with the running batches as its
     // instances.
     CHECK(svc(16, 2) ==
-          evaluate_card(a2, scenario::ctr_ranking, 16, 2, split).instances()[0].latency);
+          evaluate_card(a2, scenario::ctr_ranking, batch_size{16}, stream_count{2}, split)
+              .instances()[0]
+              .latency);
     CHECK(svc(16, 1) < svc(64, 1));  // more samples, more time
     CHECK(svc(16, 3) >= svc(16, 1));  // company never makes a batch faster
-    const server_config c = make_card_server(a2, scenario::ctr_ranking, 2, split,
+    const server_config c = make_card_server(a2, scenario::ctr_ranking, stream_count{2}, split,
                                              gear_set::list({1, 2, 4, 8, 16, 32}), 1_ms);
     CHECK(c.streams.size() == 2);
     CHECK(c.card_cube.value == a2.cube.cores);

@@ -122,7 +122,7 @@ TEST_CASE("timeline: spans, host API classes and the clock from a small trace") 
       {"name": "process_name", "pid": 8, "ph": "M", "args": {"name": "CANN"}},
       {"name": "process_name", "pid": 9, "ph": "M", "args": {"name": "AI Core Freq"}}
     ], "displayTimeUnit": "ns"})";
-    const timeline t = read_timeline(text, "small.json");
+    const timeline t = parse_timeline(text, "small.json");
     CHECK(t.events == 13);
     REQUIRE(t.device_tasks.size() == 1);
     CHECK(t.device_tasks[0].name == "MatMul");
@@ -154,13 +154,13 @@ TEST_CASE("timeline: spans, host API classes and the clock from a small trace") 
 }
 
 TEST_CASE("timeline: what is refused") {
-    CHECK_THROWS_WITH_AS((void)read_timeline(R"({"other": 1})", "x.json"),
+    CHECK_THROWS_WITH_AS((void)parse_timeline(R"({"other": 1})", "x.json"),
                          doctest::Contains("no \"traceEvents\""), parse_error);
-    CHECK_THROWS_WITH_AS((void)read_timeline("42", "x.json"),
+    CHECK_THROWS_WITH_AS((void)parse_timeline("42", "x.json"),
                          doctest::Contains("a list of trace events"), parse_error);
     // A list cut short (a profiler that died while writing) is an error at its end.
-    CHECK_THROWS_AS((void)read_timeline(R"([{"ph": "X", "ts": "1"}, )", "x.json"), parse_error);
-    const timeline t = read_timeline(R"([1, {"ph": "X"}])", "x.json");
+    CHECK_THROWS_AS((void)parse_timeline(R"([{"ph": "X", "ts": "1"}, )", "x.json"), parse_error);
+    const timeline t = parse_timeline(R"([1, {"ph": "X"}])", "x.json");
     CHECK(t.events == 2);
     CHECK(t.skipped_count == 1);  // the number; the object is an event of no known process
 }
@@ -304,14 +304,14 @@ TEST_CASE("file_text: the file's bytes mapped (or copied), the same errors as re
     CHECK_THROWS_WITH_AS((void)file_text::read((dir.path / "absent.json").string(), "test"),
                          doctest::Contains("cannot open file for reading"), perfcast::parse_error);
 
-    // read_timeline_file (mapped) reads what read_timeline reads from the same text.
+    // read_timeline_file (mapped) reads what parse_timeline reads from the same text.
     const std::string trace =
         R"([{"ph":"M","name":"process_name","pid":1,"args":{"name":"Ascend Hardware"}},
 {"ph":"X","name":"MatMul","pid":1,"tid":1,"ts":"10.000","dur":5,"args":{"Task Type":"AI_CORE"}}])";
     const fs::path tfile = dir.path / "trace.json";
     std::ofstream(tfile, std::ios::binary) << trace;
     const auto from_file = perfcast::profile::read_timeline_file(tfile.string());
-    const auto from_text = perfcast::profile::read_timeline(trace, tfile.string());
+    const auto from_text = perfcast::profile::parse_timeline(trace, tfile.string());
     REQUIRE(from_file.device_tasks.size() == 1);
     CHECK(from_file.device_tasks.size() == from_text.device_tasks.size());
     CHECK(from_file.device_tasks[0].name == "MatMul");
@@ -327,7 +327,7 @@ TEST_CASE("timeline: a skipped span is named by its place in the file's event li
       {"name": "broken", "pid": 7, "tid": 1, "ts": "soon", "dur": 1, "ph": "X"},
       {"name": "MatMul", "pid": 7, "tid": 1, "ts": "5", "dur": 1, "ph": "X"}
     ])";
-    const timeline t = read_timeline(text, "meta_first.json");
+    const timeline t = parse_timeline(text, "meta_first.json");
     REQUIRE(t.skipped_count == 1);
     CHECK(t.skipped[0].index == 2);
     REQUIRE(t.device_tasks.size() == 1);

@@ -28,8 +28,10 @@ namespace {
 constexpr const chip& b1 = chips::ascend910b1;
 
 whatif_grid small_grid() {
-    return {.streams = {1, 2, 3, 4}, .cube = {6, 12, 24}, .vector = {12, 24, 48},
-            .batches = {16, 128}};
+    return {.streams = counts<stream_count>({1, 2, 3, 4}),
+            .cube = counts<core_count>({6, 12, 24}),
+            .vector = counts<core_count>({12, 24, 48}),
+            .batches = counts<batch_size>({16, 128})};
 }
 
 template <class F>
@@ -66,8 +68,8 @@ TEST_CASE("sweep: every configuration, ranked by QPS then latency, equal to eval
     }
     // The per-node cache changes nothing: each candidate is the card model's answer, exactly.
     for (const candidate& c : r.ranked) {
-        const card_result full =
-            evaluate_card(b1, scenario::ctr_ranking, c.batch, c.streams, c.split);
+        const card_result full = evaluate_card(b1, scenario::ctr_ranking, batch_size{c.batch},
+                                               stream_count{c.streams}, c.split);
         CHECK(c.latency == full.avg_latency);
         CHECK(c.qps == full.qps);
         CHECK(c.throughput == full.throughput);
@@ -139,18 +141,18 @@ TEST_CASE("best under a latency target, or none with the closest candidate") {
 
 TEST_CASE("grid errors: limits above the chip's cores, zero streams or batch, empty axes") {
     whatif_grid g = small_grid();
-    g.cube = {6, 25};
+    g.cube = counts<core_count>({6, 25});
     CHECK(has(error_of([&] { (void)sweep(b1, scenario::ctr_ranking, g); }),
               "cube = 25, expected at most 24 (the cube cores of ascend910b1)"));
     g = small_grid();
-    g.vector = {49};
+    g.vector = counts<core_count>({49});
     CHECK(has(error_of([&] { (void)sweep(b1, scenario::ctr_ranking, g); }),
               "vector = 49, expected at most 48 (the vector cores of ascend910b1)"));
     g = small_grid();
-    g.streams = {0, 1};
+    g.streams = counts<stream_count>({0, 1});
     CHECK(has(error_of([&] { (void)sweep(b1, scenario::ctr_ranking, g); }), "streams = 0"));
     g = small_grid();
-    g.batches = {0};
+    g.batches = counts<batch_size>({0});
     CHECK(has(error_of([&] { (void)sweep(b1, scenario::ctr_ranking, g); }), "batch = 0"));
     g = small_grid();
     g.cube.clear();
@@ -158,10 +160,11 @@ TEST_CASE("grid errors: limits above the chip's cores, zero streams or batch, em
               "at least one cube-core limit"));
     // On a 20-core chip 24 is too many.
     CHECK(has(error_of([] {
-              (void)sweep(chips::ascend910b3, scenario::ctr_ranking,
-                          whatif_grid{{1}, {24}, {40}, {16}});
-          }),
-          "cube = 24, expected at most 20 (the cube cores of ascend910b3)"));
+                  (void)sweep(chips::ascend910b3, scenario::ctr_ranking,
+                              whatif_grid{counts<stream_count>({1}), counts<core_count>({24}),
+                                          counts<core_count>({40}), counts<batch_size>({16})});
+              }),
+              "cube = 24, expected at most 20 (the cube cores of ascend910b3)"));
 }
 
 // ---- the command -------------------------------------------------------------------------------

@@ -115,11 +115,11 @@ TEST_CASE("card_service_cache builds exactly what make_card_server builds") {
     const chip& a2 = scenario::default_chip;
     const std::vector<core_split> splits{{core_count{12}, core_count{24}},
                                          {core_count{24}, core_count{48}}};
-    const card_service_cache cache(a2, scenario::ctr_ranking, splits, 20, 3);
+    const card_service_cache cache(a2, scenario::ctr_ranking, splits, 20, stream_count{3});
     const serving_config k{3, splits[0], 16, 1_ms};
     const server_config mine = cache.server(k);
-    const server_config ref =
-        make_card_server(a2, scenario::ctr_ranking, 3, splits[0], gear_set::every(16), 1_ms);
+    const server_config ref = make_card_server(a2, scenario::ctr_ranking, stream_count{3},
+                                               splits[0], gear_set::every(16), 1_ms);
     REQUIRE(mine.streams.size() == ref.streams.size());
     CHECK(mine.gears == ref.gears);
     CHECK(mine.window == ref.window);
@@ -143,7 +143,10 @@ TEST_CASE("card_service_cache builds exactly what make_card_server builds") {
 
 TEST_CASE("serving_sweeper: capacity mode meets the target, ranks by capacity, cards exactly") {
     const batch_distribution d = io::read_bs_histogram_file(seed_hist_path);
-    const serving_grid g{.streams = {2, 3}, .cube = {12}, .vector = {24}, .max_gears = {16, 20}};
+    const serving_grid g{.streams = counts<stream_count>({2, 3}),
+                         .cube = counts<core_count>({12}),
+                         .vector = counts<core_count>({24}),
+                         .max_gears = {16, 20}};
     const serving_sweeper s(scenario::default_chip, scenario::ctr_ranking, g, d);
     REQUIRE(s.configurations().size() == 4);
     serving_sweep_options o;
@@ -279,7 +282,9 @@ TEST_CASE("perfcast whatif --p99-ms too tight: none meets it, with the closest c
     // The closest is the configuration with the lowest TP99 on an idle card, over the grid.
     const batch_distribution d = io::read_bs_histogram_file(seed_hist_path);
     const serving_sweeper s(scenario::default_chip, scenario::ctr_ranking,
-                            {.streams = {1, 3}, .cube = {12, 24}, .vector = {24},
+                            {.streams = counts<stream_count>({1, 3}),
+                             .cube = counts<core_count>({12, 24}),
+                             .vector = counts<core_count>({24}),
                              .max_gears = {16, 20}},
                             d);
     const serving_config* best = nullptr;

@@ -93,8 +93,8 @@ inline constexpr std::array<option, 4> calibrate_options{{
         for (const runtime_setting& r : d.settings) k += r.key + "=" + r.value + " ";
         return k.empty() ? std::string("(none)") : k;
     }
-    if (by == "instances") return std::to_string(d.instances);
-    if (by == "batch") return std::to_string(d.batch);
+    if (by == "instances") return std::to_string(d.instances.value);
+    if (by == "batch") return std::to_string(d.batch.value);
     if (by == "split") {
         return std::to_string(d.split.cube.value) + "/" + std::to_string(d.split.vector.value);
     }

@@ -38,8 +38,8 @@ inline constexpr option gains_option{
 }
 
 [[nodiscard]] inline std::string deployment_text(const deployment_case& d) {
-    return std::to_string(d.instances) + " x " + std::to_string(d.split.cube.value) + "/" +
-           std::to_string(d.split.vector.value) + " b" + std::to_string(d.batch);
+    return std::to_string(d.instances.value) + " x " + std::to_string(d.split.cube.value) + "/" +
+           std::to_string(d.split.vector.value) + " b" + std::to_string(d.batch.value);
 }
 
 [[nodiscard]] inline std::string signed_pct(double share) {
@@ -108,8 +108,8 @@ inline int run(const parsed_args& a, std::ostream& out, const model& m, const ch
     deployment_case d;
     d.c = c;
     d.m = std::make_shared<const model>(m);
-    d.batch = one_value(a, "batch", 16, parse_list);
-    d.instances = static_cast<int>(one_value(a, "streams", 1, parse_list));
+    d.batch = batch_size{one_value(a, "batch", 16, parse_list)};
+    d.instances = stream_count{static_cast<int>(one_value(a, "streams", 1, parse_list))};
     d.split = {core_count{static_cast<int>(one_value(a, "cube", c.cube.cores, parse_list))},
                core_count{static_cast<int>(one_value(a, "vector", c.vector.cores, parse_list))}};
     if (d.split.cube.value > c.cube.cores || d.split.vector.value > c.vector.cores) {
@@ -117,7 +117,8 @@ inline int run(const parsed_args& a, std::ostream& out, const model& m, const ch
                           std::to_string(c.cube.cores) + " cube and " +
                           std::to_string(c.vector.cores) + " vector cores");
     }
-    if (d.instances > 1024) throw usage_error("option '--streams': at most 1024 with --gains");
+    if (d.instances.value > 1024)
+        throw usage_error("option '--streams': at most 1024 with --gains");
     d.runtime = a.has("runtime") ? *a.get("runtime")
                 : m.runtime      ? m.runtime->preset
                                  : std::string("none");

@@ -549,8 +549,8 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
     }
     std::optional<profile::measured_neighbours> neighbours;
     if (near) neighbours.emplace(c, fit_rows, cal, near_window);
-    const auto rep = profile::evaluate(c, test_rows, cal, profile::all_rows,
-                                       neighbours ? &*neighbours : nullptr);
+    const auto rep = profile::score_rows(c, test_rows, cal, profile::all_rows,
+                                         neighbours ? &*neighbours : nullptr);
     if (rep.overall.rows == 0)
         throw nothing_scored(scored_what, test_read, test_rows.size(), rep.skipped, a);
     write_report(out, rep, worst, format, fit ? &*fit : nullptr, near);

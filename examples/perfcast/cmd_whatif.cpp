@@ -895,19 +895,21 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
         return as_ints(flag, parse_list(flag, a.value_or(flag, fallback)));
     };
     serving_grid g;
-    g.streams = list_or("streams", "1-6");
-    g.cube = list_or("cube", "6,8,12,24");
-    g.vector = list_or("vector", "10,12,24,48");
+    const std::vector<int> streams = list_or("streams", "1-6");
+    const std::vector<int> cube = list_or("cube", "6,8,12,24");
+    const std::vector<int> vector = list_or("vector", "10,12,24,48");
     g.max_gears = list_or("max-batch", "8,16,20,32");
     g.windows.clear();
     for (double w : parse_reals("window-ms", a.value_or("window-ms", "0"), window_range)) {
         g.windows.push_back(duration{w, units::ms});
     }
-    whatif_detail::check_at_most("streams", g.streams, max_sweep_streams,
-                                 "a stream count per card");
+    whatif_detail::check_at_most("streams", streams, max_sweep_streams, "a stream count per card");
     whatif_detail::check_at_most("max-batch", g.max_gears, max_sweep_gear, "a largest gear");
-    whatif_detail::check_limits("cube", g.cube, c.cube.cores, "cube", c.name.view());
-    whatif_detail::check_limits("vector", g.vector, c.vector.cores, "vector", c.name.view());
+    whatif_detail::check_limits("cube", cube, c.cube.cores, "cube", c.name.view());
+    whatif_detail::check_limits("vector", vector, c.vector.cores, "vector", c.name.view());
+    g.streams = counts<stream_count>(streams);
+    g.cube = counts<core_count>(cube);
+    g.vector = counts<core_count>(vector);
     check_chunks(o.requests, *dist, g.max_gears, x.sizes_text);
 
     o.progress = progress_from_args(a, err, "whatif");
@@ -1077,16 +1079,19 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
     auto list_or = [&](std::string_view flag, std::string_view fallback) {
         return parse_list(flag, a.value_or(flag, fallback));
     };
-    whatif_grid g;
-    g.streams = as_ints("streams", list_or("streams", "1-6"));
-    g.cube = as_ints("cube", list_or("cube", "6,8,12,24"));
-    g.vector = as_ints("vector", list_or("vector", "10,12,24,48"));
-    g.batches =
+    const std::vector<int> streams = as_ints("streams", list_or("streams", "1-6"));
+    const std::vector<int> cube = as_ints("cube", list_or("cube", "6,8,12,24"));
+    const std::vector<int> vector = as_ints("vector", list_or("vector", "10,12,24,48"));
+    const std::vector<std::int64_t> batches =
         anchored ? list_or("sweep-batch", *a.get("batch")) : list_or("batch", "16,32,64,128,256");
-    check_at_most("streams", g.streams, max_sweep_streams, "a stream count per card");
-    check_at_most(anchored ? "sweep-batch" : "batch", g.batches, max_batch_size, "a batch size");
-    check_limits("cube", g.cube, c.cube.cores, "cube", c.name.view());
-    check_limits("vector", g.vector, c.vector.cores, "vector", c.name.view());
+    check_at_most("streams", streams, max_sweep_streams, "a stream count per card");
+    check_at_most(anchored ? "sweep-batch" : "batch", batches, max_batch_size, "a batch size");
+    check_limits("cube", cube, c.cube.cores, "cube", c.name.view());
+    check_limits("vector", vector, c.vector.cores, "vector", c.name.view());
+    const whatif_grid g{.streams = counts<stream_count>(streams),
+                        .cube = counts<core_count>(cube),
+                        .vector = counts<core_count>(vector),
+                        .batches = counts<batch_size>(batches)};
 
     std::optional<duration> target;
     if (auto t = a.get("latency-ms")) {

@@ -70,6 +70,7 @@
 
 #include "chip.hpp"
 #include "cost.hpp"
+#include "counts.hpp"
 #include "enum_table.hpp"
 #include "error.hpp"
 #include "graph.hpp"
@@ -82,7 +83,7 @@ namespace perfcast {
 /// `count` instances with the same split.
 struct instance_group {
     core_split split{};
-    int count = 1;
+    stream_count count{1};
     [[nodiscard]] friend constexpr bool operator==(const instance_group&,
                                                    const instance_group&) = default;
 };
@@ -244,10 +245,10 @@ template <class Eval>
     out.batch = batch;
     out.group_count = groups.size();
     for (const instance_group& g : groups) {
-        PERFCAST_EXPECTS(g.count >= 1, where, "streams", static_cast<double>(g.count),
+        PERFCAST_EXPECTS(g.count.value >= 1, where, "streams", static_cast<double>(g.count.value),
                          "at least 1 stream (instance)");
         validate(g.split, c);
-        out.streams += g.count;
+        out.streams += g.count.value;
     }
 
     // Working sets (the L2 miss share follows from them).
@@ -283,7 +284,7 @@ template <class Eval>
                         bool vector_shared) {
         card_pass ps;
         ps.r.split = groups[g].split;
-        ps.r.count = groups[g].count;
+        ps.r.count = groups[g].count.value;
         ps.r.working_set = ws[g];
         const double host_stretch = threads > 0 ? dmax(1.0, (1.0 + others.host) / threads) : 1.0;
         copy_set copies_in;
@@ -432,10 +433,11 @@ template <class Eval>
     long long cube_claims = 0;
     long long vector_claims = 0;
     for (std::size_t g = 0; g < groups.size(); ++g) {
-        const auto k = static_cast<double>(groups[g].count);
+        const auto k = static_cast<double>(groups[g].count.value);
         total_ws += ws[g] * k;
-        cube_claims += static_cast<long long>(groups[g].count) * groups[g].split.cube.value;
-        vector_claims += static_cast<long long>(groups[g].count) * groups[g].split.vector.value;
+        cube_claims += static_cast<long long>(groups[g].count.value) * groups[g].split.cube.value;
+        vector_claims +=
+            static_cast<long long>(groups[g].count.value) * groups[g].split.vector.value;
     }
     out.working_set = total_ws;
     // L2 misses beyond those of one instance alone, whose L2 behaviour cost.hpp (or a measured
@@ -461,7 +463,7 @@ template <class Eval>
     for (int it = 1; it <= p.max_iterations; ++it) {
         demand total{};
         for (std::size_t g = 0; g < groups.size(); ++g) {
-            const auto k = static_cast<double>(groups[g].count);
+            const auto k = static_cast<double>(groups[g].count.value);
             total.cube += k * state[g].cube;
             total.vector += k * state[g].vector;
             total.aicpu += k * state[g].aicpu;
@@ -533,7 +535,7 @@ template <class Eval>
     for (std::size_t g = 0; g < groups.size(); ++g) {
         const card_pass& ps = pass[g];
         out.groups[g] = ps.r;
-        const double n = static_cast<double>(groups[g].count);
+        const double n = static_cast<double>(groups[g].count.value);
         const double l = ps.r.cycle.in(units::s);
         rate += n / l;
         latency_sum += n * ps.r.latency.in(units::s) / l;
@@ -590,34 +592,35 @@ template <class Eval>
 
 /// Instances of `nodes` on chip `c` at batch `batch`, one group per distinct split.
 [[nodiscard]] constexpr card_result evaluate_card(const chip& c, std::span<const node> nodes,
-                                                  std::int64_t batch,
+                                                  batch_size batch,
                                                   std::span<const instance_group> groups,
                                                   const card_params& p = {}) {
-    PERFCAST_EXPECTS(batch >= 1, "evaluate_card", "batch", static_cast<double>(batch),
+    PERFCAST_EXPECTS(batch.value >= 1, "evaluate_card", "batch", static_cast<double>(batch.value),
                      "a batch size >= 1");
     for (const instance_group& g : groups) validate(g.split, c);
     if (std::is_constant_evaluated()) {
-        return detail::solve_card(c, nodes.size(), batch, groups, p,
-                                  [&](std::size_t g, std::size_t i) {
-                                      return evaluate(c, nodes[i], batch, groups[g].split,
-                                                      p.graph);
-                                  });
+        return detail::solve_card(
+            c, nodes.size(), batch.value, groups, p, [&](std::size_t g, std::size_t i) {
+                return evaluate_node(c, nodes[i], batch, groups[g].split, p.graph);
+            });
     }
     // At run time evaluate every node once per group.
     std::vector<node_eval> evals;
     evals.reserve(nodes.size() * groups.size());
     for (const instance_group& g : groups) {
-        for (const node& n : nodes) evals.push_back(evaluate(c, n, batch, g.split, p.graph));
+        for (const node& n : nodes) evals.push_back(evaluate_node(c, n, batch, g.split, p.graph));
     }
-    return detail::solve_card(c, nodes.size(), batch, groups, p,
+    return detail::solve_card(c, nodes.size(), batch.value, groups, p,
                               [&](std::size_t g, std::size_t i) -> const node_eval& {
                                   return evals[g * nodes.size() + i];
                               });
 }
 
-/// `streams` identical instances, each with `split`.
+/// `streams` identical instances, each with `split`: `evaluate_card(c, nodes, batch_size{16},
+/// stream_count{2}, split)`. The batch and the stream count are distinct types, so swapping them
+/// does not compile.
 [[nodiscard]] constexpr card_result evaluate_card(const chip& c, std::span<const node> nodes,
-                                                  std::int64_t batch, int streams,
+                                                  batch_size batch, stream_count streams,
                                                   const core_split& split,
                                                   const card_params& p = {}) {
     const std::array<instance_group, 1> g{{{split, streams}}};

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "card.hpp"
+#include "counts.hpp"
 #include "error.hpp"
 #include "graph.hpp"
 #include "profile/ops.hpp"
@@ -47,9 +48,9 @@ namespace perfcast {
 struct deployment_case {
     chip c{};
     std::shared_ptr<const model> m;   // shared by the rows that name the same model file
-    int instances = 1;
+    stream_count instances{1};
     core_split split{};               // per instance
-    std::int64_t batch = 1;
+    batch_size batch{1};
     std::string runtime;              // preset name; empty: the model's, else none
     std::vector<runtime_setting> settings;  // the row's own options, applied last
     int host_threads = 0;             // 0: one per instance

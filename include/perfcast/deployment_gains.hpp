@@ -98,9 +98,10 @@ namespace detail {
     };
     // Doubled only while the count stays one deployments_file.hpp reads (at most 1024).
     constexpr int max_instances = 1024;
-    halve_and_double("instances", d.instances,
-                     d.instances <= max_instances / 2 ? 2 * d.instances : d.instances,
-                     [](deployment_case& v, int n) { v.instances = n; });
+    const int instances = d.instances.value;
+    halve_and_double("instances", instances,
+                     instances <= max_instances / 2 ? 2 * instances : instances,
+                     [](deployment_case& v, int n) { v.instances = stream_count{n}; });
     halve_and_double("cube", d.split.cube.value, d.c.cube.cores,
                      [](deployment_case& v, int n) { v.split.cube = core_count{n}; });
     halve_and_double("vector", d.split.vector.value, d.c.vector.cores,

@@ -26,6 +26,7 @@
 
 #include "chip.hpp"
 #include "cost.hpp"
+#include "counts.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
 #include "link.hpp"
@@ -117,8 +118,8 @@ struct node_eval {
 /// re-reads, is warm. Footprint: the bytes the op writes, plus a shared matmul B operand
 /// (weights stay resident), plus the bytes a transfer brings to the device.
 namespace detail {
-[[nodiscard]] constexpr node_eval evaluate_node(const chip& c, const node& n, std::int64_t batch,
-                                                core_count limit, const graph_params& p) {
+[[nodiscard]] constexpr node_eval node_eval_of(const chip& c, const node& n, std::int64_t batch,
+                                               core_count limit, const graph_params& p) {
     node_eval r;
     r.kind = n.kind;
     r.mode = n.mode;
@@ -172,19 +173,21 @@ namespace detail {
 
 /// Evaluates node `n` at batch `batch` on at most `limit` cores of its engine (ignored for
 /// transfers). At run time an error names the node and the batch.
-[[nodiscard]] constexpr node_eval evaluate_at(const chip& c, const node& n, std::int64_t batch,
+[[nodiscard]] constexpr node_eval evaluate_at(const chip& c, const node& n, batch_size batch,
                                               core_count limit, const graph_params& p = {}) {
-    if (std::is_constant_evaluated()) return detail::evaluate_node(c, n, batch, limit, p);
+    if (std::is_constant_evaluated()) return detail::node_eval_of(c, n, batch.value, limit, p);
     try {
-        return detail::evaluate_node(c, n, batch, limit, p);
+        return detail::node_eval_of(c, n, batch.value, limit, p);
     } catch (const error& e) {
-        detail::rethrow_for_node(e, n, batch);
+        detail::rethrow_for_node(e, n, batch.value);
     }
 }
 
-/// Evaluates node `n` at batch `batch` under `split`.
-[[nodiscard]] constexpr node_eval evaluate(const chip& c, const node& n, std::int64_t batch,
-                                           const core_split& split, const graph_params& p = {}) {
+/// Evaluates node `n` at batch `batch` under `split`: evaluate_at with the split's limit for the
+/// node's engine.
+[[nodiscard]] constexpr node_eval evaluate_node(const chip& c, const node& n, batch_size batch,
+                                                const core_split& split,
+                                                const graph_params& p = {}) {
     return evaluate_at(c, n, batch, limit_for(c, engine_of(n), split), p);
 }
 
@@ -257,7 +260,7 @@ template <class Timing>
     serial_result r;
     r.bubbles = detail::walk_timeline(nodes.size(), [&](std::size_t i) {
         const node& n = nodes[i];
-        const node_eval e = evaluate(c, n, batch, split, p);
+        const node_eval e = evaluate_node(c, n, batch_size{batch}, split, p);
         r.working_set += e.footprint;
         if (n.host_dispatched()) {
             ++r.host_dispatched;

@@ -9,6 +9,7 @@
 // clang-format off
 #include "version.hpp"
 #include "error.hpp"
+#include "counts.hpp"
 #include "units.hpp"
 #include "dtype.hpp"
 #include "shape.hpp"

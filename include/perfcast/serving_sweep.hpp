@@ -1,7 +1,10 @@
 // perfcast/serving_sweep.hpp: serving configurations of a model on a card, swept and ranked
 // under load (what `perfcast whatif --qps / --p99-ms` runs).
 //
-//   perfcast::serving_grid g{.streams = {1, 2, 3}, .cube = {12, 24}, .vector = {24, 48},
+//   using perfcast::counts;
+//   perfcast::serving_grid g{.streams = counts<perfcast::stream_count>({1, 2, 3}),
+//                            .cube = counts<perfcast::core_count>({12, 24}),
+//                            .vector = counts<perfcast::core_count>({24, 48}),
 //                            .max_gears = {16, 20}, .windows = {0_ms, 1_ms}};
 //   perfcast::serving_sweeper s(chip, model, g, dist);     // dist: batch_distribution
 //   perfcast::serving_sweep_options o;
@@ -50,6 +53,7 @@
 #include "batching.hpp"
 #include "card.hpp"
 #include "chip.hpp"
+#include "counts.hpp"
 #include "distribution.hpp"
 #include "error.hpp"
 #include "graph.hpp"
@@ -68,10 +72,10 @@ inline constexpr int max_sweep_gear = 4096;
 
 /// The axes of a serving sweep; every value of every axis is combined with every other.
 struct serving_grid {
-    std::vector<int> streams;
-    std::vector<int> cube;       // cube-core limit per stream
-    std::vector<int> vector;     // vector-core limit per stream
-    std::vector<int> max_gears;  // every batch size 1..max is a gear
+    std::vector<stream_count> streams;
+    std::vector<core_count> cube;    // cube-core limit per stream
+    std::vector<core_count> vector;  // vector-core limit per stream
+    std::vector<int> max_gears;      // every batch size 1..max is a gear
     std::vector<duration> windows{duration{}};
 
     [[nodiscard]] std::size_t size() const noexcept {
@@ -130,20 +134,20 @@ public:
     static constexpr double max_service_entries = 1e8;
 
     card_service_cache(const chip& c, std::span<const node> model,
-                       std::span<const core_split> splits, int max_gear, int max_streams,
+                       std::span<const core_split> splits, int max_gear, stream_count max_streams,
                        const card_params& params = {}, const progress_fn& progress = {})
         : card_cube_(c.cube.cores),
           card_vector_(c.vector.cores),
           max_gear_(max_gear),
-          max_streams_(max_streams),
+          max_streams_(max_streams.value),
           splits_(splits.begin(), splits.end()) {
         constexpr std::string_view where = "card_service_cache";
         PERFCAST_EXPECTS(max_gear >= 1 && max_gear <= max_sweep_gear, where, "max_gear",
                          static_cast<double>(max_gear), "a largest gear in 1..4096");
-        PERFCAST_EXPECTS(max_streams >= 1 && max_streams <= max_sweep_streams, where,
-                         "max_streams", static_cast<double>(max_streams), "1 to 64 streams");
-        const std::size_t per_split = static_cast<std::size_t>(max_gear) *
-                                      static_cast<std::size_t>(max_streams);
+        PERFCAST_EXPECTS(max_streams_ >= 1 && max_streams_ <= max_sweep_streams, where,
+                         "max_streams", static_cast<double>(max_streams_), "1 to 64 streams");
+        const std::size_t per_split =
+            static_cast<std::size_t>(max_gear) * static_cast<std::size_t>(max_streams_);
         const double entries = static_cast<double>(splits_.size()) * static_cast<double>(per_split);
         PERFCAST_EXPECTS(entries <= max_service_entries, where, "splits x max gear x streams",
                          entries,
@@ -153,12 +157,12 @@ public:
         for (std::size_t s = 0; s < splits_.size(); ++s) {
             const card_service svc(c, model, splits_[s], params);
             for (int b = 1; b <= max_gear; ++b) {
-                for (int n = 1; n <= max_streams; ++n) {
+                for (int n = 1; n <= max_streams_; ++n) {
                     seconds_[slot(s, b, n)] = svc(b, n).in(units::s);
                 }
                 detail::report_progress(progress, "costing service times",
                                         s * per_split + static_cast<std::size_t>(b) *
-                                                            static_cast<std::size_t>(max_streams),
+                                                            static_cast<std::size_t>(max_streams_),
                                         seconds_.size(), "card evaluations");
             }
         }
@@ -322,13 +326,12 @@ public:
         : grid_(std::move(grid)),
           dist_(std::move(dist)),
           cache_(make_cache(c, model, grid_, params, progress)) {
-        for (int s : grid_.streams) {
-            for (int k : grid_.cube) {
-                for (int v : grid_.vector) {
+        for (const stream_count s : grid_.streams) {
+            for (const core_count k : grid_.cube) {
+                for (const core_count v : grid_.vector) {
                     for (int m : grid_.max_gears) {
                         for (duration w : grid_.windows) {
-                            configs_.push_back(
-                                {s, core_split{core_count{k}, core_count{v}}, m, w});
+                            configs_.push_back({s.value, core_split{k, v}, m, w});
                         }
                     }
                 }
@@ -571,8 +574,8 @@ private:
         PERFCAST_EXPECTS(!model.empty(), "serving_sweeper", "model (nodes)", 0.0,
                          "at least one node");
         std::vector<core_split> splits;
-        for (int k : g.cube) {
-            for (int v : g.vector) splits.push_back({core_count{k}, core_count{v}});
+        for (const core_count k : g.cube) {
+            for (const core_count v : g.vector) splits.push_back({k, v});
         }
         return card_service_cache(
             c, model, splits, *std::max_element(g.max_gears.begin(), g.max_gears.end()),

@@ -19,6 +19,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "counts.hpp"  // core_count, batch_size, stream_count
+
 namespace perfcast {
 
 /// Exponents over the base dimensions (time, data, cycles, work).
@@ -273,15 +275,6 @@ template <Dimension D>
     const double ay = y < 0 ? -y : y;
     return d <= rel * (ax > ay ? ax : ay);
 }
-
-/// A count of cores of one engine: not a batch size, not a stream count.
-struct core_count {
-    int value = 0;
-    constexpr core_count() noexcept = default;
-    constexpr explicit core_count(int n) noexcept : value(n) {}
-    [[nodiscard]] friend constexpr bool operator==(core_count, core_count) noexcept = default;
-    [[nodiscard]] friend constexpr auto operator<=>(core_count, core_count) noexcept = default;
-};
 
 /// Cycles of `n` cores of clock `f` running for `t`: the seed's utilization denominator.
 [[nodiscard]] constexpr cycle_count available_cycles(frequency f, core_count n,

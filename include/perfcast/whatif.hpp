@@ -1,8 +1,11 @@
 // perfcast/whatif.hpp: sweeps of deployments (streams x cube limit x vector limit x batch),
 // ranked, with the Pareto front of QPS against latency and the best one under a latency target.
 //
-//   perfcast::whatif_grid g{.streams = {1, 2, 3, 4}, .cube = {6, 12, 24}, .vector = {12, 24, 48},
-//                           .batches = {16, 128}};
+//   using perfcast::counts;  // an axis is a list of one kind of count (counts.hpp)
+//   perfcast::whatif_grid g{.streams = counts<perfcast::stream_count>({1, 2, 3, 4}),
+//                           .cube = counts<perfcast::core_count>({6, 12, 24}),
+//                           .vector = counts<perfcast::core_count>({12, 24, 48}),
+//                           .batches = counts<perfcast::batch_size>({16, 128})};
 //   auto r = perfcast::sweep(chip, model, g);               // r.ranked: best first
 //   auto pick = perfcast::best_under(r.ranked, 1_ms);       // expected-like: has_value() or not
 //   if (pick) use(*pick); else report(pick.closest(), pick.excess());
@@ -25,6 +28,7 @@
 
 #include "card.hpp"
 #include "chip.hpp"
+#include "counts.hpp"
 #include "error.hpp"
 #include "graph.hpp"
 #include "progress.hpp"
@@ -34,10 +38,10 @@ namespace perfcast {
 
 /// The axes of a sweep. Every value of every axis is combined with every other.
 struct whatif_grid {
-    std::vector<int> streams;
-    std::vector<int> cube;    // cube-core limit per instance
-    std::vector<int> vector;  // vector-core limit per instance
-    std::vector<std::int64_t> batches;
+    std::vector<stream_count> streams;
+    std::vector<core_count> cube;    // cube-core limit per instance
+    std::vector<core_count> vector;  // vector-core limit per instance
+    std::vector<batch_size> batches;
 
     [[nodiscard]] std::size_t size() const noexcept {
         return streams.size() * cube.size() * vector.size() * batches.size();
@@ -47,8 +51,8 @@ struct whatif_grid {
 namespace detail {
 /// Checks the card axes every sweep shares: streams (1..max_streams), cube and vector limits
 /// (1..the chip's cores), naming the axis, the value and the chip's core count.
-inline void validate_card_axes(std::string_view where, const std::vector<int>& streams,
-                               const std::vector<int>& cube, const std::vector<int>& vector,
+inline void validate_card_axes(std::string_view where, std::span<const stream_count> streams,
+                               std::span<const core_count> cube, std::span<const core_count> vector,
                                const chip& c, int max_streams) {
     auto need = [&](bool ok, std::string_view field, double v, const std::string& expected) {
         if (!ok) precondition_failed(where, field, v, expected);
@@ -56,13 +60,15 @@ inline void validate_card_axes(std::string_view where, const std::vector<int>& s
     need(!streams.empty(), "streams", 0, "at least one stream count");
     need(!cube.empty(), "cube", 0, "at least one cube-core limit");
     need(!vector.empty(), "vector", 0, "at least one vector-core limit");
-    for (int s : streams) {
+    for (const stream_count n : streams) {
+        const int s = n.value;
         need(s >= 1, "streams", s, "at least 1 stream (instance)");
         need(s <= max_streams, "streams", s,
              "at most " + std::to_string(max_streams) + " streams per card");
     }
-    const auto limits = [&](const std::vector<int>& ks, std::string_view axis, int cores) {
-        for (int k : ks) {
+    const auto limits = [&](std::span<const core_count> ks, std::string_view axis, int cores) {
+        for (const core_count n : ks) {
+            const int k = n.value;
             need(k >= 1, axis, k, "at least 1 " + std::string(axis) + " core");
             need(k <= cores, axis, k,
                  "at most " + std::to_string(cores) + " (the " + std::string(axis) +
@@ -92,8 +98,9 @@ inline const whatif_grid& validate(const whatif_grid& g, const chip& c) {
     constexpr std::string_view where = "validate(whatif_grid)";
     detail::validate_card_axes(where, g.streams, g.cube, g.vector, c, max_sweep_streams);
     PERFCAST_EXPECTS(!g.batches.empty(), where, "batches", 0.0, "at least one batch size");
-    for (std::int64_t b : g.batches) {
-        PERFCAST_EXPECTS(b >= 1, where, "batch", static_cast<double>(b), "a batch size >= 1");
+    for (const batch_size b : g.batches) {
+        PERFCAST_EXPECTS(b.value >= 1, where, "batch", static_cast<double>(b.value),
+                         "a batch size >= 1");
     }
     // In doubles: four axes of 1e5 values each would overflow a 64-bit product.
     const double deployments =
@@ -269,12 +276,12 @@ private:
 /// "Memory, time and progress").
 class node_eval_table {
 public:
-    node_eval_table(const chip& c, std::span<const node> nodes,
-                    std::span<const std::int64_t> batches, std::span<const int> cube_limits,
-                    std::span<const int> vector_limits, const graph_params& p = {},
+    node_eval_table(const chip& c, std::span<const node> nodes, std::span<const batch_size> batches,
+                    std::span<const core_count> cube_limits,
+                    std::span<const core_count> vector_limits, const graph_params& p = {},
                     const progress_fn& progress = {})
         : nodes_(nodes.size()),
-          batches_(batches.begin(), batches.end()),
+          batches_(plain(batches)),
           cube_(sorted_limits(cube_limits)),
           vector_(sorted_limits(vector_limits)) {
         axis_.reserve(nodes.size());
@@ -324,7 +331,7 @@ public:
 
     /// Card result of `streams` instances with `split` at batch index bi: the same numbers as
     /// evaluate_card, without re-costing the nodes.
-    [[nodiscard]] card_result card(const chip& c, std::size_t bi, int streams,
+    [[nodiscard]] card_result card(const chip& c, std::size_t bi, stream_count streams,
                                    const core_split& split, const card_params& p) const {
         const std::array<instance_group, 1> g{{{split, streams}}};
         const split_columns cols = columns_of(split);
@@ -346,8 +353,17 @@ private:
     /// question is too large for one table, and saying so beats std::bad_alloc.
     static constexpr double max_table_bytes = 16.0 * 1024 * 1024 * 1024;
 
-    [[nodiscard]] static std::vector<int> sorted_limits(std::span<const int> limits) {
-        std::vector<int> v(limits.begin(), limits.end());
+    [[nodiscard]] static std::vector<std::int64_t> plain(std::span<const batch_size> batches) {
+        std::vector<std::int64_t> v;
+        v.reserve(batches.size());
+        for (const batch_size b : batches) v.push_back(b.value);
+        return v;
+    }
+
+    [[nodiscard]] static std::vector<int> sorted_limits(std::span<const core_count> limits) {
+        std::vector<int> v;
+        v.reserve(limits.size());
+        for (const core_count k : limits) v.push_back(k.value);
         std::sort(v.begin(), v.end());
         v.erase(std::unique(v.begin(), v.end()), v.end());
         return v;
@@ -433,10 +449,10 @@ struct whatif_result {
     r.ranked.reserve(grid.size());
     const std::uint64_t total = grid.size();
     for (std::size_t bi = 0; bi < grid.batches.size(); ++bi) {
-        for (int s : grid.streams) {
-            for (int k : grid.cube) {
-                for (int v : grid.vector) {
-                    const core_split split{core_count{k}, core_count{v}};
+        for (const stream_count s : grid.streams) {
+            for (const core_count k : grid.cube) {
+                for (const core_count v : grid.vector) {
+                    const core_split split{k, v};
                     r.ranked.push_back(make_candidate(table.card(c, bi, s, split, p)));
                     detail::report_progress(progress, "evaluating deployments", r.ranked.size(),
                                             total, "deployments");

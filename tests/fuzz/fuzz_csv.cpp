@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::istringstream in{std::string(text)};
         auto rows = perfcast::profile::read_kernel_details(in, "fuzz", kopt).rows;
         perfcast::profile::annotate_context(rows, perfcast::chips::ascend910b1);
-        (void)perfcast::profile::evaluate(perfcast::chips::ascend910b1, rows);
+        (void)perfcast::profile::score_rows(perfcast::chips::ascend910b1, rows);
     } catch (const perfcast::error&) {
     }
     return 0;

@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             perfcast::io::ini_options opt;
             opt.duplicates = dup;
             opt.max_line_bytes = 4096;
-            const auto f = perfcast::io::parse_ini_string(text, "fuzz.ini", opt);
+            const auto f = perfcast::io::parse_ini(text, "fuzz.ini", opt);
             const auto p = perfcast::io::platform_from_ini(f);
             (void)perfcast::validate(p.spec);  // must hold for any chip that came out
         } catch (const perfcast::error&) {

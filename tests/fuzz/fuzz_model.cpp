@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const std::int64_t batch : {std::int64_t{1}, std::int64_t{8}, std::int64_t{1} << 40}) {
             for (const perfcast::node& n : m.nodes) {
                 try {
-                    (void)perfcast::evaluate_at(perfcast::chips::ascend910b1, n, batch,
+                    (void)perfcast::evaluate_at(perfcast::chips::ascend910b1, n,
+                                                perfcast::batch_size{batch},
                                                 perfcast::core_count{24});
                 } catch (const perfcast::error&) {
                 }

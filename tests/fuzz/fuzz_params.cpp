@@ -15,7 +15,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     try {
-        const auto cal = perfcast::io::read_params_string(text);
+        const auto cal = perfcast::io::parse_params(text);
         (void)perfcast::validate(cal.params);  // must hold for any parameters that came out
     } catch (const perfcast::error&) {
     }

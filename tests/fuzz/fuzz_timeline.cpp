@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const perfcast::error&) {
     }
     try {
-        const perfcast::profile::timeline t = perfcast::profile::read_timeline(text, "fuzz");
+        const perfcast::profile::timeline t = perfcast::profile::parse_timeline(text, "fuzz");
         (void)perfcast::profile::host_api_totals(t);
         if (!t.device_tasks.empty()) {
             const auto c = perfcast::profile::clock_over(t, t.device_tasks.front().start,
@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const perfcast::error&) {
     }
     try {
-        const perfcast::profile::device_info d = perfcast::profile::read_device_info(text, "fuzz");
+        const perfcast::profile::device_info d = perfcast::profile::parse_device_info(text, "fuzz");
         if (d.ai_core_clock && !std::isfinite(d.ai_core_clock->in(perfcast::units::MHz)))
             std::abort();
         (void)perfcast::profile::info_chip_evidence(d);

@@ -139,9 +139,10 @@ read_deployments(std::istream& in, const std::string& source,
             }
         }
         d.m = slot;
-        d.instances = static_cast<int>(
-            parse_whole(src, where, *field(row, "instances"), "instances", 1, 1024));
-        d.batch = parse_whole(src, where, *field(row, "batch"), "batch", 1, max_batch_size);
+        d.instances = stream_count{static_cast<int>(
+            parse_whole(src, where, *field(row, "instances"), "instances", 1, 1024))};
+        d.batch =
+            batch_size{parse_whole(src, where, *field(row, "batch"), "batch", 1, max_batch_size)};
         d.split = all_cores(d.c);
         if (const detail::csv_field* f = field(row, "cube"); f && !f->text.empty()) {
             d.split.cube = core_count{static_cast<int>(

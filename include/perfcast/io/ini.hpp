@@ -85,7 +85,7 @@ public:
     }
 
 private:
-    friend ini_file parse_ini(std::istream&, std::string, ini_options);
+    friend ini_file read_ini(std::istream&, std::string, ini_options);
     std::string source_;
     std::vector<ini_section> sections_;
 };
@@ -93,8 +93,8 @@ private:
 /// Parses an .ini stream. Throws parse_error for a line that is neither a section, a key=value,
 /// a comment nor blank; an unclosed '['; an empty key; a duplicate key (unless last_wins); a
 /// line longer than the limit.
-[[nodiscard]] inline ini_file parse_ini(std::istream& in, std::string source = "<stream>",
-                                        ini_options opt = {}) {
+[[nodiscard]] inline ini_file read_ini(std::istream& in, std::string source = "<stream>",
+                                       ini_options opt = {}) {
     constexpr std::string_view where = "parse_ini";
     ini_file f;
     f.source_ = std::move(source);
@@ -174,16 +174,15 @@ private:
     return f;
 }
 
-[[nodiscard]] inline ini_file parse_ini_string(std::string_view text,
-                                               std::string source = "<string>",
-                                               ini_options opt = {}) {
+[[nodiscard]] inline ini_file parse_ini(std::string_view text, std::string source = "<string>",
+                                        ini_options opt = {}) {
     std::istringstream in{std::string(text)};
-    return parse_ini(in, std::move(source), opt);
+    return read_ini(in, std::move(source), opt);
 }
 
 [[nodiscard]] inline ini_file read_ini_file(const std::string& path, ini_options opt = {}) {
     std::ifstream f = open_input_file(path, "read_ini_file", max_small_file_bytes);
-    return parse_ini(f, path, opt);
+    return read_ini(f, path, opt);
 }
 
 /// How the file lays out the AI cores ([SoCInfo] cube_vector_combine).

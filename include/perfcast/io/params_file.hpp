@@ -162,7 +162,7 @@ namespace detail {
     return read_params(f, path);
 }
 
-[[nodiscard]] inline profile::calibration read_params_string(std::string_view text) {
+[[nodiscard]] inline profile::calibration parse_params(std::string_view text) {
     std::istringstream s{std::string(text)};
     return read_params(s, "<string>");
 }

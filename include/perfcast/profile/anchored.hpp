@@ -269,8 +269,8 @@ namespace detail {
                                            ? *r.block_dim
                                            : c.engine_of(a.eng).cores;
                         a.cores = std::clamp(bd, 1, c.engine_of(a.eng).cores);
-                        a.modelled =
-                            evaluate_at(c, *nd, batch, core_count{a.cores}, gp).cost.latency;
+                        a.modelled = evaluate_at(c, *nd, batch_size{batch}, core_count{a.cores}, gp)
+                                         .cost.latency;
                         if (!(a.modelled > duration{}) || !is_finite(a.modelled)) nd.reset();
                     }
                 } catch (const error&) {
@@ -284,7 +284,7 @@ namespace detail {
             nd = detail::fixed_node(c.engine_of(e).cores >= 1 ? e : engine::vector);
             a.eng = perfcast::engine_of(*nd);
             a.cores = 1;
-            a.modelled = evaluate_at(c, *nd, batch, core_count{1}, gp).cost.latency;
+            a.modelled = evaluate_at(c, *nd, batch_size{batch}, core_count{1}, gp).cost.latency;
             ++out.unmapped;
         }
         a.batch_dependent = nd->depends_on_batch();
@@ -308,8 +308,9 @@ namespace detail {
     const graph_params gp{.model = cal.params};
     duration total{};
     for (std::size_t i = 0; i < p.m.nodes.size(); ++i) {
-        total += evaluate_at(c, p.m.nodes[i], p.batch, core_count{p.anchors[i].cores}, gp)
-                     .cost.latency;
+        total +=
+            evaluate_at(c, p.m.nodes[i], batch_size{p.batch}, core_count{p.anchors[i].cores}, gp)
+                .cost.latency;
     }
     return total;
 }

@@ -469,7 +469,7 @@ void for_each_csv_record(std::istream& in, std::string source, F&& f, csv_option
 }
 
 /// Every record of `text`, copied out (for small inputs and tests).
-[[nodiscard]] inline std::vector<std::vector<std::string>> read_csv_string(
+[[nodiscard]] inline std::vector<std::vector<std::string>> parse_csv(
     std::string_view text, std::string source = "<string>", csv_options opt = {}) {
     std::vector<std::vector<std::string>> out;
     csv_reader r(text, std::move(source), opt);

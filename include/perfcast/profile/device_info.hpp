@@ -97,7 +97,7 @@ namespace detail {
 /// Reads an info.json text. Throws parse_error (naming `source`, with line and column) when the
 /// text is not JSON or its root is not an object; a field that is absent or unreadable is left
 /// empty (unreadable ones said in `problems`).
-[[nodiscard]] inline device_info read_device_info(std::string_view text, std::string source) {
+[[nodiscard]] inline device_info parse_device_info(std::string_view text, std::string source) {
     device_info d;
     d.source = source;
     io::json_cursor c(text, std::move(source));
@@ -152,7 +152,7 @@ namespace detail {
 
 /// Reads the info.json file at `path` (errors name the file).
 [[nodiscard]] inline device_info read_device_info_file(const std::string& path) {
-    return read_device_info(read_file_text(path, "read_device_info"), path);
+    return parse_device_info(read_file_text(path, "read_device_info"), path);
 }
 
 /// What `d` says about the chip: the text ("DeviceInfo: ai_core_num 24, aiv_num 48,

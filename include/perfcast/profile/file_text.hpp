@@ -9,7 +9,7 @@
 // Caveat of a mapping: a file that another process truncates while it is mapped loses pages, and
 // reading them faults (SIGBUS). Profiler outputs are written once and then read; a caller that
 // reads a file still being written takes a copy instead: read_file_text() and the readers'
-// text overloads (read_timeline(text, source)). Files that cannot be mapped (pipes, empty files,
+// text overloads (parse_timeline(text, source)). Files that cannot be mapped (pipes, empty files,
 // special files) are read into a copy, with the same errors as read_file_text.
 #pragma once
 

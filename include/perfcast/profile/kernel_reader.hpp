@@ -446,9 +446,9 @@ namespace detail {
     return detail::read_all(r);
 }
 
-[[nodiscard]] inline kernel_table read_kernel_details_string(std::string_view text,
-                                                             std::string source = "<string>",
-                                                             kernel_reader_options opt = {}) {
+[[nodiscard]] inline kernel_table parse_kernel_details(std::string_view text,
+                                                       std::string source = "<string>",
+                                                       kernel_reader_options opt = {}) {
     kernel_details_reader r(text, std::move(source), opt);
     return detail::read_all(r);
 }

@@ -356,7 +356,7 @@ inline void open_events(io::json_cursor& c, std::string& key) {
 }  // namespace detail
 
 /// The timeline in `text` (Chrome trace JSON). Throws parse_error on a JSON syntax error.
-[[nodiscard]] inline timeline read_timeline(std::string_view text, std::string source) {
+[[nodiscard]] inline timeline parse_timeline(std::string_view text, std::string source) {
     constexpr std::size_t max_listed = 1000;
     timeline t;
     t.source = source;
@@ -421,10 +421,10 @@ inline void open_events(io::json_cursor& c, std::string& key) {
 }
 
 /// The timeline in the file at `path`, mapped rather than copied where possible (file_text.hpp:
-/// a file must not be truncated while it is read; read_timeline(text, source) reads a copy).
+/// a file must not be truncated while it is read; parse_timeline(text, source) reads a copy).
 [[nodiscard]] inline timeline read_timeline_file(const std::string& path) {
     const file_text text = file_text::read(path, "read_timeline");
-    return read_timeline(text.view(), path);
+    return parse_timeline(text.view(), path);
 }
 
 }  // namespace perfcast::profile

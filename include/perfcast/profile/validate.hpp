@@ -137,9 +137,9 @@ struct error_report {
 /// Predicts every row that `keep` accepts and summarizes the errors (with `near`: from measured
 /// neighbours where there are any).
 template <class Filter>
-[[nodiscard]] error_report evaluate(const chip& c, const std::vector<kernel_row>& rows,
-                                    const calibration& cal, Filter keep,
-                                    const measured_neighbours* near = nullptr) {
+[[nodiscard]] error_report score_rows(const chip& c, const std::vector<kernel_row>& rows,
+                                      const calibration& cal, Filter keep,
+                                      const measured_neighbours* near = nullptr) {
     std::vector<prediction> predictions;
     std::size_t skipped = 0;
     for (const kernel_row& r : rows) {
@@ -153,9 +153,9 @@ template <class Filter>
 /// A row filter that keeps every row.
 inline constexpr auto all_rows = [](const kernel_row&) { return true; };
 
-[[nodiscard]] inline error_report evaluate(const chip& c, const std::vector<kernel_row>& rows,
-                                           const calibration& cal = {}) {
-    return evaluate(c, rows, cal, all_rows);
+[[nodiscard]] inline error_report score_rows(const chip& c, const std::vector<kernel_row>& rows,
+                                             const calibration& cal = {}) {
+    return score_rows(c, rows, cal, all_rows);
 }
 
 /// One hold-out draw of a repeated hold-out study.
@@ -210,7 +210,7 @@ template <class Filter>
         }
         std::optional<measured_neighbours> near;
         if (near_window > 0) near.emplace(c, split.fit, fit.fitted, near_window);
-        error_report rep = evaluate(c, split.test, fit.fitted, keep, near ? &*near : nullptr);
+        error_report rep = score_rows(c, split.test, fit.fitted, keep, near ? &*near : nullptr);
         out.runs.push_back({seed, fit.rows, fit.vector_efficiency_fitted, rep.overall});
         if (rep.overall.rows > 0) {
             ++out.scored_runs;

@@ -7,6 +7,7 @@
 #include "../batching.hpp"
 #include "../card.hpp"
 #include "../chip.hpp"
+#include "../counts.hpp"
 #include "../error.hpp"
 #include "../graph.hpp"
 #include "../units.hpp"
@@ -32,8 +33,10 @@ public:
         if (params_.runtime) params_.runtime->between = duration{};
         PERFCAST_EXPECTS(!model.empty(), "card_service", "model (nodes)", 0.0, "at least one node");
     }
+    /// Plain ints: the ServiceTime signature batching.hpp's servers call (batch, concurrency).
     [[nodiscard]] duration operator()(int batch, int concurrent_batches) const {
-        return evaluate_card(*chip_, model_, batch, concurrent_batches, split_, params_)
+        return evaluate_card(*chip_, model_, batch_size{batch}, stream_count{concurrent_batches},
+                             split_, params_)
             .instances()[0]
             .latency;
     }
@@ -50,13 +53,13 @@ private:
 /// come from the chip, service times from card_service tabulated at every gear and every
 /// concurrency 1..streams. What `perfcast whatif` builds per candidate.
 [[nodiscard]] inline server_config make_card_server(const chip& c, std::span<const node> model,
-                                                    int streams, core_split split, gear_set gears,
-                                                    duration window = {},
+                                                    stream_count streams, core_split split,
+                                                    gear_set gears, duration window = {},
                                                     const card_params& params = {}) {
     uniform_server u;
     u.gears = gears;
     u.window = window;
-    u.streams = streams;
+    u.streams = streams.value;
     u.stream_cube = split.cube;
     u.stream_vector = split.vector;
     u.card_cube = core_count{c.cube.cores};
