@@ -58,15 +58,6 @@ inline constexpr std::array<std::string_view, 3> passthrough_ops{"Dropout", "Ide
 /// Score ops deep enough for a scale, a mask and two casts, with room to spare.
 inline constexpr int max_score_chain = 6;
 
-[[nodiscard]] inline bool default_domain(const onnx_node& n) {
-    return n.domain.empty() || n.domain == "ai.onnx";
-}
-
-template <std::size_t N>
-[[nodiscard]] bool is_one_of(const std::array<std::string_view, N>& ops, std::string_view op) {
-    return std::find(ops.begin(), ops.end(), op) != ops.end();
-}
-
 /// Who writes and who reads each tensor.
 struct graph_index {
     std::map<std::string, std::size_t, std::less<>> producer;
@@ -113,9 +104,9 @@ struct graph_index {
     const auto p = ix.producer.find(t);
     if (p == ix.producer.end()) return std::nullopt;
     const onnx_node& n = g.nodes[p->second];
-    if (!default_domain(n)) return std::nullopt;
+    if (!n.default_domain()) return std::nullopt;
     if (n.op_type == "MatMul") return p->second;
-    if (!is_one_of(score_ops, n.op_type)) return std::nullopt;
+    if (!onnx_detail::listed(score_ops, n.op_type)) return std::nullopt;
     // The scores are one input: Where's second or third, Cast's only, the others' first or
     // second (a scale or a mask is the other one).
     const std::array<std::size_t, 2> candidates =
@@ -145,12 +136,13 @@ struct graph_index {
         if (!ix.internal(t)) return std::nullopt;
         const std::size_t c = ix.consumers.find(t)->second.front();
         const onnx_node& n = g.nodes[c];
-        if (!default_domain(n)) return std::nullopt;
+        if (!n.default_domain()) return std::nullopt;
         if (n.op_type == "MatMul") {
             if (n.inputs.empty() || n.inputs[0].name != t) return std::nullopt;
             return c;
         }
-        if (!is_one_of(passthrough_ops, n.op_type) || n.outputs.empty()) return std::nullopt;
+        if (!onnx_detail::listed(passthrough_ops, n.op_type) || n.outputs.empty())
+            return std::nullopt;
         m.nodes.push_back(c);
         t = n.outputs[0].name;
     }
@@ -222,7 +214,7 @@ struct graph_index {
     std::vector<onnx_attention_match> found;
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
         const onnx_node& n = g.nodes[i];
-        if (n.op_type != "Softmax" || !d::default_domain(n) || n.inputs.empty() ||
+        if (n.op_type != "Softmax" || !n.default_domain() || n.inputs.empty() ||
             n.outputs.empty()) {
             continue;
         }

@@ -98,12 +98,6 @@ inline constexpr std::array<std::string_view, 11> reduce_ops{
     "ReduceSum", "ReduceMean",      "ReduceMax",       "ReduceMin", "ReduceProd", "ReduceL1",
     "ReduceL2",  "ReduceLogSumExp", "ReduceSumSquare", "ArgMax",    "ArgMin"};
 
-template <std::size_t N>
-[[nodiscard]] constexpr bool listed(const std::array<std::string_view, N>& list,
-                                    std::string_view op) noexcept {
-    return std::find(list.begin(), list.end(), op) != list.end();
-}
-
 [[nodiscard]] inline std::string printable(std::string_view s) { return parse_error::printable(s); }
 
 /// A name fit for a model file's `name=`: one word of at most 31 characters.
@@ -341,7 +335,7 @@ private:
         ++index_;
         const std::string name = node_name(n, index_);
         const std::string why = label(n);
-        const bool onnx_domain = n.domain.empty() || n.domain == "ai.onnx";
+        const bool onnx_domain = n.default_domain();
         if (onnx_domain && listed(layout_ops, n.op_type)) {
             ++out_.dropped[n.op_type];
             return;

@@ -6,7 +6,9 @@
 // io/onnx_attention.hpp finds the attention subgraphs among their nodes.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -124,6 +126,8 @@ struct onnx_node {
         }
         return nullptr;
     }
+    /// The default ONNX domain (empty or "ai.onnx"), whose operator names the importer knows.
+    [[nodiscard]] bool default_domain() const { return domain.empty() || domain == "ai.onnx"; }
     [[nodiscard]] std::int64_t int_attribute(std::string_view n, std::int64_t fallback) const {
         const onnx_attribute* a = attribute(n);
         return a != nullptr && !a->ints.empty() ? a->ints[0] : fallback;
@@ -157,5 +161,14 @@ inline constexpr std::array<std::int64_t, 3> onnx_probe_batches{2, 3, 5};
     if (a * p[2] + c != v[2]) return std::nullopt;
     return onnx_dim{a, c, {}, true};
 }
+
+namespace onnx_detail {
+/// Whether `op` is in `list` (the importer's op tables).
+template <std::size_t N>
+[[nodiscard]] constexpr bool listed(const std::array<std::string_view, N>& list,
+                                    std::string_view op) noexcept {
+    return std::find(list.begin(), list.end(), op) != list.end();
+}
+}  // namespace onnx_detail
 
 }  // namespace perfcast::io

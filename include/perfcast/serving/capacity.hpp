@@ -222,6 +222,18 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
     return best;
 }
 
+/// The simulation settings of every load a capacity search simulates (latencies kept for the
+/// quantile).
+[[nodiscard]] inline sim_options capacity_sim_options(const capacity_options& o) {
+    sim_options so;
+    so.seed = o.seed;
+    so.warmup = o.warmup;
+    so.service_cv = o.service_cv;
+    so.keep_latencies = true;
+    so.progress = o.progress;
+    return so;
+}
+
 }  // namespace detail
 
 /// Highest QPS per card whose latency quantile meets `o.target` with Poisson arrivals of batch
@@ -244,12 +256,7 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
                                       a.stable};
         });
     }
-    sim_options so;
-    so.seed = o.seed;
-    so.warmup = o.warmup;
-    so.service_cv = o.service_cv;
-    so.keep_latencies = true;
-    so.progress = o.progress;
+    const sim_options so = detail::capacity_sim_options(o);
     const saturation_result sat = saturation(config, dist, o.seed, o.service_cv);
     return detail::bisect_capacity(
         o, floor_latency, low.capacity, sat.throughput, [&](request_rate q) {
@@ -272,12 +279,7 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
     trace_arrivals check(trace);  // validates the order once
     const batch_distribution dist = batch_sizes_of(trace);
     const low_load_result low = low_load(config, dist);
-    sim_options so;
-    so.warmup = o.warmup;
-    so.seed = o.seed;
-    so.service_cv = o.service_cv;
-    so.keep_latencies = true;
-    so.progress = o.progress;
+    const sim_options so = detail::capacity_sim_options(o);
     // The trace's sizes, queued at once: its bursts are not the saturation's business.
     const saturation_result sat = saturation(config, dist, o.seed, o.service_cv);
     return detail::bisect_capacity(
