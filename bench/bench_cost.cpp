@@ -36,6 +36,19 @@ void BM_cost_one(benchmark::State& state) {
 }
 BENCHMARK(BM_cost_one)->DenseRange(0, static_cast<int>(kinds.size()) - 1);
 
+// A GPU GEMM: the tile search over the preset's eight tiles (cost.hpp detail::tiled_for) runs
+// in every call. Target (issue 13): under 25 ns. Arg 0: a large GEMM, 1: a skinny one (split-K).
+void BM_cost_gpu_gemm(benchmark::State& state) {
+    const op o = state.range(0) == 0 ? matmul(4096, 12288, 4096, dtype::fp16)
+                                     : matmul(8, 1536, 4096, dtype::fp16);
+    const chip& c = chips::h100_sxm;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(cost(c, o));
+    }
+    state.SetLabel(state.range(0) == 0 ? "h100 4096x12288x4096" : "h100 8x1536x4096");
+}
+BENCHMARK(BM_cost_gpu_gemm)->DenseRange(0, 1);
+
 // 100 ops (the kinds above, repeated) at every limit 1..24: 2400 evaluations per iteration.
 void BM_cost_sweep_100_ops(benchmark::State& state) {
     const chip& c = chips::ascend910b1;

@@ -5,6 +5,8 @@
 #include <perfcast/cost.hpp>
 #include <perfcast/op.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 using namespace perfcast;
@@ -119,6 +121,86 @@ TEST_CASE("split-K: a one-tile GEMM with a deep K spreads K over idle cores") {
     CHECK(all.bytes > one.bytes);  // fp32 partial sums written and read back
     const op shallow = matmul(16, 256, 256, dtype::fp16);  // K too shallow to split
     CHECK(cost(b1, shallow, core_count{24}).cores == 1);
+}
+
+TEST_CASE("GEMM tiles: the A100 prices [1024, 4096] x [4096, 4096] in the tile that ends first") {
+    // By hand (A100: 108 SMs, 1024 fp16 MACs per cycle at 1410 MHz, cube efficiency 0.9, L2
+    // 5120 / 108 B per cycle per SM). Per tile: busiest SM's MACs / rate vs (inputs + re-reads)
+    // / L2 rate; A = 8 MiB, B = 32 MiB.
+    //   256x128, 128x256: 128 tiles, 2 waves of 256*128*4096 MACs -> 206.5 us
+    //   256x64, 64x256, 128x128: 256 tiles, 3 waves of 128*128*4096 -> 154.9 us
+    //   128x64: 512 tiles, 5 waves of 128*64*4096 -> 129.1 us; loads 805 MB -> 111.6 us
+    //   64x128: the same 129.1 us (listed after 128x64: the tie goes to 128x64)
+    //   64x64: 1024 tiles, 10 waves -> 129.1 us, but loads 1074 MB -> 148.7 us
+    const chip& a100 = chips::a100_80gb_sxm;
+    const op g = matmul(1024, 4096, 4096, dtype::fp16);
+    CHECK(g.work_units == 8 * 16);  // the factory's 128 x 256 tiles
+    const op t = detail::tiled_for(a100, g, core_count{108}, {}, a100.cube);
+    CHECK(t.work_units == 512);
+    CHECK(t.ops_per_unit == doctest::Approx(128.0 * 64.0 * 4096.0));
+    // A re-read for 63 more N tiles, B for 7 more M tiles.
+    CHECK(t.reread.in(units::B) == doctest::Approx(8388608.0 * 63 + 33554432.0 * 7));
+    const op_cost c = cost(a100, g);
+    // 1e-9: the same arithmetic in another order (doubles).
+    CHECK(c.compute.in(units::us) ==
+          doctest::Approx(5.0 * 128 * 64 * 4096 / (1024 * 1.41e9 * 0.9) * 1e6).epsilon(1e-9));
+    // A chip that lists no tiles (the 910B presets) keeps the factory's tiling.
+    CHECK(detail::tiled_for(b1, g, core_count{24}, {}, b1.cube) == g);
+}
+
+TEST_CASE("GEMM tiles: the search in doubles picks what pricing every tiled op would") {
+    // Reference: build each candidate op (detail::tiled, then split-K) and score it as the
+    // search does; the fast search must choose the same tile and split for every shape.
+    const chip& c = chips::a100_80gb_sxm;
+    const double rate = 1024.0 * 1.41e9 * 0.9;
+    const double l2 = c.memory.l2_read_rate.in(units::B_per_cycle)*1.41e9;
+    int checked = 0;
+    for (std::int64_t m : {1, 8, 100, 1024, 4096}) {
+        for (std::int64_t n : {64, 1536, 4096, 12288}) {
+            for (std::int64_t k : {64, 4096, 11008}) {
+                for (int limit : {1, 7, 108}) {
+                    const op g = matmul(m, n, k, dtype::fp16);
+                    op want = g;
+                    double best = -1;
+                    for (const tile_shape& t : c.cube_tiles) {
+                        const op r = detail::split_k(detail::tiled(g, t), core_count{limit});
+                        const auto b = std::min<std::int64_t>(r.work_units, limit);
+                        const double compute =
+                            static_cast<double>(ceil_div(r.work_units, b)) * r.ops_per_unit / rate;
+                        const double load =
+                            (r.bytes_read + r.reread).in(units::B) / (l2 * static_cast<double>(b));
+                        const double time = std::max(compute, load);
+                        if (best < 0 || time < best) {
+                            best = time;
+                            want = r;
+                        }
+                    }
+                    const op got = detail::tiled_for(c, g, core_count{limit}, {}, c.cube);
+                    CAPTURE(m);
+                    CAPTURE(n);
+                    CAPTURE(k);
+                    CAPTURE(limit);
+                    CHECK(got.work_units == want.work_units);
+                    CHECK(got.ops_per_unit == doctest::Approx(want.ops_per_unit));
+                    CHECK(got.reread.in(units::B) == doctest::Approx(want.reread.in(units::B)));
+                    ++checked;
+                }
+            }
+        }
+    }
+    CHECK(checked == 180);
+}
+
+TEST_CASE("GEMM tiles: a tile count past 2^62 keeps the factory tiling, no overflow") {
+    // The factories cannot build such a GEMM (its MACs would pass 2^63 first); an op built by
+    // hand can.
+    chip c = chips::a100_80gb_sxm;
+    c.cube_tiles = {};
+    c.cube_tiles[0] = {1, 1};
+    op g = matmul(4096, 4096, 4096, dtype::fp16);
+    g.gemm.batch = std::int64_t{1} << 40;
+    const op t = detail::tiled_for(c, g, core_count{108}, {}, c.cube);
+    CHECK(t == g);  // 2^40 x 4096 x 4096 tiles of 1 x 1: skipped
 }
 
 TEST_CASE("tiling tail: 25 tiles on 24 cores take two rounds") {

@@ -173,14 +173,14 @@ TEST_CASE("calibrating on the fit split lowers its error; held-out rows are all 
     CHECK(after.skipped == 0);
     CHECK(after.overall.rows == 9130);
     CHECK(std::isfinite(after.overall.mape));
-    // No bound on the held-out MAPE: it is about 50 % with or without the fit (small GEMMs and
-    // the vector ops are off by factors, docs/validation.md says why).
+    // No bound on the held-out MAPE here: the figure is data, recorded in docs/validation.md
+    // (11.4 % calibrated, 36.9 % uncalibrated; the vector ops are off by factors uncalibrated).
 }
 
 TEST_CASE("GEMMs of 2048 tokens and more are predicted within 30 % MAPE on the A100") {
     // Large GEMMs are compute-bound, where the preset's datasheet peak decides: the model's
     // home ground. 30 % is the project's acceptance bound for uncalibrated GEMMs (the 910B1
-    // GEMMs, tests/test_gemm_910b1.cpp). Measured: 9 % uncalibrated, 14 % calibrated on the
+    // GEMMs, tests/test_gemm_910b1.cpp). Measured: 10.8 % uncalibrated, 6.0 % calibrated on the
     // fit split (1072 rows, all tensor-parallel degrees).
     const auto& d = data();
     const auto uncal = profile::score_rows(chips::a100_80gb_sxm, d.test, {}, large_gemm);
@@ -189,6 +189,25 @@ TEST_CASE("GEMMs of 2048 tokens and more are predicted within 30 % MAPE on the A
     REQUIRE(uncal.overall.rows == 1072);  // 268 measurements x 4 GEMMs
     CHECK(uncal.overall.mape < 0.30);
     CHECK(cal.overall.mape < 0.30);
+}
+
+TEST_CASE("H100 GEMMs, which no fit saw, are predicted within 15 % MAPE uncalibrated") {
+    // vidur's profile of the same layer on an H100 (tests/data/gpu/vidur_h100_llama2-7b_mlp.csv),
+    // every GEMM row, preset defaults: nothing here was fitted to H100 rows. Measured 9.1 %
+    // (docs/validation.md); 44 % before the tile choice and the whitepaper L2 rate (cost.hpp,
+    // chips/nvidia.hpp), so the bound fails on the old model; 15 % is half the project's
+    // acceptance bound for uncalibrated GEMMs (30 %) and leaves 6 points of margin.
+    const std::string path = PERFCAST_SOURCE_DIR "/tests/data/gpu/vidur_h100_llama2-7b_mlp.csv";
+    std::ifstream f(path, std::ios::binary);
+    REQUIRE(f.good());
+    const auto mlp = vidur::read_mlp(f, path, vidur::statistic::median);
+    std::ostringstream out;
+    (void)vidur::write_profile(out, mlp, 132);  // the H100 SXM's SMs
+    const auto rows = profile::parse_kernel_details(out.str(), "h100.csv").rows;
+    const auto gemm = [](const profile::kernel_row& r) { return profile::is_gemm_type(r.op_type); };
+    const auto s = profile::score_rows(chips::h100_sxm, rows, {}, gemm);
+    REQUIRE(s.overall.rows == 4 * 1044);
+    CHECK(s.overall.mape < 0.15);
 }
 
 TEST_CASE("vidur reader: errors name the file, line and column") {

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 #include "dtype.hpp"
@@ -103,6 +104,16 @@ struct overhead_spec {
     [[nodiscard]] friend constexpr bool operator==(const overhead_spec&, const overhead_spec&) = default;
 };
 
+/// An output tile of a GEMM kernel: the M x N block one core computes at a time.
+struct tile_shape {
+    std::int64_t m = 0;
+    std::int64_t n = 0;
+    [[nodiscard]] friend constexpr bool operator==(const tile_shape&, const tile_shape&) = default;
+};
+
+/// Most GEMM tile shapes a chip lists (chip::cube_tiles).
+inline constexpr std::size_t max_cube_tiles = 8;
+
 struct chip {
     fixed_name name{};
     engine_spec cube{};
@@ -112,6 +123,10 @@ struct chip {
     data_size alignment{};  // contiguous-move alignment unit (32 B on Ascend: ubblock_size)
     host_link_spec link{};
     overhead_spec overhead{};
+    /// The output tiles the chip's GEMM libraries choose among (cost.hpp prices a plain GEMM in
+    /// the one that finishes first). Unused entries are {0, 0}; none listed: the factory's one
+    /// tile (op.hpp cube_tile_m x cube_tile_n).
+    std::array<tile_shape, max_cube_tiles> cube_tiles{};
 
     [[nodiscard]] constexpr const engine_spec& engine_of(engine e) const noexcept {
         switch (e) {
@@ -240,6 +255,14 @@ constexpr const chip& validate(const chip& c) {
                       "overhead.host_dispatch", time_range);
     detail::expect_in(c.overhead.aicpu_launch.in(units::us), 0, detail::max_overhead_us,
                       "overhead.aicpu_launch", time_range);
+    // 1 .. 4096 rows and columns (the presets list 64 .. 256), or an unused {0, 0}.
+    for (const tile_shape& t : c.cube_tiles) {
+        const bool unused = t.m == 0 && t.n == 0;
+        PERFCAST_EXPECTS(unused || (t.m >= 1 && t.m <= 4096), where, "cube_tiles.m",
+                         static_cast<double>(t.m), "0 (unused) or 1 .. 4096 rows");
+        PERFCAST_EXPECTS(unused || (t.n >= 1 && t.n <= 4096), where, "cube_tiles.n",
+                         static_cast<double>(t.n), "0 (unused) or 1 .. 4096 columns");
+    }
     return c;
 }
 

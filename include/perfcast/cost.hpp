@@ -12,6 +12,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -290,6 +291,137 @@ namespace detail {
     }
     return r;
 }
+
+/// `o` split along K when it has fewer output tiles than `limit` cores and a deep K: K in chunks
+/// of at least split_k_chunk across the idle cores, each writing fp32 partial sums that a final
+/// pass reads back and adds.
+[[nodiscard]] constexpr op split_k(const op& o, core_count limit) noexcept {
+    if (o.k_depth < 2 * split_k_chunk || o.work_units >= limit.value) return o;
+    const std::int64_t by_cores = limit.value / o.work_units;
+    const std::int64_t by_depth = o.k_depth / split_k_chunk;
+    const std::int64_t ks = by_cores < by_depth ? by_cores : by_depth;
+    if (ks <= 1) return o;
+    op r = o;
+    const double partials =
+        o.bytes_written / size_of(o.out_type) * static_cast<double>(ks) * 4.0;  // fp32 sums
+    r.work_units = o.work_units * ks;
+    r.ops_per_unit = o.ops_per_unit / static_cast<double>(ks);
+    r.bytes_written += data_size{partials, units::B};
+    r.bytes_read += data_size{partials, units::B};
+    return r;
+}
+
+/// Plain GEMM `o` tiled in `t` (clipped to the padded M and N): its units, the work of one unit
+/// (the factory's, scaled by the tile's area: a factor applied to it is kept) and the re-reads
+/// (A once per N tile past the first, B once per M tile past the first).
+[[nodiscard]] constexpr op tiled(const op& o, tile_shape t) noexcept {
+    const gemm_dims& g = o.gemm;
+    const auto clip = [](std::int64_t v, std::int64_t cap) { return v < cap ? v : cap; };
+    const std::int64_t tm = clip(g.m, t.m);
+    const std::int64_t tn = clip(g.n, t.n);
+    const std::int64_t m_tiles = ceil_div(g.m, tm);
+    const std::int64_t n_tiles = ceil_div(g.n, tn);
+    const double area = static_cast<double>(tm) * static_cast<double>(tn);
+    const double factory_area =
+        static_cast<double>(clip(g.m, cube_tile_m)) * static_cast<double>(clip(g.n, cube_tile_n));
+    op r = o;
+    r.work_units = g.batch * m_tiles * n_tiles;
+    r.ops_per_unit = o.ops_per_unit * area / factory_area;
+    r.reread = g.a * static_cast<double>(n_tiles - 1) + g.b * static_cast<double>(m_tiles - 1);
+    return r;
+}
+
+/// The tiling of cube op `o` that `cost` prices: a plain GEMM (op::gemm set) on a chip that
+/// lists its libraries' tiles (chip::cube_tiles) gets the one whose slowest core finishes first,
+/// as cuBLAS / CANN heuristics pick the tile with the fewest waves and the best-filled last
+/// wave: per tile, the longer of its compute (the busiest core's units) and its loads at the
+/// per-core L2 rate (inputs, split-K partial sums and re-reads); ties go to the tile listed
+/// first. Then split-K. The search runs in doubles (exact below 2^53; a tile count past 2^62,
+/// which no real GEMM has, keeps the factory tiling) and builds one op, for the winner: it runs
+/// in every cost() call (bench/bench_cost.cpp).
+[[nodiscard]] constexpr op tiled_for(const chip& c, const op& o, core_count limit,
+                                     const model_params& p, const engine_spec& e) noexcept {
+    const gemm_dims& g = o.gemm;
+    if (g.m < 1 || g.n < 1 || g.batch < 1 || c.cube_tiles[0].m < 1) return split_k(o, limit);
+    const auto lesser = [](double a, double b) { return a < b ? a : b; };
+    // v >= 0, below 2^63
+    const auto floor_of = [](double v) {
+        return static_cast<double>(static_cast<std::int64_t>(v));
+    };
+    // ceil(v / d) for whole v, d >= 1: a power-of-two d (every preset tile) by a shift.
+    const auto tiles_of = [](std::int64_t v, std::int64_t d) {
+        if ((d & (d - 1)) == 0)  // not std::has_single_bit: a library call without -mpopcnt
+            return static_cast<double>((v + d - 1) >>
+                                       std::countr_zero(static_cast<std::uint64_t>(d)));
+        return static_cast<double>(ceil_div(v, d));
+    };
+    const double rate = e.ops_per_cycle_for(o.type) * e.clock.in(units::Hz)*p.cube_efficiency;
+    const double l2 = c.memory.l2_read_rate.in(units::B_per_cycle)*e.clock.in(units::Hz);
+    const double inv_rate = rate > 0 ? 1.0 / rate : 0.0;
+    const double inv_l2 = l2 > 0 ? 1.0 / l2 : 0.0;
+    const double m = static_cast<double>(g.m);
+    const double n = static_cast<double>(g.n);
+    const double batch = static_cast<double>(g.batch);
+    const double cores = static_cast<double>(limit.value);
+    const double inv_cores = 1.0 / cores;
+    const double per_area = o.ops_per_unit / (lesser(m, static_cast<double>(cube_tile_m)) *
+                                              lesser(n, static_cast<double>(cube_tile_n)));
+    const bool deep = o.k_depth >= 2 * split_k_chunk;
+    const double reads = o.bytes_read.in(units::B);
+    const double a = g.a.in(units::B);
+    const double b_bytes = g.b.in(units::B);
+    struct choice {
+        double tm, tn, m_tiles, n_tiles, ks;
+    };
+    choice best{};
+    double best_time = -1;
+    for (const tile_shape& t : c.cube_tiles) {
+        if (t.m < 1 || t.n < 1) continue;
+        const std::int64_t tm = g.m < t.m ? g.m : t.m;
+        const std::int64_t tn = g.n < t.n ? g.n : t.n;
+        const double m_tiles = tiles_of(g.m, tm);
+        const double n_tiles = tiles_of(g.n, tn);
+        const double tiles = batch * m_tiles * n_tiles;
+        if (!(tiles < 4.6e18)) continue;  // past 2^62
+        double ks = 1;
+        if (deep && tiles < cores) {
+            ks = lesser(floor_of(cores / tiles), static_cast<double>(o.k_depth / split_k_chunk));
+            if (ks < 1) ks = 1;
+        }
+        const double units = tiles * ks;
+        // Waves: ceil(units / cores), exact (the product's rounding corrected).
+        double waves = 1;
+        if (units > cores) {
+            waves = floor_of(units * inv_cores);
+            while (waves * cores < units) waves += 1;
+            while (waves > 1 && (waves - 1) * cores >= units) waves -= 1;
+        }
+        const double inv_held = units < cores ? 1.0 / units : inv_cores;
+        const double work = waves * static_cast<double>(tm) * static_cast<double>(tn) * per_area;
+        const double compute = (ks > 1 ? work / ks : work) * inv_rate;
+        // Loads: inputs, split-K partial sums read back, A per N tile, B per M tile.
+        const double partials =
+            ks > 1 ? o.bytes_written.in(units::B) / size_of(o.out_type).in(units::B)*4.0 * ks : 0.0;
+        const double load =
+            (reads + partials + a * (n_tiles - 1) + b_bytes * (m_tiles - 1)) * inv_l2 * inv_held;
+        const double time = compute > load ? compute : load;
+        if (best_time < 0 || time < best_time) {
+            best = {static_cast<double>(tm), static_cast<double>(tn), m_tiles, n_tiles, ks};
+            best_time = time;
+        }
+    }
+    if (best_time < 0) return split_k(o, limit);
+    op r = o;
+    r.work_units = static_cast<std::int64_t>(batch * best.m_tiles * best.n_tiles * best.ks);
+    r.ops_per_unit = best.tm * best.tn * per_area / best.ks;
+    r.reread = g.a * (best.n_tiles - 1) + g.b * (best.m_tiles - 1);
+    if (best.ks > 1) {
+        const data_size partials{o.bytes_written / size_of(o.out_type) * 4.0 * best.ks, units::B};
+        r.bytes_written += partials;
+        r.bytes_read += partials;
+    }
+    return r;
+}
 }  // namespace detail
 
 /// Cost of `o` on chip `c` using at most `limit` cores of its engine.
@@ -314,24 +446,8 @@ namespace detail {
     PERFCAST_EXPECTS(o.useful_ops == 0 || rate > 0, where, "dtype", name_of(o.type),
                      "a dtype the op's engine supports on this chip");
 
-    // Split-K: a GEMM with fewer output tiles than cores and a deep K splits K across the idle
-    // cores (chunks of at least split_k_chunk), writing fp32 partial sums that a final pass
-    // reads back and adds.
-    op split = o;
-    if (o.eng == engine::cube && o.k_depth >= 2 * split_k_chunk && o.work_units < limit.value) {
-        const std::int64_t by_cores = limit.value / o.work_units;
-        const std::int64_t by_depth = o.k_depth / split_k_chunk;
-        const std::int64_t ks = by_cores < by_depth ? by_cores : by_depth;
-        if (ks > 1) {
-            const double partials = o.bytes_written / size_of(o.out_type) *
-                                    static_cast<double>(ks) * 4.0;  // fp32 partial sums
-            split.work_units = o.work_units * ks;
-            split.ops_per_unit = o.ops_per_unit / static_cast<double>(ks);
-            split.bytes_written += data_size{partials, units::B};
-            split.bytes_read += data_size{partials, units::B};
-        }
-    }
-    return detail::cost_terms(c, split, limit, p, e);
+    const op chosen = o.eng == engine::cube ? detail::tiled_for(c, o, limit, p, e) : o;
+    return detail::cost_terms(c, chosen, limit, p, e);
 }
 
 /// Cost on every core of the op's engine.

@@ -54,6 +54,19 @@ inline constexpr std::int64_t cube_tile_n = 256;
 /// (Ascend C: DataCopy lengths and UB addresses must be 32-byte aligned).
 inline constexpr std::int64_t vector_block_bytes = 32;
 
+/// A plain GEMM's sizes, kept so that cost() can tile it as the chip's libraries would
+/// (chip::cube_tiles, cost.hpp): batch, M and N padded to the fractal, and the bytes of A (all
+/// batches: read again for every N tile past the first) and of B as every batch reads it (read
+/// again for every M tile past the first). All 0 for an op that is not a plain GEMM.
+struct gemm_dims {
+    std::int64_t batch = 0;
+    std::int64_t m = 0;
+    std::int64_t n = 0;
+    data_size a{};
+    data_size b{};
+    [[nodiscard]] friend constexpr bool operator==(const gemm_dims&, const gemm_dims&) = default;
+};
+
 /// One op. Fields that do not apply to the kind stay at their defaults. Build ops with the
 /// factory functions below rather than by hand: they check the arguments.
 struct op {
@@ -73,6 +86,7 @@ struct op {
     double hot_fraction = 0;        // share of accesses that hit a few hot rows (gather)
     double m_efficiency = 1;        // cube: M / M padded to the fractal (1/16 for M = 1)
     std::int64_t k_depth = 0;       // cube: K padded to the fractal (split-K headroom)
+    gemm_dims gemm{};               // cube: a plain GEMM's sizes (tile choice), else all 0
     // What the op's place in a sequence says (profile/context.hpp fills both from a profile;
     // factories leave them unknown):
     double l2_input_share = -1;  // share of the reads found in L2; < 0: decided by size
@@ -162,6 +176,7 @@ struct matmul_options {
     r.run = static_cast<double>(k) * size_of(t);
     r.m_efficiency = static_cast<double>(m) / static_cast<double>(mp);
     r.k_depth = kp;
+    r.gemm = {.batch = batch, .m = mp, .n = np, .a = a, .b = static_cast<double>(batch) * b_one};
     return r;
 }
 

@@ -41,17 +41,39 @@ inline constexpr overhead_spec default_gpu_overheads{
 
 namespace detail {
 
-/// Per-SM memory rates shared by the GPU presets, measured on an H200 (this project's device
-/// check, a float4 copy kernel, one block of 1024 threads on one SM, SM clock 1980 MHz):
-///  - DRAM: 38.5 GB/s read while writing 38.5 GB/s -> 19.4 B/cycle each way; we use 20.
-///    132 SMs x 20 B x 1.98 GHz = 5.2 TB/s > HBM, so a full-chip stream is HBM-bound (the same
-///    kernel on all SMs moved 4.0 TB/s read+write, 83 % of the 4.8 TB/s peak).
-///  - L2 (an 8 MiB working set): 48 GB/s read per SM -> 24 B/cycle.
-/// One block is latency-bound (more resident warps per SM would move more), so these are the
-/// rates of a typical one-block-per-SM kernel, not hardware limits. For A100 and H100 they are
-/// assumptions carried over from the H200. Calibrate with a one-SM and an all-SM copy kernel.
+/// Per-SM memory rates shared by the GPU presets. DRAM -> SM measured on an H200 (this project's
+/// device check, a float4 copy kernel, one block of 1024 threads on one SM, SM clock 1980 MHz):
+/// 38.5 GB/s read while writing 38.5 GB/s -> 19.4 B/cycle each way; we use 20.
+/// 132 SMs x 20 B x 1.98 GHz = 5.2 TB/s > HBM, so a full-chip stream is HBM-bound (the same
+/// kernel on all SMs moved 4.0 TB/s read+write, 83 % of the 4.8 TB/s peak).
+/// One block is latency-bound (more resident warps per SM would move more), so this is the
+/// rate of a typical one-block-per-SM kernel, not a hardware limit. For A100 and H100 it is an
+/// assumption carried over from the H200. Calibrate with a one-SM and an all-SM copy kernel.
 inline constexpr bytes_per_cycle gpu_sm_dram_rate{20.0, units::B_per_cycle};
-inline constexpr bytes_per_cycle gpu_sm_l2_rate{24.0, units::B_per_cycle};
+/// L2 -> SM, what a GEMM's tile loads and re-reads move (cost.hpp): the A100 whitepaper's L2
+/// read bandwidth, 5120 bytes per clock for the chip (NVIDIA A100 Tensor Core GPU Architecture,
+/// "A100 L2 cache": 2.3x the V100's), over its 108 SMs = 47.4 B/cycle per SM. The same kernel
+/// as above measured 24 B/cycle per SM on the H200 with one block (an 8 MiB working set, 48
+/// GB/s): what one latency-bound block pulls, not what a GEMM's warps do (with 24 the H100's
+/// large GEMMs were capped at half their measured rate, docs/validation.md). Hopper presets:
+/// an assumption that GH100 moves the same bytes per SM per clock (NVIDIA gives no figure).
+inline constexpr bytes_per_cycle gpu_sm_l2_rate{5120.0 / 108.0, units::B_per_cycle};
+
+/// Output tiles of the Ampere tensor-core GEMM kernels CUTLASS generates for fp16/bf16
+/// (NVIDIA/cutlass python/cutlass_library/generator.py, GenerateSM80_TensorOp_16816's
+/// tile_descriptions: threadblock M x N, largest first). cuBLAS's own kernels are closed; this
+/// list stands for them. Used for the Hopper presets too (an assumption: Hopper kernels add
+/// 2-SM clusters that share operand loads, which this tiling does not model).
+inline constexpr std::array<tile_shape, max_cube_tiles> gpu_gemm_tiles{{
+    {256, 128},
+    {128, 256},
+    {256, 64},
+    {64, 256},
+    {128, 128},
+    {128, 64},
+    {64, 128},
+    {64, 64},
+}};
 
 /// GPU CUDA-core element rates from the FP32 lane count per SM. fp16/bf16 twice (half2);
 /// int32 = INT32 lanes per SM; narrower integers one element per lane (assumption: no packing
@@ -112,6 +134,7 @@ inline constexpr chip a100_80gb_sxm = validate(chip{
     .alignment = data_size{32.0, units::B},
     .link = {.pcie_gen = 4, .lanes = 16},
     .overhead = default_gpu_overheads,
+    .cube_tiles = detail::gpu_gemm_tiles,
 });
 
 /// NVIDIA A100 40GB SXM4: the A100 80GB's GA100 compute (same SMs, clocks, tensor peaks and
@@ -164,6 +187,7 @@ inline constexpr chip h100_sxm = validate(chip{
     .alignment = data_size{32.0, units::B},
     .link = {.pcie_gen = 5, .lanes = 16},
     .overhead = default_gpu_overheads,
+    .cube_tiles = detail::gpu_gemm_tiles,
 });
 
 /// NVIDIA H200 SXM: the H100 SXM's GH100 compute (same SMs, clocks and tensor peaks: H200
