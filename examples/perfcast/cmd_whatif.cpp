@@ -54,7 +54,7 @@
 #include <perfcast/whatif.hpp>
 
 #include "cli.hpp"
-#include "cmd_gains.hpp"
+#include "command_parts.hpp"
 #include "commands.hpp"
 #include "common.hpp"
 #include "onnx_source.hpp"
@@ -577,9 +577,7 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
                              .runtime = runtime_from_args(a, m, cal)};
     if (a.has("gains")) {
         if (from_profile) throw usage_error("--gains takes a model (--model), not a profile");
-        return whatif_gains::run(
-            a, out, m, c, cal, format,
-            [](std::string_view f, std::string_view t) { return parse_list(f, t); });
+        return whatif_gains::run(a, out, m, c, cal, format);
     }
     if (whatif_serving::requested(a)) {
         return whatif_serving::run(a, out, err, m, c, format, params);
