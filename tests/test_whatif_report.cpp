@@ -5,6 +5,8 @@
 // and the docs, tests/doc_check.py).
 #include <doctest/doctest.h>
 
+#include "support.hpp"
+
 #include <perfcast/chips.hpp>
 #include <perfcast/distribution.hpp>
 #include <perfcast/io/json_reader.hpp>
@@ -123,6 +125,28 @@ whatif_json read_whatif_json(const std::string& text) {
     }
     c.end();
     return out;
+}
+
+/// Calls `member(c, key)` for each member of each object of the root object's array `array`;
+/// `member` reads or skips the member's value.
+template <class Fn>
+void each_member_in(const std::string& json, std::string_view array, Fn&& member) {
+    io::json_cursor c(json, "report.json");
+    std::string key;
+    std::string inner;
+    c.begin_object();
+    while (c.next_member(key)) {
+        if (key != array) {
+            c.skip_value();
+            continue;
+        }
+        c.begin_array();
+        while (c.next_element()) {
+            c.begin_object();
+            while (c.next_member(inner)) member(c, inner);
+        }
+    }
+    c.end();
 }
 
 }  // namespace
@@ -314,45 +338,18 @@ TEST_CASE("serving writers, capacity mode: JSON, CSV and table agree with the re
 
     std::ostringstream json;
     io::write_serving_json(json, x, r);
-    const std::string json_text = json.str();  // the cursor reads a view of it
-    io::json_cursor c(json_text, "serving.json");
-    std::string key;
-    std::string inner;
-    std::string scratch;
+    const std::string json_text = json.str();
+    CHECK(has(json_text, "\"mode\": \"capacity\""));
+    const std::size_t best = json_text.find("\"best\": {");
+    REQUIRE(best != std::string::npos);
+    CHECK(perfcast_test::json_number(json_text, "rank", best) == 1.0);
     std::size_t candidates = 0;
     std::size_t with_cards = 0;
-    std::string mode;
-    std::optional<double> best_rank;
-    c.begin_object();
-    while (c.next_member(key)) {
-        if (key == "mode") {
-            mode = std::string(c.string(scratch));
-        } else if (key == "best") {
-            c.begin_object();
-            while (c.next_member(inner)) {
-                if (inner == "rank") {
-                    best_rank = number_of(c);
-                } else {
-                    c.skip_value();
-                }
-            }
-        } else if (key == "candidates") {
-            c.begin_array();
-            while (c.next_element()) {
-                ++candidates;
-                c.begin_object();
-                while (c.next_member(inner)) {
-                    if (inner == "cards" && c.peek() == io::json_cursor::kind::number) ++with_cards;
-                    c.skip_value();
-                }
-            }
-        } else {
-            c.skip_value();
-        }
-    }
-    c.end();
-    CHECK(mode == "capacity");
-    CHECK(best_rank == 1.0);
+    each_member_in(json_text, "candidates", [&](io::json_cursor& c, const std::string& key) {
+        if (key == "rank") ++candidates;
+        if (key == "cards" && c.peek() == io::json_cursor::kind::number) ++with_cards;
+        c.skip_value();
+    });
     CHECK(candidates == r.ranked.size());
     CHECK(with_cards == r.ranked.size());
 
@@ -393,34 +390,17 @@ TEST_CASE("serving writers, load mode: null percentiles only where unsteady, the
     CHECK(has(json.str(), "\"mode\": \"load\""));
     CHECK(has(json.str(), "\"target_p99_ms\": null"));
     std::size_t points = 0;
-    const std::string json_text = json.str();  // the cursor reads a view of it
-    io::json_cursor c(json_text, "serving.json");
-    std::string key;
-    std::string inner;
-    std::string field;
-    c.begin_object();
-    while (c.next_member(key)) {
-        if (key != "candidates") {
+    each_member_in(json.str(), "candidates", [&](io::json_cursor& c, const std::string& key) {
+        if (key != "points") {
             c.skip_value();
-            continue;
+            return;
         }
         c.begin_array();
         while (c.next_element()) {
-            c.begin_object();
-            while (c.next_member(inner)) {
-                if (inner != "points") {
-                    c.skip_value();
-                    continue;
-                }
-                c.begin_array();
-                while (c.next_element()) {
-                    ++points;
-                    c.skip_value();
-                }
-            }
+            ++points;
+            c.skip_value();
         }
-    }
-    c.end();
+    });
     CHECK(points == 2 * r.ranked.size());
 
     std::ostringstream csv;

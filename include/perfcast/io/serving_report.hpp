@@ -105,55 +105,24 @@ inline void write_row_json(json_writer& j, const serving_report& x, const servin
         .member("simulated", r.simulated)
         .member("low_load_mean_ms", r.low_load_mean.in(units::ms))
         .member("low_load_p99_ms", r.low_load_p99.in(units::ms));
-    j.key("saturation_qps");
-    if (r.saturation) {
-        j.value(r.saturation->throughput.in(units::qps));
-    } else {
-        j.null();
-    }
-    j.key("saturation_bound_qps");
-    if (r.saturation) {
-        j.value(r.saturation->bound.in(units::qps));
-    } else {
-        j.null();
-    }
+    j.member_or_null("saturation_qps", r.saturation,
+                     [&] { return r.saturation->throughput.in(units::qps); });
+    j.member_or_null("saturation_bound_qps", r.saturation,
+                     [&] { return r.saturation->bound.in(units::qps); });
     if (x.options.target) {
-        j.key("analytic_capacity_qps");
-        if (r.analytic_capacity) {
-            j.value(r.analytic_capacity->in(units::qps));
-        } else {
-            j.null();
-        }
-        j.key("capacity_qps");
-        if (r.capacity) {
-            j.value(r.capacity->in(units::qps));
-        } else {
-            j.null();
-        }
-        j.key("capacity_limit");
-        if (r.capacity) {
-            j.value(name_of(r.limit));
-        } else {
-            j.null();
-        }
+        j.member_or_null("analytic_capacity_qps", r.analytic_capacity,
+                         [&] { return r.analytic_capacity->in(units::qps); });
+        j.member_or_null("capacity_qps", r.capacity, [&] { return r.capacity->in(units::qps); });
+        j.member_or_null("capacity_limit", r.capacity, [&] { return name_of(r.limit); });
         if (x.traffic) {
-            j.key("cards");
-            if (const auto c = cards_of(x, r)) {
-                j.value(c->cards);
-            } else {
-                j.null();
-            }
+            const auto c = cards_of(x, r);
+            j.member_or_null("cards", c, [&] { return c->cards; });
         }
     } else {
         // Saturated in the analytic model: no TP99 (it grows without end), and the state says
         // why it is null.
         const bool stable = is_finite(r.analytic_p99);
-        j.key("analytic_p99_ms");
-        if (stable) {
-            j.value(r.analytic_p99.in(units::ms));
-        } else {
-            j.null();
-        }
+        j.member_or_null("analytic_p99_ms", stable, [&] { return r.analytic_p99.in(units::ms); });
         j.member("analytic_state", stable ? "stable" : "saturated")
             .member("analytic_utilization", r.analytic_utilization);
     }
@@ -189,24 +158,9 @@ inline void write_serving_json(std::ostream& out, const serving_report& x,
     j.key("loads_qps").begin_array();
     for (request_rate q : x.options.loads) j.value(q.in(units::qps));
     j.end_array();
-    j.key("target_p99_ms");
-    if (capacity) {
-        j.value(x.options.target->in(units::ms));
-    } else {
-        j.null();
-    }
-    j.key("met");
-    if (capacity) {
-        j.value(r.met());
-    } else {
-        j.null();
-    }
-    j.key("traffic_qps");
-    if (x.traffic) {
-        j.value(x.traffic->in(units::qps));
-    } else {
-        j.null();
-    }
+    j.member_or_null("target_p99_ms", capacity, [&] { return x.options.target->in(units::ms); });
+    j.member_or_null("met", capacity, [&] { return r.met(); });
+    j.member_or_null("traffic_qps", x.traffic, [&] { return x.traffic->in(units::qps); });
     j.member("headroom", x.headroom).member("saturation_margin", saturation_margin);
     j.key("best");
     if (!r.ranked.empty() && (!capacity || r.met())) {

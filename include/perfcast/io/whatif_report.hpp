@@ -289,12 +289,7 @@ inline void write_whatif_json(std::ostream& out, const whatif_report& rep, const
     } else {
         j.null();
     }
-    j.key("target_ms");
-    if (rep.pick) {
-        j.value(rep.pick->target().in(units::ms));
-    } else {
-        j.null();
-    }
+    j.member_or_null("target_ms", rep.pick, [&] { return rep.pick->target().in(units::ms); });
     j.member("met", rep.pick.has_value() && rep.pick->has_value());
     j.key("best");
     if (rep.pick && rep.pick->has_value()) {
