@@ -1,5 +1,6 @@
 // whatif.hpp: sweeps, ranking, Pareto front, best under a latency target; the `perfcast whatif`
-// command (examples/perfcast/cmd_whatif.cpp) and its SVG plot.
+// command (examples/perfcast/cmd_whatif.cpp) and its SVG plot (written by
+// io/whatif_report.hpp, whose writers tests/test_whatif_report.cpp tests on the library).
 #include <doctest/doctest.h>
 
 #include <perfcast/card.hpp>

@@ -430,7 +430,9 @@ struct table_report {
         // A database may name its chip: read it first, then choose.
         if (a.has("chip") || a.has("chip-ini")) (void)chip_from_args(a);  // a bad one fails now
         profile::msprof_db_table db = read_database(s, profile_options_from_args(a), err);
-        c = chip_for_database(a, db, err);
+        // A database answers (or says why not) by itself: its rows are never asked.
+        c = chip_named_by_profile(a, &s, &db, s.name(), err,
+                                  [] { return std::span<const profile::kernel_row>{}; });
         profile::report_builder b(*c, ropt);
         for (const auto& row : db.table.rows) b.add(row);
         t.report = b.finish(s.name(), "msprof SQLite export");
@@ -443,15 +445,15 @@ struct table_report {
         std::optional<profile::kernel_table> rows;
         if (a.has("chip") || a.has("chip-ini")) {
             c = chip_from_args(a);
-        } else if (auto told = chip_for_device_info(s, err)) {
-            c = *told;
         } else {
-            rows = profile::read_profile_source(s, profile_options_from_args(a));
-            if (rows->rows.empty()) {  // nothing to tell the chip by: say why, as below
-                warn_skipped(err, s.name(), rows->skipped, rows->skipped_count);
-                require_usable_rows(s.name(), rows->rows.size(), rows->skipped_count);
-            }
-            c = chip_for_rows(rows->rows, s.name(), err);
+            c = chip_named_by_profile(a, &s, nullptr, s.name(), err, [&] {
+                rows = profile::read_profile_source(s, profile_options_from_args(a));
+                if (rows->rows.empty()) {  // nothing to tell the chip by: say why, as below
+                    warn_skipped(err, s.name(), rows->skipped, rows->skipped_count);
+                    require_usable_rows(s.name(), rows->rows.size(), rows->skipped_count);
+                }
+                return std::span<const profile::kernel_row>(rows->rows);
+            });
         }
         if (s.timeline) {
             t.timeline =

@@ -27,7 +27,7 @@
 #include <perfcast/profile/validate.hpp>
 
 #include "cli.hpp"
-#include "cmd_deployments.hpp"
+#include "command_parts.hpp"
 #include "commands.hpp"
 #include "common.hpp"
 #include "progress.hpp"

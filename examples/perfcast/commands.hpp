@@ -6,6 +6,8 @@
 // To add `perfcast <name>`: declare run_<name> and <name>_usage here and add its
 // `inline constexpr command <name>_command`, define both in cmd_<name>.cpp (flags through
 // parse_args, see cmd_chips.cpp), and add one line to main.cpp's table (docs/contributing.md).
+// A part of a subcommand in a file of its own that another cmd_*.cpp calls (`whatif --gains`,
+// the --deployments forms of validate and calibrate) is declared in command_parts.hpp.
 #pragma once
 
 #include <ostream>

@@ -11,6 +11,7 @@
 #include <optional>
 #include <ostream>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -365,48 +366,74 @@ inline void say_reading(const profile::profile_source& s, std::ostream& err) {
     return std::nullopt;
 }
 
+/// The chip a profile's own data names, asked in this order: a database's NPU_INFO (`db`:
+/// chip_for_database, where --chip / --chip-ini win), else msprof's device info file beside the
+/// source (`s`: chip_for_device_info, the profiler's own statement), else the rows'
+/// cube_utilization(%) column (chip_for_rows on `rows()`, called only then: a caller that would
+/// stream the rows reads them only when they are asked). Each answer is said on `err`; a
+/// usage_error says what is missing when none names one. read_profile_rows and `perfcast report`
+/// (report_of) both choose through it.
+template <class Rows>
+[[nodiscard]] chip chip_named_by_profile(const parsed_args& a, const profile::profile_source* s,
+                                         const profile::msprof_db_table* db,
+                                         const std::string& source, std::ostream& err,
+                                         Rows&& rows) {
+    if (db != nullptr) return chip_for_database(a, *db, err);
+    if (s != nullptr) {
+        if (auto c = chip_for_device_info(*s, err)) return *c;
+    }
+    return chip_for_rows(rows(), source, err);
+}
+
 /// The chip a profile's own data names (read_profile_rows), or why it names none.
 struct chip_told {
     std::optional<chip> c;
-    std::string why_not;  // the usage message chip_for_database / chip_for_rows gave
+    std::string why_not;  // the usage message chip_named_by_profile gave
 };
 
 /// The rows of the profile PROFILE names (a file, a folder, or - for standard input), read as
 /// --strict and --device say; skipped rows are listed on `err`. With `told`: also the chip the
-/// profile's own data names, for a command run without --chip / --chip-ini: a database's NPU_INFO
-/// (chip_for_database), else msprof's device info file (chip_for_device_info: the profiler's own
-/// statement), else the rows' cube_utilization(%) column (chip_for_rows), the evidence said on
-/// `err`; when it names none, `told->why_not` says what is missing.
+/// profile's own data names (chip_named_by_profile), for a command run without --chip /
+/// --chip-ini; when it names none, `told->why_not` says what is missing.
 [[nodiscard]] inline profile::kernel_table read_profile_rows(const parsed_args& a,
                                                              const std::string& path,
                                                              std::ostream& err,
                                                              chip_told* told = nullptr) {
-    const auto tell = [&](auto&& chip_of) {
-        try {
-            told->c = chip_of();
-        } catch (const usage_error& e) {
-            told->why_not = e.what();
-        }
-    };
     profile::kernel_table t;
+    std::optional<profile::profile_source> s;
+    std::optional<profile::msprof_db_table> db;
     if (path == "-") {
         t = profile::read_kernel_details(std::cin, "<stdin>", profile_options_from_args(a));
     } else {
-        const profile::profile_source s = source_from_args(a, path, err);
-        if (s.format == profile::source_format::sqlite) {
-            profile::msprof_db_table db = read_database(s, profile_options_from_args(a), err);
-            if (told != nullptr) tell([&] { return chip_for_database(a, db, err); });
-            t = std::move(db.table);
+        s = source_from_args(a, path, err);
+        if (s->format == profile::source_format::sqlite) {
+            db = read_database(*s, profile_options_from_args(a), err);
         } else {
-            t = profile::read_profile_source(s, profile_options_from_args(a));
-            if (told != nullptr) told->c = chip_for_device_info(s, err);
+            t = profile::read_profile_source(*s, profile_options_from_args(a));
         }
     }
-    warn_skipped(err, path, t.skipped, t.skipped_count);
-    require_usable_rows(path, t.rows.size(), t.skipped_count);
-    // Not told yet (no database answer, no device info file): the rows' own column.
-    if (told != nullptr && !told->c && told->why_not.empty())
-        tell([&] { return chip_for_rows(t.rows, path, err); });
+    // Skipped rows are listed before the rows are asked for the chip, and a table of damaged
+    // rows is an error then, not a chip question.
+    bool checked = false;
+    const auto check = [&] {
+        if (db) t = std::move(db->table);
+        warn_skipped(err, path, t.skipped, t.skipped_count);
+        require_usable_rows(path, t.rows.size(), t.skipped_count);
+        checked = true;
+    };
+    if (told != nullptr) {
+        const auto rows = [&]() -> std::span<const profile::kernel_row> {
+            check();
+            return t.rows;
+        };
+        try {
+            told->c =
+                chip_named_by_profile(a, s ? &*s : nullptr, db ? &*db : nullptr, path, err, rows);
+        } catch (const usage_error& e) {
+            told->why_not = e.what();
+        }
+    }
+    if (!checked) check();
     return t;
 }
 

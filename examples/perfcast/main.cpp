@@ -40,7 +40,9 @@ namespace {
 //        int run_<name>(std::span<const std::string_view> args, std::ostream& out,
 //                       std::ostream& err);        // may throw usage_error / perfcast::error
 //        std::string <name>_usage();
-//      (parse flags with parse_args(args, options); see cmd_chips.cpp);
+//      (parse flags with parse_args(args, options); see cmd_chips.cpp; print through a
+//      library writer, include/perfcast/io/<result>_report.hpp, with defaults from library
+//      constants: docs/contributing.md, "A command");
 //   2. declare both in commands.hpp with
 //        inline constexpr command <name>_command{"<name>", "one-line summary",
 //                                                run_<name>, <name>_usage};

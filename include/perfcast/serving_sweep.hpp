@@ -230,15 +230,35 @@ private:
 
 /// What a sweep computes: latency at fixed loads (`loads`), or the capacity under a TP99
 /// target (`target`). Exactly one of the two.
+/// What `perfcast whatif` serves when not told otherwise (docs/whatif-serving.md, "Flags"); the
+/// card grid is whatif_defaults' (whatif.hpp).
+struct serving_defaults {
+    /// Max gears: the seed's stress tests tried max gear 16 and 20 (guide §6); 8 and 32 bracket
+    /// them (an assumption).
+    static constexpr std::string_view max_gears = "8,16,20,32";
+    /// Batching windows (ms): no waiting to fill a batch.
+    static constexpr std::string_view windows = "0";
+    /// Every request's batch size without a histogram (--batch B): the card grid's smallest
+    /// batch (whatif_defaults::batches).
+    static constexpr std::string_view batch = "16";
+    /// Leaders simulated: with 8 the simulation's best was the analytic top 8's in both checks
+    /// of all 384 default configurations (docs/whatif-serving.md, "How a sweep runs").
+    static constexpr std::size_t simulate_top = 8;
+    /// Requests per simulation, the first 10 % warm-up: the capacity at saturation came out the
+    /// same with 10000, 20000 and 40000 (docs/whatif-serving.md).
+    static constexpr std::uint64_t requests = 20000;
+    static constexpr std::uint64_t seed = 1;
+};
+
 struct serving_sweep_options {
     std::vector<request_rate> loads;
     std::optional<duration> target;
     /// Leaders simulated, in the analytic order (0: every configuration).
-    std::size_t simulate_top = 8;
+    std::size_t simulate_top = serving_defaults::simulate_top;
     /// Per simulation: requests (after `warmup` uncounted ones), seed, service noise.
-    std::uint64_t requests = 20000;
-    std::uint64_t warmup = 2000;
-    std::uint64_t seed = 1;
+    std::uint64_t requests = serving_defaults::requests;
+    std::uint64_t warmup = serving_defaults::requests / 10;
+    std::uint64_t seed = serving_defaults::seed;
     double service_cv = 0;
     /// Capacity bisection stops when its bracket is narrower than this share (find_capacity).
     double rel_tolerance = 0.01;

@@ -91,6 +91,22 @@ inline constexpr int max_sweep_streams = 64;
 /// progress").
 inline constexpr double max_sweep_deployments = 1e7;
 
+/// What `perfcast whatif` sweeps and shows when not told otherwise: the grid as the list text
+/// its flags take ("1-6", "6,8,12,24": io/parse.hpp's lists), the same grid as scenario.hpp's
+/// default_streams .. default_batches (tests/test_whatif_report.cpp checks each text gives them).
+struct whatif_defaults {
+    /// The seed's sweeps use 1..6 streams (guide §11: past a few they evict each other's cache).
+    static constexpr std::string_view streams = "1-6";
+    /// Core limits per instance: guide §12, limits of 6-12 cores are typical; 24 cube and 48
+    /// vector cores are the whole 910B card.
+    static constexpr std::string_view cube = "6,8,12,24";
+    static constexpr std::string_view vector = "10,12,24,48";
+    /// Batch sizes: guide §6 / §13, gears from 16 to 256.
+    static constexpr std::string_view batches = "16,32,64,128,256";
+    /// Table rows (an assumption: one screen; --top 0 lists all, csv and json list every row).
+    static constexpr std::size_t top = 20;
+};
+
 /// Rejects empty axes, zero or negative values, limits above the chip's cores, more than
 /// max_sweep_streams streams and grids of more than max_sweep_deployments deployments, naming
 /// the axis (or the grid's size), the value and the bound.

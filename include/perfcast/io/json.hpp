@@ -138,6 +138,14 @@ public:
         key(k);
         return value(v);
     }
+    /// key(k).value(figure()) when `has` (a bool or an optional) holds, else key(k).null(): a
+    /// figure that exists only sometimes.
+    template <class Has, class Figure>
+    json_writer& member_or_null(std::string_view k, const Has& has, Figure&& figure) {
+        key(k);
+        if (has) return value(figure());
+        return null();
+    }
 
     /// True once one complete root value has been written.
     [[nodiscard]] bool done() const noexcept { return root_written_ && stack_.empty(); }

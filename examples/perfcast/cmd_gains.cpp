@@ -1,13 +1,14 @@
-// examples/perfcast/cmd_gains.hpp: `perfcast whatif --gains`, what each knob of one deployment
-// buys (deployment_gains.hpp), ranked.
+// examples/perfcast/cmd_gains.cpp: `perfcast whatif --gains`, what each knob of one deployment
+// buys (deployment_gains.hpp), ranked. Declared in command_parts.hpp; cmd_whatif.cpp calls it.
 //
 //   perfcast whatif --model F --chip C --batch B --streams S --cube K --vector V --gains
 //                   [--runtime NAME] [--runtime-set K=V,..] [--params F] [--format table|json]
-#pragma once
 
+#include <cstdint>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <perfcast/deployment_gains.hpp>
@@ -15,18 +16,16 @@
 #include <perfcast/io/table.hpp>
 
 #include "cli.hpp"
+#include "command_parts.hpp"
 #include "common.hpp"
 
 namespace perfcast::cli::whatif_gains {
 
-inline constexpr option gains_option{
-    "gains", "",
-    "what each runtime option, instance count and core limit buys for ONE deployment "
-    "(one --batch, --streams, --cube, --vector), ranked (docs/runtime.md)"};
+namespace {
 
 /// The one value of a list flag (`fallback` when absent).
-[[nodiscard]] inline std::int64_t one_value(const parsed_args& a, std::string_view flag,
-                                            std::int64_t fallback, auto&& parse_list) {
+[[nodiscard]] std::int64_t one_value(const parsed_args& a, std::string_view flag,
+                                     std::int64_t fallback) {
     const auto t = a.get(flag);
     if (!t) return fallback;
     const std::vector<std::int64_t> v = parse_list(flag, *t);
@@ -37,17 +36,12 @@ inline constexpr option gains_option{
     return v.front();
 }
 
-[[nodiscard]] inline std::string deployment_text(const deployment_case& d) {
-    return std::to_string(d.instances.value) + " x " + std::to_string(d.split.cube.value) + "/" +
-           std::to_string(d.split.vector.value) + " b" + std::to_string(d.batch.value);
-}
-
-[[nodiscard]] inline std::string signed_pct(double share) {
+[[nodiscard]] std::string signed_pct(double share) {
     const std::string s = io::format_fixed(100 * share, 1);
     return share > 0 && s != "0.0" ? "+" + s : s;
 }
 
-inline void write_table(std::ostream& out, const deployment_case& d, const deployment_gains& g) {
+void write_table(std::ostream& out, const deployment_case& d, const deployment_gains& g) {
     out << "deployment: " << d.m->name << " on " << d.c.name.view() << ", " << deployment_text(d)
         << ": " << io::format_fixed(g.base.samples_per_s, 0) << " samples/s, window "
         << io::format_fixed(g.base.latency.in(units::ms), 3) << " ms, cycle "
@@ -70,7 +64,7 @@ inline void write_table(std::ostream& out, const deployment_case& d, const deplo
            "core limits\n(more instances than the chip has cores for share them).\n";
 }
 
-inline void write_json(std::ostream& out, const deployment_case& d, const deployment_gains& g) {
+void write_json(std::ostream& out, const deployment_case& d, const deployment_gains& g) {
     io::json_writer j(out);
     j.begin_object()
         .member("model", d.m->name)
@@ -96,9 +90,15 @@ inline void write_json(std::ostream& out, const deployment_case& d, const deploy
     out << '\n';
 }
 
-/// `perfcast whatif --gains`: `m` and `c` as whatif read them; the flags name one deployment.
-inline int run(const parsed_args& a, std::ostream& out, const model& m, const chip& c,
-               const profile::calibration& cal, const std::string& format, auto&& parse_list) {
+}  // namespace
+
+std::string deployment_text(const deployment_case& d) {
+    return std::to_string(d.instances.value) + " x " + std::to_string(d.split.cube.value) + "/" +
+           std::to_string(d.split.vector.value) + " b" + std::to_string(d.batch.value);
+}
+
+int run(const parsed_args& a, std::ostream& out, const model& m, const chip& c,
+        const profile::calibration& cal, const std::string& format) {
     for (std::string_view f : {"qps", "p99-ms", "traffic", "latency-ms", "svg", "sweep-batch"}) {
         if (a.has(f)) {
             throw usage_error("option '--" + std::string(f) + "' does not apply to --gains");
@@ -108,10 +108,10 @@ inline int run(const parsed_args& a, std::ostream& out, const model& m, const ch
     deployment_case d;
     d.c = c;
     d.m = std::make_shared<const model>(m);
-    d.batch = batch_size{one_value(a, "batch", 16, parse_list)};
-    d.instances = stream_count{static_cast<int>(one_value(a, "streams", 1, parse_list))};
-    d.split = {core_count{static_cast<int>(one_value(a, "cube", c.cube.cores, parse_list))},
-               core_count{static_cast<int>(one_value(a, "vector", c.vector.cores, parse_list))}};
+    d.batch = batch_size{one_value(a, "batch", 16)};
+    d.instances = stream_count{static_cast<int>(one_value(a, "streams", 1))};
+    d.split = {core_count{static_cast<int>(one_value(a, "cube", c.cube.cores))},
+               core_count{static_cast<int>(one_value(a, "vector", c.vector.cores))}};
     if (d.split.cube.value > c.cube.cores || d.split.vector.value > c.vector.cores) {
         throw usage_error("--cube / --vector: " + std::string(c.name.view()) + " has " +
                           std::to_string(c.cube.cores) + " cube and " +

@@ -1,5 +1,6 @@
-// examples/perfcast/cmd_deployments.hpp: `perfcast calibrate --deployments` and
+// examples/perfcast/cmd_deployments.cpp: `perfcast calibrate --deployments` and
 // `perfcast validate --deployments`, the model against measured deployments end to end.
+// Declared in command_parts.hpp; cmd_validate.cpp hands the --deployments forms here.
 //
 //   perfcast calibrate --deployments ROWS.csv --knobs K[,K..] [--params F] -o FILE
 //   perfcast validate  --deployments ROWS.csv --knobs K[,K..] [--train ROWS] [--params F]
@@ -8,7 +9,6 @@
 // ROWS.csv: io/deployments_file.hpp (docs/runtime.md). The knobs are runtime-path times and
 // device efficiencies (deployment.hpp deployment_knobs). validate fits on --train (row numbers,
 // 1 = the first data row) and predicts every other row; without --train, leave-one-out.
-#pragma once
 
 #include <array>
 #include <optional>
@@ -26,7 +26,7 @@
 #include <perfcast/io/table.hpp>
 
 #include "cli.hpp"
-#include "cmd_gains.hpp"
+#include "command_parts.hpp"
 #include "common.hpp"
 
 namespace perfcast::cli {
@@ -210,7 +210,9 @@ inline void write_json(std::ostream& out, std::string_view file,
 
 }  // namespace deployments_detail
 
-[[nodiscard]] inline std::string validate_deployments_usage() {
+namespace {
+
+[[nodiscard]] std::string validate_deployments_usage() {
     return "Usage: perfcast validate --deployments ROWS.csv --knobs K[,K..] [--train LIST | --by "
            "COLUMN]\n\n"
            "Fit the runtime-path knobs to the --train rows of a measured deployments file and\n"
@@ -220,22 +222,23 @@ inline void write_json(std::ostream& out, std::string_view file,
            options_text(deployments_detail::validate_options);
 }
 
-[[nodiscard]] inline std::string calibrate_deployments_usage() {
+[[nodiscard]] std::string calibrate_deployments_usage() {
     return "Usage: perfcast calibrate --deployments ROWS.csv --knobs K[,K..] -o FILE\n\n"
            "Fit the runtime-path knobs to every row of a measured deployments file and write\n"
            "them (runtime.KEY lines and efficiencies) to FILE, for --params FILE.\n\n" +
            options_text(deployments_detail::calibrate_options);
 }
 
-/// Whether the arguments ask for the deployments form (--deployments given).
-[[nodiscard]] inline bool wants_deployments(std::span<const std::string_view> args) {
+}  // namespace
+
+bool wants_deployments(std::span<const std::string_view> args) {
     for (std::string_view w : args) {
         if (w == "--deployments" || w.starts_with("--deployments=")) return true;
     }
     return false;
 }
 
-inline int run_validate_deployments(std::span<const std::string_view> args, std::ostream& out) {
+int run_validate_deployments(std::span<const std::string_view> args, std::ostream& out) {
     using namespace deployments_detail;
     const parsed_args a = parse_args(args, validate_options);
     if (a.has("help")) {
@@ -287,7 +290,7 @@ inline int run_validate_deployments(std::span<const std::string_view> args, std:
     return exit_ok;
 }
 
-inline int run_calibrate_deployments(std::span<const std::string_view> args, std::ostream& out) {
+int run_calibrate_deployments(std::span<const std::string_view> args, std::ostream& out) {
     using namespace deployments_detail;
     std::vector<std::string_view> words(args.begin(), args.end());
     for (auto& w : words) {

@@ -1,0 +1,239 @@
+// perfcast/io/serving_report_table.hpp: a serving sweep's result as a table and as an SVG plot of
+// TP99 against QPS: what `perfcast whatif --qps / --p99-ms` prints (JSON and CSV, and the
+// serving_report the writers take: io/serving_report.hpp).
+//
+//   perfcast::io::write_serving_table(std::cout, x, r);  // x.top rows (0: all)
+//   std::ofstream f("serving.svg");
+//   perfcast::io::write_serving_svg(f, x, sweeper, r, "perfcast whatif");
+//
+// The SVG simulates each plotted configuration at 10 more loads (serving_sweeper::curve), so it
+// costs more than the table.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "../serving_sweep.hpp"
+#include "../units.hpp"
+#include "serving_report.hpp"
+#include "svg.hpp"
+#include "table.hpp"
+
+namespace perfcast::io {
+
+/// The table: the first x.top leaders, a row per load, then what the columns mean.
+inline void write_serving_table(std::ostream& out, const serving_report& x,
+                                const serving_sweep_result& r) {
+    using namespace serving_report_detail;
+    const std::size_t top = x.top;
+    const serving_sweep_options& o = x.options;
+    const bool capacity = o.target.has_value();
+    const std::size_t simulated = simulated_count(r);
+    out << "model " << x.model_name << " (" << x.model_nodes << " nodes) on " << x.chip_name
+        << ", batch sizes: " << x.sizes_text << "\n"
+        << r.configurations << " configurations ranked by the analytic M/G/c model; the top "
+        << r.ranked.size() << " simulated (" << o.requests << " requests each, the first "
+        << o.warmup << " warm-up, seed " << o.seed << ")";
+    if (simulated < r.ranked.size()) {
+        out << ";\n"
+            << r.ranked.size() - simulated
+            << " of them not simulated: their TP99 misses the target even with no queueing";
+    }
+    out << "\n";
+    if (capacity) {
+        if (r.met()) {
+            const serving_row& b = r.ranked.front();
+            out << "best under TP99 <= " << format_shortest(o.target->in(units::ms))
+                << " ms: " << describe(b.config) << ": "
+                << format_fixed(b.capacity->in(units::qps), 0) << " QPS per card (TP99 "
+                << ms3(b.points.front().p99) << " ms there)\n";
+            if (b.limit == capacity_limit::saturation) {
+                out << "capped at saturation: capacity = saturation throughput "
+                    << format_fixed(b.saturation->throughput.in(units::qps), 0) << " x (1 - "
+                    << format_shortest(saturation_margin)
+                    << "); the target is looser than saturation allows (no steady state "
+                       "above)\n";
+            }
+            if (const auto c = cards_of(x, b)) {
+                out << "traffic " << rate_text(x.traffic->in(units::qps)) << " QPS: " << c->cards
+                    << " card(s) = ceil(traffic / (capacity x (1 - " << format_shortest(x.headroom)
+                    << "))), " << format_fixed(c->per_card.in(units::qps), 0) << " QPS per card, "
+                    << pct(c->load) << " % of its capacity\n";
+            }
+        } else if (r.none) {
+            out << r.none->why << "\n";
+        }
+    } else {
+        std::size_t points = 0;
+        std::size_t unsteady = 0;
+        for (const serving_row& row : r.ranked) {
+            for (const serving_point& p : row.points) {
+                ++points;
+                if (p.state != load_state::stable) ++unsteady;
+            }
+        }
+        if (unsteady > 0) {
+            out << unsteady << " of " << points
+                << " simulated loads saturated or with a growing queue: no percentiles there "
+                   "(they would measure the run's length)\n";
+        }
+    }
+    out << "\n";
+    std::vector<std::string> header{"#", "streams", "cube/vec", "max gear", "window ms"};
+    header.emplace_back(capacity ? "capacity QPS" : "QPS");
+    for (const char* h :
+         {"mean ms", "P50 ms", "P99 ms", "P99.9 ms", "util %", "cores %", "padding %", "mean bs"}) {
+        header.emplace_back(h);
+    }
+    if (capacity) header.emplace_back("limit");
+    if (capacity && x.traffic) header.emplace_back("cards");
+    header.emplace_back("sat. QPS");
+    if (capacity) {
+        header.emplace_back("idle P99 ms");
+        header.emplace_back("an. QPS");
+    }
+    header.emplace_back("an. #");
+    text_table t(header);
+    // Numbers right-aligned even in columns that hold "none" or "-" for a row that meets nothing.
+    for (std::size_t i = 0; i < header.size(); ++i) {
+        t.set_align(i, i == 2 ? align::left : align::right);
+    }
+    const std::size_t rows = top == 0 || top > r.ranked.size() ? r.ranked.size() : top;
+    for (std::size_t i = 0; i < rows; ++i) {
+        const serving_row& row = r.ranked[i];
+        const serving_config& k = row.config;
+        auto cells = [&](const serving_point* p, bool first) {
+            std::vector<std::string> c;
+            if (first) {
+                c = {std::to_string(i + 1), std::to_string(k.streams), split_text(k),
+                     std::to_string(k.max_gear), format_shortest(k.window.in(units::ms))};
+            } else {
+                c.assign(5, "");
+            }
+            if (p != nullptr && p->state != load_state::stable) {
+                // No percentiles past saturation: they would measure the run's length.
+                c.insert(c.end(), {format_fixed(p->qps.in(units::qps), 0), "-", "-",
+                                   std::string(name_of(p->state)), "-", pct(p->utilization),
+                                   pct(p->core_utilization), pct(p->padding_share),
+                                   format_fixed(p->mean_batch, 1)});
+            } else if (p != nullptr) {
+                c.insert(c.end(),
+                         {format_fixed(p->qps.in(units::qps), 0), ms3(p->mean), ms3(p->p50),
+                          ms3(p->p99), ms3(p->p999), pct(p->utilization), pct(p->core_utilization),
+                          pct(p->padding_share), format_fixed(p->mean_batch, 1)});
+            } else {
+                c.emplace_back("none");
+                c.insert(c.end(), 8, "-");
+            }
+            if (capacity) {
+                c.push_back(!first || !row.capacity ? "" : std::string(name_of(row.limit)));
+            }
+            if (capacity && x.traffic) {
+                const auto cards = cards_of(x, row);
+                c.push_back(cards ? std::to_string(cards->cards) : "-");
+            }
+            c.push_back(first && row.saturation
+                            ? format_fixed(row.saturation->throughput.in(units::qps), 0)
+                            : (first ? "-" : ""));
+            if (capacity) {
+                c.push_back(first ? ms3(row.low_load_p99) : "");
+                c.push_back(!first ? ""
+                            : row.analytic_capacity
+                                ? format_fixed(row.analytic_capacity->in(units::qps), 0)
+                                : "none");
+            }
+            c.push_back(first ? std::to_string(row.analytic_rank) : "");
+            return c;
+        };
+        if (row.points.empty()) t.add_row(cells(nullptr, true));
+        for (std::size_t p = 0; p < row.points.size(); ++p) {
+            t.add_row(cells(&row.points[p], p == 0));
+        }
+    }
+    t.write(out);
+    if (rows < r.ranked.size()) {
+        out << "(" << r.ranked.size() - rows << " more simulated; --top 0 lists all)\n";
+    }
+    out << (capacity ? "capacity QPS: the highest Poisson load per card whose simulated TP99 "
+                       "meets the target\n(bisection to "
+                     : "QPS: the offered Poisson load per card; ")
+        << (capacity ? format_shortest(100 * o.rel_tolerance) + " %), at most sat. QPS x (1 - " +
+                           format_shortest(saturation_margin) +
+                           ") (limit: latency, or saturation\nwhen the target allows more); "
+                           "latencies at it: "
+                     : "")
+        << "arrival to the end of the last chunk;\nsat. QPS: the saturation throughput (every "
+           "request queued at once): no steady state at or\nabove it (saturated) nor where the "
+           "run's queue grew (queue-growing): no percentiles there;\nutil: streams busy; "
+           "cores: the card's cube "
+           "cores held; padding: padded / gear samples\n(0 when every bs 1..max is a gear); "
+           "mean bs: samples per batch after merging;\n"
+        << (capacity ? "idle P99: TP99 with no queueing (exact); an. QPS: the analytic capacity;\n"
+                     : "")
+        << "an. #: place in the analytic ranking that chose the simulated leaders ("
+        << (capacity ? "capacity" : "TP99 at the highest load") << ").\n";
+}
+
+/// TP99 against QPS for the first few simulated configurations (`s.curve` at 10 loads), with
+/// the target and the --qps loads.
+inline void write_serving_svg(std::ostream& out, const serving_report& x, const serving_sweeper& s,
+                              const serving_sweep_result& r, std::string_view title) {
+    using serving_report_detail::rate_text;
+    using serving_report_detail::split_text;
+    constexpr std::size_t most = 5;
+    constexpr std::array<std::string_view, most> colors{"#1c7ed6", "#d9480f", "#2b8a3e", "#862e9c",
+                                                        "#e67700"};
+    const serving_sweep_options& o = x.options;
+    std::vector<const serving_row*> rows;
+    double hi = 0;
+    double floor_p99 = 0;
+    for (const serving_row& row : r.ranked) {
+        if (rows.size() == most || row.points.empty()) continue;
+        rows.push_back(&row);
+        if (row.capacity) hi = std::max(hi, 1.25 * row.capacity->in(units::qps));
+        floor_p99 = std::max(floor_p99, row.low_load_p99.in(units::ms));
+    }
+    for (request_rate q : o.loads) hi = std::max(hi, q.in(units::qps));
+    // Past saturation the TP99 grows with the run's length: such points are left off, and so
+    // are points above this, so that the curves stay readable.
+    const double y_cap = o.target ? 3 * o.target->in(units::ms) : 5 * floor_p99;
+    svg_plot p(std::string(title) + " (saturated loads and TP99 above " + format_shortest(y_cap) +
+                   " ms left off)",
+               "QPS per card", "TP99 (ms)");
+    std::vector<request_rate> rates;
+    for (int i = 1; i <= 10; ++i) rates.push_back(request_rate{hi * i / 10.0, units::qps});
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const serving_row& row = *rows[i];
+        svg_series line{
+            .name = "#" + std::to_string(i + 1) + " " + std::to_string(row.config.streams) + " x " +
+                    split_text(row.config) + ", gear " + std::to_string(row.config.max_gear) +
+                    ", window " + format_shortest(row.config.window.in(units::ms)) + " ms",
+            .points = {},
+            .color = std::string(colors[i]),
+            .style = svg_style::line_markers};
+        for (const serving_point& pt : s.curve(row.config, rates, o.requests, o.warmup, o.seed)) {
+            if (pt.state == load_state::stable && pt.p99.in(units::ms) <= y_cap) {
+                line.points.push_back({pt.qps.in(units::qps), pt.p99.in(units::ms)});
+            }
+        }
+        p.add(std::move(line));
+    }
+    if (o.target) {
+        p.add({.name = "TP99 target",
+               .points = {{0, o.target->in(units::ms)}, {hi, o.target->in(units::ms)}},
+               .color = "#c92a2a",
+               .style = svg_style::line});
+    }
+    for (request_rate q : o.loads) {
+        p.add_vline(q.in(units::qps), rate_text(q.in(units::qps)) + " QPS", "#868e96");
+    }
+    p.write(out);
+}
+
+}  // namespace perfcast::io
