@@ -152,6 +152,7 @@ TEST_CASE("device_info: malformed JSON is a parse_error naming the file") {
     const std::string missing = perfcast_test::message_of(
         [] { (void)read_device_info_file("/nonexistent/device_0/info.json.0"); });
     CHECK(has(missing, "/nonexistent/device_0/info.json.0"));
+    CHECK(has(missing, "perfcast::read_device_info_file:"));  // the reader by its public name
 }
 
 TEST_CASE("device_info: found beside an msprof table, and the command takes its chip") {

@@ -106,6 +106,9 @@ TEST_CASE("ini: syntax errors carry the file, line, column and text") {
         CHECK(e.column() == 1);
         CHECK(std::string(e.what()).find("[s] k given twice (first on line 2)") !=
               std::string::npos);
+        // The reader names itself by its public name (issue 14: read_* from a path or stream,
+        // parse_* from text; it said parse_ini).
+        CHECK(std::string(e.what()).starts_with("perfcast::read_ini: t.ini:4:1:"));
     }
     SUBCASE("duplicate key with last_wins") {
         ini_options o;

@@ -269,6 +269,10 @@ TEST_CASE("read_file_text: the whole file, byte for byte, or an error naming it"
     CHECK_THROWS_WITH_AS(
         (void)perfcast::profile::read_file_text((dir / "absent.json").string(), "test"),
         doctest::Contains("cannot open file for reading"), perfcast::parse_error);
+    // The timeline reader names itself by its public name.
+    CHECK_THROWS_WITH_AS(
+        (void)perfcast::profile::read_timeline_file((dir / "absent.json").string()),
+        doctest::Contains("perfcast::read_timeline_file:"), perfcast::parse_error);
     fs::remove_all(dir);
 }
 

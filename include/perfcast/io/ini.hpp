@@ -95,7 +95,7 @@ private:
 /// line longer than the limit.
 [[nodiscard]] inline ini_file read_ini(std::istream& in, std::string source = "<stream>",
                                        ini_options opt = {}) {
-    constexpr std::string_view where = "parse_ini";
+    constexpr std::string_view where = "read_ini";
     ini_file f;
     f.source_ = std::move(source);
     std::size_t n = 0;

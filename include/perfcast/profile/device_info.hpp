@@ -152,7 +152,7 @@ namespace detail {
 
 /// Reads the info.json file at `path` (errors name the file).
 [[nodiscard]] inline device_info read_device_info_file(const std::string& path) {
-    return parse_device_info(read_file_text(path, "read_device_info"), path);
+    return parse_device_info(read_file_text(path, "read_device_info_file"), path);
 }
 
 /// What `d` says about the chip: the text ("DeviceInfo: ai_core_num 24, aiv_num 48,

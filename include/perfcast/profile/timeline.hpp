@@ -423,7 +423,7 @@ inline void open_events(io::json_cursor& c, std::string& key) {
 /// The timeline in the file at `path`, mapped rather than copied where possible (file_text.hpp:
 /// a file must not be truncated while it is read; parse_timeline(text, source) reads a copy).
 [[nodiscard]] inline timeline read_timeline_file(const std::string& path) {
-    const file_text text = file_text::read(path, "read_timeline");
+    const file_text text = file_text::read(path, "read_timeline_file");
     return parse_timeline(text.view(), path);
 }
 
