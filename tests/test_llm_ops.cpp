@@ -269,6 +269,32 @@ TEST_CASE("rowwise: ceil(rows / cores) x one row's time; with few rows the width
           2.0 * one);
 }
 
+TEST_CASE("rowwise on a GPU: waves of rows in flight, each holding its block for row_cycles") {
+    // By hand, A100: 108 SMs at 1410 MHz, 2048 resident threads per SM, 3243 cycles per row.
+    // A norm of 4096 rows of 4096 fp16: 1024-thread blocks, 2 rows in flight per SM, 216
+    // at once: ceil(4096 / 216) = 19 waves x 3243 / 1.41e9 s = 43.7 us, above the memory term
+    // (33.6 MB read at the SMs' 20 B/cycle), so latency = head (3 + 0.02 x 108 us) + the floor.
+    const chip& a100 = chips::a100_80gb_sxm;
+    const op norm = rowwise(4096, 4096, dtype::fp16, {.ops_per_element = 6, .row_threads = 1024});
+    const op_cost k = cost(a100, norm);
+    CHECK(k.latency.in(units::us) ==
+          doctest::Approx(3.0 + 0.02 * 108 + 19.0 * 3243.0 / 1.41e9 * 1e6).epsilon(1e-9));
+    // Narrower blocks keep more rows in flight: 512 threads, 4 rows per SM, 10 waves.
+    const op narrow = rowwise(4096, 4096, dtype::fp16, {.ops_per_element = 6, .row_threads = 512});
+    CHECK(cost(a100, narrow).latency.in(units::us) ==
+          doctest::Approx(3.0 + 0.02 * 108 + 10.0 * 3243.0 / 1.41e9 * 1e6).epsilon(1e-9));
+    // Without a row latency (the Ascend presets, or a GPU with it cleared) no floor: faster.
+    chip plain = a100;
+    plain.overhead.row_cycles = {};
+    CHECK(cost(plain, norm).latency < k.latency);
+    CHECK(cost(plain, norm).latency.in(units::us) < 3.0 + 0.02 * 108 + 20.0);
+    // A row op that reduces nothing (rope, SwiGlu: the default) and a plain vector op get none.
+    CHECK(rowwise(4096, 4096, dtype::fp16).row_threads == 0);
+    CHECK(cost(a100, rowwise(4096, 4096, dtype::fp16, {.ops_per_element = 6})).latency ==
+          cost(plain, norm).latency);
+    CHECK(elementwise(4096 * 4096, dtype::fp16).row_threads == 0);
+}
+
 TEST_CASE("rowwise rows: RmsNorm, rope and SwiGlu of the CANN 8.3 profile") {
     const std::string file =
         "torchnpu_cann83_qwen3_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
@@ -291,6 +317,10 @@ TEST_CASE("rowwise rows: RmsNorm, rope and SwiGlu of the CANN 8.3 profile") {
     REQUIRE(q.has_value());
     CHECK(q->kind == op_kind::rowwise);
     CHECK(q->work_units == 4096 * 16);
+    // Only the norm reduces its row across a GPU block: min(width 1024, 1024) threads.
+    CHECK(n->row_threads == 1024);
+    CHECK(q->row_threads == 0);
+    CHECK(s->row_threads == 0);
 }
 
 // ---------------------------------------------------------------------------------------------

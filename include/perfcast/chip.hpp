@@ -100,6 +100,13 @@ struct overhead_spec {
     duration vector_per_core{};  // t1 of a vector-engine kernel
     duration host_dispatch{};  // host time to launch one op when the graph is not sunk (guide §3)
     duration aicpu_launch{};   // fixed cost of an AI CPU op
+    // Latency-bound row kernels (rowwise ops whose row is one GPU thread block, with a block-wide
+    // reduction): each row holds its block for at least row_cycles (vector clock), and a core
+    // keeps core_threads / op::row_threads rows in flight, so the body is at least
+    // ceil(rows / (cores x rows in flight)) x row_cycles. 0: no such floor (the Ascend presets:
+    // a core loops over its rows in one kernel).
+    cycle_count row_cycles{};
+    std::int64_t core_threads = 0;
 
     [[nodiscard]] friend constexpr bool operator==(const overhead_spec&, const overhead_spec&) = default;
 };
@@ -255,6 +262,11 @@ constexpr const chip& validate(const chip& c) {
                       "overhead.host_dispatch", time_range);
     detail::expect_in(c.overhead.aicpu_launch.in(units::us), 0, detail::max_overhead_us,
                       "overhead.aicpu_launch", time_range);
+    // 0 .. 1e9 cycles per row; 0 .. 1e6 resident threads per core (an SM holds 2048).
+    detail::expect_in(c.overhead.row_cycles.in(units::cycle), 0, 1e9, "overhead.row_cycles",
+                      "0 (no row floor) or a count in [0, 1e9] cycles");
+    detail::expect_in(static_cast<double>(c.overhead.core_threads), 0, 1e6, "overhead.core_threads",
+                      "0 .. 1e6 resident threads per core");
     // 1 .. 4096 rows and columns (the presets list 64 .. 256), or an unused {0, 0}.
     for (const tile_shape& t : c.cube_tiles) {
         const bool unused = t.m == 0 && t.n == 0;

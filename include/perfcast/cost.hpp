@@ -277,8 +277,16 @@ namespace detail {
     r.head = head_time(c, o.eng, b, p);
     if (o.first_run) r.head += p.first_run_launch + p.first_run_per_core * static_cast<double>(b);
     r.head += o.extra_head;
-    const duration body = detail::max_d(r.compute, r.memory) +
-                          (1.0 - p.overlap) * detail::min_d(r.compute, r.memory);
+    duration body =
+        detail::max_d(r.compute, r.memory) + (1.0 - p.overlap) * detail::min_d(r.compute, r.memory);
+    // A latency-bound row kernel (chip::overhead.row_cycles): waves of rows in flight.
+    if (o.row_threads > 0 && c.overhead.core_threads > 0 && c.overhead.row_cycles > cycle_count{} &&
+        o.eng == engine::vector) {
+        std::int64_t in_flight = c.overhead.core_threads / o.row_threads;
+        if (in_flight < 1) in_flight = 1;
+        const std::int64_t waves = ceil_div(o.work_units, b64 * in_flight);
+        body = detail::max_d(body, static_cast<double>(waves) * c.overhead.row_cycles / e.clock);
+    }
     r.latency = r.head + body;
     r.core_time = r.latency * static_cast<double>(b);
     r.bound = r.head >= r.compute && r.head >= r.memory ? bound_kind::overhead

@@ -95,6 +95,9 @@ struct op {
     // Cube ops with a vector part (attention's softmax): element operations the vector cores
     // run besides the cube work, in fp32, spread over `work_units` like the cube work. 0: none.
     double vector_ops = 0;
+    // A row-parallel kernel's threads per row (rowwise: one GPU thread block per row), which
+    // with chip::overhead.core_threads sets the rows a core keeps in flight; 0: not such a kernel.
+    std::int64_t row_threads = 0;
     // Fixed time of this kernel beyond the engine's head (scalar set-up, argument loads):
     // calibration fits one per op type (profile/calibrate.hpp); factories leave it 0.
     duration extra_head{};
@@ -602,6 +605,10 @@ struct rowwise_options {
     std::int64_t out_width = 0;       // output elements per row; 0: width (SwiGlu: width / 2)
     dtype out_type = dtype::fp16;
     bool out_same_as_in = true;
+    /// Threads of the GPU thread block that reduces one row (a norm; profile/ops.hpp sets it
+    /// for the norm types); 0: the row is not reduced across a block (rope, SwiGlu), no row
+    /// floor. Used only on a chip with a row latency (chip::overhead.row_cycles).
+    std::int64_t row_threads = 0;
 };
 
 /// A row-parallel vector op (RmsNorm, LayerNorm, rotary embedding, SwiGlu): `rows` rows of
@@ -636,6 +643,7 @@ struct rowwise_options {
     r.bytes_read = detail::bytes_of(read, t);
     r.bytes_written = detail::bytes_of(out, r.out_type);
     r.run = detail::bytes_of(width, t);
+    r.row_threads = o.row_threads;
     return r;
 }
 

@@ -37,6 +37,15 @@ inline constexpr overhead_spec default_gpu_overheads{
     .vector_per_core = duration{0.02, units::us},
     .host_dispatch = duration{8.0, units::us},
     .aicpu_launch = duration{30.0, units::us},
+    // A norm's thread block holds its row for 3243 SM cycles (2.3 us at the A100's 1410 MHz):
+    // fitted, not measured: the uncalibrated MAPE of the A100 fit split of vidur's Llama-2-7B
+    // profile (every row of tensor-parallel degree 1 and <= 1024 tokens), lowest at 2.3 of 0 ..
+    // 5 us (docs/validation.md "Row kernels on a GPU"); kept in cycles for the other GPUs (an
+    // assumption). Calibrate: a type's fitted work factor replaces the floor.
+    .row_cycles = cycle_count{3243.0, units::cycle},
+    // Resident threads per SM, compute capability 8.0 and 9.0 (CUDA C++ Programming Guide,
+    // "Technical Specifications per Compute Capability": 2048).
+    .core_threads = 2048,
 };
 
 namespace detail {

@@ -67,6 +67,11 @@ struct vector_type_traits {
     std::string_view type;
     double ops_per_element;
     bool reads_inputs;
+    /// A row-parallel type that reduces each row across its GPU thread block (norms): a latency-
+    /// bound row kernel (chip::overhead.row_cycles), with vLLM's RMSNorm block of min(width,
+    /// 1024) threads (csrc/layernorm_kernels.cu: `dim3 block(std::min(hidden_size, 1024))`).
+    /// Rope and SwiGlu work on each element pair alone: no reduction, no floor.
+    bool row_reduction = false;
 };
 
 inline constexpr std::array<vector_type_traits, 29> vector_types{{
@@ -83,8 +88,8 @@ inline constexpr std::array<vector_type_traits, 29> vector_types{{
     {"Gelu", 10, true},
     {"GeluGrad", 12, true},
     {"FastGeluGrad", 10, true},
-    {"LayerNorm", 8, true},
-    {"LayerNormV3", 8, true},
+    {"LayerNorm", 8, true, true},
+    {"LayerNormV3", 8, true, true},
     {"LayerNormGrad", 12, true},
     {"Softmax", 8, true},
     {"ScaledMaskedSoftmax", 10, true},
@@ -94,7 +99,7 @@ inline constexpr std::array<vector_type_traits, 29> vector_types{{
     {"ZerosLike", 1, false},
     {"OnesLike", 1, false},
     {"Fill", 1, false},
-    {"RmsNorm", 6, true},
+    {"RmsNorm", 6, true, true},
     {"ApplyRotaryPosEmb", 4, true},
     {"SwiGlu", 8, true},
     {"Silu", 6, true},
@@ -162,6 +167,10 @@ struct calibration {
         o.useful_ops *= f;
         o.ops_per_unit *= f;
         o.extra_head += fixed_time_of(type);
+        // A factor fitted to the type's own rows describes their whole time: the chip's default
+        // row-kernel floor (chip::overhead.row_cycles) gives way to it, as calibrate's stage 2
+        // fitted it without the floor (calibrate_stages.hpp with_work).
+        if (work_factor.find(type) != work_factor.end()) o.row_threads = 0;
         return o;
     }
 };
@@ -399,6 +408,8 @@ namespace detail {
     if (rows < 1 || width < 1 || !positive(r.input_shapes[0])) return std::nullopt;
     rowwise_options o;
     o.ops_per_element = rowwise_ops_of(r.op_type);
+    if (const vector_type_traits* k = traits_of(r.op_type); k != nullptr && k->row_reduction)
+        o.row_threads = width < 1024 ? width : 1024;
     o.read_elements = read;
     o.out_width = y.inner();
     if (!r.output_types.empty() && r.output_types[0].type && *r.output_types[0].type != t) {
