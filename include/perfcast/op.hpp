@@ -95,8 +95,8 @@ struct op {
     // Cube ops with a vector part (attention's softmax): element operations the vector cores
     // run besides the cube work, in fp32, spread over `work_units` like the cube work. 0: none.
     double vector_ops = 0;
-    // A row-parallel kernel's threads per row (rowwise: one GPU thread block per row), which
-    // with chip::overhead.core_threads sets the rows a core keeps in flight; 0: not such a kernel.
+    // Rowwise ops that reduce each row across one GPU thread block (norms): the block's threads,
+    // which with chip::overhead.core_threads set the rows a core keeps in flight; 0: none.
     std::int64_t row_threads = 0;
     // Fixed time of this kernel beyond the engine's head (scalar set-up, argument loads):
     // calibration fits one per op type (profile/calibrate.hpp); factories leave it 0.
