@@ -303,8 +303,11 @@ namespace detail {
 /// `o` split along K when it has fewer output tiles than `limit` cores and a deep K: K in chunks
 /// of at least split_k_chunk across the idle cores, each writing fp32 partial sums that a final
 /// pass reads back and adds.
+[[nodiscard]] constexpr bool may_split_k(const op& o, core_count limit) noexcept {
+    return o.k_depth >= 2 * split_k_chunk && o.work_units < limit.value;
+}
 [[nodiscard]] constexpr op split_k(const op& o, core_count limit) noexcept {
-    if (o.k_depth < 2 * split_k_chunk || o.work_units >= limit.value) return o;
+    if (!may_split_k(o, limit)) return o;
     const std::int64_t by_cores = limit.value / o.work_units;
     const std::int64_t by_depth = o.k_depth / split_k_chunk;
     const std::int64_t ks = by_cores < by_depth ? by_cores : by_depth;
@@ -380,12 +383,10 @@ namespace detail {
     const double a = g.a.in(units::B);
     const double b_bytes = g.b.in(units::B);
     const double per_split = o.bytes_written / size_of(o.out_type) * 4.0;  // fp32 partial sums
-    struct choice {
-        double tm, tn, m_tiles, n_tiles, ks;
-    };
-    choice best{};
+    std::size_t best = max_cube_tiles;
     double best_time = -1;
-    for (const tile_shape& t : c.cube_tiles) {
+    for (std::size_t i = 0; i < max_cube_tiles; ++i) {
+        const tile_shape& t = c.cube_tiles[i];
         if (t.m < 1 || t.n < 1) continue;
         const std::int64_t tm = g.m < t.m ? g.m : t.m;
         const std::int64_t tn = g.n < t.n ? g.n : t.n;
@@ -415,21 +416,13 @@ namespace detail {
             (reads + partials + a * (n_tiles - 1) + b_bytes * (m_tiles - 1)) * inv_l2 * inv_held;
         const double time = compute > load ? compute : load;
         if (best_time < 0 || time < best_time) {
-            best = {static_cast<double>(tm), static_cast<double>(tn), m_tiles, n_tiles, ks};
+            best = i;
             best_time = time;
         }
     }
-    if (best_time < 0) return split_k(o, limit);
-    op r = o;
-    r.work_units = static_cast<std::int64_t>(batch * best.m_tiles * best.n_tiles * best.ks);
-    r.ops_per_unit = best.tm * best.tn * per_area / best.ks;
-    r.reread = g.a * (best.n_tiles - 1) + g.b * (best.m_tiles - 1);
-    if (best.ks > 1) {
-        const data_size partials{o.bytes_written / size_of(o.out_type) * 4.0 * best.ks, units::B};
-        r.bytes_written += partials;
-        r.bytes_read += partials;
-    }
-    return r;
+    // The winner, built once by the functions the search mirrors.
+    if (best == max_cube_tiles) return split_k(o, limit);
+    return split_k(tiled(o, c.cube_tiles[best]), limit);
 }
 }  // namespace detail
 
@@ -462,8 +455,8 @@ namespace detail {
     // Cube ops: the tile the chip's libraries would choose (tiled_for), or split-K; an op that
     // needs neither is priced as given (no copy: cost() runs in every sweep's inner loop).
     const bool tiles = o.gemm.m > 0 && c.cube_tiles[0].m > 0;
-    const bool split = o.k_depth >= 2 * split_k_chunk && o.work_units < limit.value;
-    if (o.eng != engine::cube || (!tiles && !split)) return detail::cost_terms(c, o, limit, p, e);
+    if (o.eng != engine::cube || (!tiles && !detail::may_split_k(o, limit)))
+        return detail::cost_terms(c, o, limit, p, e);
     return detail::cost_terms(c, detail::tiled_for(c, o, limit, p, e), limit, p, e);
 }
 
