@@ -8,7 +8,10 @@
 #include "support.hpp"
 
 #include <perfcast/chips.hpp>
+#include <perfcast/deployment.hpp>
+#include <perfcast/deployment_gains.hpp>
 #include <perfcast/distribution.hpp>
+#include <perfcast/io/gains_report.hpp>
 #include <perfcast/io/json_reader.hpp>
 #include <perfcast/io/parse.hpp>
 #include <perfcast/io/serving_report.hpp>
@@ -21,6 +24,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -418,4 +422,50 @@ TEST_CASE("serving writers, load mode: null percentiles only where unsteady, the
     CHECK(has(svg.str(), "#1 " + std::to_string(r.ranked.front().config.streams) + " x 12/24"));
     CHECK(has(svg.str(), "1000 QPS"));
     CHECK_FALSE(has(svg.str(), "TP99 target"));
+}
+
+TEST_CASE("gains writers: the deployment, one row or object per change, signed percentages") {
+    deployment_case d;
+    d.c = chips::ascend910b1;
+    d.m = std::make_shared<const model>(scenario::ctr_ranking_model());
+    d.instances = stream_count{2};
+    d.split = {core_count{12}, core_count{24}};
+    d.batch = batch_size{64};
+    d.runtime = "acl";
+    const deployment_gains g = what_each_change_buys(d);
+    REQUIRE_FALSE(g.changes.empty());
+    CHECK(io::deployment_text(d) == "2 x 12/24 b64");
+    CHECK(io::detail::signed_pct(0.125) == "+12.5");
+    CHECK(io::detail::signed_pct(-0.03) == "-3.0");
+    CHECK(io::detail::signed_pct(0.00001) == "0.0");  // rounds to zero: no sign
+
+    std::ostringstream table;
+    io::write_gains_table(table, d, g);
+    const std::vector<std::string> t = lines_of(table.str());
+    REQUIRE(t.size() > 4);
+    CHECK(t[0].starts_with("deployment: " + d.m->name + " on ascend910b1, 2 x 12/24 b64: "));
+    CHECK(t[1].starts_with("runtime path: "));
+    // Header and rule, then one row per change, numbered from 1 in the given order.
+    for (std::size_t i = 0; i < g.changes.size(); ++i) {
+        const std::string& row = t.at(5 + i);
+        CHECK(row.starts_with(std::to_string(i + 1)));
+        CHECK(has(row, g.changes[i].what));
+    }
+
+    std::ostringstream json;
+    io::write_gains_json(json, d, g);
+    std::size_t objects = 0;
+    std::vector<std::string> whats;
+    std::string scratch;
+    each_member_in(json.str(), "changes", [&](io::json_cursor& c, const std::string& key) {
+        if (key == "change") {
+            whats.emplace_back(c.string(scratch));
+            ++objects;
+        } else {
+            c.skip_value();
+        }
+    });
+    REQUIRE(objects == g.changes.size());
+    for (std::size_t i = 0; i < objects; ++i) CHECK(whats[i] == g.changes[i].what);
+    CHECK(has(json.str(), "\"deployment\": \"2 x 12/24 b64\""));
 }

@@ -20,6 +20,7 @@
 
 #include <perfcast/deployment.hpp>
 #include <perfcast/io/deployments_file.hpp>
+#include <perfcast/io/gains_report.hpp>
 #include <perfcast/io/json.hpp>
 #include <perfcast/io/params_file.hpp>
 #include <perfcast/io/parse.hpp>
@@ -80,7 +81,7 @@ inline constexpr std::array<option, 4> calibrate_options{{
 }
 
 [[nodiscard]] inline std::string config_text(const deployment_case& d) {
-    std::string s = whatif_gains::deployment_text(d);
+    std::string s = io::deployment_text(d);
     if (!d.runtime.empty()) s += " " + d.runtime;
     for (const runtime_setting& r : d.settings) s += " " + r.key + "=" + r.value;
     return s;

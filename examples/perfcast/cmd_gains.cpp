@@ -12,8 +12,7 @@
 #include <vector>
 
 #include <perfcast/deployment_gains.hpp>
-#include <perfcast/io/json.hpp>
-#include <perfcast/io/table.hpp>
+#include <perfcast/io/gains_report.hpp>
 
 #include "cli.hpp"
 #include "command_parts.hpp"
@@ -36,66 +35,7 @@ namespace {
     return v.front();
 }
 
-[[nodiscard]] std::string signed_pct(double share) {
-    const std::string s = io::format_fixed(100 * share, 1);
-    return share > 0 && s != "0.0" ? "+" + s : s;
-}
-
-void write_table(std::ostream& out, const deployment_case& d, const deployment_gains& g) {
-    out << "deployment: " << d.m->name << " on " << d.c.name.view() << ", " << deployment_text(d)
-        << ": " << io::format_fixed(g.base.samples_per_s, 0) << " samples/s, window "
-        << io::format_fixed(g.base.latency.in(units::ms), 3) << " ms, cycle "
-        << io::format_fixed(g.base.cycle.in(units::ms), 3) << " ms\n";
-    out << "runtime path: "
-        << (g.path ? runtime_summary(*g.path) : std::string("none (kernels only)")) << "\n\n";
-    io::text_table t(
-        {"#", "change", "samples/s", "gain %", "window ms", "change %", "cycle ms", "bound"});
-    int rank = 0;
-    for (const deployment_change& c : g.changes) {
-        t.add_row(
-            {std::to_string(++rank), c.what, io::format_fixed(c.prediction.samples_per_s, 0),
-             signed_pct(c.throughput_gain), io::format_fixed(c.prediction.latency.in(units::ms), 3),
-             signed_pct(c.latency_change), io::format_fixed(c.prediction.cycle.in(units::ms), 3),
-             std::string(name_of(c.prediction.card.bound))});
-    }
-    t.write(out);
-    out << "\nEach change alone, from the deployment as it is; gain: samples/s (closed loop) "
-           "against\nthe deployment's; change: the timed window's latency. Instances keep their "
-           "core limits\n(more instances than the chip has cores for share them).\n";
-}
-
-void write_json(std::ostream& out, const deployment_case& d, const deployment_gains& g) {
-    io::json_writer j(out);
-    j.begin_object()
-        .member("model", d.m->name)
-        .member("chip", d.c.name.view())
-        .member("deployment", deployment_text(d))
-        .member("runtime", g.path ? runtime_summary(*g.path) : std::string("none"))
-        .member("samples_per_s", g.base.samples_per_s)
-        .member("window_ms", g.base.latency.in(units::ms))
-        .member("cycle_ms", g.base.cycle.in(units::ms));
-    j.key("changes").begin_array();
-    for (const deployment_change& c : g.changes) {
-        j.begin_object()
-            .member("change", c.what)
-            .member("samples_per_s", c.prediction.samples_per_s)
-            .member("throughput_gain", c.throughput_gain)
-            .member("window_ms", c.prediction.latency.in(units::ms))
-            .member("latency_change", c.latency_change)
-            .member("cycle_ms", c.prediction.cycle.in(units::ms))
-            .member("bound", name_of(c.prediction.card.bound))
-            .end_object();
-    }
-    j.end_array().end_object();
-    out << '\n';
-}
-
 }  // namespace
-
-std::string deployment_text(const deployment_case& d) {
-    return std::to_string(d.instances.value) + " x " + std::to_string(d.split.cube.value) + "/" +
-           std::to_string(d.split.vector.value) + " b" + std::to_string(d.batch.value);
-}
 
 int run(const parsed_args& a, std::ostream& out, const model& m, const chip& c,
         const profile::calibration& cal, const std::string& format) {
@@ -126,9 +66,9 @@ int run(const parsed_args& a, std::ostream& out, const model& m, const chip& c,
     d.host_threads = host_threads_from_args(a);
     const deployment_gains g = what_each_change_buys(d, cal);
     if (format == "json") {
-        write_json(out, d, g);
+        io::write_gains_json(out, d, g);
     } else {
-        write_table(out, d, g);
+        io::write_gains_table(out, d, g);
     }
     return exit_ok;
 }

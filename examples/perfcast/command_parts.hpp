@@ -26,9 +26,6 @@ inline constexpr option gains_option{
     "what each runtime option, instance count and core limit buys for ONE deployment "
     "(one --batch, --streams, --cube, --vector), ranked (docs/runtime.md)"};
 
-/// "2 x 12/24 b64": a deployment's instances, cube / vector cores and batch.
-[[nodiscard]] std::string deployment_text(const deployment_case& d);
-
 /// `perfcast whatif --gains`: `m` and `c` as whatif read them; the flags name one deployment.
 int run(const parsed_args& a, std::ostream& out, const model& m, const chip& c,
         const profile::calibration& cal, const std::string& format);

@@ -1,0 +1,88 @@
+// perfcast/io/gains_report.hpp: what each change to one deployment buys
+// (deployment_gains.hpp, what_each_change_buys) as a table or JSON: what `perfcast whatif
+// --gains` prints.
+//
+//   const perfcast::deployment_gains g = perfcast::what_each_change_buys(d);
+//   perfcast::io::write_gains_table(std::cout, d, g);  // or write_gains_json
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "../deployment.hpp"
+#include "../deployment_gains.hpp"
+#include "../runtime.hpp"
+#include "json.hpp"
+#include "table.hpp"
+
+namespace perfcast::io {
+
+/// "2 x 12/24 b64": a deployment's instances, cube / vector cores and batch.
+[[nodiscard]] inline std::string deployment_text(const deployment_case& d) {
+    return std::to_string(d.instances.value) + " x " + std::to_string(d.split.cube.value) + "/" +
+           std::to_string(d.split.vector.value) + " b" + std::to_string(d.batch.value);
+}
+
+namespace detail {
+/// A share as a signed percentage with one decimal: "+12.5", "-3.0", "0.0".
+[[nodiscard]] inline std::string signed_pct(double share) {
+    const std::string s = format_fixed(100 * share, 1);
+    return share > 0 && s != "0.0" ? "+" + s : s;
+}
+}  // namespace detail
+
+/// The deployment, its runtime path and one row per change, best throughput first.
+inline void write_gains_table(std::ostream& out, const deployment_case& d,
+                              const deployment_gains& g) {
+    out << "deployment: " << d.m->name << " on " << d.c.name.view() << ", " << deployment_text(d)
+        << ": " << format_fixed(g.base.samples_per_s, 0) << " samples/s, window "
+        << format_fixed(g.base.latency.in(units::ms), 3) << " ms, cycle "
+        << format_fixed(g.base.cycle.in(units::ms), 3) << " ms\n";
+    out << "runtime path: "
+        << (g.path ? runtime_summary(*g.path) : std::string("none (kernels only)")) << "\n\n";
+    text_table t(
+        {"#", "change", "samples/s", "gain %", "window ms", "change %", "cycle ms", "bound"});
+    int rank = 0;
+    for (const deployment_change& c : g.changes) {
+        t.add_row({std::to_string(++rank), c.what, format_fixed(c.prediction.samples_per_s, 0),
+                   detail::signed_pct(c.throughput_gain),
+                   format_fixed(c.prediction.latency.in(units::ms), 3),
+                   detail::signed_pct(c.latency_change),
+                   format_fixed(c.prediction.cycle.in(units::ms), 3),
+                   std::string(name_of(c.prediction.card.bound))});
+    }
+    t.write(out);
+    out << "\nEach change alone, from the deployment as it is; gain: samples/s (closed loop) "
+           "against\nthe deployment's; change: the timed window's latency. Instances keep their "
+           "core limits\n(more instances than the chip has cores for share them).\n";
+}
+
+/// The same as one JSON object: the deployment's figures and a `changes` array.
+inline void write_gains_json(std::ostream& out, const deployment_case& d,
+                             const deployment_gains& g) {
+    json_writer j(out);
+    j.begin_object()
+        .member("model", d.m->name)
+        .member("chip", d.c.name.view())
+        .member("deployment", deployment_text(d))
+        .member("runtime", g.path ? runtime_summary(*g.path) : std::string("none"))
+        .member("samples_per_s", g.base.samples_per_s)
+        .member("window_ms", g.base.latency.in(units::ms))
+        .member("cycle_ms", g.base.cycle.in(units::ms));
+    j.key("changes").begin_array();
+    for (const deployment_change& c : g.changes) {
+        j.begin_object()
+            .member("change", c.what)
+            .member("samples_per_s", c.prediction.samples_per_s)
+            .member("throughput_gain", c.throughput_gain)
+            .member("window_ms", c.prediction.latency.in(units::ms))
+            .member("latency_change", c.latency_change)
+            .member("cycle_ms", c.prediction.cycle.in(units::ms))
+            .member("bound", name_of(c.prediction.card.bound))
+            .end_object();
+    }
+    j.end_array().end_object();
+    out << '\n';
+}
+
+}  // namespace perfcast::io
