@@ -175,6 +175,53 @@ TEST_CASE("calibration: a work factor and a fixed time per op type") {
     CHECK(no_fixed.log_error_after > res.log_error_after);
 }
 
+TEST_CASE("calibration: the L2 rate, fitted when the rows inform it") {
+    // GEMMs on the H100 "measured" by the model with the L2 loads at 0.6 of the preset's rate:
+    // most shapes from 256 tokens up are then bound by their tile loads (up to 1.44x slower),
+    // the 16-token ones are not (their time does not depend on the rate).
+    const chip& c = chips::h100_sxm;
+    model_params truth;
+    truth.l2_efficiency = 0.6;
+    const auto gemms = [&](std::initializer_list<std::int64_t> ms) {
+        std::vector<profile::measured_op> rows;
+        for (const std::int64_t m : ms)
+            for (const std::int64_t n : {1024, 4096, 12288})
+                for (const std::int64_t k : {1024, 4096}) {
+                    const op o = matmul(m, n, k, dtype::fp16);
+                    rows.push_back({o, c.cube.cores, cost(c, o, truth).latency, "MatMul"});
+                }
+        return rows;
+    };
+    const auto rows = gemms({16, 64, 256, 1024, 4096});
+    const auto fitted = profile::calibrate(c, rows);
+    CHECK(fitted.l2_efficiency_fitted);
+    // Rows that move by more than 1 % at +-10 % of the preset's rate: some (8 of the 30 here),
+    // never the 16-token ones.
+    CHECK(fitted.l2_rows >= 3);
+    CHECK(fitted.l2_rows <= rows.size() - 6);
+    // Tolerance 2 %: Nelder-Mead stops within about 1e-4 of the objective, and the cube head
+    // and efficiency are searched with it.
+    CHECK(fitted.fitted.params.l2_efficiency == doctest::Approx(0.6).epsilon(0.02));
+    CHECK(fitted.fitted.params.cube_efficiency == doctest::Approx(0.9).epsilon(0.02));
+    CHECK(fitted.log_error_after < 0.01);
+
+    // Kept on request: the rate stays the preset's and the fit is worse.
+    profile::calibration_options keep;
+    keep.fit_l2_efficiency = false;
+    const auto kept = profile::calibrate(c, rows, {}, keep);
+    CHECK_FALSE(kept.l2_efficiency_fitted);
+    CHECK(kept.fitted.params.l2_efficiency == 1.0);
+    CHECK(kept.log_error_after > 5 * fitted.log_error_after);
+
+    // Rows the rate does not move say nothing about it: the start's value is kept exactly.
+    model_params start;
+    start.l2_efficiency = 0.7;
+    const auto small = profile::calibrate(c, gemms({16}), start);
+    CHECK(small.l2_rows == 0);
+    CHECK_FALSE(small.l2_efficiency_fitted);
+    CHECK(small.fitted.params.l2_efficiency == 0.7);
+}
+
 TEST_CASE("repeated hold-out: each seed as a hold-out of its own, their mean, pooled rows") {
     const chip& c = chips::ascend910b1;
     auto rows = profile::read_kernel_details_file(profile_910b1).rows;
@@ -313,6 +360,7 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     cal.unseen_heavy_factor = 4.5;
     cal.params.first_run_launch = duration{0.25, units::us};
     cal.params.first_run_per_core = duration{0.125, units::us};
+    cal.params.l2_efficiency = 1.625;
     std::ostringstream out;
     io::write_params(out, cal, "test");
     const auto back = io::parse_params(out.str());
@@ -348,6 +396,9 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     CHECK(message("unseen_heavy_work = 0\n").find("key 'unseen_heavy_work': expected a factor") !=
           std::string::npos);
     CHECK(message("cube_efficiency = nan\n").find("expected a number") != std::string::npos);
+    CHECK(
+        message("l2_efficiency = 2.5\n").find("l2_efficiency = 2.5, expected a factor in (0, 2]") !=
+        std::string::npos);
     CHECK(message("# only a comment\n\n") == "no error");
     // Checked where it is read: the key, its line and the real bound.
     CHECK(message("first_run.per_core_us = -1\n")
@@ -507,11 +558,19 @@ TEST_CASE("perfcast validate and calibrate on the 910B1 profile") {
                  "--vector-efficiency", "keep"},
                 out, err) == 0);
     CHECK(out.find("vector efficiency kept") != std::string::npos);
+    CHECK(out.find("L2 efficiency") == std::string::npos);
     CHECK(run(cli::calibrate_command,
               {profile_910b1.c_str(), "--chip", "910B1", "-o", params.c_str(),
                "--vector-efficiency", "sometimes"},
               out, err) == 2);
+    CHECK(run(cli::calibrate_command,
+              {profile_910b1.c_str(), "--chip", "910B1", "-o", params.c_str(), "--l2-efficiency",
+               "sometimes"},
+              out, err) == 2);
+    CHECK(err.find("--l2-efficiency sometimes: expected fit or keep") != std::string::npos);
     const auto cal = io::read_params_file(params);
+    // No row of the 910B1 profile moves with the L2 rate: it is not fitted, nor reported.
+    CHECK(cal.params.l2_efficiency == 1.0);
     CHECK(cal.params.head_of(engine::cube).set);
     CHECK_FALSE(cal.work_factor.empty());
     std::remove(params.c_str());

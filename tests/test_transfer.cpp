@@ -14,13 +14,18 @@
 
 using namespace perfcast;
 
-TEST_CASE("transferred: factors kept, fixed times as cycles, chip-bound parameters reset") {
+TEST_CASE(
+    "transferred: factors and their vector efficiency kept, fixed times as cycles, the rest "
+    "reset") {
     profile::calibration from;
     from.work_factor = {{"LayerNormV3", 2.5}, {"Gelu", 0.75}};
     from.unseen_heavy_factor = 6.0;
     from.fixed_time = {{"LayerNormV3", duration{3.0, units::us}}};
     from.params.vector_efficiency = 0.55;
     from.params.hbm_efficiency = 1.3;
+    from.params.cube_efficiency = 0.7;
+    from.params.l2_efficiency = 1.5;
+    from.params.head[1] = {true, duration{2.0, units::us}, duration{0.5, units::us}};
     from.params.first_run_launch = duration{2.0, units::us};
     from.runtime.push_back({"buffer_us", "12", "test"});
     const chip& a = chips::ascend910b1;
@@ -35,8 +40,12 @@ TEST_CASE("transferred: factors kept, fixed times as cycles, chip-bound paramete
     CHECK(to.fixed_time.at("LayerNormV3").in(units::us) ==
           doctest::Approx(expected).epsilon(1e-12));
     CHECK(a.vector.clock != g.vector.clock);  // else the scaling above would prove nothing
-    // Everything bound to the chip back at the defaults.
-    CHECK(to.params == model_params{});
+    // The vector efficiency the factors were fitted against goes with them; everything bound to
+    // the chip is back at the defaults.
+    CHECK(to.params.vector_efficiency == 0.55);
+    model_params defaults;
+    defaults.vector_efficiency = 0.55;
+    CHECK(to.params == defaults);
     CHECK(to.runtime.empty());
     // The same chip: the fixed times unchanged.
     CHECK(profile::transferred(from, a, a).fixed_time.at("LayerNormV3") ==

@@ -40,7 +40,11 @@ inline constexpr option vector_efficiency_option{
     "vector-efficiency", "MODE",
     "choose (default: by cross-validation on the fit rows), fit or keep"};
 
-inline constexpr std::array<option, 22> options{{
+inline constexpr option l2_efficiency_option{
+    "l2-efficiency", "MODE",
+    "fit (default: when at least 3 rows move with the chip's L2 rate) or keep"};
+
+inline constexpr std::array<option, 23> options{{
     chip_option,
     chip_ini_option,
     params_option,
@@ -62,6 +66,7 @@ inline constexpr std::array<option, 22> options{{
     {"worst", "N", "worst rows to list (default 10; 0: all)"},
     {"format", "FORMAT", "table (default) or json"},
     vector_efficiency_option,
+    l2_efficiency_option,
     strict_option,
     device_option,
     step_option,
@@ -70,13 +75,14 @@ inline constexpr std::array<option, 22> options{{
     progress_option,
 }};
 
-inline constexpr std::array<option, 12> calibrate_options{{
+inline constexpr std::array<option, 13> calibrate_options{{
     chip_option,
     chip_ini_option,
     params_option,
     {"output", "FILE", "write the fitted parameters here (also -o FILE)"},
     {"tasks", "LIST", "task types to fit on (default: all)"},
     vector_efficiency_option,
+    l2_efficiency_option,
     strict_option,
     device_option,
     step_option,
@@ -85,11 +91,19 @@ inline constexpr std::array<option, 12> calibrate_options{{
     progress_option,
 }};
 
-/// --vector-efficiency MODE as calibration options, with `progress` (progress_from_args).
+/// --vector-efficiency and --l2-efficiency MODE as calibration options, with `progress`
+/// (progress_from_args).
 inline profile::calibration_options calibration_options_from(const parsed_args& a,
                                                              progress_fn progress = {}) {
     profile::calibration_options opt;
     opt.progress = std::move(progress);
+    static_assert(profile::default_min_l2_rows == 3, "the help text says 3 rows");
+    if (a.has("l2-efficiency")) {
+        const std::string m = *a.get("l2-efficiency");
+        if (m == "fit") opt.fit_l2_efficiency = true;
+        else if (m == "keep") opt.fit_l2_efficiency = false;
+        else throw usage_error("--l2-efficiency " + m + ": expected fit or keep");
+    }
     if (!a.has("vector-efficiency")) return opt;
     const std::string m = *a.get("vector-efficiency");  // a copy: get() returns a temporary
     if (m == "choose") opt.vector_efficiency = profile::vector_efficiency_fit::choose;
@@ -174,7 +188,8 @@ private:
     std::string kept_path_;
 };
 
-/// "fitted on N rows: mean |log error| a -> b; vector efficiency fitted (CV MAPE x % vs y %)".
+/// "fitted on N rows: mean |log error| a -> b; vector efficiency fitted (CV MAPE x % vs y %);
+/// ...; L2 efficiency e (M rows the L2 rate moves)", the last only when fitted.
 inline std::string fit_summary(const profile::calibration_result& r) {
     std::string s = "fitted on " + std::to_string(r.rows) + " rows: mean |log error| " +
                     io::format_fixed(r.log_error_before, 3) + " -> " +
@@ -189,6 +204,9 @@ inline std::string fit_summary(const profile::calibration_result& r) {
          std::to_string(r.fitted.fixed_time.size()) +
          " with a fixed time; heavy types without one x" +
          io::format_fixed(r.fitted.unseen_heavy_factor, 2);
+    if (r.l2_efficiency_fitted)
+        s += "; L2 efficiency " + io::format_fixed(r.fitted.params.l2_efficiency, 3) + " (" +
+             std::to_string(r.l2_rows) + " rows the L2 rate moves)";
     return s;
 }
 

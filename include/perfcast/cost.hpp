@@ -55,6 +55,13 @@ struct model_params {
     /// tensors). Assumption 0.9: on the 910B1 profile an Add reading 2 x 100.7 MB (= the 192 MiB
     /// L2) streamed at HBM speed while a RealDiv reading 2 x 69.9 MB ran at 2.9 TB/s.
     double l2_resident_share = 0.9;
+    /// Share of the chip's per-core L2 read rate (chip::memory.l2_read_rate) that loads reach:
+    /// the GEMM tile search's load term and every op's L2 load time. 1: the presets' rates as
+    /// their sources give them (the A100's from its whitepaper; the H100's and the Ascend chips'
+    /// are assumptions, chips/). Calibration fits it when its rows inform it (cube rows whose
+    /// predicted time the rate moves, profile/calibrate_stages.hpp). Allowed up to 2, as the
+    /// HBM efficiency is: a preset's rate may be lower than what the measured ops moved.
+    double l2_efficiency = 1.0;
     /// Extra head cost of a kernel's first run (first_run ops: profile/context.hpp), launch +
     /// per core: every core fetches the kernel's instructions cold. Assumption 0 until calibrated:
     /// on the 910B1 profile calibration finds about 0.1 us per core (a 48-core reduction of 16 KB
@@ -91,6 +98,8 @@ constexpr const model_params& validate(const model_params& p) {
                      "vector_efficiency", p.vector_efficiency, "a share in (0, 1]");
     PERFCAST_EXPECTS(p.hbm_efficiency > 0 && p.hbm_efficiency <= 2, where, "hbm_efficiency",
                      p.hbm_efficiency, "a factor in (0, 2]");
+    PERFCAST_EXPECTS(p.l2_efficiency > 0 && p.l2_efficiency <= 2, where, "l2_efficiency",
+                     p.l2_efficiency, "a factor in (0, 2]");
     PERFCAST_EXPECTS(p.overlap >= 0 && p.overlap <= 1, where, "overlap", p.overlap,
                      "a share in [0, 1]");
     PERFCAST_EXPECTS(p.misaligned_efficiency > 0 && p.misaligned_efficiency <= 1, where,
@@ -204,7 +213,8 @@ constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b
     const bandwidth write_bw = c.memory.core_write_rate * clk * cores * al.rate_factor;
     duration load = reads / read_bw;
     if (c.memory.l2_read_rate > bytes_per_cycle{}) {
-        const bandwidth l2_bw = c.memory.l2_read_rate * clk * cores * al.rate_factor;
+        const bandwidth l2_bw =
+            c.memory.l2_read_rate * clk * cores * (al.rate_factor * p.l2_efficiency);
         load = detail::max_d(load, (reads + o.reread) / l2_bw);
     }
     duration t = detail::max_d(load, writes / write_bw);
@@ -368,7 +378,7 @@ namespace detail {
     };
     const double hz = e.clock.in(units::Hz);
     const double rate = p.cube_efficiency * e.ops_per_cycle_for(o.type) * hz;
-    const double l2 = hz * c.memory.l2_read_rate.in(units::B_per_cycle);
+    const double l2 = hz * c.memory.l2_read_rate.in(units::B_per_cycle)*p.l2_efficiency;
     const double inv_rate = rate > 0 ? 1.0 / rate : 0.0;
     const double inv_l2 = l2 > 0 ? 1.0 / l2 : 0.0;
     const double m = static_cast<double>(g.m);

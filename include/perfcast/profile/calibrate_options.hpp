@@ -16,6 +16,11 @@ namespace perfcast::profile {
 /// `choose` decides by cross-validation on the fit rows (docs/calibration.md).
 enum class vector_efficiency_fit : unsigned char { choose, fit, keep };
 
+/// Rows whose predicted time the L2 rate moves (detail::l2_rows) a fit needs before it fits
+/// model_params::l2_efficiency; with fewer it keeps the start's. An assumption: 3 is the fewest
+/// from which one outlier cannot set the rate alone.
+inline constexpr int default_min_l2_rows = 3;
+
 struct calibration_options {
     int max_evaluations = 6000;   // objective evaluations of the Nelder-Mead search
     int restarts = 2;             // restarts from the best point (escape early collapse)
@@ -31,6 +36,8 @@ struct calibration_options {
     // Give a heavy type without a factor of its own (is_heavy_type) the median factor of the
     // heavy types fitted (calibration::unseen_heavy_factor).
     bool fit_unseen_heavy_factor = true;
+    int min_l2_rows = default_min_l2_rows;
+    bool fit_l2_efficiency = true;  // false: keep the start's l2_efficiency whatever the rows
     vector_efficiency_fit vector_efficiency = vector_efficiency_fit::choose;
     int folds = 3;  // cross-validation folds (whole groups of rows) of the `choose` decision
     // `choose` fits the vector efficiency only when that cross-validates more than this much
@@ -56,6 +63,10 @@ struct calibration_result {
     double log_error_after = 0;   // the same with the fitted parameters and per-type terms
     int evaluations = 0;
     bool vector_efficiency_fitted = false;
+    // Rows whose predicted time the L2 rate moves, and whether l2_efficiency was fitted (at
+    // least calibration_options::min_l2_rows of them).
+    std::size_t l2_rows = 0;
+    bool l2_efficiency_fitted = false;
     // Mean absolute percentage error on the held-out folds of the `choose` decision, with the
     // vector efficiency fitted and kept (0 when not chosen by cross-validation).
     double cv_error_fitted = 0;

@@ -69,13 +69,58 @@ struct engines_seen {
     return s;
 }
 
+/// How many of `rows` inform the L2 rate: rows whose predicted time under `p` moves by more
+/// than 1 % when model_params::l2_efficiency is 10 % lower or higher (both figures assumptions:
+/// a step the search's resolution sees, a change larger than rounding). The rate bounds a
+/// GEMM's tile loads (cost.hpp, tiled_for) and any op's L2 loads; most rows never touch it.
+[[nodiscard]] inline std::size_t l2_rows(const chip& c, const std::vector<measured_op>& rows,
+                                         const model_params& p) {
+    if (!(c.memory.l2_read_rate > bytes_per_cycle{})) return 0;
+    model_params lo = p;
+    model_params hi = p;
+    lo.l2_efficiency = p.l2_efficiency * 0.9;
+    hi.l2_efficiency = std::min(p.l2_efficiency * 1.1, 2.0);
+    std::size_t n = 0;
+    for (const measured_op& m : rows) {
+        const core_count k{m.cores};
+        const double base = cost(c, m.o, k, p).latency.in(units::us);
+        const double a = cost(c, m.o, k, lo).latency.in(units::us);
+        const double b = cost(c, m.o, k, hi).latency.in(units::us);
+        if (std::abs(a / base - 1) > 0.01 || std::abs(b / base - 1) > 0.01) ++n;
+    }
+    return n;
+}
+
+/// `p` with the L2 efficiency of the grid 2^(i/4), i = -8 .. 4 (0.25 .. 2, steps of 19 %),
+/// that fits `data` best, the other parameters held: where stage 1 starts its search of the
+/// rate. Nelder-Mead alone, started at the preset's rate, can slide into a worse minimum (a low
+/// cube efficiency and the rate at its cap: tests/test_calibration.cpp), since rows change with
+/// the rate only once their loads bound them.
+[[nodiscard]] inline model_params with_best_l2(const chip& c, const std::vector<measured_op>& data,
+                                               model_params p, evaluation_counter& counted) {
+    double best = -1;
+    double best_l2 = p.l2_efficiency;
+    for (int i = -8; i <= 4; ++i) {
+        p.l2_efficiency = std::exp2(i / 4.0);
+        counted();
+        if (const double e = mean_abs_log_error(c, data, p); best < 0 || e < best) {
+            best = e;
+            best_l2 = p.l2_efficiency;
+        }
+    }
+    p.l2_efficiency = best_l2;
+    return p;
+}
+
 /// The coordinates of param_space that stage 1 searches. Engines with no rows keep their start
 /// values. overlap and misaligned_efficiency stay as given: on profile rows they trade off
 /// against the efficiencies (a fit that lowers overlap to explain memory-bound vector ops spoils
 /// the GEMMs, whose compute and memory times are close), and a profile row does not say whether
-/// its moves were aligned. The first-run cost is searched only when some rows are first runs.
+/// its moves were aligned. The first-run cost is searched only when some rows are first runs,
+/// the L2 efficiency only when the rows inform it (`fit_l2`: l2_rows).
 [[nodiscard]] inline std::array<bool, param_space::size> searched_coordinates(const engines_seen& s,
-                                                                              bool fit_vector) {
+                                                                              bool fit_vector,
+                                                                              bool fit_l2) {
     return {s.cube,                  // cube head: launch
             s.cube,                  //   and per core
             s.vector,                // vector head: launch
@@ -87,7 +132,8 @@ struct engines_seen {
             false,                   // overlap
             false,                   // misaligned efficiency
             s.first_run,             // first-run cost: launch
-            s.first_run};            //   and per core
+            s.first_run,             //   and per core
+            fit_l2};                 // L2 efficiency
 }
 
 /// Stage 1: the shared parameters that minimise the mean |log error| on `data` (the rows with
@@ -261,8 +307,12 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
                                                        const calibration_options& opt,
                                                        bool fit_vector) {
     const engines_seen seen = engines_of(rows);
-    const auto free = searched_coordinates(seen, fit_vector);
     calibration_result res;
+    res.l2_rows = l2_rows(c, rows, start);
+    res.l2_efficiency_fitted =
+        opt.fit_l2_efficiency &&
+        res.l2_rows >= static_cast<std::size_t>(std::max(opt.min_l2_rows, 1));
+    const auto free = searched_coordinates(seen, fit_vector, res.l2_efficiency_fitted);
     res.rows = rows.size();
     res.vector_efficiency_fitted = seen.vector && fit_vector;
     evaluation_counter counted{opt.progress};
@@ -271,8 +321,12 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
     const int rounds = opt.rounds < 1 ? 1 : opt.rounds;
     model_params current = start;
     for (int round = 0; round < rounds; ++round) {
-        current = fit_shared(c, scaled_by(rows, res.fitted), current, start, seen, free,
-                             opt.restarts, opt.max_evaluations / rounds, counted);
+        const std::vector<measured_op> data = scaled_by(rows, res.fitted);
+        if (res.l2_efficiency_fitted && round == 0)
+            current = with_best_l2(c, data, current, counted);
+        current = fit_shared(c, data, current, start, seen, free, opt.restarts,
+                             opt.max_evaluations / rounds, counted);
+        if (!res.l2_efficiency_fitted) current.l2_efficiency = start.l2_efficiency;  // exact
         calibration types = fit_type_terms(c, rows, by_type, current, opt, counted);
         types.params = current;
         res.fitted = std::move(types);

@@ -3,16 +3,21 @@
 // What a calibration fits is of three kinds (profile/calibrate.hpp, docs/calibration.md):
 //  - per op type, the work factor (the kernel's operations per element relative to the model's
 //    count, at the engine's rate) and the factor of heavy types without one: properties of the
-//    kernels' code, the same on every chip that runs the same kernels;
+//    kernels' code, the same on every chip that runs the same kernels. With them goes the vector
+//    efficiency they were fitted against: the two trade off (a low efficiency and small factors
+//    fit the rows as the default one and large factors do: calibrate_options.hpp), so a factor
+//    means the kernel's work only together with the efficiency beside it;
 //  - per op type, a fixed time: scalar set-up of the kernel, also its code's, fitted in
 //    microseconds of the fitted chip's clock; carried as cycles, so scaled by the ratio of the
 //    vector clocks;
-//  - everything else (engine heads and efficiencies, the first-run cost, runtime settings):
+//  - everything else (engine heads, the cube, HBM and L2 efficiencies, the first-run cost,
+//    runtime settings):
 //    properties of the chip, its memory and its launch path. Those go back to the defaults, to be
 //    re-derived for the target (its presets, or a calibration on its own rows).
 // Measured (docs/validation.md, "Across chips"): a calibration on the shipped 910B1 profile
 // scored on the Qwen3 profile of a 910B3: 45.0 % MAPE uncalibrated, 39.8 % with the whole
-// calibration, 37.8 % transferred.
+// calibration, 37.8 % transferred; the A100 calibration on the H100: 32.6 %, 30.3 % and 27.7 %
+// (36.3 % when the vector efficiency was not carried).
 #pragma once
 
 #include "../chip.hpp"
@@ -21,8 +26,8 @@
 namespace perfcast::profile {
 
 /// `from`, fitted on chip `fitted_on`, as a calibration for chip `target`: the per-type work
-/// factors and the unseen-heavy factor kept, the fixed times scaled by the vector clocks'
-/// ratio, every chip-bound parameter at its default.
+/// factors, the unseen-heavy factor and the vector efficiency they were fitted against kept, the
+/// fixed times scaled by the vector clocks' ratio, every chip-bound parameter at its default.
 [[nodiscard]] inline calibration transferred(const calibration& from, const chip& fitted_on,
                                              const chip& target) {
     PERFCAST_EXPECTS(target.vector.clock > frequency{}, "transferred", "target vector clock",
@@ -30,6 +35,7 @@ namespace perfcast::profile {
     calibration to;
     to.work_factor = from.work_factor;
     to.unseen_heavy_factor = from.unseen_heavy_factor;
+    to.params.vector_efficiency = from.params.vector_efficiency;
     const double cycles_ratio = fitted_on.vector.clock / target.vector.clock;
     for (const auto& [type, t] : from.fixed_time) to.fixed_time.emplace(type, t * cycles_ratio);
     return to;
