@@ -259,7 +259,7 @@ template <class Eval>
             ws[g] += e.footprint;
         }
     }
-    const data_size l2 = c.memory.l2_size;
+    const data_size l2 = l2_resident_size(c.memory);
 
     const double hbm_rate = (c.memory.hbm_bandwidth * p.graph.model.hbm_efficiency).in(units::Bps);
     const pcie_link link = link_for(c, p.graph);

@@ -79,9 +79,22 @@ struct memory_spec {
     data_size l0a_size{};
     data_size l0b_size{};
     data_size l0c_size{};
+    /// L2 partitions that each cache, for the cores wired to them, what those cores read (1: one
+    /// shared L2). An input read by cores on every side is held once per partition, so what stays
+    /// resident for the next kernel is l2_size / l2_partitions (l2_resident_size). NVIDIA's A100
+    /// whitepaper ("The L2 cache is divided into two partitions ... Each L2 partition localizes
+    /// and caches data for memory accesses from SMs in the GPCs directly connected to the
+    /// partition"): 2 on the A100, an assumption for the Hopper presets; 1 on Ascend (no source
+    /// describes a split).
+    int l2_partitions = 1;
 
     [[nodiscard]] friend constexpr bool operator==(const memory_spec&, const memory_spec&) = default;
 };
+
+/// L2 bytes that an input found there can occupy: the size of one partition.
+[[nodiscard]] constexpr data_size l2_resident_size(const memory_spec& m) noexcept {
+    return m.l2_partitions > 1 ? m.l2_size / static_cast<double>(m.l2_partitions) : m.l2_size;
+}
 
 /// Host link (PCIe). Generation 1..6 and lane count; the model of rates lives in link.hpp.
 struct host_link_spec {
@@ -225,6 +238,9 @@ constexpr const chip& validate(const chip& c) {
                       detail::max_hbm_Bps, "memory.hbm_bandwidth",
                       "a bandwidth between 1 MB/s and 1 PB/s (in B/s: 1e6 .. 1e15)");
     detail::expect_in(c.memory.l2_size.in(units::B), 0, pib, "memory.l2_size", buffer_range);
+    PERFCAST_EXPECTS(c.memory.l2_partitions >= 1 && c.memory.l2_partitions <= 64, where,
+                     "memory.l2_partitions", static_cast<double>(c.memory.l2_partitions),
+                     "1 to 64 partitions");
     constexpr std::string_view rate_range = "a rate in [0.001, 1e6] bytes per cycle per core";
     detail::expect_in(c.memory.core_read_rate.in(units::B_per_cycle), detail::min_core_rate,
                       detail::max_core_rate, "memory.core_read_rate", rate_range);

@@ -200,7 +200,7 @@ constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b
     const auto al = detail::alignment_of(o.run, c.alignment, p);
     const data_size reads = o.bytes_read * al.factor;
     const data_size writes = o.bytes_written * al.factor;
-    const data_size resident = c.memory.l2_size * p.l2_resident_share;
+    const data_size resident = l2_resident_size(c.memory) * p.l2_resident_share;
     // Share of the reads found in L2: the op's own figure when its producers are known
     // (profile/context.hpp), else all of them when they fit in the resident part of L2 and none
     // when they do not.

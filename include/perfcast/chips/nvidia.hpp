@@ -139,7 +139,9 @@ inline constexpr chip a100_80gb_sxm = validate(chip{
                .l1_size = data_size{192.0, units::KiB},
                .l0a_size = {},  // no counterpart of Ascend's L0 buffers (registers: 256 KiB/SM)
                .l0b_size = {},
-               .l0c_size = {}},
+               .l0c_size = {},
+               // Two L2 partitions (A100 whitepaper, "L2 cache"): 20 MiB stays resident.
+               .l2_partitions = 2},
     .alignment = data_size{32.0, units::B},
     .link = {.pcie_gen = 4, .lanes = 16},
     .overhead = default_gpu_overheads,
@@ -192,7 +194,9 @@ inline constexpr chip h100_sxm = validate(chip{
                .l1_size = data_size{256.0, units::KiB},
                .l0a_size = {},
                .l0b_size = {},
-               .l0c_size = {}},
+               .l0c_size = {},
+               // Assumption: partitioned as the A100's (H100 whitepaper gives no count).
+               .l2_partitions = 2},
     .alignment = data_size{32.0, units::B},
     .link = {.pcie_gen = 5, .lanes = 16},
     .overhead = default_gpu_overheads,
