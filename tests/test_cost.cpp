@@ -191,6 +191,32 @@ TEST_CASE("GEMM tiles: the search in doubles picks what pricing every tiled op w
     CHECK(checked == 180);
 }
 
+TEST_CASE("GEMM tiles: cost() prices the winner's tiling as it would the tiled op itself") {
+    // cost() passes the winner's tiling beside the op (no copy) and takes the busiest core's
+    // units from the search's waves: every field must equal pricing the op built by tiled_for,
+    // to the bit. Shapes: clipped tiles (M of 1 and 100), split-K (K 11008 on few tiles), many
+    // waves; a limit below the tile count, one between, the whole chip.
+    for (const chip* c : {&chips::a100_80gb_sxm, &chips::h100_sxm}) {
+        for (std::int64_t m : {1, 100, 4096}) {
+            for (std::int64_t n : {64, 1536, 12288}) {
+                for (std::int64_t k : {64, 11008}) {
+                    for (int limit : {1, 7, c->cube.cores}) {
+                        const op g = matmul(m, n, k, dtype::fp16);
+                        const op t = detail::tiled_for(*c, g, core_count{limit}, {}, c->cube);
+                        CAPTURE(m);
+                        CAPTURE(n);
+                        CAPTURE(k);
+                        CAPTURE(limit);
+                        CHECK(cost(*c, g, core_count{limit}) ==
+                              detail::cost_terms(*c, t, detail::as_given(t), core_count{limit}, {},
+                                                 c->cube));
+                    }
+                }
+            }
+        }
+    }
+}
+
 TEST_CASE("GEMM tiles: a tile count past 2^62 keeps the factory tiling, no overflow") {
     // The factories cannot build such a GEMM (its MACs would pass 2^63 first); an op built by
     // hand can.

@@ -169,15 +169,74 @@ constexpr aligned_traffic alignment_of(data_size run, data_size unit,
     if (r <= 0 || u <= 0 || r > 9.0e15 || u > 9.0e15) return {1.0, 1.0};
     const auto runs = static_cast<std::int64_t>(r);  // runs are whole bytes
     const auto ub = static_cast<std::int64_t>(u);
-    const std::int64_t rounded = ceil_div(runs, ub) * ub;
-    const bool aligned = runs % ub == 0;
-    return {static_cast<double>(rounded) / r, aligned ? 1.0 : p.misaligned_efficiency};
+    // The remainder by a mask for a power-of-two unit (every preset's: 32 B), no division.
+    const std::int64_t rest = (ub & (ub - 1)) == 0 ? runs & (ub - 1) : runs % ub;
+    const std::int64_t rounded = rest == 0 ? runs : runs - rest + ub;
+    // An aligned whole run gives 1 (rounded / r exactly), without the division.
+    const double factor =
+        static_cast<double>(rounded) == r ? 1.0 : static_cast<double>(rounded) / r;
+    return {factor, rest == 0 ? 1.0 : p.misaligned_efficiency};
+}
+
+/// What the GEMM tile search and split-K change in a cube op. cost_terms prices an op with these
+/// in place of its own fields, so that cost() prices the search's winner without building a
+/// copy of the op (a few hundred bytes, copied twice: a third of a GPU GEMM's cost() call).
+/// `partials`: split-K's fp32 partial sums, written and read back (0: no split).
+/// `per_core_units`: the busiest core's units when the search knows them (its waves), else 0.
+struct tiling {
+    std::int64_t work_units = 1;
+    double ops_per_unit = 0;
+    data_size reread{};
+    data_size partials{};
+    std::int64_t per_core_units = 0;
+};
+
+/// The op's own tiling.
+[[nodiscard]] constexpr tiling as_given(const op& o) noexcept {
+    return {o.work_units, o.ops_per_unit, o.reread, data_size{}, 0};
 }
 
 constexpr bandwidth min_bw(bandwidth a, bandwidth b) noexcept { return a < b ? a : b; }
 constexpr duration max_d(duration a, duration b) noexcept { return a < b ? b : a; }
 constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b; }
 
+}  // namespace detail
+
+namespace detail {
+/// memory_time (below) of `o` in tiling `t`.
+[[nodiscard]] constexpr duration memory_time_of(const chip& c, const op& o, const tiling& t, int b,
+                                                const model_params& p) noexcept {
+    const frequency clk = c.engine_of(o.eng).clock;
+    const double cores = static_cast<double>(b);
+    const auto al = detail::alignment_of(o.run, c.alignment, p);
+    const data_size reads = (o.bytes_read + t.partials) * al.factor;
+    const data_size writes = (o.bytes_written + t.partials) * al.factor;
+    const data_size resident = l2_resident_size(c.memory) * p.l2_resident_share;
+    // Share of the reads found in L2: the op's own figure when its producers are known
+    // (profile/context.hpp), else all of them when they fit in the resident part of L2 and none
+    // when they do not.
+    const double read_hit = o.l2_input_share >= 0 ? (o.l2_input_share < 1 ? o.l2_input_share : 1.0)
+                            : reads <= resident  ? 1.0
+                                                 : 0.0;
+    const bool writes_in_l2 = writes <= resident;
+    const bandwidth hbm = c.memory.hbm_bandwidth * p.hbm_efficiency * al.rate_factor;
+    const bandwidth read_bw = c.memory.core_read_rate * clk * cores * al.rate_factor;
+    const bandwidth write_bw = c.memory.core_write_rate * clk * cores * al.rate_factor;
+    duration load = reads / read_bw;
+    if (c.memory.l2_read_rate > bytes_per_cycle{}) {
+        const bandwidth l2_bw =
+            c.memory.l2_read_rate * clk * cores * (al.rate_factor * p.l2_efficiency);
+        load = max_d(load, (reads + t.reread) / l2_bw);
+    }
+    duration time = max_d(load, writes / write_bw);
+    // HBM traffic: the reads not in L2, writes too large for L2, and the dirty lines of earlier
+    // writes that this op's traffic evicts from L2 (known from a profile's order, else 0).
+    const data_size through_hbm =
+        reads * (1.0 - read_hit) + (writes_in_l2 ? data_size{} : writes) + o.writeback;
+    if (through_hbm > data_size{}) time = max_d(time, through_hbm / hbm);
+    const double contention = 1.0 + p.contention_per_core * o.hot_fraction * (cores - 1.0);
+    return time * contention;
+}
 }  // namespace detail
 
 /// Memory time of `o` on `b` cores. Loads (MTE2) and stores (MTE3 / fixpipe) are separate pipes
@@ -195,36 +254,7 @@ constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b
 /// streams is card.hpp's business.
 [[nodiscard]] constexpr duration memory_time(const chip& c, const op& o, int b,
                                              const model_params& p = {}) noexcept {
-    const frequency clk = c.engine_of(o.eng).clock;
-    const double cores = static_cast<double>(b);
-    const auto al = detail::alignment_of(o.run, c.alignment, p);
-    const data_size reads = o.bytes_read * al.factor;
-    const data_size writes = o.bytes_written * al.factor;
-    const data_size resident = l2_resident_size(c.memory) * p.l2_resident_share;
-    // Share of the reads found in L2: the op's own figure when its producers are known
-    // (profile/context.hpp), else all of them when they fit in the resident part of L2 and none
-    // when they do not.
-    const double read_hit = o.l2_input_share >= 0 ? (o.l2_input_share < 1 ? o.l2_input_share : 1.0)
-                            : reads <= resident  ? 1.0
-                                                 : 0.0;
-    const bool writes_in_l2 = writes <= resident;
-    const bandwidth hbm = c.memory.hbm_bandwidth * p.hbm_efficiency * al.rate_factor;
-    const bandwidth read_bw = c.memory.core_read_rate * clk * cores * al.rate_factor;
-    const bandwidth write_bw = c.memory.core_write_rate * clk * cores * al.rate_factor;
-    duration load = reads / read_bw;
-    if (c.memory.l2_read_rate > bytes_per_cycle{}) {
-        const bandwidth l2_bw =
-            c.memory.l2_read_rate * clk * cores * (al.rate_factor * p.l2_efficiency);
-        load = detail::max_d(load, (reads + o.reread) / l2_bw);
-    }
-    duration t = detail::max_d(load, writes / write_bw);
-    // HBM traffic: the reads not in L2, writes too large for L2, and the dirty lines of earlier
-    // writes that this op's traffic evicts from L2 (known from a profile's order, else 0).
-    const data_size through_hbm =
-        reads * (1.0 - read_hit) + (writes_in_l2 ? data_size{} : writes) + o.writeback;
-    if (through_hbm > data_size{}) t = detail::max_d(t, through_hbm / hbm);
-    const double contention = 1.0 + p.contention_per_core * o.hot_fraction * (cores - 1.0);
-    return t * contention;
+    return detail::memory_time_of(c, o, detail::as_given(o), b, p);
 }
 
 /// Smallest K chunk a split-K GEMM gives one core: 256 (an assumption: 16 fractals of K 16;
@@ -247,55 +277,59 @@ inline constexpr std::int64_t split_k_chunk = 256;
 namespace detail {
 /// Time of a cube op's vector part (op::vector_ops, attention's softmax) in fp32 on the vector
 /// cores that pair with the op's b cube cores (vector cores / cube cores of them each: 2 on the
-/// 910B, 1 on a GPU, whose SMs are both engines), the work spread over the same units.
-[[nodiscard]] constexpr duration vector_part_time(const chip& c, const op& o, int b,
-                                                  const model_params& p, const engine_spec& e) {
+/// 910B, 1 on a GPU, whose SMs are both engines), the work spread over the same `units`.
+[[nodiscard]] constexpr duration vector_part_time(const chip& c, const op& o, std::int64_t units,
+                                                  int b, const model_params& p,
+                                                  const engine_spec& e) {
     const engine_spec& v = c.vector;
     const double rate = v.ops_per_cycle_for(dtype::fp32);
     if (!(rate > 0) || v.cores < 1 || e.cores < 1) return duration{};
     std::int64_t vb = static_cast<std::int64_t>(b) * v.cores / e.cores;
     if (vb < 1) vb = 1;
-    if (vb > o.work_units) vb = o.work_units;
-    const double per_unit = o.vector_ops / static_cast<double>(o.work_units);
-    const cycle_count cycles{static_cast<double>(ceil_div(o.work_units, vb)) * per_unit / rate,
+    if (vb > units) vb = units;
+    const double per_unit = o.vector_ops / static_cast<double>(units);
+    const cycle_count cycles{static_cast<double>(ceil_div(units, vb)) * per_unit / rate,
                              units::cycle};
     return cycles / v.clock / p.vector_efficiency;
 }
 
-/// The cost terms of `o` (already split, validated) on at most `limit` cores of `e`.
-[[nodiscard]] constexpr op_cost cost_terms(const chip& c, const op& o, core_count limit,
-                                           const model_params& p, const engine_spec& e) {
+/// The cost terms of `o` (validated) in tiling `t` on at most `limit` cores of `e`.
+[[nodiscard]] constexpr op_cost cost_terms(const chip& c, const op& o, const tiling& t,
+                                           core_count limit, const model_params& p,
+                                           const engine_spec& e) {
     const double rate = e.ops_per_cycle_for(o.type);
-    const std::int64_t b64 = o.work_units < limit.value ? o.work_units : limit.value;
+    const std::int64_t b64 = t.work_units < limit.value ? t.work_units : limit.value;
     const int b = static_cast<int>(b64);
-    const std::int64_t per_core_units = ceil_div(o.work_units, b64);
+    const std::int64_t per_core_units =
+        t.per_core_units > 0 ? t.per_core_units : ceil_div(t.work_units, b64);
 
     op_cost r;
     r.cores = b;
-    r.bytes = o.bytes();
+    r.bytes = (o.bytes_read + t.partials) + (o.bytes_written + t.partials);
     r.flops = o.flops();
     const double eff = o.eng == engine::cube     ? p.cube_efficiency
                        : o.eng == engine::vector ? p.vector_efficiency
                                                  : 1.0;
-    if (o.ops_per_unit > 0) {
-        const cycle_count cycles{static_cast<double>(per_core_units) * o.ops_per_unit / rate,
+    if (t.ops_per_unit > 0) {
+        // Three divisions in a row, kept: one by rate x clock x efficiency rounds differently,
+        // and a GEMM whose compute equals its memory time then changed its bound.
+        const cycle_count cycles{static_cast<double>(per_core_units) * t.ops_per_unit / rate,
                                  units::cycle};
         r.compute = cycles / e.clock / eff;
     }
-    if (o.vector_ops > 0) r.compute += vector_part_time(c, o, b, p, e);
-    r.memory = memory_time(c, o, b, p);
+    if (o.vector_ops > 0) r.compute += vector_part_time(c, o, t.work_units, b, p, e);
+    r.memory = memory_time_of(c, o, t, b, p);
     r.head = head_time(c, o.eng, b, p);
     if (o.first_run) r.head += p.first_run_launch + p.first_run_per_core * static_cast<double>(b);
     r.head += o.extra_head;
-    duration body =
-        detail::max_d(r.compute, r.memory) + (1.0 - p.overlap) * detail::min_d(r.compute, r.memory);
+    duration body = max_d(r.compute, r.memory) + (1.0 - p.overlap) * min_d(r.compute, r.memory);
     // A latency-bound row kernel (chip::overhead.row_cycles): waves of rows in flight.
     if (o.row_threads > 0 && c.overhead.core_threads > 0 && c.overhead.row_cycles > cycle_count{} &&
         o.eng == engine::vector) {
         std::int64_t in_flight = c.overhead.core_threads / o.row_threads;
         if (in_flight < 1) in_flight = 1;
-        const std::int64_t waves = ceil_div(o.work_units, b64 * in_flight);
-        body = detail::max_d(body, static_cast<double>(waves) * c.overhead.row_cycles / e.clock);
+        const std::int64_t waves = ceil_div(t.work_units, b64 * in_flight);
+        body = max_d(body, static_cast<double>(waves) * c.overhead.row_cycles / e.clock);
     }
     r.latency = r.head + body;
     r.core_time = r.latency * static_cast<double>(b);
@@ -313,43 +347,69 @@ namespace detail {
 /// `o` split along K when it has fewer output tiles than `limit` cores and a deep K: K in chunks
 /// of at least split_k_chunk across the idle cores, each writing fp32 partial sums that a final
 /// pass reads back and adds.
-[[nodiscard]] constexpr bool may_split_k(const op& o, core_count limit) noexcept {
-    return o.k_depth >= 2 * split_k_chunk && o.work_units < limit.value;
+[[nodiscard]] constexpr bool may_split_k(const op& o, std::int64_t units,
+                                         core_count limit) noexcept {
+    return o.k_depth >= 2 * split_k_chunk && units < limit.value;
 }
-[[nodiscard]] constexpr op split_k(const op& o, core_count limit) noexcept {
-    if (!may_split_k(o, limit)) return o;
-    const std::int64_t by_cores = limit.value / o.work_units;
+[[nodiscard]] constexpr bool may_split_k(const op& o, core_count limit) noexcept {
+    return may_split_k(o, o.work_units, limit);
+}
+/// Tiling `t` of `o` split in `ks` > 1 along K.
+[[nodiscard]] constexpr tiling split_in(const op& o, tiling t, std::int64_t ks) noexcept {
+    t.partials = data_size{o.bytes_written / size_of(o.out_type) * static_cast<double>(ks) * 4.0,
+                           units::B};  // fp32 sums
+    t.work_units *= ks;
+    t.ops_per_unit /= static_cast<double>(ks);
+    return t;
+}
+/// Tiling `t` of `o` split along K as far as the cores and the depth allow (or `t` as it is).
+[[nodiscard]] constexpr tiling split_k(const op& o, const tiling& t, core_count limit) noexcept {
+    if (!may_split_k(o, t.work_units, limit)) return t;
+    const std::int64_t by_cores = limit.value / t.work_units;
     const std::int64_t by_depth = o.k_depth / split_k_chunk;
     const std::int64_t ks = by_cores < by_depth ? by_cores : by_depth;
-    if (ks <= 1) return o;
-    op r = o;
-    const double partials =
-        o.bytes_written / size_of(o.out_type) * static_cast<double>(ks) * 4.0;  // fp32 sums
-    r.work_units = o.work_units * ks;
-    r.ops_per_unit = o.ops_per_unit / static_cast<double>(ks);
-    r.bytes_written += data_size{partials, units::B};
-    r.bytes_read += data_size{partials, units::B};
-    return r;
+    return ks <= 1 ? t : split_in(o, t, ks);
 }
 
-/// Plain GEMM `o` tiled in `t` (clipped to the padded M and N): its units, the work of one unit
-/// (the factory's, scaled by the tile's area: a factor applied to it is kept) and the re-reads
-/// (A once per N tile past the first, B once per M tile past the first).
-[[nodiscard]] constexpr op tiled(const op& o, tile_shape t) noexcept {
+/// Plain GEMM `o` tiled in tm x tn (clipped to the padded M and N), m_tiles x n_tiles of them
+/// per batch: its units, the work of one unit (the factory's, scaled by the tile's area: a
+/// factor applied to it is kept) and the re-reads (A once per N tile past the first, B once per
+/// M tile past the first).
+[[nodiscard]] constexpr tiling tiled_in(const op& o, std::int64_t tm, std::int64_t tn,
+                                        std::int64_t m_tiles, std::int64_t n_tiles) noexcept {
     const gemm_dims& g = o.gemm;
     const auto clip = [](std::int64_t v, std::int64_t cap) { return v < cap ? v : cap; };
-    const std::int64_t tm = clip(g.m, t.m);
-    const std::int64_t tn = clip(g.n, t.n);
-    const std::int64_t m_tiles = ceil_div(g.m, tm);
-    const std::int64_t n_tiles = ceil_div(g.n, tn);
     const double area = static_cast<double>(tm) * static_cast<double>(tn);
     const double factory_area =
         static_cast<double>(clip(g.m, cube_tile_m)) * static_cast<double>(clip(g.n, cube_tile_n));
+    return {g.batch * m_tiles * n_tiles, o.ops_per_unit * area / factory_area,
+            g.a * static_cast<double>(n_tiles - 1) + g.b * static_cast<double>(m_tiles - 1),
+            data_size{}, 0};
+}
+/// Plain GEMM `o` tiled in `t`.
+[[nodiscard]] constexpr tiling tiled_in(const op& o, tile_shape t) noexcept {
+    const std::int64_t tm = o.gemm.m < t.m ? o.gemm.m : t.m;
+    const std::int64_t tn = o.gemm.n < t.n ? o.gemm.n : t.n;
+    return tiled_in(o, tm, tn, ceil_div(o.gemm.m, tm), ceil_div(o.gemm.n, tn));
+}
+
+/// `o` with tiling `t` in place of its own.
+[[nodiscard]] constexpr op with(const op& o, const tiling& t) noexcept {
     op r = o;
-    r.work_units = g.batch * m_tiles * n_tiles;
-    r.ops_per_unit = o.ops_per_unit * area / factory_area;
-    r.reread = g.a * static_cast<double>(n_tiles - 1) + g.b * static_cast<double>(m_tiles - 1);
+    r.work_units = t.work_units;
+    r.ops_per_unit = t.ops_per_unit;
+    r.reread = t.reread;
+    r.bytes_written += t.partials;
+    r.bytes_read += t.partials;
     return r;
+}
+/// `o` split along K (split_k above); `o` itself when it is not.
+[[nodiscard]] constexpr op split_k(const op& o, core_count limit) noexcept {
+    return may_split_k(o, limit) ? with(o, split_k(o, as_given(o), limit)) : o;
+}
+/// Plain GEMM `o` tiled in `t` (tiled_in above).
+[[nodiscard]] constexpr op tiled(const op& o, tile_shape t) noexcept {
+    return with(o, tiled_in(o, t));
 }
 
 /// The tiling of cube op `o` that `cost` prices: a plain GEMM (op::gemm set) on a chip that
@@ -358,12 +418,13 @@ namespace detail {
 /// wave: per tile, the longer of its compute (the busiest core's units) and its loads at the
 /// per-core L2 rate (inputs, split-K partial sums and re-reads); ties go to the tile listed
 /// first. Then split-K. The search runs in doubles (exact below 2^53; a tile count past 2^62,
-/// which no real GEMM has, keeps the factory tiling) and builds one op, for the winner: it runs
-/// in every cost() call (bench/bench_cost.cpp).
-[[nodiscard]] constexpr op tiled_for(const chip& c, const op& o, core_count limit,
-                                     const model_params& p, const engine_spec& e) noexcept {
+/// which no real GEMM has, keeps the factory tiling) and builds the tiling of the winner only
+/// (tiled_in, split_in): it runs in every cost() call (bench/bench_cost.cpp).
+[[nodiscard]] constexpr tiling tiling_for(const chip& c, const op& o, core_count limit,
+                                          const model_params& p, const engine_spec& e) noexcept {
     const gemm_dims& g = o.gemm;
-    if (g.m < 1 || g.n < 1 || g.batch < 1 || c.cube_tiles[0].m < 1) return split_k(o, limit);
+    if (g.m < 1 || g.n < 1 || g.batch < 1 || c.cube_tiles[0].m < 1)
+        return split_k(o, as_given(o), limit);
     const auto lesser = [](double a, double b) { return a < b ? a : b; };
     // v >= 0, below 2^63
     const auto floor_of = [](double v) {
@@ -372,36 +433,53 @@ namespace detail {
     // ceil(v / d) for whole v, d >= 1: a power-of-two d (every preset tile) by a shift.
     const auto tiles_of = [](std::int64_t v, std::int64_t d) {
         if ((d & (d - 1)) == 0)  // not std::has_single_bit: a library call without -mpopcnt
-            return static_cast<double>((v + d - 1) >>
-                                       std::countr_zero(static_cast<std::uint64_t>(d)));
-        return static_cast<double>(ceil_div(v, d));
+            return (v + d - 1) >> std::countr_zero(static_cast<std::uint64_t>(d));
+        return ceil_div(v, d);
     };
     const double hz = e.clock.in(units::Hz);
     const double rate = p.cube_efficiency * e.ops_per_cycle_for(o.type) * hz;
-    const double l2 = hz * c.memory.l2_read_rate.in(units::B_per_cycle)*p.l2_efficiency;
+    const double l2 = hz * c.memory.l2_read_rate.in(units::B_per_cycle) * p.l2_efficiency;
     const double inv_rate = rate > 0 ? 1.0 / rate : 0.0;
     const double inv_l2 = l2 > 0 ? 1.0 / l2 : 0.0;
-    const double m = static_cast<double>(g.m);
-    const double n = static_cast<double>(g.n);
     const double batch = static_cast<double>(g.batch);
     const double cores = static_cast<double>(limit.value);
     const double inv_cores = 1.0 / cores;
-    const double per_area = o.ops_per_unit / (lesser(m, static_cast<double>(cube_tile_m)) *
-                                              lesser(n, static_cast<double>(cube_tile_n)));
+    const double per_area =
+        o.ops_per_unit / (lesser(static_cast<double>(g.m), static_cast<double>(cube_tile_m)) *
+                          lesser(static_cast<double>(g.n), static_cast<double>(cube_tile_n)));
     const bool deep = o.k_depth >= 2 * split_k_chunk;
     const double reads = o.bytes_read.in(units::B);
     const double a = g.a.in(units::B);
     const double b_bytes = g.b.in(units::B);
     const double per_split = o.bytes_written / size_of(o.out_type) * 4.0;  // fp32 partial sums
-    std::size_t best = max_cube_tiles;
+    // The winner: its tile, tile counts, K split and waves.
+    std::int64_t best_tm = 0, best_tn = 0, best_m_tiles = 0, best_n_tiles = 0;
+    double best_ks = 1, best_waves = 1;
     double best_time = -1;
+    // A GEMM smaller than some tiles (a decode GEMM's few rows) clips several of them to one
+    // shape: priced once, at its first (the same shape prices the same, and ties go to the
+    // first). Listed shapes are distinct: while none is clipped there is nothing to look up.
+    bool clipped = false;
     for (std::size_t i = 0; i < max_cube_tiles; ++i) {
         const tile_shape& t = c.cube_tiles[i];
         if (t.m < 1 || t.n < 1) continue;
         const std::int64_t tm = g.m < t.m ? g.m : t.m;
         const std::int64_t tn = g.n < t.n ? g.n : t.n;
-        const double m_tiles = tiles_of(g.m, tm);
-        const double n_tiles = tiles_of(g.n, tn);
+        clipped = clipped || tm < t.m || tn < t.n;
+        if (clipped) {
+            bool seen = false;
+            for (std::size_t j = 0; j < i; ++j) {
+                const tile_shape& u = c.cube_tiles[j];
+                seen = seen || (u.m >= 1 && u.n >= 1 && (g.m < u.m ? g.m : u.m) == tm &&
+                                (g.n < u.n ? g.n : u.n) == tn);
+            }
+            if (seen) continue;
+        }
+        // ceil(M / tm) = ceil(M / t.m): 1 when the tile is clipped (then tm = M).
+        const std::int64_t m_tiles_i = tiles_of(g.m, t.m);
+        const std::int64_t n_tiles_i = tiles_of(g.n, t.n);
+        const double m_tiles = static_cast<double>(m_tiles_i);
+        const double n_tiles = static_cast<double>(n_tiles_i);
         const double tiles = batch * m_tiles * n_tiles;
         if (!(tiles < 4.6e18)) continue;  // past 2^62
         double ks = 1;
@@ -410,12 +488,18 @@ namespace detail {
             if (ks < 1) ks = 1;
         }
         const double units = tiles * ks;
-        // Waves: ceil(units / cores), exact (the product's rounding corrected).
+        // Waves: ceil(units / cores), exact (the product's rounding corrected). Below 2^52
+        // units the product is off by less than 1, so floor(product) is floor(units / cores) or
+        // one less (divisible units) and one step up corrects it; no loop.
         double waves = 1;
         if (units > cores) {
             waves = floor_of(units * inv_cores);
-            while (waves * cores < units) waves += 1;
-            while (waves > 1 && (waves - 1) * cores >= units) waves -= 1;
+            if (units < 0x1p52) {
+                if (waves * cores < units) waves += 1;
+            } else {
+                while (waves * cores < units) waves += 1;
+                while (waves > 1 && (waves - 1) * cores >= units) waves -= 1;
+            }
         }
         const double inv_held = units < cores ? 1.0 / units : inv_cores;
         const double work = waves * static_cast<double>(tm) * static_cast<double>(tn) * per_area;
@@ -426,13 +510,29 @@ namespace detail {
             (reads + partials + a * (n_tiles - 1) + b_bytes * (m_tiles - 1)) * inv_l2 * inv_held;
         const double time = compute > load ? compute : load;
         if (best_time < 0 || time < best_time) {
-            best = i;
             best_time = time;
+            best_tm = tm;
+            best_tn = tn;
+            best_m_tiles = m_tiles_i;
+            best_n_tiles = n_tiles_i;
+            best_ks = ks;
+            best_waves = waves;
         }
     }
-    // The winner, built once by the functions the search mirrors.
-    if (best == max_cube_tiles) return split_k(o, limit);
-    return split_k(tiled(o, c.cube_tiles[best]), limit);
+    if (best_time < 0) return split_k(o, as_given(o), limit);
+    // The winner, built by the functions the search mirrors (its ks is split_k's).
+    tiling t = tiled_in(o, best_tm, best_tn, best_m_tiles, best_n_tiles);
+    if (best_ks > 1) t = split_in(o, t, static_cast<std::int64_t>(best_ks));
+    // Its waves are cost_terms' ceil(units / min(units, cores)) where the doubles hold the units
+    // exactly (below 2^53); past that cost_terms divides the integers.
+    if (t.work_units < std::int64_t{1} << 53)
+        t.per_core_units = static_cast<std::int64_t>(best_waves);
+    return t;
+}
+/// `o` in the tiling that `cost` prices (tiling_for).
+[[nodiscard]] constexpr op tiled_for(const chip& c, const op& o, core_count limit,
+                                     const model_params& p, const engine_spec& e) noexcept {
+    return with(o, tiling_for(c, o, limit, p, e));
 }
 }  // namespace detail
 
@@ -462,12 +562,13 @@ namespace detail {
     PERFCAST_EXPECTS(o.useful_ops == 0 || rate > 0, where, "dtype", name_of(o.type),
                      "a dtype the op's engine supports on this chip");
 
-    // Cube ops: the tile the chip's libraries would choose (tiled_for), or split-K; an op that
-    // needs neither is priced as given (no copy: cost() runs in every sweep's inner loop).
+    // Cube ops: the tile the chip's libraries would choose (tiling_for), or split-K; an op that
+    // needs neither is priced as given. Either way no copy of the op: cost_terms takes the
+    // winner's tiling beside it (cost() runs in every sweep's inner loop).
     const bool tiles = o.gemm.m > 0 && c.cube_tiles[0].m > 0;
     if (o.eng != engine::cube || (!tiles && !detail::may_split_k(o, limit)))
-        return detail::cost_terms(c, o, limit, p, e);
-    return detail::cost_terms(c, detail::tiled_for(c, o, limit, p, e), limit, p, e);
+        return detail::cost_terms(c, o, detail::as_given(o), limit, p, e);
+    return detail::cost_terms(c, o, detail::tiling_for(c, o, limit, p, e), limit, p, e);
 }
 
 /// Cost on every core of the op's engine.
