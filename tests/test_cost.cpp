@@ -267,6 +267,32 @@ TEST_CASE("cost reports a consistent split") {
     CHECK(copy.bound == bound_kind::memory);
 }
 
+TEST_CASE("L2 partitions: an input stays resident in one partition, not the whole L2") {
+    // The A100: 40 MiB of L2 in two partitions, 0.9 (l2_resident_share) of one = 18 MiB resident.
+    const chip& a = chips::a100_80gb_sxm;
+    REQUIRE(a.memory.l2_partitions == 2);
+    CHECK(l2_resident_size(a.memory) == data_size{20.0, units::MiB});
+    // An Add of 6 Mi fp16 elements: 24 MiB read (two inputs), 12 MiB written. The reads fit in
+    // 0.9 x 40 MiB but not in 0.9 x 20 MiB, so they stream from HBM: memory time = reads /
+    // (HBM x hbm_efficiency 0.8), the core read rate (20 B/cycle x 1.41 GHz x 108 SMs = 3.0
+    // TB/s) being above 0.8 x 2039 GB/s. The writes (12 MiB) stay in L2.
+    const op add = elementwise(6 * 1024 * 1024, dtype::fp16);
+    REQUIRE(add.bytes_read == data_size{24.0, units::MiB});
+    const int sms = a.vector.cores;
+    const double reads = add.bytes_read.in(units::B);
+    // Tolerance: the same divisions in another order, 1e-12.
+    CHECK(memory_time(a, add, sms).in(units::s) ==
+          doctest::Approx(reads / (2039e9 * 0.8)).epsilon(1e-12));
+    chip whole = a;
+    whole.memory.l2_partitions = 1;
+    CHECK(memory_time(whole, add, sms) < memory_time(a, add, sms) * 0.6);
+    // One partition (every Ascend preset): the whole L2.
+    CHECK(l2_resident_size(b1.memory) == b1.memory.l2_size);
+    // A partition count the chip check refuses names the field.
+    whole.memory.l2_partitions = 0;
+    CHECK(message_has([&] { (void)validate(whole); }, "memory.l2_partitions"));
+}
+
 TEST_CASE("bad input names the field and the value") {
     CHECK(message_has([] { (void)matmul(0, 1, 1, dtype::fp16); }, "m = 0"));
     CHECK(message_has([] { (void)batch_matmul(-3, 1, 1, 1, dtype::fp16); }, "batch = -3"));

@@ -16,8 +16,8 @@
 //    re-derived for the target (its presets, or a calibration on its own rows).
 // Measured (docs/validation.md, "Across chips"): a calibration on the shipped 910B1 profile
 // scored on the Qwen3 profile of a 910B3: 45.0 % MAPE uncalibrated, 39.8 % with the whole
-// calibration, 37.8 % transferred; the A100 calibration on the H100: 32.6 %, 30.3 % and 27.7 %
-// (36.3 % when the vector efficiency was not carried).
+// calibration, 37.8 % transferred; the A100 calibration on the H100: 31.9 %, 26.4 % and 27.9 %
+// (median 19.7, 26.2 and 16.8 %; 36.3 % when the vector efficiency was not carried).
 #pragma once
 
 #include "../chip.hpp"
