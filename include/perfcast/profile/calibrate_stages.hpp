@@ -4,8 +4,10 @@
 //   engines_of, searched_coordinates   which parameters the rows can tell: an engine without
 //                                      rows keeps its start values
 //   fit_shared      stage 1: the shared parameters (per-engine head costs, the first-run cost,
-//                   cube / vector / HBM efficiencies), Nelder-Mead (optimise.hpp) on the mean
-//                   |log error| (calibrate_objective.hpp) of the rows with the per-type terms
+//                   cube / vector / HBM efficiencies; the L2 efficiency in a last round of its
+//                   own when l2_rows says the rows inform it, from with_best_l2's grid),
+//                   Nelder-Mead (optimise.hpp) on the mean |log error|
+//                   (calibrate_objective.hpp) of the rows with the per-type terms
 //   fit_type        stage 2, one op type: a work factor and a fixed time, golden-section searches
 //   fit_type_terms  stage 2: every vector / AI CPU type with enough rows, and the factor of the
 //                   heavy types the rows lack
@@ -302,7 +304,8 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
 /// One calibration with the vector efficiency fitted (`fit_vector`) or kept: stage 1 on the rows
 /// with the current per-type terms, then stage 2 under the new shared parameters, `rounds` times,
 /// each stage 1 with an equal share of `max_evaluations`; then, when the rows inform the L2 rate
-/// (l2_rows), one more round that searches it too.
+/// (l2_rows), one more round that searches it too (one more share: up to (rounds + 1) / rounds
+/// of `max_evaluations` in all).
 [[nodiscard]] inline calibration_result calibrate_once(const chip& c,
                                                        const std::vector<measured_op>& rows,
                                                        const model_params& start,
