@@ -85,7 +85,7 @@ inline void annotate_context(std::vector<kernel_row>& rows, const chip& c,
     std::vector<double> out_bytes;
     std::set<std::string> kernels;
     double traffic = 0;
-    const double capacity = l2_resident_size(c.memory).in(units::B) * p.l2_resident_share;
+    const double capacity = p.l2_resident_share * l2_resident_size(c.memory).in(units::B);
     const auto sizes = [](const std::vector<tensor_shape>& shapes,
                           const std::vector<tensor_dtype>& types, std::vector<double>& out) {
         out.clear();
