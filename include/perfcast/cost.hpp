@@ -438,7 +438,8 @@ namespace detail {
     };
     const double hz = e.clock.in(units::Hz);
     const double rate = p.cube_efficiency * e.ops_per_cycle_for(o.type) * hz;
-    const double l2 = hz * c.memory.l2_read_rate.in(units::B_per_cycle) * p.l2_efficiency;
+    const double l2_per_cycle = c.memory.l2_read_rate.in(units::B_per_cycle);
+    const double l2 = hz * l2_per_cycle * p.l2_efficiency;
     const double inv_rate = rate > 0 ? 1.0 / rate : 0.0;
     const double inv_l2 = l2 > 0 ? 1.0 / l2 : 0.0;
     const double batch = static_cast<double>(g.batch);
