@@ -222,6 +222,44 @@ TEST_CASE("calibration: the L2 rate, fitted when the rows inform it") {
     CHECK(small.fitted.params.l2_efficiency == 0.7);
 }
 
+TEST_CASE("perfcast calibrate on GPU GEMM rows: the L2 efficiency fitted, reported, written") {
+    // The rows of the test above (H100 GEMMs "measured" by the model with the L2 loads at 0.6
+    // of the preset's rate) as a kernel_details file in the columns vidur_to_kernel_details
+    // writes, calibrated by the command. The 16- and 64-token rows, which the rate does not
+    // move, pin the cube efficiency: without them the two trade off (the fit gave 0.92).
+    const chip& c = chips::h100_sxm;
+    model_params truth;
+    truth.l2_efficiency = 0.6;
+    const perfcast_test::scratch_dir dir("calibrate_l2");
+    const std::string csv = (dir.path / "gemms.csv").string();
+    const std::string params = (dir.path / "p.params").string();
+    {
+        std::ofstream f(csv);
+        f << "Name,Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data "
+             "Types,Output Shapes,Output Data Types\n";
+        for (const std::int64_t m : {16, 64, 256, 1024, 4096})
+            for (const std::int64_t n : {1024, 4096, 12288})
+                for (const std::int64_t k : {1024, 4096}) {
+                    const duration t = cost(c, matmul(m, n, k, dtype::fp16), truth).latency;
+                    char us[32];
+                    std::snprintf(us, sizeof us, "%.6f", t.in(units::us));
+                    f << "g,MatMul,AI_CORE," << us << ",132,\"" << m << ',' << k << ';' << n << ','
+                      << k << "\",fp16;fp16,\"" << m << ',' << n << "\",fp16\n";
+                }
+    }
+    std::string out, err;
+    REQUIRE(run(cli::calibrate_command, {csv, "--chip", "h100-sxm", "-o", params, "--quiet"}, out,
+                err) == 0);
+    CHECK(out.find("; L2 efficiency 0.") != std::string::npos);
+    // Tolerance 2 %, as in the test above (the durations are written to 1e-6 us).
+    CHECK(io::read_params_file(params).params.l2_efficiency == doctest::Approx(0.6).epsilon(0.02));
+    REQUIRE(run(cli::calibrate_command,
+                {csv, "--chip", "h100-sxm", "-o", params, "--quiet", "--l2-efficiency", "keep"},
+                out, err) == 0);
+    CHECK(out.find("L2 efficiency") == std::string::npos);
+    CHECK(io::read_params_file(params).params.l2_efficiency == 1.0);
+}
+
 TEST_CASE("repeated hold-out: each seed as a hold-out of its own, their mean, pooled rows") {
     const chip& c = chips::ascend910b1;
     auto rows = profile::read_kernel_details_file(profile_910b1).rows;
