@@ -36,16 +36,18 @@ constexpr std::string_view usage =
 
 std::string percent(double share) { return io::format_fixed(100 * share, 1) + " %"; }
 
-/// "MAPE a %, median b %, P90 c %; MatMul d %" of `cal` on `rows`.
+/// "MAPE a %, median b %, P90 c %; MatMul (n rows) d %" of `cal` on `rows` (the MatMul part
+/// from the same report's types).
 std::string scores(const chip& c, const std::vector<profile::kernel_row>& rows,
                    const profile::calibration& cal) {
-    const auto all = profile::score_rows(c, rows, cal).overall;
-    const auto mm = profile::score_rows(c, rows, cal, [](const profile::kernel_row& r) {
-                        return r.op_type == "MatMul";
-                    }).overall;
-    return "MAPE " + percent(all.mape) + ", median " + percent(all.median_ape) + ", P90 " +
-           percent(all.p90_ape) + "; MatMul (" + std::to_string(mm.rows) + " rows) " +
-           percent(mm.mape);
+    const profile::error_report report = profile::score_rows(c, rows, cal);
+    const profile::error_stats& all = report.overall;
+    std::string s = "MAPE " + percent(all.mape) + ", median " + percent(all.median_ape) + ", P90 " +
+                    percent(all.p90_ape);
+    for (const profile::type_stats& t : report.by_type)
+        if (t.type == "MatMul")
+            s += "; MatMul (" + std::to_string(t.stats.rows) + " rows) " + percent(t.stats.mape);
+    return s;
 }
 
 int run(int argc, char** argv) {

@@ -386,11 +386,14 @@ namespace detail {
             g.a * static_cast<double>(n_tiles - 1) + g.b * static_cast<double>(m_tiles - 1),
             data_size{}, 0};
 }
+/// Tile `t` clipped to GEMM `g`'s M and N.
+[[nodiscard]] constexpr tile_shape clipped(const gemm_dims& g, tile_shape t) noexcept {
+    return {g.m < t.m ? g.m : t.m, g.n < t.n ? g.n : t.n};
+}
 /// Plain GEMM `o` tiled in `t`.
 [[nodiscard]] constexpr tiling tiled_in(const op& o, tile_shape t) noexcept {
-    const std::int64_t tm = o.gemm.m < t.m ? o.gemm.m : t.m;
-    const std::int64_t tn = o.gemm.n < t.n ? o.gemm.n : t.n;
-    return tiled_in(o, tm, tn, ceil_div(o.gemm.m, tm), ceil_div(o.gemm.n, tn));
+    const tile_shape u = clipped(o.gemm, t);
+    return tiled_in(o, u.m, u.n, ceil_div(o.gemm.m, u.m), ceil_div(o.gemm.n, u.n));
 }
 
 /// `o` with tiling `t` in place of its own.
@@ -460,19 +463,19 @@ namespace detail {
     // A GEMM smaller than some tiles (a decode GEMM's few rows) clips several of them to one
     // shape: priced once, at its first (the same shape prices the same, and ties go to the
     // first). Listed shapes are distinct: while none is clipped there is nothing to look up.
-    bool clipped = false;
+    bool any_clipped = false;
     for (std::size_t i = 0; i < max_cube_tiles; ++i) {
         const tile_shape& t = c.cube_tiles[i];
         if (t.m < 1 || t.n < 1) continue;
-        const std::int64_t tm = g.m < t.m ? g.m : t.m;
-        const std::int64_t tn = g.n < t.n ? g.n : t.n;
-        clipped = clipped || tm < t.m || tn < t.n;
-        if (clipped) {
+        const tile_shape shape = clipped(g, t);
+        const std::int64_t tm = shape.m;
+        const std::int64_t tn = shape.n;
+        any_clipped = any_clipped || tm < t.m || tn < t.n;
+        if (any_clipped) {
             bool seen = false;
             for (std::size_t j = 0; j < i; ++j) {
                 const tile_shape& u = c.cube_tiles[j];
-                seen = seen || (u.m >= 1 && u.n >= 1 && (g.m < u.m ? g.m : u.m) == tm &&
-                                (g.n < u.n ? g.n : u.n) == tn);
+                seen = seen || (u.m >= 1 && u.n >= 1 && clipped(g, u) == shape);
             }
             if (seen) continue;
         }
