@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -93,6 +94,8 @@ TEST_CASE("kernel_details: msprof and torch_npu spellings read the same row") {
         CHECK(r->aic_total_cycles->in(units::cycle) == 5295467.0);
         CHECK(r->aic_mte2_ratio == 0.964);
         CHECK(r->aiv_vec_ratio == 0.0);  // a recorded 0 stays 0
+        // "HF32 Eligible" NO in the msprof spelling; not written in the torch_npu one.
+        CHECK(r->hf32_eligible == (r == &a.rows[0] ? std::optional<bool>(false) : std::nullopt));
         CHECK(r->cube_utilization_pct == 79.295);
         CHECK(r->notes.empty());  // A[M,K] x B[N,K]^T agrees
         CHECK(r->line == 2);
@@ -351,6 +354,20 @@ TEST_CASE("kernel_details: errors name the file, line, column, column name and t
         CHECK(std::string(read_error("").what()).find("empty file") != std::string::npos);
         CHECK(parse_kernel_details(head).rows.empty());  // a header alone is fine
     }
+}
+
+TEST_CASE("kernel_details: HF32 Eligible is YES or NO; anything else skips the row") {
+    const std::string text =
+        "Type,Accelerator Core,Duration(us),HF32 Eligible\nA,AI_CORE,1,YES\nB,AI_CORE,2,no\n"
+        "C,AI_CORE,3,N/A\nD,AI_CORE,4,MAYBE\n";
+    const kernel_table t = parse_kernel_details(text, "k.csv");
+    REQUIRE(t.rows.size() == 3);
+    CHECK(t.rows[0].hf32_eligible == true);
+    CHECK(t.rows[1].hf32_eligible == false);
+    CHECK(!t.rows[2].hf32_eligible.has_value());
+    REQUIRE(t.skipped.size() == 1);
+    CHECK(t.skipped[0].line == 5);
+    CHECK(t.skipped[0].reason.find("YES or NO") != std::string::npos);
 }
 
 TEST_CASE("kernel_details: damaged rows are skipped, each with its line and reason") {

@@ -94,7 +94,7 @@ TEST_CASE("op vocabulary: the model file's kinds are the table's keywords, in ta
     CHECK(keywords_of(op_kinds) ==
           "matmul, bmm, elementwise, gather, topk, cast, reduce, tile, concat, broadcast, "
           "transpose, transfer, generic, attention, flash_attention, grouped_matmul, gmm, fill, "
-          "memset, rowwise or norm");
+          "memset, rowwise, norm, conv or conv2d");
     // batch_matmul is a name, not a listed keyword: accepted, and read as a matmul node.
     const model m = io::parse_model("batch_matmul B*8,1,32;B*8,32,300 fp16\n");
     REQUIRE(m.nodes.size() == 1);
@@ -103,20 +103,21 @@ TEST_CASE("op vocabulary: the model file's kinds are the table's keywords, in ta
 }
 
 TEST_CASE("op vocabulary: validate names the broken row") {
-    std::array<op_row, 18> rows = perfcast_test::ops_with_scan;
-    rows[17].cost = nullptr;
+    auto rows = perfcast_test::ops_with_scan;
+    const std::size_t scan = rows.size() - 1;
+    rows[scan].cost = nullptr;
     CHECK(perfcast_test::message_of([&] { (void)validate(rows); }).find("cost = scan") !=
           std::string::npos);
     rows = perfcast_test::ops_with_scan;
-    rows[17].keywords = {"bmm"};
+    rows[scan].keywords = {"bmm"};
     CHECK(perfcast_test::message_of([&] { (void)validate(rows); }).find("keyword = bmm") !=
           std::string::npos);
     rows = perfcast_test::ops_with_scan;
-    rows[17].value = op_kind::reduce;
+    rows[scan].value = op_kind::reduce;
     CHECK(perfcast_test::message_of([&] { (void)validate(rows); }).find("value = scan") !=
           std::string::npos);
     rows = perfcast_test::ops_with_scan;
-    rows[17].value = op_kind{20};  // neither the library's nor from first_extension_kind
+    rows[scan].value = op_kind{20};  // neither the library's nor from first_extension_kind
     CHECK(perfcast_test::message_of([&] { (void)validate(rows); }).find("value = scan") !=
           std::string::npos);
 }
@@ -173,10 +174,10 @@ TEST_CASE("made-up op: the model file reads it, and the graph evaluates it from 
     const std::string unknown =
         perfcast_test::message_of([] { (void)io::parse_model("scan B,4 fp16\n", "t.model"); });
     CHECK(unknown.find("op = \"scan\", expected matmul, bmm,") != std::string::npos);
-    CHECK(unknown.find("rowwise or norm (or a `name` or `runtime` line)") != std::string::npos);
+    CHECK(unknown.find("conv or conv2d (or a `name` or `runtime` line)") != std::string::npos);
     const std::string listed = perfcast_test::message_of(
         [] { (void)io::parse_model("sacn B,4 fp16\n", "t.model", ops_with_scan); });
-    CHECK(listed.find("rowwise, norm or scan (or a") != std::string::npos);
+    CHECK(listed.find("conv, conv2d or scan (or a") != std::string::npos);
 }
 
 TEST_CASE("made-up op: perfcast op --line costs it") {

@@ -330,6 +330,37 @@ inline constexpr std::string_view instantiate_where = "instantiate";
     return rowwise(rows, width, n.type, o);
 }
 
+/// X [N, CIN, H, W]; W [COUT, CIN, KH, KW]; optional Y [N, COUT, HO, WO] (default HO = H, WO =
+/// W: stride 1, "same" padding).
+[[nodiscard]] constexpr op conv_at(const node& n, std::int64_t batch, const shape& x) {
+    const shape w = n.shapes[1].at(batch, "shapes[1]");
+    PERFCAST_EXPECTS(x.rank() == 4 && w.rank() == 4, instantiate_where, "conv shapes",
+                     static_cast<double>(x.rank() == 4 ? w.rank() : x.rank()),
+                     "X N,CIN,H,W and W COUT,CIN,KH,KW (rank 4)");
+    PERFCAST_EXPECTS(w[1] == x[1], instantiate_where, "conv W's CIN", static_cast<double>(w[1]),
+                     "X's CIN (one group)");
+    std::int64_t ho = x[2], wo = x[3];
+    if (n.shape_count >= 3) {
+        const shape y = n.shapes[2].at(batch, "shapes[2]");
+        PERFCAST_EXPECTS(y.rank() == 4 && y[0] == x[0] && y[1] == w[0], instantiate_where,
+                         "conv output",
+                         y.rank() == 4 ? static_cast<double>(y[1]) : static_cast<double>(y.rank()),
+                         "Y N,COUT,HO,WO with X's N and W's COUT");
+        ho = y[2];
+        wo = y[3];
+    }
+    return conv({.batch = x[0],
+                 .in_channels = x[1],
+                 .height = x[2],
+                 .width = x[3],
+                 .out_channels = w[0],
+                 .kernel_h = w[2],
+                 .kernel_w = w[3],
+                 .out_height = ho,
+                 .out_width = wo},
+                n.type, conv_pass::forward, n.type);
+}
+
 [[nodiscard]] constexpr op generic_at(const node& n, std::int64_t, const shape& s0) {
     const auto e = static_cast<double>(s0.elements("generic elements"));
     std::int64_t units = n.work_units;
@@ -349,7 +380,7 @@ inline constexpr std::string_view instantiate_where = "instantiate";
 // The library's kinds, in op_kind order. The model file's "expected ..." lists the keywords in
 // this order.
 // clang-format off
-inline constexpr std::array<op_row, 17> op_kinds{{
+inline constexpr std::array<op_row, 18> op_kinds{{
     {op_kind::matmul, "matmul", {"matmul", "bmm"}, engine::cube, {},
      {2, 2, "two shapes A;B ([..., M, K];[..., K, N])"},
      {"MatMul", "MatMulV2", "MatMulV3", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3"},
@@ -397,6 +428,10 @@ inline constexpr std::array<op_row, 17> op_kinds{{
      {"*RmsNorm*", "LayerNorm", "LayerNormV3", "LayerNormV4", "*RotaryPos*", "SwiGlu*",
       "*rms_norm*", "*rotary*"},
      detail::rowwise_at},
+    {op_kind::conv, "conv", {"conv", "conv2d"}, engine::cube, {},
+     {2, 3, "shapes X;W (N,CIN,H,W;COUT,CIN,KH,KW), and the output N,COUT,HO,WO unless stride 1, same padding"},
+     {"Conv2D", "Conv2DV2", "Conv2DBackpropInput*", "Conv2DBackpropFilter*"},
+     detail::conv_at},
 }};
 // clang-format on
 static_assert(covers_enum<op_kinds>(), "perfcast::op_kinds: one row per op_kind, in order");

@@ -42,6 +42,7 @@ enum class op_kind : unsigned char {
     grouped_matmul,  // MoE: one GEMM per expert, every expert's tiles in one kernel
     fill,            // ZerosLike, OnesLike, Fill, memsets: writes only
     rowwise,         // norms, rope, gated activations: parallel over rows
+    conv,            // a convolution (or its gradients) as the implicit GEMM it runs as
 };
 
 /// Cube base tile (output block one core computes at a time): 128 x 256. Source: derived from the
@@ -645,6 +646,84 @@ struct rowwise_options {
     r.run = detail::bytes_of(width, t);
     r.row_threads = o.row_threads;
     return r;
+}
+
+/// Which product of a convolution a kernel computes: the output (forward), the gradient of the
+/// input (Conv2DBackpropInput) or of the weight (Conv2DBackpropFilter).
+enum class conv_pass : unsigned char { forward, backprop_input, backprop_filter };
+
+/// A 2-D convolution's sizes: input N x CIN x H x W, weight COUT x CIN x KH x KW, output N x
+/// COUT x HO x WO (stride, padding and dilation are in HO / WO; one group).
+struct conv_dims {
+    std::int64_t batch = 1;
+    std::int64_t in_channels = 1;
+    std::int64_t height = 1;
+    std::int64_t width = 1;
+    std::int64_t out_channels = 1;
+    std::int64_t kernel_h = 1;
+    std::int64_t kernel_w = 1;
+    std::int64_t out_height = 1;
+    std::int64_t out_width = 1;
+};
+
+/// The implicit GEMM of a convolution pass, read `read` bytes and write `written` (the tensors
+/// themselves, not the im2col copy the GEMM's operands stand for: the cube reads input patches
+/// from its buffers). With P = N x HO x WO output pixels and R = CIN x KH x KW weights per
+/// output channel, every pass does P x COUT x R multiply-adds (the forward's; a gradient pass
+/// skips no more work than the forward did):
+/// - forward: [P, R] x [R, COUT];
+/// - backprop_input: [P, COUT] x [COUT, R] (column gradients, added back into the input's
+///   pixels: no multiply-adds of the zeros a strided convolution's transposed form inserts);
+/// - backprop_filter: [COUT, P] x [P, R] (a deep K: split-K spreads it when the tiles are few).
+[[nodiscard]] constexpr op conv_gemm(conv_pass p, std::int64_t pixels, std::int64_t out_channels,
+                                     std::int64_t per_channel, dtype t, data_size read,
+                                     data_size written, dtype out_type) {
+    op r = p == conv_pass::forward
+               ? matmul(pixels, out_channels, per_channel, t, {.out_type = out_type})
+           : p == conv_pass::backprop_input
+               ? matmul(pixels, per_channel, out_channels, t, {.out_type = out_type})
+               : matmul(out_channels, per_channel, pixels, t, {.out_type = out_type});
+    r.kind = op_kind::conv;
+    r.bytes_read = read;
+    r.bytes_written = written;
+    return r;
+}
+
+/// A 2-D convolution pass on the cube (conv_gemm), its tensors of dtype `t` and the written one
+/// `out_type`: forward reads the input and the weight and writes the output; backprop_input
+/// reads the output's gradient and the weight and writes the input's; backprop_filter reads the
+/// input and the output's gradient and writes the weight's.
+[[nodiscard]] constexpr op conv(const conv_dims& d, dtype t, conv_pass p = conv_pass::forward,
+                                dtype out_type = dtype::fp16) {
+    constexpr std::string_view where = "conv";
+    detail::expect_dim(d.batch, where, "batch");
+    detail::expect_dim(d.in_channels, where, "in_channels");
+    detail::expect_dim(d.height, where, "height");
+    detail::expect_dim(d.width, where, "width");
+    detail::expect_dim(d.out_channels, where, "out_channels");
+    detail::expect_dim(d.kernel_h, where, "kernel_h");
+    detail::expect_dim(d.kernel_w, where, "kernel_w");
+    detail::expect_dim(d.out_height, where, "out_height");
+    detail::expect_dim(d.out_width, where, "out_width");
+    const std::int64_t pixels = checked_product(
+        checked_product(d.batch, d.out_height, where, "N*HO"), d.out_width, where, "N*HO*WO");
+    const std::int64_t per_channel =
+        checked_product(checked_product(d.in_channels, d.kernel_h, where, "CIN*KH"), d.kernel_w,
+                        where, "CIN*KH*KW");
+    const data_size x = detail::bytes_of(
+        checked_product(checked_product(d.batch, d.in_channels, where, "N*CIN"),
+                        checked_product(d.height, d.width, where, "H*W"), where, "input"),
+        t);
+    const data_size w =
+        detail::bytes_of(checked_product(d.out_channels, per_channel, where, "weight"), t);
+    const data_size y =
+        detail::bytes_of(checked_product(pixels, d.out_channels, where, "output elements"), t);
+    const auto written = [&](data_size s) { return s * (size_of(out_type) / size_of(t)); };
+    if (p == conv_pass::forward)
+        return conv_gemm(p, pixels, d.out_channels, per_channel, t, x + w, written(y), out_type);
+    if (p == conv_pass::backprop_input)
+        return conv_gemm(p, pixels, d.out_channels, per_channel, t, y + w, written(x), out_type);
+    return conv_gemm(p, pixels, d.out_channels, per_channel, t, x + y, written(w), out_type);
 }
 
 /// Anything else: its engine, flops, bytes in and out, and its parallel work units.

@@ -72,14 +72,18 @@ struct rate_entry {
 ///    2019 Da Vinci: "4096 FP16 MACs" per core).
 ///  int8/uint8 8192: [DtypeMKN] DT_INT8 = 16,32,16, twice the K per cycle (Hot Chips 2019:
 ///    "8192 INT8 MACs").
-///  hf32 4096: assumption, HF32 taken as the cube's fast path for fp32 data (guide §2).
+///  hf32 2048: one 16x8x16 fractal per cycle (fp32 data: 8 values fill a 32-byte fractal row,
+///    dtype.hpp), half of fp16. Measured: the HF32 Conv2DBackpropInput / Filter rows of
+///    tests/data/profiles/real/torchnpu_2025_level1_rank0_ascend_pt do 1,490-1,960 MACs per busy
+///    MAC-pipe cycle per core (MACs / (aic_mac_time x Block Dim x 1800 MHz)).
 ///  fp32 1024: assumption, a quarter of fp16 (mmad lists f32f32f32 for C-220; rate unpublished).
+///    The same profile's fp32 MatMuls (HF32 Eligible NO) do 770-1,006 MACs per busy cycle.
 inline constexpr rate_table cube_rates_c220 = detail::make_rates({
     {dtype::fp16, 4096.0},
     {dtype::bf16, 4096.0},
     {dtype::int8, 8192.0},
     {dtype::uint8, 8192.0},
-    {dtype::hf32, 4096.0},
+    {dtype::hf32, 2048.0},
     {dtype::fp32, 1024.0},
 });
 

@@ -48,8 +48,9 @@ enum class kernel_column : unsigned char {
     device_id,
     memory_bound,
     step_id,
+    hf32_eligible,
 };
-inline constexpr std::size_t kernel_column_count = 31;
+inline constexpr std::size_t kernel_column_count = 32;
 
 struct kernel_column_spelling {
     kernel_column column;
@@ -67,7 +68,7 @@ struct kernel_column_spelling {
 // mte2_ratio,mte3_time(us),mte3_ratio,icache_miss_rate,memory_bound. Its one AI core holds the
 // cube (mac) and vector units, so total_cycles and the cube-side ratios map to the aic_ fields
 // and vec/mte3 to the aiv_ ones (docs/profiles.md prints this table).
-inline constexpr std::array<kernel_column_spelling, 47> kernel_column_spellings{{
+inline constexpr std::array<kernel_column_spelling, 48> kernel_column_spellings{{
     {kernel_column::name, "Op Name"},
     {kernel_column::name, "Name"},
     {kernel_column::op_type, "OP Type"},
@@ -113,8 +114,9 @@ inline constexpr std::array<kernel_column_spelling, 47> kernel_column_spellings{
     {kernel_column::aiv_mte3_ratio, "mte3_ratio"},
     {kernel_column::cube_utilization, "cube_utilization(%)"},
     {kernel_column::device_id, "Device_id"},
-    {kernel_column::memory_bound, "memory_bound"},  // older op_summary
-    {kernel_column::step_id, "Step Id"},            // torch_npu kernel_details
+    {kernel_column::memory_bound, "memory_bound"},    // older op_summary
+    {kernel_column::step_id, "Step Id"},              // torch_npu kernel_details
+    {kernel_column::hf32_eligible, "HF32 Eligible"},  // torch_npu kernel_details: YES / NO
 }};
 
 /// Which profiler wrote the file, judged by the header's spellings.

@@ -309,6 +309,13 @@ private:
             bad(c, "more cycles than 65536 cores at 10 GHz run in a day (1e20)");
         return cycle_count{*v, units::cycle};
     }
+    [[nodiscard]] std::optional<bool> yes_no(kernel_column c) const {
+        const std::string_view s = field(c);
+        if (detail::not_recorded(s)) return std::nullopt;
+        if (detail::iequals(s, "YES")) return true;
+        if (detail::iequals(s, "NO")) return false;
+        bad(c, "YES or NO");
+    }
     [[nodiscard]] std::optional<int> count(kernel_column c) const {
         const std::string_view s = field(c);
         if (detail::not_recorded(s)) return std::nullopt;
@@ -366,6 +373,7 @@ private:
         row.device = count(kernel_column::device_id);
         row.step = count(kernel_column::step_id);
         row.memory_bound = number(kernel_column::memory_bound);
+        row.hf32_eligible = yes_no(kernel_column::hf32_eligible);
         engine_from_cycles(row);
 
         check_row(row, opt_.check_matmul_shapes);

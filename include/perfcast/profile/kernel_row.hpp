@@ -222,6 +222,9 @@ struct kernel_row {
     /// memory_bound of the older op_summary: mte2_ratio / max(mac_ratio, vec_ratio), above 1
     /// when moving data in took longer than computing (the profiler's own judgement).
     std::optional<double> memory_bound;
+    /// torch_npu's "HF32 Eligible" (YES / NO): whether the kernel may compute fp32 data in HF32
+    /// on the cube; nothing when the profile does not say.
+    std::optional<bool> hf32_eligible;
 
     std::vector<row_note> notes;
 

@@ -244,7 +244,7 @@ namespace detail {
 [[nodiscard]] constexpr bool read_by_name(op_kind k) noexcept {
     return k == op_kind::matmul || k == op_kind::reduce || k == op_kind::cast ||
            k == op_kind::attention || k == op_kind::grouped_matmul || k == op_kind::fill ||
-           k == op_kind::rowwise;
+           k == op_kind::rowwise || k == op_kind::conv;
 }
 
 /// The softmax statistics FlashAttentionScore writes (softmax_max, softmax_sum: [B, N, Sq, 8],
@@ -422,6 +422,102 @@ namespace detail {
 /// The op of a row whose type another kind's row claims (an extension's, say): the kind's cost
 /// function on a node of the row's input shapes and dtype; nothing when they do not fit the
 /// kind's shapes.
+/// The dtype the cube multiplies a row's `t` data in: HF32 for fp32 data when the row's
+/// "HF32 Eligible" is YES, or, where the profile does not say, when the op's default allows it
+/// (`hf32_default`: torch_npu.npu.conv.allow_hf32 defaults to True, npu.matmul.allow_hf32 to
+/// False; Ascend PyTorch API reference, torch_npu.npu.conv.allow_hf32 / matmul.allow_hf32).
+[[nodiscard]] inline dtype cube_type(const kernel_row& r, dtype t, bool hf32_default) {
+    return t == dtype::fp32 && r.hf32_eligible.value_or(hf32_default) ? dtype::hf32 : t;
+}
+
+/// Tensor `i` of a row's outputs (or inputs), all its sizes positive, and its format without a
+/// ":N" suffix ("" when not written); nothing when the row has no such tensor.
+struct row_tensor {
+    const std::vector<std::int64_t>& dims;
+    std::string_view format;
+};
+[[nodiscard]] inline std::optional<row_tensor> row_tensor_of(const kernel_row& r, bool output,
+                                                             std::size_t i) {
+    const auto& shapes = output ? r.output_shapes : r.input_shapes;
+    const auto& formats = output ? r.output_formats : r.input_formats;
+    if (i >= shapes.size() || !positive(shapes[i])) return std::nullopt;
+    const std::string_view f = i < formats.size() ? std::string_view(formats[i]) : "";
+    return row_tensor{shapes[i].dims, f.substr(0, f.find(':'))};
+}
+
+/// A feature map of a convolution row: its batch, channels and pixels per image, from NCHW or
+/// NHWC (rank 4) or Ascend's NC1HWC0 (rank 5: channels C1 x C0), or nothing.
+struct feature_map {
+    std::int64_t batch = 0;
+    std::int64_t channels = 0;
+    std::int64_t pixels = 0;
+};
+[[nodiscard]] inline std::optional<feature_map> feature_map_of(const kernel_row& r, bool output,
+                                                               std::size_t i) {
+    const auto t = row_tensor_of(r, output, i);
+    if (!t) return std::nullopt;
+    const auto& d = t->dims;
+    const std::string_view f = t->format;
+    constexpr std::string_view where = "conv row";
+    if (d.size() == 5 && f != "NDHWC" && f != "NCDHW")  // NC1HWC0 (the only rank-5 2-D layout)
+        return feature_map{d[0], checked_product(d[1], d[4], where, "C1*C0"),
+                           checked_product(d[2], d[3], where, "H*W")};
+    if (d.size() != 4) return std::nullopt;
+    if (f == "NHWC") return feature_map{d[0], d[3], checked_product(d[1], d[2], where, "H*W")};
+    return feature_map{d[0], d[1], checked_product(d[2], d[3], where, "H*W")};
+}
+
+/// A convolution weight: output channels and CIN x KH x KW, from Ascend's FRACTAL_Z ([C1 x KH x
+/// KW, COUT / 16, 16, C0]: CIN x KH x KW = C1 x KH x KW x C0) or COUT, CIN, KH, KW.
+struct conv_weight {
+    std::int64_t out_channels = 0;
+    std::int64_t per_channel = 0;
+};
+[[nodiscard]] inline std::optional<conv_weight> conv_weight_of(const kernel_row& r, bool output,
+                                                               std::size_t i) {
+    const auto t = row_tensor_of(r, output, i);
+    if (!t || t->dims.size() != 4) return std::nullopt;
+    const auto& d = t->dims;
+    constexpr std::string_view where = "conv row";
+    if (t->format.starts_with("FRACTAL_Z"))
+        return conv_weight{checked_product(d[1], d[2], where, "COUT"),
+                           checked_product(d[0], d[3], where, "CIN*KH*KW")};
+    return conv_weight{d[0], checked_product(checked_product(d[1], d[2], where, "CIN*KH"), d[3],
+                                             where, "CIN*KH*KW")};
+}
+
+/// A Conv2D / Conv2DBackpropInput / Conv2DBackpropFilter row as its implicit GEMM (op.hpp's
+/// conv_gemm), its operands at CANN's positions: Conv2D (x, filter, bias) -> y;
+/// Conv2DBackpropInput (input_size, filter, out_backprop) -> dx; Conv2DBackpropFilter (x,
+/// filter_size, out_backprop) -> dw. The dtype is the out_backprop's or x's (input_size and
+/// filter_size are INT32 shapes); the bytes are the row's own tensors.
+[[nodiscard]] inline std::optional<op> conv_of_row(const kernel_row& r) {
+    const std::string_view type = r.op_type;
+    const conv_pass p = type.starts_with("Conv2DBackpropInput")    ? conv_pass::backprop_input
+                        : type.starts_with("Conv2DBackpropFilter") ? conv_pass::backprop_filter
+                                                                   : conv_pass::forward;
+    // The feature map whose pixels are the GEMM's (the output, or the output's gradient), the
+    // weight (or its gradient), and the tensor whose dtype the cube multiplies.
+    const auto y =
+        p == conv_pass::forward ? feature_map_of(r, true, 0) : feature_map_of(r, false, 2);
+    const auto w =
+        p == conv_pass::backprop_filter ? conv_weight_of(r, true, 0) : conv_weight_of(r, false, 1);
+    const std::size_t typed = p == conv_pass::backprop_input ? 2 : 0;
+    const auto bytes = r.bytes_moved();
+    const auto written = r.output_bytes();
+    if (!y || !w || !bytes || !written || typed >= r.input_types.size() ||
+        !r.input_types[typed].type)
+        return std::nullopt;
+    // torch_npu computes a Conv's fp32 data in HF32 unless told not to (torch_npu.npu.conv.
+    // allow_hf32, default True); the row's "HF32 Eligible" says which, where it is written.
+    const dtype t = cube_type(r, *r.input_types[typed].type, true);
+    dtype out = *r.input_types[typed].type;
+    if (!r.output_types.empty() && r.output_types[0].type) out = *r.output_types[0].type;
+    constexpr std::string_view where = "conv row";
+    const std::int64_t pixels = checked_product(y->batch, y->pixels, where, "N*HO*WO");
+    return conv_gemm(p, pixels, y->channels, w->per_channel, t, *bytes - *written, *written, out);
+}
+
 [[nodiscard]] inline std::optional<op> row_op_of(const kernel_row& r, const op_row& kind, dtype t) {
     if (r.input_shapes.size() < static_cast<std::size_t>(kind.shapes.min) ||
         r.input_shapes.size() > static_cast<std::size_t>(kind.shapes.max) ||
@@ -467,17 +563,26 @@ namespace detail {
     if (kind == op_kind::grouped_matmul) return grouped_matmul_of_row(r, *t);
     if (kind == op_kind::fill) return fill_of_row(r, *t);
     if (kind == op_kind::rowwise) return rowwise_of_row(r, *t);
+    if (kind == op_kind::conv) return conv_of_row(r);
     if (kind == op_kind::matmul) {
         const auto g = gemm_of(r);
         if (!g) return std::nullopt;
         dtype out = *t;
         if (!r.output_types.empty() && r.output_types[0].type) out = *r.output_types[0].type;
-        return batch_matmul(g->batch, g->m, g->n, g->k, *t,
+        return batch_matmul(g->batch, g->m, g->n, g->k, cube_type(r, *t, false),
                             {.broadcast_b = g->broadcast_b, .out_type = out});
     }
     const auto bytes = r.bytes_moved();
     if (!bytes || r.output_shapes.empty()) return std::nullopt;
-    const auto out_elems = r.output_shapes[0].elements();
+    // A Foreach row (torch's multi-tensor ops: ForeachAddList, ForeachMulScalar, ...) applies
+    // one elementwise op to each tensor of its lists: its elements are all of its outputs'.
+    const bool list = *eng == engine::vector && r.op_type.starts_with("Foreach");
+    std::optional<std::int64_t> out_elems = r.output_shapes[0].elements();
+    for (std::size_t i = 1; list && out_elems && i < r.output_shapes.size(); ++i) {
+        const auto n = r.output_shapes[i].elements();
+        out_elems = n ? std::optional(checked_sum(*out_elems, *n, "Foreach row", "elements"))
+                      : std::nullopt;
+    }
     if (!out_elems || *out_elems < 1) return std::nullopt;
     if (*eng == engine::vector) {
         // Reductions by name (ReduceSum, LpNormReduceV2, ArgMaxWithValue, ...): every input
@@ -502,7 +607,7 @@ namespace detail {
         o.inputs = static_cast<int>(r.input_shapes.empty() ? 1 : r.input_shapes.size());
         o.read_elements = read;
         if (traits) o.ops_per_element = traits->ops_per_element;
-        o.inner = r.output_shapes[0].inner() > 0 ? r.output_shapes[0].inner() : 0;
+        o.inner = !list && r.output_shapes[0].inner() > 0 ? r.output_shapes[0].inner() : 0;
         if (!r.output_types.empty() && r.output_types[0].type && *r.output_types[0].type != *t) {
             o.out_same_as_in = false;
             o.out_type = *r.output_types[0].type;
