@@ -314,6 +314,25 @@ inline void write_by_type(std::ostream& out, const std::vector<profile::type_sta
     bt.write(out);
 }
 
+/// The measurement spread of a report's rows (error_report::repeat_floor) as a JSON member.
+inline void write_floor(io::json_writer& j, const profile::error_report& rep) {
+    j.key("repeat_floor")
+        .begin_object()
+        .member("repeated_rows", static_cast<double>(rep.repeated_rows))
+        .member("mape", rep.repeat_floor.mape)
+        .member("median_ape", rep.repeat_floor.median_ape)
+        .end_object();
+}
+
+/// The same as a line, when some row repeats an op.
+inline void write_floor(std::ostream& out, const profile::error_report& rep) {
+    if (rep.repeated_rows == 0) return;
+    out << "measurement spread: " << rep.repeated_rows << " of " << rep.overall.rows
+        << " rows repeat an op (same type, input shapes and dtypes); each row predicted by its"
+           " op's median measurement: MAPE "
+        << pct(rep.repeat_floor.mape) << ", median " << pct(rep.repeat_floor.median_ape) << "\n";
+}
+
 inline void write_report(std::ostream& out, const profile::error_report& rep, std::size_t worst,
                          const std::string& format, const profile::calibration_result* fit,
                          bool near) {
@@ -327,6 +346,7 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
             .member("p90_ape", rep.overall.p90_ape)
             .member("max_ape", rep.overall.max_ape);
         if (fit != nullptr) j.member("fit_rows", static_cast<double>(fit->rows));
+        write_floor(j, rep);
         if (near) by_source(rep.rows).write(j);
         write_by_type(j, rep.by_type);
         j.key("worst").begin_array();
@@ -351,6 +371,7 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
     out << "scored " << rep.overall.rows << " rows (" << rep.skipped << " not mappable): MAPE "
         << pct(rep.overall.mape) << ", median " << pct(rep.overall.median_ape) << ", P90 "
         << pct(rep.overall.p90_ape) << "\n";
+    write_floor(out, rep);
     if (near) by_source(rep.rows).write(out);
     out << "\n";
     write_by_type(out, rep.by_type);
@@ -403,7 +424,9 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
             .member("scored_seeds", st.scored_runs)
             .member("mean_mape", st.mean_mape)
             .member("mean_median_ape", st.mean_median_ape)
-            .member("mean_p90_ape", st.mean_p90_ape);
+            .member("mean_p90_ape", st.mean_p90_ape)
+            .member("mean_floor_mape", st.mean_floor_mape)
+            .member("mean_floor_median_ape", st.mean_floor_median_ape);
         j.key("seeds").begin_array();
         for (const auto& r : runs) {
             j.begin_object()
@@ -425,6 +448,7 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
             .member("mape", st.pooled.overall.mape)
             .member("median_ape", st.pooled.overall.median_ape)
             .member("p90_ape", st.pooled.overall.p90_ape);
+        write_floor(j, st.pooled);
         if (near) by_source(st.pooled.rows).write(j);
         write_by_type(j, st.pooled.by_type);
         j.end_object();
@@ -437,7 +461,14 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
     if (st.scored_runs < runs.size())
         out << " (" << st.scored_runs << " with held-out rows to score)";
     out << ": mean MAPE " << pct(st.mean_mape) << ", mean median APE " << pct(st.mean_median_ape)
-        << ", mean P90 APE " << pct(st.mean_p90_ape) << "\n\n";
+        << ", mean P90 APE " << pct(st.mean_p90_ape) << "\n";
+    if (st.pooled.repeated_rows > 0) {
+        out << "measurement spread (each held-out row predicted by its op's median measurement): "
+               "mean MAPE "
+            << pct(st.mean_floor_mape) << ", mean median APE " << pct(st.mean_floor_median_ape)
+            << "\n";
+    }
+    out << "\n";
     io::text_table t(
         {"seed", "fit rows", "scored", "MAPE", "median APE", "P90 APE", "vector efficiency"});
     for (const auto& r : runs) {

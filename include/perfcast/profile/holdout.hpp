@@ -24,18 +24,22 @@ struct holdout_split {
     std::vector<kernel_row> test;
 };
 
+/// The group of a row: its op type, input shapes and input dtypes as written. Rows of one group
+/// are repeats of one op.
+[[nodiscard]] inline std::string group_key(const kernel_row& r) {
+    std::string key = r.op_type + "|";
+    for (const auto& s : r.input_shapes) key += to_string(s);
+    key += "|";
+    for (const auto& t : r.input_types) key += t.text + ";";
+    return key;
+}
+
 [[nodiscard]] inline holdout_split split_holdout(const std::vector<kernel_row>& rows,
                                                  double fraction, std::uint64_t seed) {
     PERFCAST_EXPECTS(fraction > 0 && fraction < 1, "split_holdout", "fraction", fraction,
                      "a share in (0, 1)");
     std::map<std::string, std::vector<std::size_t>> groups;
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        std::string key = rows[i].op_type + "|";
-        for (const auto& s : rows[i].input_shapes) key += to_string(s);
-        key += "|";
-        for (const auto& t : rows[i].input_types) key += t.text + ";";
-        groups[key].push_back(i);
-    }
+    for (std::size_t i = 0; i < rows.size(); ++i) groups[group_key(rows[i])].push_back(i);
     // splitmix64 (random.hpp): the same groups for the same seed on every platform.
     std::uint64_t state = seed;
     const auto next = [&state] { return ::perfcast::detail::splitmix64(state); };

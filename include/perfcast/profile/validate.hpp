@@ -16,6 +16,7 @@
 #include "../chip.hpp"
 #include "../cost.hpp"
 #include "calibrate.hpp"
+#include "holdout.hpp"
 #include "kernel_details.hpp"
 #include "neighbours.hpp"
 #include "ops.hpp"
@@ -34,6 +35,10 @@ struct prediction {
     double ape = 0;  // |predicted - measured| / measured
     estimate_source source = estimate_source::model;  // the model, or measured neighbours
     double model_ape = 0;  // the model's own APE (= ape unless predicted from neighbours)
+    /// The APE of its group's median measurement on this row (group_key: the same op type,
+    /// input shapes and dtypes among the scored rows); 0 for a row alone in its group.
+    double repeat_ape = 0;
+    bool repeated = false;  // its group holds another scored row
 };
 
 /// Error statistics of a set of predictions (shares, not percent: 0.15 = 15 %).
@@ -55,6 +60,10 @@ struct error_report {
     std::vector<type_stats> by_type;    // ordered by type name
     std::vector<prediction> rows;       // every predicted row, file order
     std::size_t skipped = 0;            // rows the model cannot map (HCCL, conflicts, N/A)
+    /// The measurement spread: every row predicted by its group's median measurement
+    /// (prediction::repeat_ape), a floor no prediction of one time per op goes below.
+    error_stats repeat_floor;
+    std::size_t repeated_rows = 0;  // rows whose group holds another scored row
     [[nodiscard]] std::vector<prediction> worst(std::size_t n) const {
         std::vector<prediction> w = rows;
         std::sort(w.begin(), w.end(),
@@ -124,12 +133,16 @@ struct error_report {
     rep.skipped = skipped;
     std::map<std::string, std::vector<double>> by_type;
     std::vector<double> all;
+    std::vector<double> floor;
     for (const prediction& pr : predictions) {
         all.push_back(pr.ape);
         by_type[pr.type].push_back(pr.ape);
+        floor.push_back(pr.repeat_ape);
+        if (pr.repeated) ++rep.repeated_rows;
     }
     rep.rows = std::move(predictions);
     rep.overall = stats_of(all);
+    rep.repeat_floor = stats_of(floor);
     for (const auto& [type, apes] : by_type) rep.by_type.push_back({type, stats_of(apes)});
     return rep;
 }
@@ -141,11 +154,27 @@ template <class Filter>
                                       const calibration& cal, Filter keep,
                                       const measured_neighbours* near = nullptr) {
     std::vector<prediction> predictions;
+    std::map<std::string, std::vector<std::size_t>> groups;  // group_key -> predictions
     std::size_t skipped = 0;
     for (const kernel_row& r : rows) {
         if (!keep(r)) continue;
-        if (auto pr = predict_row(c, r, cal, near)) predictions.push_back(std::move(*pr));
-        else ++skipped;
+        if (auto pr = predict_row(c, r, cal, near)) {
+            groups[group_key(r)].push_back(predictions.size());
+            predictions.push_back(std::move(*pr));
+        } else {
+            ++skipped;
+        }
+    }
+    for (const auto& [key, members] : groups) {
+        if (members.size() < 2) continue;
+        std::vector<double> us;
+        for (std::size_t i : members) us.push_back(predictions[i].measured.in(units::us));
+        const double median = quantile(us, 0.5);
+        for (std::size_t i : members) {
+            prediction& pr = predictions[i];
+            pr.repeat_ape = std::abs(median / pr.measured.in(units::us)-1.0);
+            pr.repeated = true;
+        }
     }
     return summarize(std::move(predictions), skipped);
 }
@@ -164,6 +193,7 @@ struct holdout_run {
     std::size_t fit_rows = 0;          // rows the calibration used (mapped)
     bool vector_efficiency_fitted = false;
     error_stats stats;                 // on the held-out rows `keep` accepts
+    error_stats repeat_floor;          // their measurement spread (error_report::repeat_floor)
 };
 
 /// A calibrate-and-score hold-out repeated over seeds: the hold-out error of one draw depends
@@ -176,6 +206,8 @@ struct holdout_study {
     double mean_mape = 0;              // means over the scored runs (0 when there are none)
     double mean_median_ape = 0;
     double mean_p90_ape = 0;
+    double mean_floor_mape = 0;  // means of the runs' repeat_floor
+    double mean_floor_median_ape = 0;
     error_report pooled;               // every run's held-out predictions together
 };
 
@@ -211,12 +243,15 @@ template <class Filter>
         std::optional<measured_neighbours> near;
         if (near_window > 0) near.emplace(c, split.fit, fit.fitted, near_window);
         error_report rep = score_rows(c, split.test, fit.fitted, keep, near ? &*near : nullptr);
-        out.runs.push_back({seed, fit.rows, fit.vector_efficiency_fitted, rep.overall});
+        out.runs.push_back(
+            {seed, fit.rows, fit.vector_efficiency_fitted, rep.overall, rep.repeat_floor});
         if (rep.overall.rows > 0) {
             ++out.scored_runs;
             out.mean_mape += rep.overall.mape;
             out.mean_median_ape += rep.overall.median_ape;
             out.mean_p90_ape += rep.overall.p90_ape;
+            out.mean_floor_mape += rep.repeat_floor.mape;
+            out.mean_floor_median_ape += rep.repeat_floor.median_ape;
         }
         skipped += rep.skipped;
         all.insert(all.end(), std::make_move_iterator(rep.rows.begin()),
@@ -228,6 +263,8 @@ template <class Filter>
         out.mean_mape /= n;
         out.mean_median_ape /= n;
         out.mean_p90_ape /= n;
+        out.mean_floor_mape /= n;
+        out.mean_floor_median_ape /= n;
     }
     out.pooled = summarize(std::move(all), skipped);
     return out;
