@@ -419,9 +419,6 @@ namespace detail {
     return rowwise(rows, width, t, o);
 }
 
-/// The op of a row whose type another kind's row claims (an extension's, say): the kind's cost
-/// function on a node of the row's input shapes and dtype; nothing when they do not fit the
-/// kind's shapes.
 /// The dtype the cube multiplies a row's `t` data in: HF32 for fp32 data when the row's
 /// "HF32 Eligible" is YES, or, where the profile does not say, when the op's default allows it
 /// (`hf32_default`: torch_npu.npu.conv.allow_hf32 defaults to True, npu.matmul.allow_hf32 to
@@ -518,6 +515,9 @@ struct conv_weight {
     return conv_gemm(p, pixels, y->channels, w->per_channel, t, *bytes - *written, *written, out);
 }
 
+/// The op of a row whose type another kind's row claims (an extension's, say): the kind's cost
+/// function on a node of the row's input shapes and dtype; nothing when they do not fit the
+/// kind's shapes.
 [[nodiscard]] inline std::optional<op> row_op_of(const kernel_row& r, const op_row& kind, dtype t) {
     if (r.input_shapes.size() < static_cast<std::size_t>(kind.shapes.min) ||
         r.input_shapes.size() > static_cast<std::size_t>(kind.shapes.max) ||
