@@ -172,7 +172,8 @@ template <class Filter>
         const double median = quantile(us, 0.5);
         for (std::size_t i : members) {
             prediction& pr = predictions[i];
-            pr.repeat_ape = std::abs(median / pr.measured.in(units::us)-1.0);
+            const double measured = pr.measured.in(units::us);
+            pr.repeat_ape = std::abs(median / measured - 1.0);
             pr.repeated = true;
         }
     }
