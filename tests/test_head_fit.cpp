@@ -159,18 +159,20 @@ TEST_CASE("uncalibrated presets on the shipped Ascend profiles (docs/validation.
     // the next whole percent, or the figure before the fitted head where that is lower (Qwen3:
     // 45.2 %), so a model change that moves any of them by more than rounding shows here and the
     // page must be updated. The issue's goal is 35 %; it is met on the 910B1
-    // training profile and the 2023 rank 1, not on the others (the page says why).
+    // training profile, the 2023 rank 1 and the 2025 profile, not on the others (the page says
+    // why). The figures are those of the head refitted after the contiguous runs of profile rows
+    // (docs/validation.md, "Layouts and contiguous runs"): 1.35 us + 0.12 us per core.
     SUBCASE("fit profiles") {
         CHECK(uncalibrated_mape("910B1", data_dir + "kernel_details_910B1_train.csv",
-                                {"AI_CORE", "AI_VECTOR_CORE"}) <= 0.29);              // 28.6 %
-        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank0")) <= 0.51);  // 50.2 %
-        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank1")) <= 0.28);  // 27.8 %
+                                {"AI_CORE", "AI_VECTOR_CORE"}) <= 0.30);              // 29.0 %
+        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank0")) <= 0.51);  // 50.8 %
+        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank1")) <= 0.23);  // 22.9 %
     }
     SUBCASE("held-out profiles: no worse than before the fitted head (45.2 %, 60.4 %)") {
         CHECK(uncalibrated_mape("910B3", kd("torchnpu_cann83_qwen3_rank0_ascend_pt")) <=
-              0.452);  // 45.0 %
+              0.452);  // 44.8 %
         CHECK(uncalibrated_mape("910B1", kd("torchnpu_2025_level1_rank0_ascend_pt")) <=
-              0.48);  // 47.6 %
+              0.33);  // 32.4 % (read since, for the convolutions and the contiguous runs)
     }
     SUBCASE("the 13 GEMMs of the 910B1 profile keep their 3.7 % (the cube head did not move)") {
         const chip c = *chips::find_chip("910B1");

@@ -189,6 +189,44 @@ TEST_CASE("onnx graph: softmax, layer norm, gather, concat, topk, tile, cast, tr
     CHECK(m.nodes.size() == 18);
 }
 
+TEST_CASE("onnx graph: Conv of one group is the conv line; grouped ones stay generic") {
+    const onnx_dim b = onnx_dim::batch();
+    const auto d = [](std::int64_t n) { return onnx_dim::of(n); };
+    io::onnx_graph g;
+    g.source = "conv.onnx";
+    g.batch_symbol = "batch";
+    g.opset = 17;
+    g.inputs = {tensor("x", {b, d(3), d(32), d(32)})};
+    g.outputs = {tensor("z", {b, d(16), d(16), d(16)})};
+    g.nodes = {
+        // 3 -> 16 channels, 3 x 3, same padding (pads 1): Y keeps 32 x 32.
+        op_node("Conv", "c1",
+                {g.inputs[0], weight("w1", {d(16), d(3), d(3), d(3)}), weight("b1", {d(16)})},
+                {tensor("y", {b, d(16), d(32), d(32)})},
+                {{"pads", {1, 1, 1, 1}, 0, {}}, {"kernel_shape", {3, 3}, 0, {}}}),
+        // Depthwise 3 x 3 stride 2 (group 16, W 16,1,3,3): not a one-group convolution.
+        op_node("Conv", "dw",
+                {tensor("y", {b, d(16), d(32), d(32)}), weight("w2", {d(16), d(1), d(3), d(3)})},
+                {g.outputs[0]}, {{"group", {16}, 0, {}}, {"strides", {2, 2}, 0, {}}}),
+    };
+    io::onnx_import r;
+    const model m = io::model_of(g, &r);
+    CHECK(r.text.find("conv B,3,32,32;16,3,3,3;B,16,32,32 fp32 name=c1") != std::string::npos);
+    CHECK(r.mapped.at("Conv") == 1);
+    CHECK(r.generic.at("Conv") == 1);
+    // At batch 2: N x HO x WO = 2048 output pixels x 16 channels x CIN x KH x KW = 27 taps,
+    // 884,736 multiply-adds, 1,769,472 FLOPs; no bias line (the kernel's epilogue adds it).
+    double conv_flops = 0;
+    int convs = 0;
+    for (const perfcast::node& n : m.nodes) {
+        if (n.kind != op_kind::conv) continue;
+        ++convs;
+        conv_flops += instantiate(n, 2).flops().in(units::flop);
+    }
+    CHECK(convs == 1);
+    CHECK(conv_flops == 2.0 * 2048 * 16 * 27);
+}
+
 TEST_CASE("onnx graph: bad graphs are errors naming the file, node, field and value") {
     io::onnx_graph g = mlp();
     g.nodes[1].outputs[0].dims[1] = onnx_dim::symbolic("seq");

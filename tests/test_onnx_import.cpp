@@ -263,6 +263,7 @@ TEST_CASE("onnx: Debian's libonnx-testdata operator tests map to their kinds") {
         {"test_sigmoid", "Sigmoid"},
         {"test_add_bcast", "Add"},
         {"test_where_example", "Where"},
+        {"test_basic_conv_with_padding", "Conv"},
     };
     for (const auto& c : cases) {
         const std::string file = testdata + c.first + "/model.onnx";
@@ -284,6 +285,26 @@ TEST_CASE("onnx: Debian's libonnx-testdata operator tests map to their kinds") {
         CHECK(r.mapped.empty());
         CHECK(r.dropped.size() == 1);
     }
+}
+
+TEST_CASE("onnx: libonnx-testdata's strided Conv against a hand count") {
+    REQUIRE_MESSAGE(std::filesystem::is_directory(testdata),
+                    "install the Debian package libonnx-testdata");
+    // test_conv_with_strides_padding: X [1,1,7,5], W [1,1,3,3], strides 2, pads 1: Y [1,1,4,3]
+    // (floor((7 + 2 - 3) / 2) + 1 = 4, floor((5 + 2 - 3) / 2) + 1 = 3). 12 output pixels x 1
+    // channel x 9 taps = 108 multiply-adds, 216 FLOPs; without padding Y is [1,1,3,2]: 54 MACs.
+    const auto conv_flops = [&](const std::string& test) {
+        io::onnx_import r;
+        const model m = cli::import_onnx(testdata + test + "/model.onnx", "", r);
+        CHECK(r.generic.empty());
+        CHECK(count(m, op_kind::conv) == 1);
+        double f = 0;
+        for (const node& n : m.nodes)
+            if (n.kind == op_kind::conv) f += instantiate(n, 1).flops().in(units::flop);
+        return f;
+    };
+    CHECK(conv_flops("test_conv_with_strides_padding") == 216.0);
+    CHECK(conv_flops("test_conv_with_strides_no_padding") == 108.0);
 }
 
 TEST_CASE("onnx: every libonnx-testdata node graph imports or fails with a perfcast::error") {

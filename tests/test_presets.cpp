@@ -238,7 +238,7 @@ TEST_CASE("presets: shared overheads live in one place") {
     // Vector kernels: fitted on Ascend profiles (tests/test_head_fit.cpp checks the fit); an SM
     // runs both engines' kernels, so a GPU's vector head is its launch figures.
     CHECK(chips::default_ascend_overheads.vector_launch.in(units::us) == doctest::Approx(1.35));
-    CHECK(chips::default_ascend_overheads.vector_per_core.in(units::us) == doctest::Approx(0.11));
+    CHECK(chips::default_ascend_overheads.vector_per_core.in(units::us) == doctest::Approx(0.12));
     CHECK(chips::default_gpu_overheads.vector_launch == chips::default_gpu_overheads.launch);
     CHECK(chips::default_gpu_overheads.vector_per_core == chips::default_gpu_overheads.per_core);
 }

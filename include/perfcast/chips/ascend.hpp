@@ -21,7 +21,7 @@ namespace perfcast::chips {
 ///    per core used (guide §12: more cores, more head cost). Assumptions: the shipped profiles
 ///    hold no head-bound cube kernel to fit them on (their GEMMs and attention kernels take
 ///    44 us and more);
-///  - vector_launch 1.35 us, vector_per_core 0.11 us: head cost of a vector kernel. Fitted on
+///  - vector_launch 1.35 us, vector_per_core 0.12 us: head cost of a vector kernel. Fitted on
 ///    the head-bound vector rows (body under 1 us) of three shipped profiles, each weighing the
 ///    same: the 910B1 training profile, the two ranks of torchnpu 2023 CANN 7.0, and the 910B3
 ///    attention profile (examples/fit_heads.cpp; docs/validation.md, "Defaults that hold before
@@ -34,7 +34,7 @@ inline constexpr overhead_spec default_ascend_overheads{
     .launch = duration{3.0, units::us},
     .per_core = duration{0.1, units::us},
     .vector_launch = duration{1.35, units::us},
-    .vector_per_core = duration{0.11, units::us},
+    .vector_per_core = duration{0.12, units::us},
     .host_dispatch = duration{20.0, units::us},
     .aicpu_launch = duration{30.0, units::us},
 };

@@ -400,7 +400,22 @@ private:
         if (op == "Tile") return tile(n, name, why);
         if (op == "Cast") return cast(n, name, why);
         if (op == "TopK") return topk(n, name, why);
+        if (op == "Conv") return conv(n, name, why);
         return false;
+    }
+
+    /// Conv: a 2-D convolution of one group (X N,CIN,H,W; W COUT,CIN,KH,KW; Y N,COUT,HO,WO
+    /// from shape inference) as the model file's `conv X;W;Y`. Strides, pads and dilations
+    /// reach the cost through Y's HO x WO. The bias (a third input) is added in the kernel's
+    /// epilogue by cuDNN and CANN (torch_npu's Conv2D rows list it as an operand): no line of
+    /// its own. Grouped and depthwise convolutions, and 1-D or 3-D ones, stay generic.
+    bool conv(const onnx_node& n, const std::string& name, const std::string& why) {
+        const dims x = shape_of(&n, input(n, 0), "input");
+        const dims w = shape_of(&n, input(n, 1), "input");
+        if (x.size() != 4 || w.size() != 4 || n.int_attribute("group", 1) != 1) return false;
+        const dims y = shape_of(&n, output(n), "output");
+        line("conv", {x, w, y}, type_of(&n, input(n, 0)), "", name, why);
+        return true;
     }
 
     bool matmul(const onnx_node& n, const std::string& name, const std::string& why) {

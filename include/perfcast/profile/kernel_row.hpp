@@ -282,4 +282,34 @@ private:
     }
 };
 
+/// Whether a row moves its data in runs of its output's innermost dimension: some input is
+/// neither the output's shape (dimensions of size 1 aside: [1,4096,1024] is [4096,1024]'s memory)
+/// nor a single element (a broadcast operand, a sliced or strided view), so the kernel walks rows.
+/// A row whose inputs all have the output's shape (Relu, Cast, TensorMove, an Add of two equal
+/// tensors) reads and writes whole contiguous tensors, which the kernels flatten: one run, however
+/// odd the last dimension (the 2025 torch_npu profile's Relu of [32,64,55,55]: 49.6 MB in 15.5 us;
+/// docs/validation.md, "Layouts and contiguous runs"). Read by the profile mapping (ops.hpp) and
+/// the misaligned-move finding (report_builder.hpp).
+[[nodiscard]] inline bool walks_rows(const kernel_row& r) {
+    if (r.output_shapes.empty() || r.output_shapes[0].inner() < 1) return false;
+    // Equal once the dimensions of size 1 are skipped (no std::views::filter: Clang 14 cannot
+    // use libstdc++ 12's views).
+    const auto same_memory = [](const tensor_shape& a, const tensor_shape& b) {
+        std::size_t i = 0;
+        std::size_t j = 0;
+        for (;;) {
+            while (i < a.dims.size() && a.dims[i] == 1) ++i;
+            while (j < b.dims.size() && b.dims[j] == 1) ++j;
+            if (i == a.dims.size() || j == b.dims.size())
+                return i == a.dims.size() && j == b.dims.size();
+            if (a.dims[i++] != b.dims[j++]) return false;
+        }
+    };
+    const tensor_shape& out = r.output_shapes[0];
+    return std::ranges::any_of(r.input_shapes, [&](const tensor_shape& s) {
+        const auto n = s.elements();
+        return !(n && *n <= 1) && !same_memory(s, out);
+    });
+}
+
 }  // namespace perfcast::profile

@@ -548,6 +548,26 @@ struct conv_weight {
     }
 }
 
+namespace detail {
+/// Whether a row is a TransData between a plain NCHW weight and Ascend's FRACTAL_Z ([C1 x KH x
+/// KW, COUT / 16, 16, C0]), either way. The new innermost axis (C0, channels) is strided by
+/// KH x KW in the plain tensor, so the conversion is a gather of single elements, which the
+/// kernel does on its scalar unit: priced as a transpose whose innermost axis moves (every
+/// element its own run). In the 2025 torch_npu profile these rows spend 2.0-28.7 us of their
+/// 6.5-53.6 us in the scalar pipe and under 10 us in the loads and stores (docs/validation.md,
+/// "Layouts and contiguous runs"). NCHW <-> NC1HWC0 moves whole H x W planes (vector transposes)
+/// and keeps the output's innermost axis as its run.
+[[nodiscard]] inline bool fractal_z_gather(const kernel_row& r) {
+    if (r.op_type != "TransData") return false;
+    const auto in = row_tensor_of(r, false, 0);
+    const auto out = row_tensor_of(r, true, 0);
+    if (!in || !out) return false;
+    const auto plain = [](const row_tensor& t) { return t.format == "NCHW" && t.dims.size() == 4; };
+    const auto fractal = [](const row_tensor& t) { return t.format.starts_with("FRACTAL_Z"); };
+    return (plain(*in) && fractal(*out)) || (fractal(*in) && plain(*out));
+}
+}  // namespace detail
+
 /// The kind of the first row of `ops` whose profiler types match the row's op type (see
 /// op_vocabulary.hpp): a MatMul, a reduction or a cast read below, any other kind by its cost
 /// function (row_op_of). When no row claims the type the engine decides: an elementwise op on the
@@ -607,7 +627,8 @@ struct conv_weight {
         o.inputs = static_cast<int>(r.input_shapes.empty() ? 1 : r.input_shapes.size());
         o.read_elements = read;
         if (traits) o.ops_per_element = traits->ops_per_element;
-        o.inner = !list && r.output_shapes[0].inner() > 0 ? r.output_shapes[0].inner() : 0;
+        o.inner = !list && walks_rows(r) ? r.output_shapes[0].inner() : 0;
+        if (detail::fractal_z_gather(r)) o.inner = 1;
         if (!r.output_types.empty() && r.output_types[0].type && *r.output_types[0].type != *t) {
             o.out_same_as_in = false;
             o.out_type = *r.output_types[0].type;

@@ -394,6 +394,10 @@ private:
     void check_alignment(const kernel_row& r, duration d) {
         const double align = chip_.alignment.in(units::B);
         if (align <= 0) return;
+        // A row whose inputs all have its output's shape moves whole contiguous tensors: no
+        // short runs, whatever the last dimension (kernel_row.hpp walks_rows; the cost model
+        // prices it as one run).
+        if (!walks_rows(r)) return;
         std::string first;
         std::size_t bad = 0;
         const auto scan = [&](const std::vector<tensor_shape>& s,
