@@ -18,19 +18,13 @@
 #include <perfcast/profile/kernel_details.hpp>
 #include <perfcast/profile/ops.hpp>
 
-#ifndef PERFCAST_SOURCE_DIR
-#error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
-#endif
+#include "alexnet_profile.hpp"
 
 using namespace perfcast;
+using perfcast_test::alexnet;
+using perfcast_test::alexnet_rows;
 
 namespace {
-
-const std::string alexnet = PERFCAST_SOURCE_DIR
-    "/tests/data/profiles/real/torchnpu_2025_level1_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/"
-    "kernel_details.csv";
-
-profile::kernel_table alexnet_rows() { return profile::read_kernel_details_file(alexnet); }
 
 /// The first row of `type` in the AlexNet profile.
 profile::kernel_row first_row_of(std::string_view type) {

@@ -19,22 +19,13 @@
 #include <perfcast/profile/kernel_details.hpp>
 #include <perfcast/profile/ops.hpp>
 
-#ifndef PERFCAST_SOURCE_DIR
-#error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
-#endif
+#include "alexnet_profile.hpp"
 
 using namespace perfcast;
+using perfcast_test::alexnet;
+using perfcast_test::alexnet_rows;
 
 namespace {
-
-const std::string alexnet = PERFCAST_SOURCE_DIR
-    "/tests/data/profiles/real/torchnpu_2025_level1_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/"
-    "kernel_details.csv";
-
-const profile::kernel_table& alexnet_rows() {
-    static const profile::kernel_table t = profile::read_kernel_details_file(alexnet);
-    return t;
-}
 
 /// The row at `line` of the AlexNet profile.
 const profile::kernel_row& row_at(std::size_t line) {

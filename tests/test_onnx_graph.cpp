@@ -192,23 +192,25 @@ TEST_CASE("onnx graph: softmax, layer norm, gather, concat, topk, tile, cast, tr
 TEST_CASE("onnx graph: Conv of one group is the conv line; grouped ones stay generic") {
     const onnx_dim b = onnx_dim::batch();
     const auto d = [](std::int64_t n) { return onnx_dim::of(n); };
-    io::onnx_graph g;
-    g.source = "conv.onnx";
-    g.batch_symbol = "batch";
-    g.opset = 17;
-    g.inputs = {tensor("x", {b, d(3), d(32), d(32)})};
-    g.outputs = {tensor("z", {b, d(16), d(16), d(16)})};
-    g.nodes = {
-        // 3 -> 16 channels, 3 x 3, same padding (pads 1): Y keeps 32 x 32.
-        op_node("Conv", "c1",
-                {g.inputs[0], weight("w1", {d(16), d(3), d(3), d(3)}), weight("b1", {d(16)})},
-                {tensor("y", {b, d(16), d(32), d(32)})},
-                {{"pads", {1, 1, 1, 1}, 0, {}}, {"kernel_shape", {3, 3}, 0, {}}}),
-        // Depthwise 3 x 3 stride 2 (group 16, W 16,1,3,3): not a one-group convolution.
-        op_node("Conv", "dw",
-                {tensor("y", {b, d(16), d(32), d(32)}), weight("w2", {d(16), d(1), d(3), d(3)})},
-                {g.outputs[0]}, {{"group", {16}, 0, {}}, {"strides", {2, 2}, 0, {}}}),
-    };
+    const onnx_tensor x = tensor("x", {b, d(3), d(32), d(32)});
+    const onnx_tensor y = tensor("y", {b, d(16), d(32), d(32)});
+    const onnx_tensor z = tensor("z", {b, d(16), d(16), d(16)});
+    const io::onnx_graph g{
+        .name = "",
+        .source = "conv.onnx",
+        .batch_symbol = "batch",
+        .opset = 17,
+        .inputs = {x},
+        .outputs = {z},
+        .nodes = {
+            // 3 -> 16 channels, 3 x 3, same padding (pads 1): Y keeps 32 x 32.
+            op_node("Conv", "c1",
+                    {x, weight("w1", {d(16), d(3), d(3), d(3)}), weight("b1", {d(16)})}, {y},
+                    {{"pads", {1, 1, 1, 1}, 0, {}}, {"kernel_shape", {3, 3}, 0, {}}}),
+            // Depthwise 3 x 3 stride 2 (group 16, W 16,1,3,3): not a one-group convolution.
+            op_node("Conv", "dw", {y, weight("w2", {d(16), d(1), d(3), d(3)})}, {z},
+                    {{"group", {16}, 0, {}}, {"strides", {2, 2}, 0, {}}}),
+        }};
     io::onnx_import r;
     const model m = io::model_of(g, &r);
     CHECK(r.text.find("conv B,3,32,32;16,3,3,3;B,16,32,32 fp32 name=c1") != std::string::npos);
