@@ -165,8 +165,12 @@ TEST_CASE("uncalibrated presets on the shipped Ascend profiles (docs/validation.
     SUBCASE("fit profiles") {
         CHECK(uncalibrated_mape("910B1", data_dir + "kernel_details_910B1_train.csv",
                                 {"AI_CORE", "AI_VECTOR_CORE"}) <= 0.30);              // 29.0 %
-        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank0")) <= 0.51);  // 50.8 %
+        // 56.1 %: 50.8 % until a full [S, S] mask was read as the causal band (its three
+        // FlashAttention rows were under-predicted already; docs/validation.md).
+        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank0")) <= 0.57);
         CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank1")) <= 0.23);  // 22.9 %
+        CHECK(uncalibrated_mape("910B3", data_dir + "kernel_details_910B3_matmul.csv") <=
+              0.23);  // 22.2 % (44.7 % before the causal band)
     }
     SUBCASE("held-out profiles: no worse than before the fitted head (45.2 %, 60.4 %)") {
         CHECK(uncalibrated_mape("910B3", kd("torchnpu_cann83_qwen3_rank0_ascend_pt")) <=

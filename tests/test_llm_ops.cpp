@@ -152,9 +152,10 @@ TEST_CASE("attention: the compute term is the cube time plus the softmax on the 
 // ---------------------------------------------------------------------------------------------
 // Attention rows of real profiles.
 
-TEST_CASE("attention rows: FlashAttentionScore SBH with a dense mask and dropout (CANN 7.0)") {
-    // Q 8192,2,640 (S, B, H); mask 1,1,8192,8192 (dense: every pair priced); drop mask
-    // 83886112 bytes; statistics written flat: 655360 = 2 x 8192 x 5 x 8, so 5 heads of 128.
+TEST_CASE("attention rows: FlashAttentionScore SBH with a full mask and dropout (CANN 7.0)") {
+    // Q 8192,2,640 (S, B, H); mask 1,1,8192,8192 (a self-attention's full [S, S] mask: the
+    // causal band, profile/ops.hpp); drop mask 83886112 bytes; statistics written flat:
+    // 655360 = 2 x 8192 x 5 x 8, so 5 heads of 128.
     const profile::kernel_row r =
         first_row_of("torchnpu_2023_cann70_rank0/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
                      "FlashAttentionScore");
@@ -167,10 +168,62 @@ TEST_CASE("attention rows: FlashAttentionScore SBH with a dense mask and dropout
                                    .q_len = 8192,
                                    .kv_len = 8192,
                                    .head_dim = 128,
+                                   .causal = true,
                                    .dropout = true},
                                   dtype::bf16);
     CHECK(*o == expected);
-    CHECK(o->flops().in(units::flop) == 343597383680.0);  // 4 x 2 x 8192^2 x 640
+    // 4 x 2 x 5 x (8192 x 8193 / 2) x 128 = 4 x 10 x 33,558,528 x 128 = 171,819,663,360.
+    CHECK(o->flops().in(units::flop) == 171819663360.0);
+}
+
+TEST_CASE("attention rows: a [S, S] mask is the causal band; another mask is dense") {
+    // The 910B3 fixture: Q, K, V 4096,2,512 (SBH), mask 4096,4096, statistics 2,4,4096,8: 4
+    // heads of 128. Its pipe counters show half the dense work (docs/model.md, "Attention").
+    const profile::kernel_table t = profile::read_kernel_details_file(
+        PERFCAST_SOURCE_DIR "/tests/data/profiles/kernel_details_910B3_matmul.csv");
+    const attention_shape causal{.batch = 2,
+                                 .q_heads = 4,
+                                 .kv_heads = 4,
+                                 .q_len = 4096,
+                                 .kv_len = 4096,
+                                 .head_dim = 128,
+                                 .causal = true};
+    int forward = 0, backward = 0;
+    for (const profile::kernel_row& r : t.rows) {
+        if (!r.op_type.starts_with("FlashAttentionScore")) continue;
+        const std::optional<op> o = profile::op_of(r);
+        if (!o) continue;  // line 22: Q 4096,2,511 against K 4096,2,512 (a shape conflict)
+        attention_shape a = causal;
+        a.backward = r.op_type == "FlashAttentionScoreGrad";
+        CHECK(*o == attention(a, dtype::bf16));
+        ++(a.backward ? backward : forward);
+    }
+    CHECK(forward == 4);
+    CHECK(backward == 4);
+
+    // A mask that is not [S, S] (a padding mask [B, 1, 1, Skv], a cross-attention's [Sq, Skv])
+    // stays dense: every pair priced.
+    const auto row = [](const std::string& q, const std::string& k, const std::string& mask) {
+        const std::string text =
+            "Type,Accelerator Core,Duration(us),Input Shapes,Input Data Types,Output Shapes,"
+            "Output Data Types\n"
+            "FlashAttentionScore,MIX_AIC,100,\"" +
+            q + ";" + k + ";" + k + ";;;;" + mask +
+            "\",DT_BF16;DT_BF16;DT_BF16;;;;BOOL,\"1,4,256,8;1,4,256,8;;" + q +
+            "\",FLOAT;FLOAT;;DT_BF16\n";
+        return profile::parse_kernel_details(text, "m.csv").rows.at(0);
+    };
+    const auto self = profile::op_of(row("1,256,512", "1,256,512", "256,256"));
+    const auto padding = profile::op_of(row("1,256,512", "1,256,512", "1,1,1,256"));
+    const auto cross = profile::op_of(row("1,256,512", "1,512,512", "256,512"));
+    REQUIRE(self.has_value());
+    REQUIRE(padding.has_value());
+    REQUIRE(cross.has_value());
+    // B 1, 4 heads of 128, S 256: causal 4 x 4 x (256 x 257 / 2) x 128 = 67,371,008 FLOPs;
+    // dense 4 x 4 x 256^2 x 128 = 134,217,728; cross (Skv 512) 268,435,456.
+    CHECK(self->flops().in(units::flop) == 67371008.0);
+    CHECK(padding->flops().in(units::flop) == 134217728.0);
+    CHECK(cross->flops().in(units::flop) == 268435456.0);
 }
 
 TEST_CASE("attention rows: FlashAttentionScore SBH, GQA, compressed causal mask (CANN 8.3)") {

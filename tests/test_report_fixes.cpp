@@ -407,9 +407,22 @@ TEST_CASE("report fixes: validate with no scored row is an error that says why")
     CHECK(r.status == cli::exit_failure);
     CHECK(has(r.err, "holds no row"));
 
-    // A hold-out study where no seed scores a row.
+    // A hold-out study whose filters keep nothing, or nothing the model maps: said before any
+    // seed's fit runs.
     r = run_command(cli::validate_command, {"--chip", "910B1", b1_train, "--holdout", "0.3",
                                             "--seeds", "1-2", "--types", "Nope"});
+    CHECK(r.status == cli::exit_failure);
+    CHECK(has(r.err, "holds 591 rows, none of them kept by --types Nope"));
+    r = run_command(cli::validate_command, {"--chip", "910B1", b1_train, "--holdout", "0.3",
+                                            "--seeds", "1-2", "--tasks", "HCCL"});
+    CHECK(r.status == cli::exit_failure);
+    CHECK(has(r.err, "19 kept by --tasks HCCL, and the model maps none of them"));
+
+    // A hold-out study whose seeds hold out none of the kept rows: the 910B3 fixture's four
+    // FlashAttentionScoreGrad rows at a 5 % share, seeds 1 and 2.
+    r = run_command(cli::validate_command,
+                    {"--chip", "910B3", b3_matmul, "--holdout", "0.05", "--seeds", "1-2", "--types",
+                     "FlashAttentionScoreGrad"});
     CHECK(r.status == cli::exit_failure);
     CHECK(has(r.err, "no seed from 1 to 2 holds out a row"));
 }

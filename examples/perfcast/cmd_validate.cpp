@@ -555,9 +555,18 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
             if (a.has("seed")) throw usage_error("--seeds and --seed: give one");
             if (a.has("worst")) throw usage_error("--seeds lists no worst rows: drop --worst");
             const auto [first, last] = seed_range(*a.get("seeds"));
-            const auto study = profile::repeated_holdout(
-                c, profiles.in_context(a.positional[0], c, cal.params), share, first, last, keep,
-                cal.params, calibration_options_from(a, progress), near_window);
+            const auto rows = profiles.in_context(a.positional[0], c, cal.params);
+            // No seed can score a row that the filters drop or the model cannot map: said
+            // before the seeds' fits run, not after them.
+            if (const auto kept = filtered(rows, keep); kept.empty()) {
+                throw nothing_scored(a.positional[0], rows.size(), 0, 0, a);
+            } else if (const auto mapped = profile::score_rows(c, kept, cal);
+                       mapped.overall.rows == 0) {
+                throw nothing_scored(a.positional[0], rows.size(), kept.size(), mapped.skipped, a);
+            }
+            const auto study =
+                profile::repeated_holdout(c, rows, share, first, last, keep, cal.params,
+                                          calibration_options_from(a, progress), near_window);
             if (study.scored_runs == 0) {
                 throw perfcast::error(
                     "nothing scored (a MAPE over no rows is not 0 %): no seed from " +
@@ -592,6 +601,9 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
     if (test_rows.empty()) throw nothing_scored(scored_what, test_read, 0, 0, a);
     std::optional<profile::calibration_result> fit;
     if (!fit_rows.empty()) {
+        // Rows the model cannot map stay unmapped after a fit: said before it runs.
+        if (const auto mapped = profile::score_rows(c, test_rows, cal); mapped.overall.rows == 0)
+            throw nothing_scored(scored_what, test_read, test_rows.size(), mapped.skipped, a);
         fit = profile::calibrate(c, profile::measured_ops(c, fit_rows), cal.params,
                                  calibration_options_from(a, progress));
         cal = fit->fitted;

@@ -270,6 +270,17 @@ namespace detail {
     return nullptr;
 }
 
+/// Whether input `m` (from the fourth on) is a self-attention's full mask, one for every head:
+/// `a` has Sq = Skv = S > 1 and `m` is [S, S], [1, 1, S, S] or [B, 1, S, S] (the shapes
+/// npu_fusion_attention takes besides BNSS; not a grad row's dY or statistics, whose second
+/// dimension is not 1 or whose last is not S).
+[[nodiscard]] inline bool square_self_mask(const tensor_shape& m, const attention_shape& a) {
+    const std::size_t n = m.rank();
+    if (!(n == 2 || (n == 4 && m.dims[1] == 1))) return false;
+    return a.q_len == a.kv_len && a.q_len > 1 && m.dims[n - 2] == a.q_len &&
+           m.dims[n - 1] == a.kv_len;
+}
+
 /// Query heads from softmax statistics written flat (CANN 7.0 profiles write [B*N*Sq*8] as one
 /// dimension): the first output of rank 1 whose size is rows x N x 8 for an N dividing the
 /// hidden size `hq`; else head dim 128 assumed (hq / 128 heads), or one head.
@@ -294,8 +305,9 @@ namespace detail {
 ///  - TND (variable lengths, whose lengths are values, not shapes): not read.
 /// The mask: a [2048, 2048] input is the compressed lower-triangular mask of sparse modes 2-4
 /// (CANN FlashAttentionScore reference: "optimized" causal masks are 2048 x 2048): causal. Any
-/// other mask is applied element by element over every pair (sparse mode 0): dense. A
-/// FlashAttentionScore's input 4 (Grad: 5) is the dropout mask. A type with Grad or bwd in its
+/// full [S, S] mask of a self-attention is the causal band (below); any other mask is applied
+/// element by element over every pair (sparse mode 0): dense. A FlashAttentionScore's input 4
+/// (Grad: 5) is the dropout mask when it is UINT8 (or untyped). A type with Grad or bwd in its
 /// name is the backward pass.
 [[nodiscard]] inline std::optional<op> attention_of_row(const kernel_row& r, dtype t) {
     if (r.input_shapes.size() < 2) return std::nullopt;
@@ -353,10 +365,23 @@ namespace detail {
         const tensor_shape& m = r.input_shapes[i];
         if (m.rank() == 2 && m.dims[0] == 2048 && m.dims[1] == 2048) a.causal = true;
     }
+    // A full [S, S] mask of a self-attention: in sparse mode 0 the kernel computes only the band
+    // between pre_tockens and next_tockens (torch_npu npu_fusion_attention reference), and the
+    // callers that pass a full lower-triangular mask pass next_tockens = 0 with it (MindSpeed-LLM's
+    // FlashSelfAttention, Hugging Face ports of Llama to torch_npu): the band is the causal
+    // triangle. The 910B3 fixture's rows confirm it: [4096, 4096] masks, and pipe counters of
+    // about half the dense work (aic_mac_time 129 us against 287 us for a causal Qwen3 row of
+    // twice the pairs).
+    for (std::size_t i = 3; i < r.input_shapes.size() && !a.causal; ++i)
+        a.causal = square_self_mask(r.input_shapes[i], a);
     if (r.op_type.starts_with("FlashAttentionScore")) {
+        // The dropout mask is UINT8 bits: another tensor there (a grad row whose profiler left
+        // out the absent optional inputs, so that softmax_max sits at 5) is not one.
         const std::size_t drop = backward ? 5 : 4;
+        const bool typed = r.input_types.size() > drop && r.input_types[drop].type.has_value();
         a.dropout = r.input_shapes.size() > drop && !r.input_shapes[drop].scalar() &&
-                    positive(r.input_shapes[drop]);
+                    positive(r.input_shapes[drop]) &&
+                    (!typed || *r.input_types[drop].type == dtype::uint8);
     }
     return attention(a, t);
 }
