@@ -178,7 +178,8 @@ TEST_CASE("attention rows: FlashAttentionScore SBH with a full mask and dropout 
 
 TEST_CASE("attention rows: a [S, S] mask is the causal band; another mask is dense") {
     // The 910B3 fixture: Q, K, V 4096,2,512 (SBH), mask 4096,4096, statistics 2,4,4096,8: 4
-    // heads of 128. Its pipe counters show half the dense work (docs/model.md, "Attention").
+    // heads of 128. Its pipe counters show half the dense work (docs/validation.md, "Full masks
+    // as the causal band").
     const profile::kernel_table t = profile::read_kernel_details_file(
         PERFCAST_SOURCE_DIR "/tests/data/profiles/kernel_details_910B3_matmul.csv");
     const attention_shape causal{.batch = 2,
