@@ -234,6 +234,17 @@ inline std::string fit_summary(const profile::calibration_result& r) {
                            "unknown shapes or dtypes, no duration)");
 }
 
+/// Throws nothing_scored unless the model maps some of `kept` (the rows to score after --tasks /
+/// --types; `what` names them, `read` is their count before): a fit does not change which rows
+/// map, so this runs before one.
+inline void require_mapped(const chip& c, const std::vector<profile::kernel_row>& kept,
+                           const profile::calibration& cal, const std::string& what,
+                           std::size_t read, const parsed_args& a) {
+    if (kept.empty()) throw nothing_scored(what, read, 0, 0, a);
+    if (const auto mapped = profile::score_rows(c, kept, cal); mapped.overall.rows == 0)
+        throw nothing_scored(what, read, kept.size(), mapped.skipped, a);
+}
+
 inline std::string pct(double share) { return io::format_fixed(100.0 * share, 1) + " %"; }
 
 /// The scored rows by where their prediction came from: measured neighbours, or the model.
@@ -558,12 +569,7 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
             const auto rows = profiles.in_context(a.positional[0], c, cal.params);
             // No seed can score a row that the filters drop or the model cannot map: said
             // before the seeds' fits run, not after them.
-            if (const auto kept = filtered(rows, keep); kept.empty()) {
-                throw nothing_scored(a.positional[0], rows.size(), 0, 0, a);
-            } else if (const auto mapped = profile::score_rows(c, kept, cal);
-                       mapped.overall.rows == 0) {
-                throw nothing_scored(a.positional[0], rows.size(), kept.size(), mapped.skipped, a);
-            }
+            require_mapped(c, filtered(rows, keep), cal, a.positional[0], rows.size(), a);
             const auto study =
                 profile::repeated_holdout(c, rows, share, first, last, keep, cal.params,
                                           calibration_options_from(a, progress), near_window);
@@ -601,9 +607,7 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
     if (test_rows.empty()) throw nothing_scored(scored_what, test_read, 0, 0, a);
     std::optional<profile::calibration_result> fit;
     if (!fit_rows.empty()) {
-        // Rows the model cannot map stay unmapped after a fit: said before it runs.
-        if (const auto mapped = profile::score_rows(c, test_rows, cal); mapped.overall.rows == 0)
-            throw nothing_scored(scored_what, test_read, test_rows.size(), mapped.skipped, a);
+        require_mapped(c, test_rows, cal, scored_what, test_read, a);
         fit = profile::calibrate(c, profile::measured_ops(c, fit_rows), cal.params,
                                  calibration_options_from(a, progress));
         cal = fit->fitted;

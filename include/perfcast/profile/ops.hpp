@@ -361,19 +361,18 @@ namespace detail {
         return std::nullopt;
     }
     if (a.kv_heads < 1 || a.q_heads % a.kv_heads != 0) return std::nullopt;
-    for (std::size_t i = 3; i < r.input_shapes.size(); ++i) {
+    // Causal: CANN's compressed [2048, 2048] mask, or a full [S, S] mask of a self-attention: in
+    // sparse mode 0 the kernel computes only the band between pre_tockens and next_tockens
+    // (torch_npu npu_fusion_attention reference), and the callers that pass a full
+    // lower-triangular mask pass next_tockens = 0 with it (MindSpeed-LLM's FlashSelfAttention,
+    // Hugging Face ports of Llama to torch_npu): the band is the causal triangle. The 910B3
+    // fixture's rows confirm it: [4096, 4096] masks, and pipe counters of about half the dense
+    // work (aic_mac_time 129 us against 287 us for a causal Qwen3 row of twice the pairs).
+    for (std::size_t i = 3; i < r.input_shapes.size() && !a.causal; ++i) {
         const tensor_shape& m = r.input_shapes[i];
-        if (m.rank() == 2 && m.dims[0] == 2048 && m.dims[1] == 2048) a.causal = true;
+        a.causal =
+            (m.rank() == 2 && m.dims[0] == 2048 && m.dims[1] == 2048) || square_self_mask(m, a);
     }
-    // A full [S, S] mask of a self-attention: in sparse mode 0 the kernel computes only the band
-    // between pre_tockens and next_tockens (torch_npu npu_fusion_attention reference), and the
-    // callers that pass a full lower-triangular mask pass next_tockens = 0 with it (MindSpeed-LLM's
-    // FlashSelfAttention, Hugging Face ports of Llama to torch_npu): the band is the causal
-    // triangle. The 910B3 fixture's rows confirm it: [4096, 4096] masks, and pipe counters of
-    // about half the dense work (aic_mac_time 129 us against 287 us for a causal Qwen3 row of
-    // twice the pairs).
-    for (std::size_t i = 3; i < r.input_shapes.size() && !a.causal; ++i)
-        a.causal = square_self_mask(r.input_shapes[i], a);
     if (r.op_type.starts_with("FlashAttentionScore")) {
         // The dropout mask is UINT8 bits: another tensor there (a grad row whose profiler left
         // out the absent optional inputs, so that softmax_max sits at 5) is not one.
