@@ -65,7 +65,8 @@ TEST_CASE("hold-out keeps whole groups on one side and is reproducible") {
     CHECK_THROWS_AS((void)profile::split_holdout(rows, 1.5, 1), perfcast::error);
 }
 
-TEST_CASE("calibration lowers the fit error and keeps the GEMMs right") {
+TEST_CASE("calibration lowers the fit error and keeps the GEMMs right" *
+          doctest::test_suite("heavy")) {
     const chip& c = chips::ascend910b1;
     const auto rows = profile::read_kernel_details_file(profile_910b1).rows;
     const auto split = profile::split_holdout(rows, 0.3, 1);
@@ -175,7 +176,8 @@ TEST_CASE("calibration: a work factor and a fixed time per op type") {
     CHECK(no_fixed.log_error_after > res.log_error_after);
 }
 
-TEST_CASE("calibration: the L2 rate, fitted when the rows inform it") {
+TEST_CASE("calibration: the L2 rate, fitted when the rows inform it" *
+          doctest::test_suite("heavy")) {
     // GEMMs on the H100 "measured" by the model with the L2 loads at 0.6 of the preset's rate:
     // most shapes from 256 tokens up are then bound by their tile loads (up to 1.44x slower),
     // the 16-token ones are not (their time does not depend on the rate).
@@ -222,7 +224,8 @@ TEST_CASE("calibration: the L2 rate, fitted when the rows inform it") {
     CHECK(small.fitted.params.l2_efficiency == 0.7);
 }
 
-TEST_CASE("perfcast calibrate on GPU GEMM rows: the L2 efficiency fitted, reported, written") {
+TEST_CASE("perfcast calibrate on GPU GEMM rows: the L2 efficiency fitted, reported, written" *
+          doctest::test_suite("heavy")) {
     // The rows of the test above (H100 GEMMs "measured" by the model with the L2 loads at 0.6
     // of the preset's rate) as a kernel_details file in the columns vidur_to_kernel_details
     // writes, calibrated by the command. The 16- and 64-token rows, which the rate does not
@@ -260,7 +263,8 @@ TEST_CASE("perfcast calibrate on GPU GEMM rows: the L2 efficiency fitted, report
     CHECK(io::read_params_file(params).params.l2_efficiency == 1.0);
 }
 
-TEST_CASE("repeated hold-out: each seed as a hold-out of its own, their mean, pooled rows") {
+TEST_CASE("repeated hold-out: each seed as a hold-out of its own, their mean, pooled rows" *
+          doctest::test_suite("heavy")) {
     const chip& c = chips::ascend910b1;
     auto rows = profile::read_kernel_details_file(profile_910b1).rows;
     profile::annotate_context(rows, c);
@@ -528,7 +532,7 @@ TEST_CASE("perfcast op: json fields, transfer, --params and bad input") {
     CHECK(base != slow);
 }
 
-TEST_CASE("perfcast validate and calibrate on the 910B1 profile") {
+TEST_CASE("perfcast validate and calibrate on the 910B1 profile" * doctest::test_suite("heavy")) {
     std::string out, err;
     REQUIRE(run(cli::validate_command,
                 {"--chip", "910B1", "--test", profile_910b1.c_str(), "--types",

@@ -26,7 +26,8 @@ bool has(const std::string& s, std::string_view part) { return s.find(part) != s
 
 }  // namespace
 
-TEST_CASE("validate --deployments: DLRM on an A100, two rows fitted, 28 predicted") {
+TEST_CASE("validate --deployments: DLRM on an A100, two rows fitted, 28 predicted" *
+          doctest::test_suite("heavy")) {
     // Rows 15 (graphs on, batch 32768: device time dominates, fits hbm_efficiency) and 16
     // (graphs off, batch 2: the per-kernel launches dominate, fits op_launch_us), chosen by that
     // rule before the held-out errors were seen. Measured with this command, 2026-12-01:

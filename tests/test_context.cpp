@@ -180,7 +180,8 @@ TEST_CASE("cost: reads found in L2 are faster; a first run pays its extra head")
                          perfcast::error);
 }
 
-TEST_CASE("910B1 profile: context and the first-run cost lower the held-out error") {
+TEST_CASE("910B1 profile: context and the first-run cost lower the held-out error" *
+          doctest::test_suite("heavy")) {
     const chip& c = chips::ascend910b1;
     const auto plain = profile::read_kernel_details_file(profile_910b1).rows;
     auto annotated = plain;
@@ -214,7 +215,8 @@ TEST_CASE("910B1 profile: context and the first-run cost lower the held-out erro
     CHECK(extra48 < 10.0);
 }
 
-TEST_CASE("calibration: the vector efficiency is kept when asked, chosen by CV otherwise") {
+TEST_CASE("calibration: the vector efficiency is kept when asked, chosen by CV otherwise" *
+          doctest::test_suite("heavy")) {
     const chip& c = chips::ascend910b1;
     // The profile's first 200 rows and a quarter of the default search budget: the test checks
     // the decision's bookkeeping, not the fit's quality.

@@ -116,7 +116,8 @@ TEST_CASE("vidur A100 profile: 1044 measurements, 10 timed operators each, ms re
     for (const auto& r : s.fit) CHECK((r.tp == 1 && r.num_tokens <= 1024));
 }
 
-TEST_CASE("converted rows read back as the GEMMs and vector ops of the layer") {
+TEST_CASE("converted rows read back as the GEMMs and vector ops of the layer" *
+          doctest::test_suite("heavy")) {
     const auto& d = data();
     REQUIRE(d.fit.size() == 1310);
     REQUIRE(d.test.size() == 9130);
@@ -159,7 +160,8 @@ TEST_CASE("converted rows read back as the GEMMs and vector ops of the layer") {
     CHECK(profile::measured_ops(chips::a100_80gb_sxm, d.fit).size() == 1310);
 }
 
-TEST_CASE("calibrating on the fit split lowers its error; held-out rows are all scored") {
+TEST_CASE("calibrating on the fit split lowers its error; held-out rows are all scored" *
+          doctest::test_suite("heavy")) {
     const auto& d = data();
     const auto& fit = d.calibrated;
     CHECK(fit.rows == 1310);
@@ -177,7 +179,8 @@ TEST_CASE("calibrating on the fit split lowers its error; held-out rows are all 
     // (11.4 % calibrated, 30.9 % uncalibrated; the vector ops are off by factors uncalibrated).
 }
 
-TEST_CASE("GEMMs of 2048 tokens and more are predicted within 30 % MAPE on the A100") {
+TEST_CASE("GEMMs of 2048 tokens and more are predicted within 30 % MAPE on the A100" *
+          doctest::test_suite("heavy")) {
     // Large GEMMs are compute-bound, where the preset's datasheet peak decides: the model's
     // home ground. 30 % is the project's acceptance bound for uncalibrated GEMMs (the 910B1
     // GEMMs, tests/test_gemm_910b1.cpp). Measured: 10.8 % uncalibrated, 6.0 % calibrated on the
@@ -191,7 +194,8 @@ TEST_CASE("GEMMs of 2048 tokens and more are predicted within 30 % MAPE on the A
     CHECK(cal.overall.mape < 0.30);
 }
 
-TEST_CASE("A100 norms: the row-kernel floor halves the uncalibrated error; calibrated, it yields") {
+TEST_CASE("A100 norms: the row-kernel floor halves the uncalibrated error; calibrated, it yields" *
+          doctest::test_suite("heavy")) {
     // RmsNorm rows of the test split (tp 2-8 or > 1024 tokens; the floor's constant was chosen on
     // the fit split). Measured 58.8 % without the floor, 29.1 % with it (docs/validation.md);
     // 40 % sits between the two, so the check fails without the floor.

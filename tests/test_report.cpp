@@ -355,7 +355,8 @@ TEST_CASE("perfcast report --svg draws the time by op type") {
     std::remove(svg.c_str());
 }
 
-TEST_CASE("validate, calibrate and whatif: without --chip, the chip the profile names") {
+TEST_CASE("validate, calibrate and whatif: without --chip, the chip the profile names" *
+          doctest::test_suite("heavy")) {
     using perfcast_test::run_command;
     namespace cli = perfcast::cli;
     const auto has = [](const std::string& s, std::string_view what) {

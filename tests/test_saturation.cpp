@@ -112,7 +112,8 @@ TEST_CASE("a load above saturation is saturated; its queue grows; below it, stab
 
 // ---- capacity: only stable loads, the same whatever the run length ------------------------
 
-TEST_CASE("capacity of the built-in scenario: the same at 10k, 20k, 40k requests; capped") {
+TEST_CASE("capacity of the built-in scenario: the same at 10k, 20k, 40k requests; capped" *
+          doctest::test_suite("heavy")) {
     const server_config c = builtin_best();
     const batch_distribution d = batch_distribution::fixed(16);
     const saturation_result sat = saturation(c, d);

@@ -1,7 +1,8 @@
 # The adversarial corpus against the built command (tests/adversarial/README.md): one CTest per
 # case, label `adversarial`, registered with the command (examples/CMakeLists.txt) so that every
 # configuration that builds the command runs it: dev, clang, the ASan + UBSan build and Release
-# (where the unit tests, and with them tests/test_edges.cpp, are not built).
+# (where the unit tests, and with them tests/test_edges.cpp, are not built). The Meson build runs
+# them all as one test, `adversarial` (run_all.cmake).
 #
 # perfcast_adversarial_case(NAME EXIT EXPECT REJECT WORDS...): `perfcast WORDS...` must exit
 # with EXIT and print EXPECT (stdout and stderr together); REJECT, when not empty, is a regex
@@ -10,19 +11,29 @@ set(PERFCAST_ADVERSARIAL_DIR "${CMAKE_CURRENT_LIST_DIR}")
 # "inf" or "nan" as a word, any case: a non-finite number printed.
 set(PERFCAST_NOT_FINITE "(^|[^A-Za-z_])([Ii][Nn][Ff]|[Nn][Aa][Nn])([^A-Za-z_]|$)")
 
-function(perfcast_adversarial_case name exit expect reject)
+# The words of a case as run_case.cmake's ARGS: @A@ replaced, joined by '|'.
+function(perfcast_adversarial_words out)
     set(words "")
     foreach(w IN LISTS ARGN)
         string(REPLACE "@A@" "${PERFCAST_ADVERSARIAL_DIR}" w "${w}")
         string(APPEND words "${w}|")
     endforeach()
     string(REGEX REPLACE "\\|$" "" words "${words}")
-    add_test(NAME adversarial_${name}
-             COMMAND "${CMAKE_COMMAND}" "-DCLI=$<TARGET_FILE:perfcast_cli>" "-DARGS=${words}"
-                     "-DEXIT=${exit}" "-DEXPECT=${expect}" "-DREJECT=${reject}"
-                     -P "${PERFCAST_ADVERSARIAL_DIR}/run_case.cmake")
-    set_tests_properties(adversarial_${name} PROPERTIES LABELS adversarial TIMEOUT 300)
+    set(${out} "${words}" PARENT_SCOPE)
 endfunction()
+
+# One CTest per case. run_all.cmake (the Meson build's runner) defines its own first: it runs the
+# case at once.
+if(NOT COMMAND perfcast_adversarial_case)
+    function(perfcast_adversarial_case name exit expect reject)
+        perfcast_adversarial_words(words ${ARGN})
+        add_test(NAME adversarial_${name}
+                 COMMAND "${CMAKE_COMMAND}" "-DCLI=$<TARGET_FILE:perfcast_cli>" "-DARGS=${words}"
+                         "-DEXIT=${exit}" "-DEXPECT=${expect}" "-DREJECT=${reject}"
+                         -P "${PERFCAST_ADVERSARIAL_DIR}/run_case.cmake")
+        set_tests_properties(adversarial_${name} PROPERTIES LABELS adversarial TIMEOUT 300)
+    endfunction()
+endif()
 
 set(_one_config --streams 1 --cube 24 --vector 48 --batch 16)
 
