@@ -322,6 +322,9 @@ namespace detail {
     r.head = head_time(c, o.eng, b, p);
     if (o.first_run) r.head += p.first_run_launch + p.first_run_per_core * static_cast<double>(b);
     r.head += o.extra_head;
+    // A synchronization of the op's cores at the chip's own head (not a calibrated override:
+    // calibration fits the rest per op type, and the compaction rows do not pull the shared head).
+    if (o.syncs > 0) r.head += static_cast<double>(o.syncs) * head_time(c, o.eng, b);
     duration body = max_d(r.compute, r.memory) + (1.0 - p.overlap) * min_d(r.compute, r.memory);
     // A latency-bound row kernel (chip::overhead.row_cycles): waves of rows in flight.
     if (o.row_threads > 0 && c.overhead.core_threads > 0 && c.overhead.row_cycles > cycle_count{} &&
@@ -562,6 +565,8 @@ namespace detail {
                      "op.extra_head (us)", o.extra_head.in(units::us), "a time in [0, 1e9) us");
     PERFCAST_EXPECTS(o.vector_ops >= 0 && o.vector_ops < 1e300, where, "op.vector_ops",
                      o.vector_ops, "a finite count >= 0");
+    PERFCAST_EXPECTS(o.syncs >= 0 && o.syncs <= 1000, where, "op.syncs",
+                     static_cast<double>(o.syncs), "a count in [0, 1000]");
     const double rate = e.ops_per_cycle_for(o.type);
     PERFCAST_EXPECTS(o.useful_ops == 0 || rate > 0, where, "dtype", name_of(o.type),
                      "a dtype the op's engine supports on this chip");

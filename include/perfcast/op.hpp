@@ -102,6 +102,10 @@ struct op {
     // Fixed time of this kernel beyond the engine's head (scalar set-up, argument loads):
     // calibration fits one per op type (profile/calibrate.hpp); factories leave it 0.
     duration extra_head{};
+    // Synchronizations of all the kernel's cores inside it (a data-dependent compaction such as
+    // NonZero counts, synchronizes, then writes): each is priced as one more head on the op's
+    // cores (cost.hpp), an assumption checked on the profiles' NonZero rows (docs/model.md).
+    int syncs = 0;
 
     [[nodiscard]] constexpr flop_count flops() const noexcept {
         return flop_count{useful_ops * (eng == engine::cube ? 2.0 : 1.0), units::flop};

@@ -72,9 +72,14 @@ struct vector_type_traits {
     /// 1024) threads (csrc/layernorm_kernels.cu: `dim3 block(std::min(hidden_size, 1024))`).
     /// Rope and SwiGlu work on each element pair alone: no reduction, no floor.
     bool row_reduction = false;
+    /// Synchronizations of all the kernel's cores (op::syncs): a compaction (NonZero) counts
+    /// its share of the input on each core, synchronizes, then writes. Such a row is priced on
+    /// its input's elements, one work unit each: the profiles' NonZero rows launch one core per
+    /// element up to the cores (an input of 8 on 8 cores, of 16 on 16).
+    int syncs = 0;
 };
 
-inline constexpr std::array<vector_type_traits, 29> vector_types{{
+inline constexpr std::array<vector_type_traits, 30> vector_types{{
     {"Exp", 4, true},
     {"Log", 4, true},
     {"Sqrt", 4, true},
@@ -104,6 +109,7 @@ inline constexpr std::array<vector_type_traits, 29> vector_types{{
     {"SwiGlu", 8, true},
     {"Silu", 6, true},
     {"RotaryPositionEmbedding", 4, true},
+    {"NonZero", 1, true, false, 1},
 }};
 
 [[nodiscard]] constexpr const vector_type_traits* traits_of(std::string_view type) noexcept {
@@ -656,6 +662,15 @@ namespace detail {
         if (!r.output_types.empty() && r.output_types[0].type && *r.output_types[0].type != *t) {
             o.out_same_as_in = false;
             o.out_type = *r.output_types[0].type;
+        }
+        if (traits && traits->syncs > 0 && read_all > 0) {
+            // A compaction: every input element read, one work unit each (traits above).
+            o.read_elements = read_all;
+            op e = elementwise(read_all, *t, o);
+            e.work_units = read_all;
+            e.ops_per_unit = traits->ops_per_element;
+            e.syncs = traits->syncs;
+            return e;
         }
         op e = elementwise(*out_elems, *t, o);
         if (kind == op_kind::cast) e.kind = op_kind::cast;
