@@ -13,12 +13,9 @@ set(PERFCAST_NOT_FINITE "(^|[^A-Za-z_])([Ii][Nn][Ff]|[Nn][Aa][Nn])([^A-Za-z_]|$)
 
 # The words of a case as run_case.cmake's ARGS: @A@ replaced, joined by '|'.
 function(perfcast_adversarial_words out)
-    set(words "")
-    foreach(w IN LISTS ARGN)
-        string(REPLACE "@A@" "${PERFCAST_ADVERSARIAL_DIR}" w "${w}")
-        string(APPEND words "${w}|")
-    endforeach()
-    string(REGEX REPLACE "\\|$" "" words "${words}")
+    set(words "${ARGN}")
+    string(REPLACE "@A@" "${PERFCAST_ADVERSARIAL_DIR}" words "${words}")
+    string(REPLACE ";" "|" words "${words}")
     set(${out} "${words}" PARENT_SCOPE)
 endfunction()
 
