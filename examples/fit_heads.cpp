@@ -1,6 +1,6 @@
-// fit_heads: the presets' default head costs (launch + per_core x b, per engine) fitted on
-// measured profiles and scored leave-one-profile-out (profile/head_fit.hpp; docs/validation.md,
-// "Defaults that hold before calibration").
+// fit_heads: the presets' default head costs (launch + per_core x b, per engine; the AI CPU's
+// launch alone) fitted on measured profiles and scored leave-one-profile-out (profile/head_fit.hpp;
+// docs/validation.md, "Defaults that hold before calibration").
 //
 //   fit_heads NAME=CHIP:PATH[,PATH...] ... [--score NAME=CHIP:PATH[,PATH...] ...]
 //             [--max-body-us X]
@@ -10,14 +10,16 @@
 // heads are fitted on all of them and printed, and scored on each --score profile, which no fit
 // sees. Rows: the AI_CORE, AI_VECTOR_CORE and MIX rows the model maps, with their sequence
 // context (as `perfcast validate` annotates them); the cube rows fit the cube head, the vector
-// rows the vector head. The scores are each profile's MAPE over those rows with the chip's
-// own heads and with the fitted ones.
+// rows the vector head, the AI_CPU rows the AI CPU launch. The scores are each profile's MAPE
+// over its cube and vector rows, and apart over its AI CPU rows, with the chip's own heads and
+// with the fitted ones.
 //
 // Example (docs/validation.md):
 //   fit_heads 910B1_train=910B1:tests/data/profiles/kernel_details_910B1_train.csv ...
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <initializer_list>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -37,14 +39,14 @@ using namespace perfcast;
 constexpr std::string_view usage =
     "Usage: fit_heads NAME=CHIP:PATH[,PATH...] ... [--score NAME=CHIP:PATH[,PATH...] ...]\n"
     "\n"
-    "Fits the cube and vector head costs (launch + per_core x cores) on the profiles before\n"
-    "--score, leave-one-profile-out and then on all of them, and scores the fit on each\n"
-    "--score profile (never fitted on).\n";
+    "Fits the cube and vector head costs (launch + per_core x cores) and the AI CPU launch on\n"
+    "the profiles before --score, leave-one-profile-out and then on all of them, and scores the\n"
+    "fit on each --score profile (never fitted on).\n";
 
 struct profile_set {
     std::string name;
     chip c;
-    std::vector<profile::measured_op> rows;  // cube and vector rows on AI cores
+    std::vector<profile::measured_op> rows;  // cube and vector rows on AI cores, AI CPU rows
 };
 
 std::vector<std::string> split(std::string_view s, char sep) {
@@ -71,7 +73,7 @@ profile_set load(std::string_view spec) {
     if (!c) throw error("fit_heads: unknown chip " + chip_name);
     p.c = *c;
     for (const std::string& path : split(spec.substr(colon + 1), ',')) {
-        auto ops = profile::core_ops(p.c, profile::read_kernel_details_file(path).rows);
+        auto ops = profile::core_ops(p.c, profile::read_kernel_details_file(path).rows, true);
         p.rows.insert(p.rows.end(), ops.begin(), ops.end());
     }
     return p;
@@ -82,32 +84,49 @@ profile_set load(std::string_view spec) {
 struct heads {
     std::optional<profile::head_fit> cube;
     std::optional<profile::head_fit> vector;
+    std::optional<profile::head_fit> aicpu;
+
+    [[nodiscard]] const std::optional<profile::head_fit>& of(engine e) const {
+        return e == engine::cube ? cube : e == engine::vector ? vector : aicpu;
+    }
+    [[nodiscard]] std::optional<profile::head_fit>& of(engine e) {
+        return e == engine::cube ? cube : e == engine::vector ? vector : aicpu;
+    }
 };
 
 heads fit_on(const std::vector<profile_set>& sets, std::size_t skip, duration max_body) {
     heads h;
-    for (engine e : {engine::cube, engine::vector}) {
+    for (engine e : {engine::cube, engine::vector, engine::aicpu}) {
         std::vector<std::vector<profile::head_row>> per_profile;
         std::size_t n = 0;
+        // An AI CPU op's time is its launch (an AI CPU kernel of the profiles converts one
+        // scalar): every row of it fits the launch, on a box up to 1 ms, with no per-core term.
+        const bool aicpu = e == engine::aicpu;
         for (std::size_t i = 0; i < sets.size(); ++i) {
             if (i == skip) continue;
-            per_profile.push_back(profile::head_rows(sets[i].c, sets[i].rows, e, max_body));
+            per_profile.push_back(profile::head_rows(
+                sets[i].c, sets[i].rows, e, aicpu ? duration{1e300, units::us} : max_body));
             n += per_profile.back().size();
         }
         if (n == 0) continue;
-        (e == engine::cube ? h.cube : h.vector) = profile::fit_head(per_profile);
+        profile::head_fit_options opt;
+        if (aicpu) {
+            opt.launch_max_us = 1000;
+            opt.per_core_max_us = 0;
+        }
+        h.of(e) = profile::fit_head(per_profile, opt);
     }
     return h;
 }
 
-/// MAPE (percent) of every cube and vector row of the set with the chip's heads, or with `h`.
-double mape(const profile_set& s, const heads* h) {
+/// MAPE (percent) of the set's rows on `engines` with the chip's heads, or with `h`; -1 when it
+/// has none.
+double mape(const profile_set& s, const heads* h, std::initializer_list<engine> engines) {
     double sum = 0;
     std::size_t n = 0;
-    for (engine e : {engine::cube, engine::vector}) {
+    for (engine e : engines) {
         const auto rows = profile::head_rows(s.c, s.rows, e, duration{1e300, units::us});
-        const std::optional<profile::head_fit>* f =
-            h ? (e == engine::cube ? &h->cube : &h->vector) : nullptr;
+        const std::optional<profile::head_fit>* f = h ? &h->of(e) : nullptr;
         for (const profile::head_row& r : rows) {
             const double head =
                 f && *f ? (*f)->launch.in(units::us) + (*f)->per_core.in(units::us)*r.cores
@@ -116,7 +135,7 @@ double mape(const profile_set& s, const heads* h) {
             ++n;
         }
     }
-    return n == 0 ? 0.0 : 100.0 * sum / static_cast<double>(n);
+    return n == 0 ? -1.0 : 100.0 * sum / static_cast<double>(n);
 }
 
 std::string us(duration d, int digits) {
@@ -131,10 +150,26 @@ std::string describe(const std::optional<profile::head_fit>& f) {
            std::to_string(f->rows) + " rows)";
 }
 
+std::string describe_aicpu(const std::optional<profile::head_fit>& f) {
+    if (!f) return "kept (no AI CPU row)";
+    return us(f->launch, 2) + " us (" + std::to_string(f->rows) + " rows)";
+}
+
 std::string pct(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f %%", v);
     return buf;
+}
+
+/// The set's MAPE over its cube and vector rows with the chip's heads and with `h`, and over
+/// its AI CPU rows when it has some.
+std::string scores(const profile_set& s, const heads& h) {
+    std::string out = "MAPE with the chip's heads " +
+                      pct(mape(s, nullptr, {engine::cube, engine::vector})) + ", fitted " +
+                      pct(mape(s, &h, {engine::cube, engine::vector}));
+    if (const double own = mape(s, nullptr, {engine::aicpu}); own >= 0)
+        out += "; AI CPU rows " + pct(own) + ", fitted " + pct(mape(s, &h, {engine::aicpu}));
+    return out;
 }
 
 }  // namespace
@@ -173,19 +208,16 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; i < fit.size(); ++i) {
             const heads h = fit_on(fit, i, max_body);
             std::cout << "  " << fit[i].name << " (" << fit[i].rows.size() << " rows): cube "
-                      << describe(h.cube) << ", vector " << describe(h.vector)
-                      << "; MAPE with the chip's heads " << pct(mape(fit[i], nullptr))
-                      << ", fitted " << pct(mape(fit[i], &h)) << "\n";
+                      << describe(h.cube) << ", vector " << describe(h.vector) << ", AI CPU "
+                      << describe_aicpu(h.aicpu) << "; " << scores(fit[i], h) << "\n";
         }
         const heads all = fit_on(fit, fit.size(), max_body);
         std::cout << "fitted on every fit profile: cube " << describe(all.cube) << ", vector "
-                  << describe(all.vector) << "\n";
+                  << describe(all.vector) << ", AI CPU " << describe_aicpu(all.aicpu) << "\n";
         for (const profile_set& s : fit)
-            std::cout << "  " << s.name << " (fitted on): MAPE with the chip's heads "
-                      << pct(mape(s, nullptr)) << ", fitted " << pct(mape(s, &all)) << "\n";
+            std::cout << "  " << s.name << " (fitted on): " << scores(s, all) << "\n";
         for (const profile_set& s : score)
-            std::cout << "  " << s.name << " (held out): MAPE with the chip's heads "
-                      << pct(mape(s, nullptr)) << ", fitted " << pct(mape(s, &all)) << "\n";
+            std::cout << "  " << s.name << " (held out): " << scores(s, all) << "\n";
         return 0;
     } catch (const std::exception& e) {
         std::cerr << e.what() << "\n";

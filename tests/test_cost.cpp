@@ -60,13 +60,18 @@ TEST_CASE("guide §7: int64 Equal takes the vector slow path, at least 5x the in
 
 TEST_CASE("guide §10: TopK told its valid length (10 %) is about 90 % faster") {
     // 400 rows (case 2 works on 400-long candidate lists). Integer values run on the AI CPU
-    // (guide §8); its fixed launch keeps the saving a little
-    // under the 90 % cut in work, so the check is 85 % .. 90 %.
+    // (guide §8). The work past the launch shrinks by the 90 % cut (to 1e-9: it is linear in
+    // the valid length); the fixed launch keeps the whole op's saving under 90 %. The guide
+    // gives only "about -90 % on average"; with the launch measured on the profiles' AI CPU
+    // rows (73 us, chips/ascend.hpp) and the assumed AI CPU rate (1 op a cycle) the saving is
+    // 82.8 %, so the check is 80 % .. 90 % (it was 85 % with the assumed 30 us launch).
     const op_cost padded = cost(b1, topk(400, 4000, 10, dtype::int32));
     const op_cost valid = cost(b1, topk(400, 4000, 10, dtype::int32, 400));
     CHECK(topk(1, 10, 1, dtype::int32).eng == engine::aicpu);
+    const double body_ratio = (valid.latency - valid.head) / (padded.latency - padded.head);
+    CHECK(body_ratio == doctest::Approx(0.1).epsilon(1e-9));
     const double saving = 1.0 - valid.latency / padded.latency;
-    CHECK(saving > 0.85);
+    CHECK(saving > 0.80);
     CHECK(saving <= 0.90);
     // On the vector unit (fp32 values) the direction holds too.
     CHECK(cost(b1, topk(1024, 4000, 10, dtype::fp32, 400)).latency <
@@ -311,4 +316,44 @@ TEST_CASE("bad input names the field and the value") {
     model_params p;
     p.overlap = 1.5;
     CHECK(message_has([&] { (void)validate(p); }, "overlap = 1.5"));
+}
+
+// The 910B's vector unit has no bf16 arithmetic (chips/ascend.hpp, make_ascend): a bf16 op runs
+// at the fp32 rate (64 lanes, half fp16's 128) and converts each bf16 element it reads or
+// writes. Known answers on one work unit's cycles: a two-input bf16 Add of 16 elements (one
+// 32-byte block) is 16 adds + 32 conversions in + 16 out = 64 fp32 operations, 1 cycle; fp16
+// is 16 operations at 128 a cycle, 1/8 cycle. Exact up to rounding (1e-12 relative).
+TEST_CASE("bf16 vector work runs in fp32 with its conversions on the 910B") {
+    const std::int64_t n = std::int64_t{48} * 16 * 1024;  // 1024 blocks on each of 48 cores
+    const elementwise_options add{.inputs = 2};
+    const op_cost f16 = cost(b1, elementwise(n, dtype::fp16, add));
+    const op_cost b16 = cost(b1, elementwise(n, dtype::bf16, add));
+    const double cycles = 1024.0 * 64.0 / 64.0;  // units per core x ops per unit / rate
+    const duration expected =
+        cycle_count{cycles, units::cycle} / b1.vector.clock / model_params{}.vector_efficiency;
+    CHECK(b16.compute.in(units::us) == doctest::Approx(expected.in(units::us)).epsilon(1e-12));
+    CHECK(b16.compute.in(units::us) ==
+          doctest::Approx(8.0 * f16.compute.in(units::us)).epsilon(1e-12));
+    // A bf16 -> fp32 cast is the conversion itself: 16 conversions per block at the fp32 rate,
+    // twice the fp16 -> fp32 cast's 16 at 128 a cycle, with no conversion added.
+    const op_cost c_b16 = cost(b1, cast(n, dtype::bf16, dtype::fp32));
+    const op_cost c_f16 = cost(b1, cast(n, dtype::fp16, dtype::fp32));
+    CHECK(c_b16.compute.in(units::us) ==
+          doctest::Approx(2.0 * c_f16.compute.in(units::us)).epsilon(1e-12));
+    // An op that writes fp32 from bf16 inputs converts its inputs only: 16 ops + 16 in = 32.
+    elementwise_options to_f32 = add;
+    to_f32.inputs = 1;
+    to_f32.out_same_as_in = false;
+    to_f32.out_type = dtype::fp32;
+    CHECK(cost(b1, elementwise(n, dtype::bf16, to_f32)).compute.in(units::us) ==
+          doctest::Approx(expected.in(units::us) / 2.0).epsilon(1e-12));
+    // A fill or a transpose has no arithmetic: nothing to convert and the 16-bit rate, the same
+    // time as in fp16.
+    CHECK(cost(b1, fill(n, dtype::bf16)).latency == cost(b1, fill(n, dtype::fp16)).latency);
+    CHECK(cost(b1, transpose(shape{128, 300, 32}, dtype::bf16)).latency ==
+          cost(b1, transpose(shape{128, 300, 32}, dtype::fp16)).latency);
+    // A GPU computes bf16 in bf16: the same compute as fp16.
+    const chip& a100 = chips::a100_80gb_sxm;
+    CHECK(cost(a100, elementwise(n, dtype::bf16, add)).compute ==
+          cost(a100, elementwise(n, dtype::fp16, add)).compute);
 }

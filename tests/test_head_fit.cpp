@@ -36,10 +36,11 @@ std::vector<head_row> synthetic(double launch, double per_core, const std::vecto
 }
 
 /// The AI core rows of the files, in context, mapped as examples/fit_heads.cpp maps them.
-std::vector<profile::measured_op> rows_of(const chip& c, const std::vector<std::string>& paths) {
+std::vector<profile::measured_op> rows_of(const chip& c, const std::vector<std::string>& paths,
+                                          bool with_aicpu = false) {
     std::vector<profile::measured_op> out;
     for (const std::string& path : paths) {
-        auto ops = profile::core_ops(c, profile::read_kernel_details_file(path).rows);
+        auto ops = profile::core_ops(c, profile::read_kernel_details_file(path).rows, with_aicpu);
         out.insert(out.end(), ops.begin(), ops.end());
     }
     return out;
@@ -134,6 +135,46 @@ TEST_CASE("the Ascend vector head is what the fit finds on the three fit profile
     CHECK(std::abs(fitted_per_core - preset_per_core) <= 0.005);
 }
 
+TEST_CASE("a launch-only fit (per_core box 0) recovers the AI CPU's fixed cost") {
+    // Rows of one core each (an AI CPU op's head ignores cores) at 80 us and 120 us in one
+    // profile and 100 us in the other: each profile's mean |log| is flat between its own values,
+    // and the mean of the two is least at 100 us (the second profile's 0 there; the first's is
+    // the same anywhere in [80, 120]).
+    const std::vector<std::vector<head_row>> profiles{
+        {head_row{0.0, 1.0, 80.0}, head_row{0.0, 1.0, 120.0}}, {head_row{0.0, 1.0, 100.0}}};
+    const auto f = profile::fit_head(profiles, {.launch_max_us = 1000, .per_core_max_us = 0});
+    CHECK(f.per_core.in(units::us) == 0.0);
+    CHECK(f.launch.in(units::us) == doctest::Approx(100.0).epsilon(1e-4));
+    CHECK_THROWS_AS((void)profile::fit_head(profiles, {.per_core_max_us = -1}), error);
+}
+
+TEST_CASE("the Ascend AI CPU launch is what the fit finds on the profiles' AI CPU rows") {
+    // The shipped profiles with AI_CPU rows: the 910B1 training profile (7 scalar Casts) and the
+    // torchnpu 2023 rank 0 (2). The preset is the fit on both rounded to 1 us (so within 0.5 us
+    // of it); left out, each is predicted by the other's fit within the 40 % docs/validation.md
+    // reports (30.5 % and 39.9 % measured: examples/fit_heads.cpp prints both).
+    const chip b1 = *chips::find_chip("910B1");
+    const auto aicpu_rows = [&](const std::vector<std::string>& paths) {
+        return profile::head_rows(b1, rows_of(b1, paths, true), engine::aicpu,
+                                  duration{1e300, units::us});
+    };
+    const std::vector<head_row> train = aicpu_rows({data_dir + "kernel_details_910B1_train.csv"});
+    const std::vector<head_row> rank0 = aicpu_rows({kd("torchnpu_2023_cann70_rank0")});
+    REQUIRE(train.size() == 7);
+    REQUIRE(rank0.size() == 2);
+    const profile::head_fit_options opt{.launch_max_us = 1000, .per_core_max_us = 0};
+    const auto both = profile::fit_head({train, rank0}, opt);
+    CHECK(std::abs(both.launch.in(units::us)-chips::default_ascend_overheads.aicpu_launch.in(
+              units::us)) <= 0.5);
+    const auto on_train = profile::fit_head({train}, opt);
+    const auto on_rank0 = profile::fit_head({rank0}, opt);
+    CHECK(profile::head_mape(rank0, on_train.launch.in(units::us), 0) < 0.40);
+    CHECK(profile::head_mape(train, on_rank0.launch.in(units::us), 0) < 0.40);
+    // The 30 us assumed before missed both by more than half.
+    CHECK(profile::head_mape(rank0, 30.0, 0) > 0.5);
+    CHECK(profile::head_mape(train, 30.0, 0) > 0.5);
+}
+
 namespace {
 /// Uncalibrated MAPE (a share) of the file's rows on `chip_name`, as `perfcast validate --test`
 /// scores them: rows in their sequence context, then every mappable row (or those of `tasks`).
@@ -156,25 +197,26 @@ double uncalibrated_mape(const char* chip_name, const std::string& path,
 TEST_CASE("uncalibrated presets on the shipped Ascend profiles (docs/validation.md)") {
     // The vector head was fitted on the first three (fit profiles); the last two were held out
     // until it was committed. Each bound is the figure docs/validation.md reports rounded up to
-    // the next whole percent, or the figure before the fitted head where that is lower (Qwen3:
-    // 45.2 %), so a model change that moves any of them by more than rounding shows here and the
-    // page must be updated. The issue's goal is 35 %; it is met on the 910B1
-    // training profile, the 2023 rank 1 and the 2025 profile, not on the others (the page says
-    // why). The figures are those of the head refitted after the contiguous runs of profile rows
-    // (docs/validation.md, "Layouts and contiguous runs"): 1.35 us + 0.12 us per core.
+    // the next whole percent, so a model change that moves any of them by more than rounding
+    // shows here and the page must be updated. The issue's goal is 35 %; it is met on every
+    // profile here but Qwen3 (the page says why). The figures are those of the head refitted after
+    // the contiguous runs of profile rows (docs/validation.md, "Layouts and contiguous runs"): 1.35
+    // us + 0.12 us per core.
     SUBCASE("fit profiles") {
         CHECK(uncalibrated_mape("910B1", data_dir + "kernel_details_910B1_train.csv",
                                 {"AI_CORE", "AI_VECTOR_CORE"}) <= 0.30);              // 29.0 %
-        // 56.1 %: 50.8 % until a full [S, S] mask was read as the causal band (its three
-        // FlashAttention rows were under-predicted already; docs/validation.md).
-        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank0")) <= 0.57);
+        // 28.1 %: 50.8 % until a full [S, S] mask was read as the causal band (its three
+        // FlashAttention rows were under-predicted already), 37.7 % with NonZero's
+        // synchronization, 28.1 % with the fitted AI CPU launch (its two AI CPU Casts are in
+        // that fit; left out of it, 34.5 %: docs/validation.md).
+        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank0")) <= 0.29);
         CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank1")) <= 0.23);  // 22.9 %
         CHECK(uncalibrated_mape("910B3", data_dir + "kernel_details_910B3_matmul.csv") <=
-              0.23);  // 22.2 % (44.7 % before the causal band)
+              0.22);  // 21.8 % (44.7 % before the causal band, 22.2 % before bf16 in fp32)
     }
-    SUBCASE("held-out profiles: no worse than before the fitted head (45.2 %, 60.4 %)") {
+    SUBCASE("held-out profiles") {
         CHECK(uncalibrated_mape("910B3", kd("torchnpu_cann83_qwen3_rank0_ascend_pt")) <=
-              0.452);  // 44.8 %
+              0.42);  // 41.4 % (44.8 % before bf16 vector work ran in fp32)
         CHECK(uncalibrated_mape("910B1", kd("torchnpu_2025_level1_rank0_ascend_pt")) <=
               0.33);  // 32.4 % (read since, for the convolutions and the contiguous runs)
     }

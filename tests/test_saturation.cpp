@@ -153,22 +153,31 @@ TEST_CASE("capacity set by the latency target converges with the run length, wit
     const batch_distribution d =
         io::read_bs_histogram_file(PERFCAST_SOURCE_DIR "/tests/data/bs_hist_seed.csv");
     const saturation_result sat = saturation(c, d);
+    // Each length's capacity is the median over seeds 1-3: one run of 10000 requests moves by up
+    // to 8 % from seed to seed (25.8k-27.9k QPS since the AI CPU launch became 73 us), and the
+    // claim is about the length, not one draw.
     std::vector<double> found;
     for (const std::uint64_t n : {10000u, 40000u}) {
-        capacity_options o;
-        o.target = 1_ms;
-        o.requests = n;
-        o.warmup = n / 10;
-        const capacity_result r = find_capacity(c, d, o);
-        REQUIRE(r.has_value());
-        CHECK(r->limit == capacity_limit::latency);
-        CHECK(r->qps < sat.throughput * (1 - saturation_margin));
-        found.push_back(r->qps.in(units::qps));
+        std::vector<double> by_seed;
+        for (const std::uint64_t seed : {1u, 2u, 3u}) {
+            capacity_options o;
+            o.target = 1_ms;
+            o.requests = n;
+            o.warmup = n / 10;
+            o.seed = seed;
+            const capacity_result r = find_capacity(c, d, o);
+            REQUIRE(r.has_value());
+            CHECK(r->limit == capacity_limit::latency);
+            CHECK(r->qps < sat.throughput * (1 - saturation_margin));
+            by_seed.push_back(r->qps.in(units::qps));
+        }
+        std::sort(by_seed.begin(), by_seed.end());
+        found.push_back(by_seed[1]);
     }
     // 3 %: the bisection's 1 % bracket plus the TP99's sampling noise at 9000 counted requests
     // (90 above the P99), which moves the load where the steep TP99 curve crosses 1 ms by a
     // percent or two.
-    INFO("10k: ", found[0], " QPS, 40k: ", found[1], " QPS");
+    INFO("10k: ", found[0], " QPS, 40k: ", found[1], " QPS (medians over 3 seeds)");
     CHECK(found[0] == doctest::Approx(found[1]).epsilon(0.03));
 }
 

@@ -56,11 +56,20 @@ struct engine_spec {
     int cores = 0;
     frequency clock{};       // clock of this engine's cores
     rate_table ops_per_cycle{};  // per core, by dtype
+    /// The dtype this engine's arithmetic on bf16 data runs in: bf16 itself (a GPU's half2
+    /// bf16), or fp32 on a core whose only bf16 instructions are conversions (every Ascend
+    /// vector unit that takes bf16: chips/ascend.hpp). Then a bf16 op runs at the fp32 rate and
+    /// converts every bf16 element it reads or writes (cost.hpp, detail::converted_ops).
+    dtype bf16_computed_as = dtype::bf16;
 
     [[nodiscard]] friend constexpr bool operator==(const engine_spec&, const engine_spec&) = default;
 
     [[nodiscard]] constexpr double ops_per_cycle_for(dtype t) const noexcept {
         return ops_per_cycle[index_of(t)];
+    }
+    /// The dtype arithmetic on `t` runs in (`t`, or bf16_computed_as for bf16).
+    [[nodiscard]] constexpr dtype computed_as(dtype t) const noexcept {
+        return t == dtype::bf16 ? bf16_computed_as : t;
     }
 };
 

@@ -89,6 +89,10 @@ struct model_params {
                                                    const model_params&) = default;
 };
 
+/// The default parameters, one object: `cost(c, o)` binds its default argument to it instead of
+/// building a fresh model_params (some 170 bytes) on every call.
+inline constexpr model_params default_model_params{};
+
 /// Checks a parameter set: efficiencies in (0, 1], overlap in [0, 1], contention >= 0.
 constexpr const model_params& validate(const model_params& p) {
     constexpr std::string_view where = "validate(model_params)";
@@ -252,8 +256,8 @@ namespace detail {
 /// Each contiguous run is rounded up to the alignment unit, a misaligned run moves at a reduced
 /// rate, and b cores on hot rows conflict (contention grows with b). Sharing HBM and L2 between
 /// streams is card.hpp's business.
-[[nodiscard]] constexpr duration memory_time(const chip& c, const op& o, int b,
-                                             const model_params& p = {}) noexcept {
+[[nodiscard]] constexpr duration memory_time(
+    const chip& c, const op& o, int b, const model_params& p = default_model_params) noexcept {
     return detail::memory_time_of(c, o, detail::as_given(o), b, p);
 }
 
@@ -265,7 +269,7 @@ inline constexpr std::int64_t split_k_chunk = 256;
 /// own figures for a vector kernel; AI CPU: its fixed launch), from the parameters' per-engine
 /// override when set, else from the chip.
 [[nodiscard]] constexpr duration head_time(const chip& c, engine e, int b,
-                                           const model_params& p = {}) noexcept {
+                                           const model_params& p = default_model_params) noexcept {
     const auto& h = p.head_of(e);
     if (h.set) return h.launch + h.per_core * static_cast<double>(b);
     if (e == engine::aicpu) return c.overhead.aicpu_launch;
@@ -293,11 +297,44 @@ namespace detail {
     return cycles / v.clock / p.vector_efficiency;
 }
 
+/// Whether ops of kind `k` only move data (no arithmetic to widen for).
+[[nodiscard]] constexpr bool moves_only(op_kind k) noexcept {
+    // One test of a bit mask (cost() runs in every sweep's inner loop).
+    constexpr auto bit = [](op_kind x) { return std::uint32_t{1} << static_cast<unsigned>(x); };
+    constexpr std::uint32_t moves =
+        bit(op_kind::gather) | bit(op_kind::tile) | bit(op_kind::concat) | bit(op_kind::broadcast) |
+        bit(op_kind::transpose) | bit(op_kind::fill) | bit(op_kind::transfer);
+    static_assert(static_cast<unsigned>(op_kind::conv) < 32, "op_kind fits the mask");
+    return static_cast<unsigned>(k) < 32 && ((moves >> static_cast<unsigned>(k)) & 1U) != 0;
+}
+
+/// The dtype whose rate prices `o` on `e`: the one its arithmetic runs in (a bf16 op on a core
+/// without bf16 arithmetic: fp32), its own for an op that only moves data.
+[[nodiscard]] constexpr dtype rate_type(const engine_spec& e, const op& o) noexcept {
+    return moves_only(o.kind) ? o.type : e.computed_as(o.type);
+}
+
+/// Conversions per work unit of `o` on an engine that computes its dtype in another
+/// (engine_spec::bf16_computed_as): each element read in the op's dtype converted up, each
+/// written in it converted down, spread evenly over the op's units. 0 for a cast (it is the
+/// conversion) and for an op without arithmetic (a fill, a move: moves_only). A profile row of
+/// a type the model does not know is an elementwise op of one operation per element, and is
+/// given its conversions too (docs/model.md).
+[[nodiscard]] constexpr double converted_ops(const engine_spec& e, const op& o) noexcept {
+    if (e.computed_as(o.type) == o.type || o.kind == op_kind::cast || moves_only(o.kind) ||
+        !(o.ops_per_unit > 0))
+        return 0;
+    const double in = o.bytes_read / size_of(o.type);
+    const double out = o.out_type == o.type ? o.bytes_written / size_of(o.out_type) : 0.0;
+    return (in + out) / static_cast<double>(o.work_units);
+}
+
 /// The cost terms of `o` (validated) in tiling `t` on at most `limit` cores of `e`.
 [[nodiscard]] constexpr op_cost cost_terms(const chip& c, const op& o, const tiling& t,
                                            core_count limit, const model_params& p,
                                            const engine_spec& e) {
-    const double rate = e.ops_per_cycle_for(o.type);
+    const dtype arithmetic = rate_type(e, o);
+    const double rate = e.ops_per_cycle_for(arithmetic);
     const std::int64_t b64 = t.work_units < limit.value ? t.work_units : limit.value;
     const int b = static_cast<int>(b64);
     const std::int64_t per_core_units =
@@ -313,7 +350,10 @@ namespace detail {
     if (t.ops_per_unit > 0) {
         // Three divisions in a row, kept: one by rate x clock x efficiency rounds differently,
         // and a GEMM whose compute equals its memory time then changed its bound.
-        const cycle_count cycles{static_cast<double>(per_core_units) * t.ops_per_unit / rate,
+        double per_unit = t.ops_per_unit;
+        if (arithmetic != o.type) [[unlikely]]
+            per_unit += converted_ops(e, o);
+        const cycle_count cycles{static_cast<double>(per_core_units) * per_unit / rate,
                                  units::cycle};
         r.compute = cycles / e.clock / eff;
     }
@@ -547,9 +587,8 @@ namespace detail {
 /// Always inlined: a sweep over core limits (whatif, card) then keeps the chip's figures out of
 /// its loop; left to GCC 12's heuristics, the GEMM tile search made it stop inlining and the
 /// 2400-evaluation sweep of bench/bench_cost.cpp took twice as long (82 us against 41 us).
-[[nodiscard, gnu::always_inline]] inline constexpr op_cost cost(const chip& c, const op& o,
-                                                                core_count limit,
-                                                                const model_params& p = {}) {
+[[nodiscard, gnu::always_inline]] inline constexpr op_cost cost(
+    const chip& c, const op& o, core_count limit, const model_params& p = default_model_params) {
     constexpr std::string_view where = "cost";
     const engine_spec& e = c.engine_of(o.eng);
     PERFCAST_EXPECTS(limit.value >= 1, where, "limit", static_cast<double>(limit.value),
@@ -567,7 +606,7 @@ namespace detail {
                      o.vector_ops, "a finite count >= 0");
     PERFCAST_EXPECTS(o.syncs >= 0 && o.syncs <= 1000, where, "op.syncs",
                      static_cast<double>(o.syncs), "a count in [0, 1000]");
-    const double rate = e.ops_per_cycle_for(o.type);
+    const double rate = e.ops_per_cycle_for(detail::rate_type(e, o));
     PERFCAST_EXPECTS(o.useful_ops == 0 || rate > 0, where, "dtype", name_of(o.type),
                      "a dtype the op's engine supports on this chip");
 
@@ -581,7 +620,8 @@ namespace detail {
 }
 
 /// Cost on every core of the op's engine.
-[[nodiscard]] constexpr op_cost cost(const chip& c, const op& o, const model_params& p = {}) {
+[[nodiscard]] constexpr op_cost cost(const chip& c, const op& o,
+                                     const model_params& p = default_model_params) {
     return cost(c, o, core_count{c.engine_of(o.eng).cores}, p);
 }
 

@@ -24,18 +24,20 @@
 
 namespace perfcast::profile {
 
-/// The rows that ran on the AI cores (AI_CORE, AI_VECTOR_CORE, MIX_AIC and MIX_AIV tasks, AI CPU
-/// ops left out), in their sequence context for `c` (context.hpp), as measured ops: what a head
-/// fit and its checks read (examples/fit_heads.cpp, tests/test_head_fit.cpp).
-[[nodiscard]] inline std::vector<measured_op> core_ops(const chip& c,
-                                                       std::vector<kernel_row> rows) {
+/// The rows that ran on the AI cores (AI_CORE, AI_VECTOR_CORE, MIX_AIC and MIX_AIV tasks; with
+/// `with_aicpu` the AI_CPU tasks too, else AI CPU ops are left out), in their sequence context
+/// for `c` (context.hpp), as measured ops: what a head fit and its checks read
+/// (examples/fit_heads.cpp, tests/test_head_fit.cpp).
+[[nodiscard]] inline std::vector<measured_op> core_ops(const chip& c, std::vector<kernel_row> rows,
+                                                       bool with_aicpu = false) {
     annotate_context(rows, c);
     std::vector<measured_op> out;
     for (const kernel_row& r : rows) {
         const bool on_cores = r.task == task_type::ai_core || r.task == task_type::ai_vector_core ||
                               r.task == task_type::mix_aic || r.task == task_type::mix_aiv;
-        if (!on_cores) continue;
-        if (auto m = measured_op_of(c, r); m && m->o.eng != engine::aicpu) {
+        const bool on_aicpu = with_aicpu && r.task == task_type::ai_cpu;
+        if (!on_cores && !on_aicpu) continue;
+        if (auto m = measured_op_of(c, r); m && (m->o.eng == engine::aicpu ? on_aicpu : on_cores)) {
             out.push_back(std::move(*m));
         }
     }
@@ -95,7 +97,7 @@ struct head_row {
 }
 
 /// The search box: launch on a log scale, per_core on a linear one (0 allowed: the head may
-/// not grow with the cores at all).
+/// not grow with the cores at all; a box of 0 fits the launch alone, as the AI CPU's head is).
 struct head_fit_options {
     double launch_min_us = 0.01;
     double launch_max_us = 50;
@@ -123,8 +125,8 @@ struct head_fit {
                      static_cast<double>(opt.grid), "3 to 10000 points per axis");
     PERFCAST_EXPECTS(opt.launch_min_us > 0 && opt.launch_min_us < opt.launch_max_us, "fit_head",
                      "launch_min_us", opt.launch_min_us, "a time in (0, launch_max_us)");
-    PERFCAST_EXPECTS(opt.per_core_max_us > 0, "fit_head", "per_core_max_us", opt.per_core_max_us,
-                     "a time > 0");
+    PERFCAST_EXPECTS(opt.per_core_max_us >= 0 && opt.per_core_max_us < 1e6, "fit_head",
+                     "per_core_max_us", opt.per_core_max_us, "a time in [0, 1e6) us");
     double lo_l = std::log(opt.launch_min_us);
     double hi_l = std::log(opt.launch_max_us);
     double lo_c = 0;
