@@ -13,6 +13,7 @@
 #endif
 
 using perfcast::chip;
+using perfcast::dtype;
 using perfcast::parse_error;
 using perfcast::io::chip_from_ini;
 using perfcast::io::ini_duplicates;
@@ -241,6 +242,40 @@ TEST_CASE("ini: a split chip with its own [VectorCoreSpec] clock (910_95 style)"
     // Everything else from the default base (AIC_version absent -> the 910B1 preset).
     CHECK(c.memory.hbm_bandwidth == perfcast::chips::ascend910b1.memory.hbm_bandwidth);
     CHECK(c.memory.ub_size == perfcast::chips::ascend910b1.memory.ub_size);
+}
+
+TEST_CASE("ini: bf16 vector arithmetic follows the file's intrinsic map") {
+    // The 910B files list bf16 only in vconv: fp32 arithmetic (as the presets, which the shipped
+    // files' test above compares whole).
+    const auto b3 = platform_from_ini(perfcast::io::read_ini_file(
+        PERFCAST_SOURCE_DIR "/tests/data/platform_config/Ascend910B3.ini"));
+    CHECK(b3.spec.vector.bf16_computed_as == dtype::fp32);
+    const std::string head = "[SoCInfo]\nai_core_cnt=20\n[AICoreSpec]\ncube_freq=1800\n";
+    const auto from = [&head](const std::string& map) {
+        return platform_from_ini(parse_ini(head + map, "t.ini"));
+    };
+    const auto in_from_base = [](const perfcast::io::ini_platform& p) {
+        for (const auto& x : p.from_base) {
+            if (x == "vector.bf16_computed_as") return true;
+        }
+        return false;
+    };
+    // A future file whose vadd takes bf16: bf16 arithmetic, whatever the base says.
+    const auto native = from(
+        "[AICoreintrinsicDtypeMap]\n0=Intrinsic_vconv|f322f16,bf162f32\n"
+        "3=Intrinsic_vadd|float16,float32,bfloat16\n");
+    CHECK(native.spec.vector.bf16_computed_as == dtype::bf16);
+    CHECK_FALSE(in_from_base(native));
+    // vadd without it, vconv converting it: fp32.
+    const auto widened = from(
+        "[AICoreintrinsicDtypeMap]\n1=Intrinsic_vadd|float16,float32\n"
+        "24=Intrinsic_vconv|f322f16,bf162f32,f322bf16r\n");
+    CHECK(widened.spec.vector.bf16_computed_as == dtype::fp32);
+    // No map: the base's (the default base, the 910B1 preset: fp32), and said so.
+    const auto none = from("");
+    CHECK(none.spec.vector.bf16_computed_as ==
+          perfcast::chips::ascend910b1.vector.bf16_computed_as);
+    CHECK(in_from_base(none));
 }
 
 TEST_CASE("ini: bad values and missing keys name the file, line, key and value") {

@@ -237,6 +237,32 @@ constexpr std::string_view where = "chip_from_ini";
         v.text);
 }
 
+/// The dtype the vector unit's bf16 arithmetic runs in by the file's [AICoreintrinsicDtypeMap]
+/// (entries `N=Intrinsic_name|dtype,dtype,...`): bf16 when Intrinsic_vadd lists it, fp32 when
+/// it does not and Intrinsic_vconv converts bf16 to fp32 (every C-220 file: chips/ascend.hpp),
+/// bf16 when neither mentions it (no bf16 path at all; the rate table says so); nothing when the
+/// file has no map or no Intrinsic_vadd.
+[[nodiscard]] inline std::optional<dtype> vector_bf16_arithmetic(const ini_file& f) {
+    const ini_section* map = f.section("AICoreintrinsicDtypeMap");
+    if (map == nullptr) return std::nullopt;
+    const auto listed = [map](std::string_view name) -> std::optional<std::string_view> {
+        for (const auto& [key, v] : map->entries) {
+            const std::string_view t = v.text;
+            const auto bar = t.find('|');
+            if (bar != std::string_view::npos && t.substr(0, bar) == name) return t.substr(bar + 1);
+        }
+        return std::nullopt;
+    };
+    const auto add = listed("Intrinsic_vadd");
+    if (!add) return std::nullopt;
+    if (add->find("bf16") != std::string_view::npos ||
+        add->find("bfloat16") != std::string_view::npos)
+        return dtype::bf16;
+    const auto conv = listed("Intrinsic_vconv");
+    if (conv && conv->find("bf162f32") != std::string_view::npos) return dtype::fp32;
+    return dtype::bf16;
+}
+
 [[noreturn]] inline void missing(const ini_file& f, std::string_view sect, std::string_view key) {
     throw parse_error(where, f.source(), 0, 0,
                       "missing required key [" + std::string(sect) + "] " + std::string(key),
@@ -412,6 +438,13 @@ constexpr std::string_view where = "chip_from_ini";
     if (m && k && n) p.cube_fractal = fractal_shape{*m, *k, *n};
     p.int8_fractal = get_mkn(f, "DtypeMKN", "DT_INT8");
     p.vec_calc_size = get_int(f, "AICoreSpec", "vec_calc_size", true).value_or(0);
+    // The dtype bf16 vector arithmetic runs in, from the file's intrinsic map (docs/model.md,
+    // "bf16 on the vector unit"); the base's without one.
+    if (const auto bf16 = vector_bf16_arithmetic(f)) {
+        c.vector.bf16_computed_as = *bf16;
+    } else {
+        take("vector.bf16_computed_as");
+    }
 
     // Never in the ini files.
     for (const char* field : {"cube.ops_per_cycle", "vector.ops_per_cycle", "aicpu.clock",
