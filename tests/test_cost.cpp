@@ -347,11 +347,27 @@ TEST_CASE("bf16 vector work runs in fp32 with its conversions on the 910B") {
     to_f32.out_type = dtype::fp32;
     CHECK(cost(b1, elementwise(n, dtype::bf16, to_f32)).compute.in(units::us) ==
           doctest::Approx(expected.in(units::us) / 2.0).epsilon(1e-12));
-    // A fill or a transpose has no arithmetic: nothing to convert and the 16-bit rate, the same
-    // time as in fp16.
-    CHECK(cost(b1, fill(n, dtype::bf16)).latency == cost(b1, fill(n, dtype::fp16)).latency);
-    CHECK(cost(b1, transpose(shape{128, 300, 32}, dtype::bf16)).latency ==
-          cost(b1, transpose(shape{128, 300, 32}, dtype::fp16)).latency);
+    // An op that only moves data keeps the 16-bit rate and converts nothing. The factories give
+    // moves no operations, so the check uses a hand-built one: a transpose given the Add's
+    // work prices in bf16 as in fp16, while the same op as an elementwise one does not.
+    const auto with_work = [&](op_kind k, dtype t) {
+        op o = elementwise(n, t, add);
+        o.kind = k;
+        return cost(b1, o).compute;
+    };
+    CHECK(with_work(op_kind::transpose, dtype::bf16) == with_work(op_kind::transpose, dtype::fp16));
+    CHECK(with_work(op_kind::elementwise, dtype::bf16).in(units::us) ==
+          doctest::Approx(8.0 * with_work(op_kind::elementwise, dtype::fp16).in(units::us))
+              .epsilon(1e-12));
+    // An fp32 op writing bf16 converts its outputs down: per fp32 block (8 elements) 8 ops plus
+    // 8 conversions, twice the 8 ops of the same op writing fp32.
+    elementwise_options f32_to_b16{.inputs = 1, .out_same_as_in = false};
+    f32_to_b16.out_type = dtype::bf16;
+    elementwise_options f32_to_f32{.inputs = 1};
+    CHECK(cost(b1, elementwise(n, dtype::fp32, f32_to_b16)).compute.in(units::us) ==
+          doctest::Approx(2.0 *
+                          cost(b1, elementwise(n, dtype::fp32, f32_to_f32)).compute.in(units::us))
+              .epsilon(1e-12));
     // A GPU computes bf16 in bf16: the same compute as fp16.
     const chip& a100 = chips::a100_80gb_sxm;
     CHECK(cost(a100, elementwise(n, dtype::bf16, add)).compute ==

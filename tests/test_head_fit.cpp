@@ -208,7 +208,7 @@ TEST_CASE("uncalibrated presets on the shipped Ascend profiles (docs/validation.
         // 28.1 %: 50.8 % until a full [S, S] mask was read as the causal band (its three
         // FlashAttention rows were under-predicted already), 37.7 % with NonZero's
         // synchronization, 28.1 % with the fitted AI CPU launch (its two AI CPU Casts are in
-        // that fit; left out of it, 34.5 %: docs/validation.md).
+        // that fit; left out of it, 34.6 %: docs/validation.md).
         CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank0")) <= 0.29);
         CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank1")) <= 0.23);  // 22.9 %
         CHECK(uncalibrated_mape("910B3", data_dir + "kernel_details_910B3_matmul.csv") <=

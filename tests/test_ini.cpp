@@ -245,14 +245,14 @@ TEST_CASE("ini: a split chip with its own [VectorCoreSpec] clock (910_95 style)"
 }
 
 TEST_CASE("ini: bf16 vector arithmetic follows the file's intrinsic map") {
-    // The 910B files list bf16 only in vconv: fp32 arithmetic (as the presets, which the shipped
-    // files' test above compares whole).
-    const auto b3 = platform_from_ini(perfcast::io::read_ini_file(
-        PERFCAST_SOURCE_DIR "/tests/data/platform_config/Ascend910B3.ini"));
-    CHECK(b3.spec.vector.bf16_computed_as == dtype::fp32);
     const std::string head = "[SoCInfo]\nai_core_cnt=20\n[AICoreSpec]\ncube_freq=1800\n";
-    const auto from = [&head](const std::string& map) {
-        return platform_from_ini(parse_ini(head + map, "t.ini"));
+    // Bases that read bf16 the other way, so that a result can only come from the file.
+    chip native_base = perfcast::chips::ascend910b1;
+    native_base.vector.bf16_computed_as = dtype::bf16;
+    const chip& widened_base = perfcast::chips::ascend910b1;  // fp32
+    REQUIRE(widened_base.vector.bf16_computed_as == dtype::fp32);
+    const auto from = [&head](const std::string& map, const chip& base) {
+        return platform_from_ini(parse_ini(head + map, "t.ini"), base);
     };
     const auto in_from_base = [](const perfcast::io::ini_platform& p) {
         for (const auto& x : p.from_base) {
@@ -260,22 +260,36 @@ TEST_CASE("ini: bf16 vector arithmetic follows the file's intrinsic map") {
         }
         return false;
     };
-    // A future file whose vadd takes bf16: bf16 arithmetic, whatever the base says.
-    const auto native = from(
-        "[AICoreintrinsicDtypeMap]\n0=Intrinsic_vconv|f322f16,bf162f32\n"
-        "3=Intrinsic_vadd|float16,float32,bfloat16\n");
-    CHECK(native.spec.vector.bf16_computed_as == dtype::bf16);
-    CHECK_FALSE(in_from_base(native));
+    // The 910B3 file lists bf16 only in vconv: fp32 arithmetic, over a base that says bf16.
+    const auto b3 =
+        platform_from_ini(perfcast::io::read_ini_file(
+                              PERFCAST_SOURCE_DIR "/tests/data/platform_config/Ascend910B3.ini"),
+                          native_base);
+    CHECK(b3.spec.vector.bf16_computed_as == dtype::fp32);
+    CHECK_FALSE(in_from_base(b3));
     // vadd without it, vconv converting it: fp32.
     const auto widened = from(
         "[AICoreintrinsicDtypeMap]\n1=Intrinsic_vadd|float16,float32\n"
-        "24=Intrinsic_vconv|f322f16,bf162f32,f322bf16r\n");
+        "24=Intrinsic_vconv|f322f16,bf162f32,f322bf16r\n",
+        native_base);
     CHECK(widened.spec.vector.bf16_computed_as == dtype::fp32);
-    // No map: the base's (the default base, the 910B1 preset: fp32), and said so.
-    const auto none = from("");
-    CHECK(none.spec.vector.bf16_computed_as ==
-          perfcast::chips::ascend910b1.vector.bf16_computed_as);
-    CHECK(in_from_base(none));
+    CHECK_FALSE(in_from_base(widened));
+    // A future file whose vadd takes bf16: bf16 arithmetic, over a base that says fp32.
+    const auto native = from(
+        "[AICoreintrinsicDtypeMap]\n0=Intrinsic_vconv|f322f16,bf162f32\n"
+        "3=Intrinsic_vadd|float16,float32,bfloat16\n",
+        widened_base);
+    CHECK(native.spec.vector.bf16_computed_as == dtype::bf16);
+    CHECK_FALSE(in_from_base(native));
+    // No map, or a map without bf16 anywhere (910A, a trimmed file): the base's, and said so.
+    for (const std::string& map :
+         {std::string(), std::string("[AICoreintrinsicDtypeMap]\n"
+                                     "1=Intrinsic_vadd|float16,float32\n")}) {
+        CAPTURE(map);
+        const auto kept = from(map, native_base);
+        CHECK(kept.spec.vector.bf16_computed_as == dtype::bf16);
+        CHECK(in_from_base(kept));
+    }
 }
 
 TEST_CASE("ini: bad values and missing keys name the file, line, key and value") {

@@ -174,9 +174,10 @@ TEST_CASE("capacity set by the latency target converges with the run length, wit
         std::sort(by_seed.begin(), by_seed.end());
         found.push_back(by_seed[1]);
     }
-    // 3 %: the bisection's 1 % bracket plus the TP99's sampling noise at 9000 counted requests
-    // (90 above the P99), which moves the load where the steep TP99 curve crosses 1 ms by a
-    // percent or two.
+    // 3 %: the bisection's 1 % bracket plus what is left of the TP99's sampling noise in a
+    // median of three runs. One run of 9000 counted requests (90 above the P99) moves the load
+    // where the TP99 curve crosses 1 ms by up to 8 % from seed to seed (above); the medians
+    // measured 25800 and 26491 QPS, 2.6 % apart.
     INFO("10k: ", found[0], " QPS, 40k: ", found[1], " QPS (medians over 3 seeds)");
     CHECK(found[0] == doctest::Approx(found[1]).epsilon(0.03));
 }

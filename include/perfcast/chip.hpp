@@ -59,7 +59,8 @@ struct engine_spec {
     /// The dtype this engine's arithmetic on bf16 data runs in: bf16 itself (a GPU's half2
     /// bf16), or fp32 on a core whose only bf16 instructions are conversions (every Ascend
     /// vector unit that takes bf16: chips/ascend.hpp). Then a bf16 op runs at the fp32 rate and
-    /// converts every bf16 element it reads or writes (cost.hpp, detail::converted_ops).
+    /// converts every bf16 element it reads or writes (cost.hpp, detail::converted_ops). Read
+    /// for the vector engine only (cube and AI CPU ops are priced in their own dtype).
     dtype bf16_computed_as = dtype::bf16;
 
     [[nodiscard]] friend constexpr bool operator==(const engine_spec&, const engine_spec&) = default;

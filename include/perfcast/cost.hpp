@@ -308,24 +308,28 @@ namespace detail {
     return static_cast<unsigned>(k) < 32 && ((moves >> static_cast<unsigned>(k)) & 1U) != 0;
 }
 
-/// The dtype whose rate prices `o` on `e`: the one its arithmetic runs in (a bf16 op on a core
-/// without bf16 arithmetic: fp32), its own for an op that only moves data.
+/// The dtype whose rate prices `o` on `e`: on the vector engine the one its arithmetic runs in
+/// (a bf16 op on a core without bf16 arithmetic: fp32), else, and for an op that only moves data
+/// (factories give those no operations; a hand-built one may), its own.
 [[nodiscard]] constexpr dtype rate_type(const engine_spec& e, const op& o) noexcept {
-    return moves_only(o.kind) ? o.type : e.computed_as(o.type);
+    return o.eng == engine::vector && !moves_only(o.kind) ? e.computed_as(o.type) : o.type;
 }
 
-/// Conversions per work unit of `o` on an engine that computes its dtype in another
-/// (engine_spec::bf16_computed_as): each element read in the op's dtype converted up, each
-/// written in it converted down, spread evenly over the op's units. 0 for a cast (it is the
-/// conversion) and for an op without arithmetic (a fill, a move: moves_only). A profile row of
+/// Conversions per work unit of vector op `o` on an engine that computes a dtype in another
+/// (engine_spec::bf16_computed_as): each element read in such a dtype converted up, each element
+/// written in one converted down, spread evenly over the op's units. The bytes are taken as all
+/// of the op's input (output) dtype: an op writing another dtype besides (TopK's int32 indices)
+/// is charged for those too, an over-count. 0 for a cast (it is the conversion), for an op
+/// without arithmetic (a fill, a move: moves_only) and off the vector engine. A profile row of
 /// a type the model does not know is an elementwise op of one operation per element, and is
 /// given its conversions too (docs/model.md).
 [[nodiscard]] constexpr double converted_ops(const engine_spec& e, const op& o) noexcept {
-    if (e.computed_as(o.type) == o.type || o.kind == op_kind::cast || moves_only(o.kind) ||
+    if (o.eng != engine::vector || o.kind == op_kind::cast || moves_only(o.kind) ||
         !(o.ops_per_unit > 0))
         return 0;
-    const double in = o.bytes_read / size_of(o.type);
-    const double out = o.out_type == o.type ? o.bytes_written / size_of(o.out_type) : 0.0;
+    const double in = e.computed_as(o.type) != o.type ? o.bytes_read / size_of(o.type) : 0.0;
+    const double out =
+        e.computed_as(o.out_type) != o.out_type ? o.bytes_written / size_of(o.out_type) : 0.0;
     return (in + out) / static_cast<double>(o.work_units);
 }
 
@@ -333,8 +337,7 @@ namespace detail {
 [[nodiscard]] constexpr op_cost cost_terms(const chip& c, const op& o, const tiling& t,
                                            core_count limit, const model_params& p,
                                            const engine_spec& e) {
-    const dtype arithmetic = rate_type(e, o);
-    const double rate = e.ops_per_cycle_for(arithmetic);
+    const double rate = e.ops_per_cycle_for(rate_type(e, o));
     const std::int64_t b64 = t.work_units < limit.value ? t.work_units : limit.value;
     const int b = static_cast<int>(b64);
     const std::int64_t per_core_units =
@@ -351,7 +354,7 @@ namespace detail {
         // Three divisions in a row, kept: one by rate x clock x efficiency rounds differently,
         // and a GEMM whose compute equals its memory time then changed its bound.
         double per_unit = t.ops_per_unit;
-        if (arithmetic != o.type) [[unlikely]]
+        if (o.type == dtype::bf16 || o.out_type == dtype::bf16) [[unlikely]]
             per_unit += converted_ops(e, o);
         const cycle_count cycles{static_cast<double>(per_core_units) * per_unit / rate,
                                  units::cycle};

@@ -182,8 +182,8 @@ struct board_figures {
     // Split chips have vector_core_cnt separate vector cores; on combined chips each AI core's
     // vector unit is the vector engine (910A's vector_core_cnt is 0 because it has no separate
     // vector cores, not because it has no vector units). Vector units run at the AI core clock.
-    // A vector unit that takes bf16 has no bf16 arithmetic: in every C-220 and later file
-    // (Ascend910B1..B4.ini, Ascend910_9391.ini, Ascend910_95.ini) [AICoreintrinsicDtypeMap] lists
+    // A vector unit that takes bf16 has no bf16 arithmetic: in the C-220 files of the presets
+    // (Ascend910B1..B4.ini, Ascend910_9391.ini) [AICoreintrinsicDtypeMap] lists
     // bf16 for the vector unit only in Intrinsic_vconv (bf162f32, f322bf16 and bf16 to int32),
     // while Intrinsic_vadd, vmul, vexp, ... list float16 and float32 alone. So a bf16 op loads,
     // converts to fp32, computes and converts back (tests/test_presets.cpp checks the files).

@@ -239,9 +239,9 @@ constexpr std::string_view where = "chip_from_ini";
 
 /// The dtype the vector unit's bf16 arithmetic runs in by the file's [AICoreintrinsicDtypeMap]
 /// (entries `N=Intrinsic_name|dtype,dtype,...`): bf16 when Intrinsic_vadd lists it, fp32 when
-/// it does not and Intrinsic_vconv converts bf16 to fp32 (every C-220 file: chips/ascend.hpp),
-/// bf16 when neither mentions it (no bf16 path at all; the rate table says so); nothing when the
-/// file has no map or no Intrinsic_vadd.
+/// it does not and Intrinsic_vconv converts bf16 to fp32 (the presets' C-220 files:
+/// chips/ascend.hpp); nothing (the base's reading) when the file has no map, no Intrinsic_vadd, or
+/// no bf16 in either (no bf16 path at all, or a trimmed file: the base's rate table decides).
 [[nodiscard]] inline std::optional<dtype> vector_bf16_arithmetic(const ini_file& f) {
     const ini_section* map = f.section("AICoreintrinsicDtypeMap");
     if (map == nullptr) return std::nullopt;
@@ -260,7 +260,7 @@ constexpr std::string_view where = "chip_from_ini";
         return dtype::bf16;
     const auto conv = listed("Intrinsic_vconv");
     if (conv && conv->find("bf162f32") != std::string_view::npos) return dtype::fp32;
-    return dtype::bf16;
+    return std::nullopt;
 }
 
 [[noreturn]] inline void missing(const ini_file& f, std::string_view sect, std::string_view key) {
