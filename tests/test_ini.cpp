@@ -267,20 +267,25 @@ TEST_CASE("ini: bf16 vector arithmetic follows the file's intrinsic map") {
                           native_base);
     CHECK(b3.spec.vector.bf16_computed_as == dtype::fp32);
     CHECK_FALSE(in_from_base(b3));
-    // vadd without it, vconv converting it: fp32.
-    const auto widened = from(
-        "[AICoreintrinsicDtypeMap]\n1=Intrinsic_vadd|float16,float32\n"
-        "24=Intrinsic_vconv|f322f16,bf162f32,f322bf16r\n",
-        native_base);
-    CHECK(widened.spec.vector.bf16_computed_as == dtype::fp32);
-    CHECK_FALSE(in_from_base(widened));
-    // A future file whose vadd takes bf16: bf16 arithmetic, over a base that says fp32.
-    const auto native = from(
-        "[AICoreintrinsicDtypeMap]\n0=Intrinsic_vconv|f322f16,bf162f32\n"
-        "3=Intrinsic_vadd|float16,float32,bfloat16\n",
-        widened_base);
-    CHECK(native.spec.vector.bf16_computed_as == dtype::bf16);
-    CHECK_FALSE(in_from_base(native));
+    // From the map alone, over a base that reads bf16 the other way: vadd without it and vconv
+    // converting it -> fp32; a future file whose vadd takes bf16 -> bf16.
+    struct map_case {
+        const char* map;
+        const chip* base;
+        dtype expected;
+    };
+    for (const map_case& m :
+         {map_case{"[AICoreintrinsicDtypeMap]\n1=Intrinsic_vadd|float16,float32\n"
+                   "24=Intrinsic_vconv|f322f16,bf162f32,f322bf16r\n",
+                   &native_base, dtype::fp32},
+          map_case{"[AICoreintrinsicDtypeMap]\n0=Intrinsic_vconv|f322f16,bf162f32\n"
+                   "3=Intrinsic_vadd|float16,float32,bfloat16\n",
+                   &widened_base, dtype::bf16}}) {
+        CAPTURE(m.map);
+        const auto p = from(m.map, *m.base);
+        CHECK(p.spec.vector.bf16_computed_as == m.expected);
+        CHECK_FALSE(in_from_base(p));
+    }
     // No map, or a map without bf16 anywhere (910A, a trimmed file): the base's, and said so.
     for (const std::string& map :
          {std::string(), std::string("[AICoreintrinsicDtypeMap]\n"
