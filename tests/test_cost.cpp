@@ -373,3 +373,39 @@ TEST_CASE("bf16 vector work runs in fp32 with its conversions on the 910B") {
     CHECK(cost(a100, elementwise(n, dtype::bf16, add)).compute ==
           cost(a100, elementwise(n, dtype::fp16, add)).compute);
 }
+
+TEST_CASE("a kernel that widens 16-bit data computes in fp32 with its conversions") {
+    // One input, one output, 4 operations an element, 1024 blocks of 16 fp16 on each of 48 cores.
+    const std::int64_t n = std::int64_t{48} * 16 * 1024;
+    const elementwise_options one{.inputs = 1, .ops_per_element = 4};
+    const op f16 = elementwise(n, dtype::fp16, one);
+    op wide = f16;
+    wide.fp32_arithmetic = true;
+    // Per core: 16 Ki elements x (4 ops + 1 conversion in + 1 out) / 64 a cycle, against
+    // 16 Ki x 4 / 128 in fp16: 3x.
+    const double cycles = 16.0 * 1024 * (4 + 2) / 64.0;
+    const duration expected =
+        cycle_count{cycles, units::cycle} / b1.vector.clock / model_params{}.vector_efficiency;
+    CHECK(cost(b1, wide).compute.in(units::us) ==
+          doctest::Approx(expected.in(units::us)).epsilon(1e-12));
+    CHECK(cost(b1, wide).compute.in(units::us) ==
+          doctest::Approx(3.0 * cost(b1, f16).compute.in(units::us)).epsilon(1e-12));
+    // bf16 data: the same (its arithmetic is fp32 on the 910B already, conversions included).
+    op wide_b16 = elementwise(n, dtype::bf16, one);
+    const duration b16 = cost(b1, wide_b16).compute;
+    wide_b16.fp32_arithmetic = true;
+    CHECK(cost(b1, wide_b16).compute == b16);
+    CHECK(b16.in(units::us) == doctest::Approx(expected.in(units::us)).epsilon(1e-12));
+    // fp32 data has nothing to widen; the memory side never changes.
+    op wide_f32 = elementwise(n, dtype::fp32, one);
+    const op_cost f32 = cost(b1, wide_f32);
+    wide_f32.fp32_arithmetic = true;
+    CHECK(cost(b1, wide_f32) == f32);
+    CHECK(cost(b1, wide).memory == cost(b1, f16).memory);
+    // Only where the chip's kernel library widens (engine_spec::widens_marked_kernels): every
+    // Ascend preset, no GPU preset.
+    CHECK(b1.vector.widens_marked_kernels);
+    const chip& a100 = chips::a100_80gb_sxm;
+    CHECK_FALSE(a100.vector.widens_marked_kernels);
+    CHECK(cost(a100, wide) == cost(a100, f16));
+}

@@ -204,7 +204,7 @@ TEST_CASE("uncalibrated presets on the shipped Ascend profiles (docs/validation.
     // us + 0.12 us per core.
     SUBCASE("fit profiles") {
         CHECK(uncalibrated_mape("910B1", data_dir + "kernel_details_910B1_train.csv",
-                                {"AI_CORE", "AI_VECTOR_CORE"}) <= 0.30);              // 29.0 %
+                                {"AI_CORE", "AI_VECTOR_CORE"}) <= 0.29);  // 28.9 %
         // 28.1 %: 50.8 % until a full [S, S] mask was read as the causal band (its three
         // FlashAttention rows were under-predicted already), 37.7 % with NonZero's
         // synchronization, 28.1 % with the fitted AI CPU launch (its two AI CPU Casts are in
@@ -216,7 +216,8 @@ TEST_CASE("uncalibrated presets on the shipped Ascend profiles (docs/validation.
     }
     SUBCASE("held-out profiles") {
         CHECK(uncalibrated_mape("910B3", kd("torchnpu_cann83_qwen3_rank0_ascend_pt")) <=
-              0.42);  // 41.4 % (44.8 % before bf16 vector work ran in fp32)
+              0.38);  // 37.9 % (41.4 % before Sin and Cos were counted, 44.8 % before bf16
+                      // vector work ran in fp32)
         CHECK(uncalibrated_mape("910B1", kd("torchnpu_2025_level1_rank0_ascend_pt")) <=
               0.33);  // 32.4 % (read since, for the convolutions and the contiguous runs)
     }

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <perfcast/chips.hpp>
@@ -378,6 +380,70 @@ TEST_CASE("rowwise rows: RmsNorm, rope and SwiGlu of the CANN 8.3 profile") {
     CHECK(s->row_threads == 0);
 }
 
+TEST_CASE("Sin and Cos rows: the TBE kernels' instruction counts, 41 and 44 per element") {
+    // CANN 8.1.RC1 tbe/impl/dynamic/sin.py, cos.py (sin_compute_v3 / cos_compute_v3 and
+    // compute_fixed, chips after v200): counted by hand, each line one vector instruction. Sin:
+    // 2 muls, 2 rounds, 1 muls + 1 sub (k0, k1), 8 muls + 8 sub (four parts of pi, each for k0
+    // and k1) = 22; Cos adds a vadds before rounding and two offsets = 25; compute_fixed: square,
+    // sign (6), polynomial (10), clamp (2) = 19.
+    constexpr double sin_ops = 2 + 2 + 2 + 16 + 19;
+    constexpr double cos_ops = sin_ops + 3;
+    const std::string file =
+        "torchnpu_cann83_qwen3_rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
+    const chip& c = chips::ascend910b3;
+    const std::int64_t n = 4096 * 128;  // both rows: FLOAT 4096,1,1,128
+    const op plain = elementwise(n, dtype::fp32, {.inputs = 1});
+    for (const auto& row :
+         std::array<std::pair<std::string_view, double>, 2>{{{"Sin", sin_ops}, {"Cos", cos_ops}}}) {
+        const std::string_view type = row.first;
+        const double ops = row.second;
+        CAPTURE(type);
+        const std::optional<op> o = profile::op_of(first_row_of(file, type));
+        REQUIRE(o.has_value());
+        CHECK(o->useful_ops == ops * static_cast<double>(n));
+        CHECK(o->fp32_arithmetic);  // fp16 inputs are cast to float32 (no effect on fp32 data)
+        CHECK(o->bytes_read == plain.bytes_read);
+        CHECK(o->bytes_written == plain.bytes_written);
+        // The compute term is the plain fp32 op's times the count (exact up to rounding).
+        CHECK(cost(c, *o).compute.in(units::us) ==
+              doctest::Approx(ops * cost(c, plain).compute.in(units::us)).epsilon(1e-12));
+        // Counted, not assumed: calibration's median factor of the heavy types it fitted (which
+        // corrects the assumed counts) is not given to them.
+        CHECK_FALSE(profile::is_heavy_type(type));
+        profile::calibration cal;
+        cal.unseen_heavy_factor = 5;
+        CHECK(cal.factor_of(type) == 1.0);
+        CHECK(cal.factor_of("Exp") == 5.0);  // an assumed count takes it
+    }
+}
+
+TEST_CASE("rows of kernels that widen 16-bit data to fp32 are priced in fp32") {
+    // The 910B1 training profile's fp16 LayerNormV3 (its TBE kernel promotes fp16) against its
+    // fp16 FastGelu (computed in fp16): only the first is widened.
+    const profile::kernel_table t = profile::read_kernel_details_file(
+        PERFCAST_SOURCE_DIR "/tests/data/profiles/kernel_details_910B1_train.csv");
+    const auto first = [&](std::string_view type) {
+        for (const profile::kernel_row& r : t.rows)
+            if (r.op_type == type) return profile::op_of(r);
+        return std::optional<op>{};
+    };
+    const std::optional<op> norm = first("LayerNormV3");
+    const std::optional<op> gelu = first("FastGelu");
+    REQUIRE(norm.has_value());
+    REQUIRE(gelu.has_value());
+    CHECK(norm->type == dtype::fp16);
+    CHECK(gelu->type == dtype::fp16);
+    CHECK(norm->fp32_arithmetic);
+    CHECK_FALSE(gelu->fp32_arithmetic);
+    // The widened row costs more compute than the same op left in fp16 (at least the 2x of
+    // fp32's half rate); its memory term is the same.
+    op narrow = *norm;
+    narrow.fp32_arithmetic = false;
+    const chip& c = chips::ascend910b1;
+    CHECK(cost(c, *norm).compute.in(units::us) > 2.0 * cost(c, narrow).compute.in(units::us));
+    CHECK(cost(c, *norm).memory == cost(c, narrow).memory);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Model-file lines.
 
@@ -410,6 +476,24 @@ TEST_CASE("model file: attention, grouped_matmul, fill and rowwise lines") {
     CHECK(instantiate(m.nodes[4], 5) == rowwise(5, 4096, dtype::bf16, {.ops_per_element = 6}));
     CHECK(instantiate(m.nodes[5], 7) ==
           rowwise(7, 22016, dtype::fp16, {.ops_per_element = 8, .out_width = 11008}));
+    CHECK_FALSE(instantiate(m.nodes[5], 7).fp32_arithmetic);
+
+    // fp32=1: a kernel that widens 16-bit data (op::fp32_arithmetic), on both kinds that take it.
+    const model w = io::parse_model(
+        "norm B,4096 fp16 ops=6 fp32=1\n"
+        "elementwise B,4096 fp16 inputs=1 ops=4 fp32=1\n"
+        "elementwise B,4096 fp16 inputs=1 ops=4 fp32=0\n");
+    REQUIRE(w.nodes.size() == 3);
+    CHECK(instantiate(w.nodes[0], 3) ==
+          rowwise(3, 4096, dtype::fp16, {.ops_per_element = 6, .fp32_arithmetic = true}));
+    CHECK(instantiate(w.nodes[1], 3) ==
+          elementwise(3 * 4096, dtype::fp16,
+                      {.inputs = 1, .ops_per_element = 4, .fp32_arithmetic = true}));
+    CHECK_FALSE(instantiate(w.nodes[2], 3).fp32_arithmetic);
+    const auto not_a_flag = [] {
+        (void)io::parse_model("elementwise B,4096 fp16 fp32=2\n", "w.model");
+    };
+    CHECK_THROWS_WITH_AS(not_a_flag(), doctest::Contains("w.model:1:"), io::model_file_error);
 
     // GQA groups must divide: 32 query heads over 6 KV heads is an error naming the line.
     const auto bad = [] {

@@ -62,6 +62,12 @@ struct engine_spec {
     /// converts every bf16 element it reads or writes (cost.hpp, detail::converted_ops). Read
     /// for the vector engine only (cube and AI CPU ops are priced in their own dtype).
     dtype bf16_computed_as = dtype::bf16;
+    /// Whether this engine's kernel library widens 16-bit data where a kernel's source says so
+    /// (op::fp32_arithmetic, set by the profile mapping from CANN kernels' sources): true on the
+    /// Ascend presets (CANN), false on the GPU presets, whose shipped measurements (vidur's vLLM
+    /// kernels) are priced in their own dtype, as before the flag existed (an assumption: vLLM's
+    /// norm and activation kernels compute in float too, not modelled; docs/model.md).
+    bool widens_marked_kernels = false;
 
     [[nodiscard]] friend constexpr bool operator==(const engine_spec&, const engine_spec&) = default;
 

@@ -308,28 +308,40 @@ namespace detail {
     return static_cast<unsigned>(k) < 32 && ((moves >> static_cast<unsigned>(k)) & 1U) != 0;
 }
 
-/// The dtype whose rate prices `o` on `e`: on the vector engine the one its arithmetic runs in
-/// (a bf16 op on a core without bf16 arithmetic: fp32), else, and for an op that only moves data
-/// (factories give those no operations; a hand-built one may), its own.
-[[nodiscard]] constexpr dtype rate_type(const engine_spec& e, const op& o) noexcept {
-    return o.eng == engine::vector && !moves_only(o.kind) ? e.computed_as(o.type) : o.type;
+/// The dtype `o`'s arithmetic on `t` data runs in on `e`: fp32 for 16-bit floating-point data
+/// of a kernel that widens it (op::fp32_arithmetic, on an engine whose library does:
+/// engine_spec::widens_marked_kernels), else the engine's (a bf16 op on a core without bf16
+/// arithmetic: fp32).
+[[nodiscard]] constexpr dtype arithmetic_type(const engine_spec& e, const op& o, dtype t) noexcept {
+    if (o.fp32_arithmetic && e.widens_marked_kernels && (t == dtype::fp16 || t == dtype::bf16))
+        return dtype::fp32;
+    return e.computed_as(t);
 }
 
-/// Conversions per work unit of vector op `o` on an engine that computes a dtype in another
-/// (engine_spec::bf16_computed_as): each element read in such a dtype converted up, each element
-/// written in one converted down, spread evenly over the op's units. The bytes are taken as all
-/// of the op's input (output) dtype: an op writing another dtype besides (TopK's int32 indices)
-/// is charged for those too, an over-count. 0 for a cast (it is the conversion), for an op
-/// without arithmetic (a fill, a move: moves_only) and off the vector engine. A profile row of
-/// a type the model does not know is an elementwise op of one operation per element, and is
-/// given its conversions too (docs/model.md).
+/// The dtype whose rate prices `o` on `e`: on the vector engine the one its arithmetic runs in
+/// (arithmetic_type), else, and for an op that only moves data (factories give those no
+/// operations; a hand-built one may), its own.
+[[nodiscard]] constexpr dtype rate_type(const engine_spec& e, const op& o) noexcept {
+    return o.eng == engine::vector && !moves_only(o.kind) ? arithmetic_type(e, o, o.type) : o.type;
+}
+
+/// Conversions per work unit of vector op `o` whose arithmetic runs in another dtype than its
+/// data's (arithmetic_type: engine_spec::bf16_computed_as, op::fp32_arithmetic): each element
+/// read in such a dtype converted up, each element written in one converted down, spread evenly
+/// over the op's units. The bytes are taken as all of the op's input (output) dtype: an op
+/// writing another dtype besides (TopK's int32 indices) is charged for those too, an over-count.
+/// 0 for a cast (it is the conversion), for an op without arithmetic (a fill, a move:
+/// moves_only) and off the vector engine. A profile row of a type the model does not know is an
+/// elementwise op of one operation per element, and is given its conversions too (docs/model.md).
 [[nodiscard]] constexpr double converted_ops(const engine_spec& e, const op& o) noexcept {
     if (o.eng != engine::vector || o.kind == op_kind::cast || moves_only(o.kind) ||
         !(o.ops_per_unit > 0))
         return 0;
-    const double in = e.computed_as(o.type) != o.type ? o.bytes_read / size_of(o.type) : 0.0;
-    const double out =
-        e.computed_as(o.out_type) != o.out_type ? o.bytes_written / size_of(o.out_type) : 0.0;
+    const double in =
+        arithmetic_type(e, o, o.type) != o.type ? o.bytes_read / size_of(o.type) : 0.0;
+    const double out = arithmetic_type(e, o, o.out_type) != o.out_type
+                           ? o.bytes_written / size_of(o.out_type)
+                           : 0.0;
     return (in + out) / static_cast<double>(o.work_units);
 }
 
@@ -354,7 +366,7 @@ namespace detail {
         // Three divisions in a row, kept: one by rate x clock x efficiency rounds differently,
         // and a GEMM whose compute equals its memory time then changed its bound.
         double per_unit = t.ops_per_unit;
-        if (o.type == dtype::bf16 || o.out_type == dtype::bf16) [[unlikely]]
+        if (o.type == dtype::bf16 || o.out_type == dtype::bf16 || o.fp32_arithmetic) [[unlikely]]
             per_unit += converted_ops(e, o);
         const cycle_count cycles{static_cast<double>(per_core_units) * per_unit / rate,
                                  units::cycle};

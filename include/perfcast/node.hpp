@@ -94,6 +94,7 @@ struct node {
     int inputs = 0;                    // elementwise: input tensors (0: 2, or 1 for cast)
     int outputs = 1;                   // elementwise
     double ops_per_element = 1;        // elementwise
+    bool fp32_arithmetic = false;      // elementwise, rowwise: op::fp32_arithmetic
     std::int64_t inner = 0;            // elementwise / concat: contiguous run (0: default)
     bool inner_axis_moves = true;      // transpose
     double hot_fraction = 0;           // gather
@@ -218,6 +219,7 @@ inline constexpr std::string_view instantiate_where = "instantiate";
     o.inputs = n.inputs > 0 ? n.inputs : 2;
     o.outputs = n.outputs;
     o.ops_per_element = n.ops_per_element;
+    o.fp32_arithmetic = n.fp32_arithmetic;
     o.inner = n.inner;
     o.out_same_as_in = n.out_same_as_in;
     o.out_type = n.out_type;
@@ -317,6 +319,7 @@ inline constexpr std::string_view instantiate_where = "instantiate";
     const std::int64_t rows = s0.elements("rowwise elements") / width;
     rowwise_options o;
     o.ops_per_element = n.ops_per_element;
+    o.fp32_arithmetic = n.fp32_arithmetic;
     o.out_type = n.out_type;
     o.out_same_as_in = n.out_same_as_in;
     if (n.shape_count >= 2) {

@@ -114,6 +114,7 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
     r.inputs = o.inputs;
     r.outputs = o.outputs;
     r.ops_per_element = o.ops_per_element;
+    r.fp32_arithmetic = o.fp32_arithmetic;
     r.inner = o.inner;
     r.out_same_as_in = o.out_same_as_in;
     r.out_type = o.out_same_as_in ? t : o.out_type;

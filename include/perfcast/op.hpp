@@ -106,6 +106,12 @@ struct op {
     // NonZero counts, synchronizes, then writes): each is priced as one more head on the op's
     // cores (cost.hpp), an assumption checked on the profiles' NonZero rows (docs/model.md).
     int syncs = 0;
+    // A vector kernel that widens 16-bit floating-point data (fp16, bf16) and computes in fp32,
+    // as some CANN kernels do by their source (profile/ops.hpp vector_type_traits::fp32_inside):
+    // priced at the fp32 rate, with a conversion per element read or written in a 16-bit type,
+    // on an engine whose library widens (engine_spec::widens_marked_kernels; cost.hpp). The
+    // factories' options leave it false: the op computes in its own dtype.
+    bool fp32_arithmetic = false;
 
     [[nodiscard]] constexpr flop_count flops() const noexcept {
         return flop_count{useful_ops * (eng == engine::cube ? 2.0 : 1.0), units::flop};
@@ -203,6 +209,7 @@ struct elementwise_options {
     std::int64_t inner = 0;       // innermost dimension (contiguous run); 0: all elements
     dtype out_type = dtype::fp16;
     bool out_same_as_in = true;   // output dtype = input dtype (ignores out_type)
+    bool fp32_arithmetic = false;  // 16-bit data widened to fp32 inside (op::fp32_arithmetic)
 };
 
 /// An elementwise op producing `elements` outputs on the vector unit.
@@ -234,6 +241,7 @@ struct elementwise_options {
         detail::bytes_of(checked_product(elements, o.outputs, where, "written elements"),
                          r.out_type);
     r.run = detail::bytes_of(o.inner > 0 ? o.inner : elements, t);
+    r.fp32_arithmetic = o.fp32_arithmetic;
     return r;
 }
 
@@ -614,6 +622,7 @@ struct rowwise_options {
     /// for the norm types); 0: the row is not reduced across a block (rope, SwiGlu), no row
     /// floor. Used only on a chip with a row latency (chip::overhead.row_cycles).
     std::int64_t row_threads = 0;
+    bool fp32_arithmetic = false;  // 16-bit data widened to fp32 inside (op::fp32_arithmetic)
 };
 
 /// A row-parallel vector op (RmsNorm, LayerNorm, rotary embedding, SwiGlu): `rows` rows of
@@ -648,6 +657,7 @@ struct rowwise_options {
     r.bytes_read = detail::bytes_of(read, t);
     r.bytes_written = detail::bytes_of(out, r.out_type);
     r.run = detail::bytes_of(width, t);
+    r.fp32_arithmetic = o.fp32_arithmetic;
     r.row_threads = o.row_threads;
     return r;
 }

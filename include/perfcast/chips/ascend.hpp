@@ -191,7 +191,8 @@ struct board_figures {
         .cores = layout == core_layout::split ? ini.vector_core_cnt : ini.ai_core_cnt,
         .clock = clock,
         .ops_per_cycle = vector_rates,
-        .bf16_computed_as = vector_rates[index_of(dtype::bf16)] > 0 ? dtype::fp32 : dtype::bf16};
+        .bf16_computed_as = vector_rates[index_of(dtype::bf16)] > 0 ? dtype::fp32 : dtype::bf16,
+        .widens_marked_kernels = true};
     // AI CPU: ai_cpu_cnt cores; clock and the 1 op/cycle for every dtype are assumptions.
     c.aicpu = {.cores = ini.ai_cpu_cnt,
                .clock = default_aicpu_clock,

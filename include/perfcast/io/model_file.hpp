@@ -335,6 +335,7 @@ struct key_value {
             if (const auto* kv = find("inner")) {
                 o.inner = lp.integer(kv->value, "inner", "an integer >= 0");
             }
+            if (const auto* kv = find("fp32")) o.fp32_arithmetic = lp.flag(kv->value, "fp32");
             if (const auto* kv = find("out")) {
                 o.out_type = lp.type(kv->value, "out");
                 o.out_same_as_in = o.out_type == t;
@@ -482,6 +483,7 @@ struct key_value {
             if (const auto* kv = find("inputs")) {
                 n.inputs = static_cast<int>(lp.integer(kv->value, "inputs", "an integer >= 1"));
             }
+            if (const auto* kv = find("fp32")) n.fp32_arithmetic = lp.flag(kv->value, "fp32");
         } else {  // a kind without keys of its own: its shapes and dtype (an extension's)
             n = nodes::of_row(*row, shapes, t);
         }

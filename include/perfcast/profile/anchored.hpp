@@ -206,6 +206,7 @@ namespace detail {
         elementwise_options eo;
         eo.inputs = static_cast<int>(std::max<std::size_t>(1, r.input_shapes.size()));
         eo.ops_per_element = (traits ? traits->ops_per_element : 1.0) * factor;
+        eo.fp32_arithmetic = traits != nullptr && traits->fp32_inside;
         eo.inner = r.output_shapes[0].inner() > 0 ? r.output_shapes[0].inner() : 0;
         if (!r.output_types.empty() && r.output_types[0].type && *r.output_types[0].type != *t) {
             eo.out_same_as_in = false;

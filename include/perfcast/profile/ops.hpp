@@ -61,8 +61,17 @@ inline std::int64_t product(const std::vector<std::int64_t>& d, std::size_t from
 /// What perfcast assumes about a vector op type it knows by name: vector operations per output
 /// element (transcendentals and fused kernels issue several) and whether the kernel reads its
 /// inputs at all (ZerosLike only uses the input's shape). Assumptions from the instruction count
-/// of a straightforward kernel; `perfcast calibrate` fits a work factor and a fixed time per
-/// type on top.
+/// of a straightforward kernel, except Sin and Cos, counted in the kernel source (below);
+/// `perfcast calibrate` fits a work factor and a fixed time per type on top.
+///
+/// Sin 41 and Cos 44: the vector instructions per element of CANN 8.1.RC1's TBE kernels on
+/// chips after v200 (the 910B family) in the default high-performance mode, `sin_compute_v3` /
+/// `cos_compute_v3` with the `compute_fixed` they share (opp/built-in/op_impl/ai_core/tbe/impl/
+/// dynamic/sin.py and cos.py, as published in github.com/leideng/CANN-8.1.RC1 at 4332a01): a
+/// range reduction by round(x / pi) in two parts (2048 x k0 + k1) against four parts of pi (22
+/// instructions for Sin; Cos adds the 0.5 before rounding and two offsets, 25), then the sign
+/// and an odd polynomial of degree 9 clamped to [-1, 1] (19). Every instruction is fp32: fp16
+/// and bf16 inputs are cast to fp32 and back (fp32_inside).
 struct vector_type_traits {
     std::string_view type;
     double ops_per_element;
@@ -77,9 +86,16 @@ struct vector_type_traits {
     /// its input's elements, one work unit each: the profiles' NonZero rows launch one core per
     /// element up to the cores (an input of 8 on 8 cores, of 16 on 16).
     int syncs = 0;
+    /// The count is read from the kernel's source (Sin, Cos), not assumed: calibration does not
+    /// give such a type the median factor of the heavy types it fitted (is_heavy_type), which
+    /// corrects the assumed counts.
+    bool counted = false;
+    /// The kernel widens 16-bit floating-point data (fp16, bf16) and computes in fp32, per its
+    /// source (op::fp32_arithmetic; the types marked, with their sources, below the table).
+    bool fp32_inside = false;
 };
 
-inline constexpr std::array<vector_type_traits, 30> vector_types{{
+inline constexpr std::array<vector_type_traits, 32> vector_types{{
     {"Exp", 4, true},
     {"Log", 4, true},
     {"Sqrt", 4, true},
@@ -94,7 +110,7 @@ inline constexpr std::array<vector_type_traits, 30> vector_types{{
     {"GeluGrad", 12, true},
     {"FastGeluGrad", 10, true},
     {"LayerNorm", 8, true, true},
-    {"LayerNormV3", 8, true, true},
+    {"LayerNormV3", 8, true, true, 0, false, true},
     {"LayerNormGrad", 12, true},
     {"Softmax", 8, true},
     {"ScaledMaskedSoftmax", 10, true},
@@ -104,13 +120,23 @@ inline constexpr std::array<vector_type_traits, 30> vector_types{{
     {"ZerosLike", 1, false},
     {"OnesLike", 1, false},
     {"Fill", 1, false},
-    {"RmsNorm", 6, true, true},
+    {"RmsNorm", 6, true, true, 0, false, true},
     {"ApplyRotaryPosEmb", 4, true},
-    {"SwiGlu", 8, true},
+    {"SwiGlu", 8, true, false, 0, false, true},
     {"Silu", 6, true},
-    {"RotaryPositionEmbedding", 4, true},
+    {"RotaryPositionEmbedding", 4, true, false, 0, false, true},
     {"NonZero", 1, true, false, 1},
+    {"Sin", 41, true, false, 0, true, true},
+    {"Cos", 44, true, false, 0, true, true},
 }};
+// fp32_inside, from CANN 8.1.RC1's kernels (github.com/leideng/CANN-8.1.RC1 at 4332a01, under
+// opp/built-in/op_impl/ai_core/tbe/impl/): LayerNormV3 (dynamic/layer_norm_v3.py promotes fp16
+// in the default mode where vexp takes fp32), RmsNorm (ascendc/rms_norm/rms_norm.h casts x to
+// float), SwiGlu (ascendc/swi_glu: fp16 uses the bf16 class, which casts to float),
+// RotaryPositionEmbedding (ascendc/rotary_position_embedding/rotate_half_bf16.h), Sin and Cos
+// (dynamic/sin.py, cos.py). Not marked, their kernels computing fp16 in fp16 on the 910B: FastGelu,
+// RealDiv, Exp, DropOutDoMask, ApplyAdamW; ScaledMaskedSoftmax and Softmax widen only part of
+// their work (docs/model.md, "Kernels that widen 16-bit data").
 
 [[nodiscard]] constexpr const vector_type_traits* traits_of(std::string_view type) noexcept {
     for (const auto& t : vector_types)
@@ -124,12 +150,13 @@ inline constexpr std::array<vector_type_traits, 30> vector_types{{
     return t != nullptr ? t->ops_per_element : 1.0;
 }
 
-/// Whether the traits table counts more than one vector operation per element for `type`
-/// (transcendentals, norms, softmax, optimizer updates): calibration gives such a type that
-/// the profile lacks the median factor of those it shows.
+/// Whether the traits table assumes more than one vector operation per element for `type`
+/// (transcendentals, norms, softmax, optimizer updates; not a count read from the kernel's
+/// source: vector_type_traits::counted): calibration gives such a type that the profile lacks
+/// the median factor of those it shows.
 [[nodiscard]] constexpr bool is_heavy_type(std::string_view type) noexcept {
     const vector_type_traits* t = traits_of(type);
-    return t != nullptr && t->ops_per_element > 1;
+    return t != nullptr && t->ops_per_element > 1 && !t->counted;
 }
 
 /// What calibration learns on top of model_params, per vector / AI CPU op type where the
@@ -438,8 +465,10 @@ namespace detail {
     if (rows < 1 || width < 1 || !positive(r.input_shapes[0])) return std::nullopt;
     rowwise_options o;
     o.ops_per_element = rowwise_ops_of(r.op_type);
-    if (const vector_type_traits* k = traits_of(r.op_type); k != nullptr && k->row_reduction)
-        o.row_threads = width < 1024 ? width : 1024;
+    if (const vector_type_traits* k = traits_of(r.op_type); k != nullptr) {
+        if (k->row_reduction) o.row_threads = width < 1024 ? width : 1024;
+        o.fp32_arithmetic = k->fp32_inside;
+    }
     o.read_elements = read;
     o.out_width = y.inner();
     if (!r.output_types.empty() && r.output_types[0].type && *r.output_types[0].type != t) {
@@ -672,6 +701,7 @@ namespace detail {
             e.syncs = traits->syncs;
             return e;
         }
+        o.fp32_arithmetic = traits != nullptr && traits->fp32_inside;
         op e = elementwise(*out_elems, *t, o);
         if (kind == op_kind::cast) e.kind = op_kind::cast;
         return e;
