@@ -442,6 +442,18 @@ TEST_CASE("rows of kernels that widen 16-bit data to fp32 are priced in fp32") {
     const chip& c = chips::ascend910b1;
     CHECK(cost(c, *norm).compute.in(units::us) > 2.0 * cost(c, narrow).compute.in(units::us));
     CHECK(cost(c, *norm).memory == cost(c, narrow).memory);
+    // On a chip without an fp32 vector rate the widened row is not mappable (its rate is
+    // fp32's), while the fp16 FastGelu still is.
+    chip no_fp32 = c;
+    no_fp32.vector.ops_per_cycle[index_of(dtype::fp32)] = 0;
+    const auto row_of = [&](std::string_view type) {
+        for (const profile::kernel_row& r : t.rows)
+            if (r.op_type == type) return r;
+        return profile::kernel_row{};
+    };
+    CHECK_FALSE(profile::measured_op_of(no_fp32, row_of("LayerNormV3")).has_value());
+    CHECK(profile::measured_op_of(no_fp32, row_of("FastGelu")).has_value());
+    CHECK(profile::measured_op_of(c, row_of("LayerNormV3")).has_value());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -109,8 +109,8 @@ struct op {
     // A vector kernel that widens 16-bit floating-point data (fp16, bf16) and computes in fp32,
     // as some CANN kernels do by their source (profile/ops.hpp vector_type_traits::fp32_inside):
     // priced at the fp32 rate, with a conversion per element read or written in a 16-bit type,
-    // on an engine whose library widens (engine_spec::widens_marked_kernels; cost.hpp). The
-    // factories' options leave it false: the op computes in its own dtype.
+    // on an engine whose library widens (engine_spec::widens_marked_kernels; cost.hpp). Default
+    // false (elementwise_options and rowwise_options carry it): the op computes in its own dtype.
     bool fp32_arithmetic = false;
 
     [[nodiscard]] constexpr flop_count flops() const noexcept {

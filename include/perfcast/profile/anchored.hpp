@@ -260,7 +260,8 @@ namespace detail {
         std::optional<node> nd;
         if (const auto o = op_of(r, cal, ops)) {
             const engine_spec& es = c.engine_of(o->eng);
-            if (es.cores >= 1 && (o->useful_ops == 0 || es.ops_per_cycle_for(o->type) > 0)) {
+            if (es.cores >= 1 && (o->useful_ops == 0 ||
+                                  es.ops_per_cycle_for(perfcast::detail::rate_type(es, *o)) > 0)) {
                 try {
                     nd = detail::node_of(r, *o, *eng, batch, cal, opt, ops);
                     if (nd && o->eng != engine::cube) nd->extra_head = o->extra_head;

@@ -66,7 +66,7 @@ inline std::int64_t product(const std::vector<std::int64_t>& d, std::size_t from
 ///
 /// Sin 41 and Cos 44: the vector instructions per element of CANN 8.1.RC1's TBE kernels on
 /// chips after v200 (the 910B family) in the default high-performance mode, `sin_compute_v3` /
-/// `cos_compute_v3` with the `compute_fixed` they share (opp/built-in/op_impl/ai_core/tbe/impl/
+/// `cos_compute_v3` with each file's `compute_fixed` (opp/built-in/op_impl/ai_core/tbe/impl/
 /// dynamic/sin.py and cos.py, as published in github.com/leideng/CANN-8.1.RC1 at 4332a01): a
 /// range reduction by round(x / pi) in two parts (2048 x k0 + k1) against four parts of pi (22
 /// instructions for Sin; Cos adds the 0.5 before rounding and two offsets, 25), then the sign
@@ -731,7 +731,9 @@ struct measured_op {
     auto o = op_of(r, cal, ops);
     if (!o) return std::nullopt;
     const engine_spec& e = c.engine_of(o->eng);
-    if (e.cores < 1 || (o->useful_ops > 0 && e.ops_per_cycle_for(o->type) <= 0))
+    // The rate the op is priced at (a widened 16-bit op: fp32's), as cost() checks it.
+    if (e.cores < 1 ||
+        (o->useful_ops > 0 && e.ops_per_cycle_for(perfcast::detail::rate_type(e, *o)) <= 0))
         return std::nullopt;
     if (r.context.l2_input_share) o->l2_input_share = *r.context.l2_input_share;
     o->first_run = r.context.first_run;
