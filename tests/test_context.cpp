@@ -91,11 +91,13 @@ TEST_CASE("annotate_context: L2 share from recent producers, first runs, skipped
 
 TEST_CASE("annotate_context: an op pays for the dirty lines its traffic evicts") {
     // On the 910B1 the window is 0.9 x 192 MiB = 181,193,932.8 B of traffic.
-    //  a: reads 16 B, writes 100 MiB (104,857,600 B): nothing written before it, nothing to evict
-    //  b: reads 1 MiB it did not write, writes 100 MiB: its 101 MiB of traffic pushes the window
-    //     past the first 29,569,843.2 B of a's output (104,857,600 - (181,193,932.8 - 105,906,176))
+    //  a: reads 16 B, writes 100 MiB (104,857,600 B): nothing written before it, nothing to evict;
+    //     its 104,857,616 B of traffic are dirty in the share 104,857,600 / 104,857,616
+    //  b: reads 1 MiB it did not write, writes 100 MiB: its 101 MiB of traffic push the window
+    //     past the first 29,569,859.2 B of a's traffic (104,857,616 + 105,906,176 -
+    //     181,193,932.8), dirty in a's share
     //  c: reads 16 B (4 fp32) and writes a 4 B scalar: its 20 B of traffic evict 20 more bytes
-    //     of a's output, still dirty
+    //     of a's, dirty in the same share
     constexpr std::string_view csv =
         "a,Fill,AI_VECTOR_CORE,1,50,48,\"4\",FLOAT,\"52428800\",FLOAT16\n"
         "b,Cast,AI_VECTOR_CORE,60,50,48,\"524288\",FLOAT16,\"52428800\",FLOAT16\n"
@@ -104,9 +106,10 @@ TEST_CASE("annotate_context: an op pays for the dirty lines its traffic evicts")
     REQUIRE(rows.size() == 3);
     CHECK(rows[0].context.writeback == data_size{});
     // 1e-9 relative: sums and differences of byte counts near 2^28 in doubles.
+    const double a_dirty = 104857600.0 / 104857616.0;
     CHECK(rows[1].context.writeback.in(units::B) ==
-          doctest::Approx(104857600.0 - (181193932.8 - 105906176.0)).epsilon(1e-9));
-    CHECK(rows[2].context.writeback.in(units::B) == doctest::Approx(20.0).epsilon(1e-6));
+          doctest::Approx((104857616.0 + 105906176.0 - 181193932.8) * a_dirty).epsilon(1e-9));
+    CHECK(rows[2].context.writeback.in(units::B) == doctest::Approx(20.0 * a_dirty).epsilon(1e-6));
     // The write-back is HBM traffic of the op that evicts: b is slower with it than without.
     const auto b = profile::measured_op_of(chips::ascend910b1, rows[1]);
     REQUIRE(b);
@@ -115,6 +118,69 @@ TEST_CASE("annotate_context: an op pays for the dirty lines its traffic evicts")
     without.writeback = data_size{};
     CHECK(cost(chips::ascend910b1, b->o, core_count{48}).memory >
           cost(chips::ascend910b1, without, core_count{48}).memory);
+}
+
+TEST_CASE("annotate_context: a kernel's reads and writes share the lines it leaves in L2") {
+    // a: a Cast reads 100 MiB and writes 100 MiB (fp16 -> fp16 [52428800]): its 209,715,200 B
+    //    of traffic stream reads and writes together, so the window it leaves is dirty in half.
+    // b: a reduction reads 100 MiB (fp32 [26214400]) and writes a 4 B scalar: its 104,857,604 B
+    //    evict the window's oldest part, [209,715,200 - 181,193,932.8, + 104,857,604), all of it
+    //    a's traffic: half of it dirty, 52,428,802 B. (Were a's output one block after its
+    //    input, the range would hold 28,521,271.2 B of it.)
+    constexpr std::string_view csv =
+        "a,Cast,AI_VECTOR_CORE,1,120,48,\"52428800\",FLOAT16,\"52428800\",FLOAT16\n"
+        "b,ReduceSumD,AI_VECTOR_CORE,200,60,48,\"26214400\",FLOAT,\"\",FLOAT\n";
+    auto rows = in_context(csv);
+    REQUIRE(rows.size() == 2);
+    // 1e-9 relative: sums and differences of byte counts near 2^28 in doubles.
+    CHECK(rows[1].context.writeback.in(units::B) ==
+          doctest::Approx(104857604.0 * 0.5).epsilon(1e-9));
+}
+
+TEST_CASE("cost: with a known order, a write larger than L2 leaves its last lines there") {
+    const chip& c = chips::ascend910b1;
+    const model_params p{};
+    // Two 100 MiB fp16 inputs, a 100 MiB output: 300 MiB moved, more than the 181,193,932.8 B
+    // resident; every read from HBM (l2_input_share 0). The op ends with the last resident
+    // bytes of its traffic in L2, a third of them its writes (dirty, charged to whoever evicts
+    // them): the HBM takes the reads and 100 MiB x (1 - resident / 300 MiB) of the writes.
+    op o = elementwise(52428800, dtype::fp16);
+    o.l2_input_share = 0.0;
+    const double reads = o.bytes_read.in(units::B);
+    const double writes = o.bytes_written.in(units::B);
+    const double resident = 0.9 * 201326592.0;
+    const double hbm = (c.memory.hbm_bandwidth * p.hbm_efficiency).in(units::Bps);
+    const double expected_us = (reads + writes * (1.0 - resident / (reads + writes))) / hbm * 1e6;
+    // 1e-9 relative: the same double arithmetic in another order.
+    CHECK(cost(c, o, core_count{48}).memory.in(units::us) ==
+          doctest::Approx(expected_us).epsilon(1e-9));
+    // With writes costing twice what reads do at the HBM (model_params::hbm_write_cost), the
+    // written-through bytes count double.
+    model_params twice;
+    twice.hbm_write_cost = 2;
+    const double twice_us = (reads + 2 * writes * (1.0 - resident / (reads + writes))) / hbm * 1e6;
+    CHECK(cost(c, o, core_count{48}, twice).memory.in(units::us) ==
+          doctest::Approx(twice_us).epsilon(1e-9));
+    // Without the order nothing charges those lines later: a write too large for L2 goes to HBM
+    // whole (here the 100 MiB output fits, so by size it stays and only the reads are charged).
+    o.l2_input_share = -1;
+    CHECK(cost(c, o, core_count{48}).memory.in(units::us) ==
+          doctest::Approx(reads / hbm * 1e6).epsilon(1e-9));
+    // An op whose whole traffic fits in the window leaves all its writes in L2: 4 MiB read from
+    // HBM, the 2 MiB written stay. Its time is the longest of the HBM reads, the cores' loads
+    // (from HBM and from L2) and their stores, each at its rate on 48 cores.
+    op small = elementwise(1048576, dtype::fp16);
+    small.l2_input_share = 0.0;
+    const double r = small.bytes_read.in(units::B);
+    const double w = small.bytes_written.in(units::B);
+    const double clk48 = c.vector.clock.in(units::Hz)*48.0;
+    const double terms[] = {r / hbm, r / (c.memory.core_read_rate.in(units::B_per_cycle)*clk48),
+                            r / (c.memory.l2_read_rate.in(units::B_per_cycle)*clk48),
+                            w / (c.memory.core_write_rate.in(units::B_per_cycle)*clk48)};
+    double longest = 0;
+    for (const double t : terms) longest = t > longest ? t : longest;
+    CHECK(cost(c, small, core_count{48}).memory.in(units::us) ==
+          doctest::Approx(longest * 1e6).epsilon(1e-9));
 }
 
 TEST_CASE("annotate_context: a recent tensor is one input; all the op's inputs fit beside it") {

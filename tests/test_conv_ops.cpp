@@ -172,11 +172,34 @@ TEST_CASE("Foreach rows: one elementwise op over every tensor of the lists") {
     CHECK(o->useful_ops == static_cast<double>(out));
     CHECK(o->bytes_written.in(units::B) == 4.0 * static_cast<double>(out));
     CHECK(o->bytes_read.in(units::B) == 4.0 * static_cast<double>(in));
-    // A vector row of another type keeps its first output alone.
+    // A vector row of another type works on its first output's elements and writes every
+    // output it lists.
     profile::kernel_row other = r;
     other.op_type = "MulScalar";
-    CHECK(profile::op_of(other)->bytes_written.in(units::B) ==
-          4.0 * static_cast<double>(*r.output_shapes[0].elements()));
+    const std::optional<op> m = profile::op_of(other);
+    REQUIRE(m.has_value());
+    CHECK(m->work_units < o->work_units);
+    CHECK(m->bytes_written.in(units::B) == 4.0 * static_cast<double>(out));
+}
+
+TEST_CASE("multi-output vector rows: ApplyAdamW writes var, m and v") {
+    // The 910B1 profile's ApplyAdamW rows list var, m, v, seven scalars (beta1_power,
+    // beta2_power, lr, weight_decay, beta1, beta2, epsilon) and grad in, var, m and v out (in
+    // place): three tensors written, not one.
+    const std::string csv =
+        "Name,Type,Accelerator Core,Start Time(us),Duration(us),Block Dim,Input Shapes,"
+        "Input Data Types,Output Shapes,Output Data Types\n"
+        "a,ApplyAdamW,AI_VECTOR_CORE,1,322.4,48,\"12582912;12582912;12582912;;;;;;;;12582912\","
+        "FLOAT;FLOAT;FLOAT;FLOAT;FLOAT;FLOAT;FLOAT;FLOAT;FLOAT;FLOAT;FLOAT,"
+        "\"12582912;12582912;12582912\",FLOAT;FLOAT;FLOAT\n";
+    const auto rows = profile::parse_kernel_details(csv).rows;
+    REQUIRE(rows.size() == 1);
+    const std::optional<op> o = profile::op_of(rows[0]);
+    REQUIRE(o.has_value());
+    CHECK(o->bytes_written.in(units::B) == 3.0 * 4.0 * 12582912.0);
+    // Read: the four tensors and the seven scalars, each at most an output's worth.
+    CHECK(o->bytes_read.in(units::B) == 4.0 * (4.0 * 12582912.0 + 7.0));
+    CHECK(o->useful_ops == 16.0 * 12582912.0);  // the traits' 16 operations per element
 }
 
 TEST_CASE("model file: conv lines, same padding by default or the output's size") {

@@ -199,27 +199,31 @@ TEST_CASE("uncalibrated presets on the shipped Ascend profiles (docs/validation.
     // until it was committed. Each bound is the figure docs/validation.md reports rounded up to
     // the next whole percent, so a model change that moves any of them by more than rounding
     // shows here and the page must be updated. The issue's goal is 35 %; it is met on every
-    // profile here but Qwen3 (the page says why). The figures are those of the head refitted after
-    // the contiguous runs of profile rows (docs/validation.md, "Layouts and contiguous runs"): 1.35
-    // us + 0.12 us per core.
+    // profile here. The head is the one refitted after the contiguous runs of profile rows
+    // (docs/validation.md, "Layouts and contiguous runs"): 1.35 us + 0.12 us per core; the
+    // figures are those since a kernel's L2 lines are dirty in the share it wrote and it writes
+    // every output it lists ("Dirty lines in the share a kernel wrote").
     SUBCASE("fit profiles") {
         CHECK(uncalibrated_mape("910B1", data_dir + "kernel_details_910B1_train.csv",
-                                {"AI_CORE", "AI_VECTOR_CORE"}) <= 0.29);  // 28.9 %
+                                {"AI_CORE", "AI_VECTOR_CORE"}) <= 0.27);  // 26.7 % (28.9 %)
         // 28.1 %: 50.8 % until a full [S, S] mask was read as the causal band (its three
         // FlashAttention rows were under-predicted already), 37.7 % with NonZero's
         // synchronization, 28.1 % with the fitted AI CPU launch (its two AI CPU Casts are in
-        // that fit; left out of it, 34.6 %: docs/validation.md).
-        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank0")) <= 0.29);
-        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank1")) <= 0.23);  // 22.9 %
+        // that fit; left out of it, 34.6 %: docs/validation.md); 25.7 % with the dirty share.
+        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank0")) <= 0.26);
+        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank1")) <=
+              0.14);  // 13.6 % (22.9 % before the dirty share)
         CHECK(uncalibrated_mape("910B3", data_dir + "kernel_details_910B3_matmul.csv") <=
-              0.22);  // 21.8 % (44.7 % before the causal band, 22.2 % before bf16 in fp32)
+              0.24);  // 23.2 % (21.8 % before the dirty share, 44.7 % before the causal band,
+                      // 22.2 % before bf16 in fp32)
     }
     SUBCASE("held-out profiles") {
         CHECK(uncalibrated_mape("910B3", kd("torchnpu_cann83_qwen3_rank0_ascend_pt")) <=
-              0.38);  // 37.9 % (41.4 % before Sin and Cos were counted, 44.8 % before bf16
-                      // vector work ran in fp32)
+              0.35);  // 34.7 % (37.9 % before the dirty share, 41.4 % before Sin and Cos
+                      // were counted, 44.8 % before bf16 vector work ran in fp32)
         CHECK(uncalibrated_mape("910B1", kd("torchnpu_2025_level1_rank0_ascend_pt")) <=
-              0.33);  // 32.4 % (read since, for the convolutions and the contiguous runs)
+              0.34);  // 33.3 % (32.4 % before the dirty share; read since, for the
+                      // convolutions and the contiguous runs)
     }
     SUBCASE("the 13 GEMMs of the 910B1 profile keep their 3.7 % (the cube head did not move)") {
         const chip c = *chips::find_chip("910B1");

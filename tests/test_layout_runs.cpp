@@ -153,7 +153,9 @@ TEST_CASE("the AlexNet profile's weight conversions and contiguous copies, uncal
     // FRACTAL_Z TransData rows, 69.1 % before (runs of C0) and 18.9 % after; the 11 TensorMove
     // rows (weights [256,384,3,3] and the like, copied whole), 63.3 % before (runs of 3 or 5
     // elements at the misaligned rate) and 23.1 % after (with the vector head refitted after
-    // this change; 19.5 % and 21.0 % with the runs alone). Bounds: the after figures plus 5
+    // this change; 19.5 % and 21.0 % with the runs alone); 16.8 % and 31.3 % since a kernel's
+    // L2 lines are dirty in the share it wrote (docs/validation.md, "Dirty lines in the share a
+    // kernel wrote": the small copies evict more dirty bytes). Bounds: the after figures plus 5
     // points, for the shared constants (heads, efficiencies) moving; the run rules have none.
     const rows_error weights = mape_of(
         [](const profile::kernel_row& r) { return r.op_type == "TransData" && fractal_z(r); });
@@ -162,7 +164,7 @@ TEST_CASE("the AlexNet profile's weight conversions and contiguous copies, uncal
     const rows_error copies =
         mape_of([](const profile::kernel_row& r) { return r.op_type == "TensorMove"; });
     CHECK(copies.rows == 11);
-    CHECK(copies.mape < 0.28);
+    CHECK(copies.mape < 0.37);
     MESSAGE("FRACTAL_Z TransData ", weights.mape * 100, " %, TensorMove ", copies.mape * 100, " %");
 }
 

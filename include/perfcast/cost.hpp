@@ -62,6 +62,12 @@ struct model_params {
     /// predicted time the rate moves, profile/calibrate_stages.hpp). Allowed up to 2, as the
     /// HBM efficiency is: a preset's rate may be lower than what the measured ops moved.
     double l2_efficiency = 1.0;
+    /// HBM time of a byte written to HBM (a write too large for L2, a dirty line written back)
+    /// relative to a byte read. Assumption 1 (no asymmetry) until calibrated, which fits it when
+    /// rows write to HBM (profile/calibrate_stages.hpp): on the 910B1 profile the reductions
+    /// that only read 302 MB stream at 1.67 TB/s, the chains that read and write at 1.1-1.3 TB/s
+    /// over their reads and writes. Allowed in [0.25, 4].
+    double hbm_write_cost = 1.0;
     /// Extra head cost of a kernel's first run (first_run ops: profile/context.hpp), launch +
     /// per core: every core fetches the kernel's instructions cold. Assumption 0 until calibrated:
     /// on the 910B1 profile calibration finds about 0.1 us per core (a 48-core reduction of 16 KB
@@ -104,6 +110,8 @@ constexpr const model_params& validate(const model_params& p) {
                      p.hbm_efficiency, "a factor in (0, 2]");
     PERFCAST_EXPECTS(p.l2_efficiency > 0 && p.l2_efficiency <= 2, where, "l2_efficiency",
                      p.l2_efficiency, "a factor in (0, 2]");
+    PERFCAST_EXPECTS(p.hbm_write_cost >= 0.25 && p.hbm_write_cost <= 4, where, "hbm_write_cost",
+                     p.hbm_write_cost, "a factor in [0.25, 4]");
     PERFCAST_EXPECTS(p.overlap >= 0 && p.overlap <= 1, where, "overlap", p.overlap,
                      "a share in [0, 1]");
     PERFCAST_EXPECTS(p.misaligned_efficiency > 0 && p.misaligned_efficiency <= 1, where,
@@ -234,9 +242,19 @@ namespace detail {
     }
     duration time = max_d(load, writes / write_bw);
     // HBM traffic: the reads not in L2, writes too large for L2, and the dirty lines of earlier
-    // writes that this op's traffic evicts from L2 (known from a profile's order, else 0).
+    // writes that this op's traffic evicts from L2 (known from a profile's order, else 0). Where
+    // the order is known (l2_input_share set), the op streams its reads and writes together and
+    // ends with the last `resident` bytes of its traffic in L2, dirty in the share it wrote:
+    // those are charged to the later op whose traffic evicts them (that op's writeback), the
+    // rest of its writes go to HBM now. Without the order nothing charges them later, so a write
+    // too large for L2 is charged here whole.
+    const data_size moved = reads + writes;
+    const data_size written_through = writes_in_l2 && o.l2_input_share < 0 ? data_size{}
+                                      : o.l2_input_share < 0               ? writes
+                                      : moved > resident ? writes * (1.0 - resident / moved)
+                                                         : data_size{};
     const data_size through_hbm =
-        reads * (1.0 - read_hit) + (writes_in_l2 ? data_size{} : writes) + o.writeback;
+        reads * (1.0 - read_hit) + (written_through + o.writeback) * p.hbm_write_cost;
     if (through_hbm > data_size{}) time = max_d(time, through_hbm / hbm);
     const double contention = 1.0 + p.contention_per_core * o.hot_fraction * (cores - 1.0);
     return time * contention;
@@ -252,7 +270,9 @@ namespace detail {
 /// loads (stores) are capped by HBM x efficiency and share it. When the op knows which share of
 /// its reads is in L2 (`op::l2_input_share`, from the producers in a profile), the rest of its
 /// reads come from HBM whatever their size; `op::writeback` (dirty lines of earlier writes that
-/// the op's traffic evicts, from a profile's order) is HBM traffic too.
+/// the op's traffic evicts, from a profile's order) is HBM traffic too, and of its writes only
+/// the part its own traffic pushes out of L2 during the op (the rest stays dirty, charged to
+/// whoever evicts it). Bytes written to HBM weigh `hbm_write_cost` times a read byte.
 /// Each contiguous run is rounded up to the alignment unit, a misaligned run moves at a reduced
 /// rate, and b cores on hot rows conflict (contention grows with b). Sharing HBM and L2 between
 /// streams is card.hpp's business.

@@ -4,7 +4,8 @@
 // Format (docs/calibration.md): one `key = value` a line, `#` starts a comment, blank lines
 // ignored. Keys:
 //   cube_efficiency, vector_efficiency, hbm_efficiency, overlap, misaligned_efficiency,
-//   contention_per_core, l2_resident_share, l2_efficiency       numbers
+//   contention_per_core, l2_resident_share, l2_efficiency,
+//   hbm_write_cost                                               numbers
 //   head.cube.launch_us, head.cube.per_core_us, head.vector.launch_us, head.vector.per_core_us,
 //   head.aicpu.launch_us, first_run.launch_us, first_run.per_core_us  microseconds
 //   work.<OpType>                                                factor (e.g. work.LayerNormV3)
@@ -117,6 +118,7 @@ namespace detail {
         else if (key == "contention_per_core") p.contention_per_core = v;
         else if (key == "l2_resident_share") p.l2_resident_share = v;
         else if (key == "l2_efficiency") p.l2_efficiency = v;
+        else if (key == "hbm_write_cost") p.hbm_write_cost = v;
         else if (key == "head.cube.launch_us") head_key(engine::cube, true);
         else if (key == "head.cube.per_core_us") head_key(engine::cube, false);
         else if (key == "head.vector.launch_us") head_key(engine::vector, true);
@@ -186,6 +188,7 @@ inline void write_params(std::ostream& out, const profile::calibration& cal,
     num("contention_per_core", p.contention_per_core);
     num("l2_resident_share", p.l2_resident_share);
     num("l2_efficiency", p.l2_efficiency);
+    num("hbm_write_cost", p.hbm_write_cost);
     constexpr std::string_view names[] = {"cube", "vector", "aicpu"};
     for (std::size_t i = 0; i < 3; ++i) {
         const auto& h = p.head[i];

@@ -41,7 +41,7 @@ inline double logistic(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 /// The shared parameters as a search vector (logs of times, logits of shares), and back.
 struct param_space {
-    static constexpr std::size_t size = 13;
+    static constexpr std::size_t size = 14;
     using vec = std::array<double, size>;
     chip c;
 
@@ -71,7 +71,7 @@ struct param_space {
                 lg(p.first_run_launch > duration{} ? p.first_run_launch : duration{0.5, units::us}),
                 lg(p.first_run_per_core > duration{} ? p.first_run_per_core
                                                      : duration{0.02, units::us}),
-                share(p.l2_efficiency / 2)};
+                share(p.l2_efficiency / 2), share((p.hbm_write_cost - 0.25) / 3.75)};
     }
 
     [[nodiscard]] static model_params decode(const vec& v, model_params base) {
@@ -90,6 +90,8 @@ struct param_space {
         base.first_run_per_core = us(v[11]);
         // (0, 2), as the HBM efficiency: the presets' L2 rates are assumptions but the A100's.
         base.l2_efficiency = 2 * logistic(v[12]);
+        // (0.25, 4): model_params::hbm_write_cost.
+        base.hbm_write_cost = 0.25 + 3.75 * logistic(v[13]);
         return base;
     }
 };

@@ -71,17 +71,16 @@ struct engines_seen {
     return s;
 }
 
-/// How many of `rows` inform the L2 rate: rows whose predicted time under `p` moves by more
-/// than 1 % when model_params::l2_efficiency is 10 % lower or higher (both figures assumptions:
-/// a step the search's resolution sees, a change larger than rounding). The rate bounds a
-/// GEMM's tile loads (cost.hpp, tiled_for) and any op's L2 loads; most rows never touch it.
-[[nodiscard]] inline std::size_t l2_rows(const chip& c, const std::vector<measured_op>& rows,
-                                         const model_params& p) {
-    if (!(c.memory.l2_read_rate > bytes_per_cycle{})) return 0;
+/// How many of `rows` have a predicted time under `p` that moves by more than 1 % when the
+/// parameter `set` changes is 10 % lower or higher (`set(q, f)` scales it in `q` by f; both
+/// figures assumptions: a step the search's resolution sees, a change larger than rounding).
+template <class Set>
+[[nodiscard]] std::size_t rows_moved_by(const chip& c, const std::vector<measured_op>& rows,
+                                        const model_params& p, Set set) {
     model_params lo = p;
     model_params hi = p;
-    lo.l2_efficiency = p.l2_efficiency * 0.9;
-    hi.l2_efficiency = std::min(p.l2_efficiency * 1.1, 2.0);
+    set(lo, 0.9);
+    set(hi, 1.1);
     std::size_t n = 0;
     for (const measured_op& m : rows) {
         const core_count k{m.cores};
@@ -91,6 +90,26 @@ struct engines_seen {
         if (std::abs(a / base - 1) > 0.01 || std::abs(b / base - 1) > 0.01) ++n;
     }
     return n;
+}
+
+/// How many of `rows` inform the L2 rate (model_params::l2_efficiency, rows_moved_by). The rate
+/// bounds a GEMM's tile loads (cost.hpp, tiled_for) and any op's L2 loads; most rows never touch
+/// it.
+[[nodiscard]] inline std::size_t l2_rows(const chip& c, const std::vector<measured_op>& rows,
+                                         const model_params& p) {
+    if (!(c.memory.l2_read_rate > bytes_per_cycle{})) return 0;
+    return rows_moved_by(c, rows, p, [](model_params& q, double f) {
+        q.l2_efficiency = std::min(q.l2_efficiency * f, 2.0);
+    });
+}
+
+/// How many of `rows` inform the HBM write cost (model_params::hbm_write_cost, rows_moved_by):
+/// rows whose writes, or the dirty lines they evict, go to HBM and bound them.
+[[nodiscard]] inline std::size_t write_rows(const chip& c, const std::vector<measured_op>& rows,
+                                            const model_params& p) {
+    return rows_moved_by(c, rows, p, [](model_params& q, double f) {
+        q.hbm_write_cost = std::clamp(q.hbm_write_cost * f, 0.25, 4.0);
+    });
 }
 
 /// `p` with the L2 efficiency, of its own and the grid 2^(i/4), i = -8 .. 4 (0.25 .. 2, steps
@@ -120,10 +139,12 @@ struct engines_seen {
 /// against the efficiencies (a fit that lowers overlap to explain memory-bound vector ops spoils
 /// the GEMMs, whose compute and memory times are close), and a profile row does not say whether
 /// its moves were aligned. The first-run cost is searched only when some rows are first runs,
-/// the L2 efficiency only when the rows inform it (`fit_l2`: l2_rows).
+/// the L2 efficiency only when the rows inform it (`fit_l2`: l2_rows), the HBM write cost
+/// likewise (`fit_writes`: write_rows).
 [[nodiscard]] inline std::array<bool, param_space::size> searched_coordinates(const engines_seen& s,
                                                                               bool fit_vector,
-                                                                              bool fit_l2) {
+                                                                              bool fit_l2,
+                                                                              bool fit_writes) {
     return {s.cube,                  // cube head: launch
             s.cube,                  //   and per core
             s.vector,                // vector head: launch
@@ -136,7 +157,8 @@ struct engines_seen {
             false,                   // misaligned efficiency
             s.first_run,             // first-run cost: launch
             s.first_run,             //   and per core
-            fit_l2};                 // L2 efficiency
+            fit_l2,                  // L2 efficiency
+            fit_writes};             // HBM write cost
 }
 
 /// Stage 1: the shared parameters that minimise the mean |log error| on `data` (the rows with
@@ -317,6 +339,10 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
     res.l2_efficiency_fitted =
         opt.fit_l2_efficiency &&
         res.l2_rows >= static_cast<std::size_t>(std::max(opt.min_l2_rows, 1));
+    res.write_rows = write_rows(c, rows, start);
+    res.hbm_write_cost_fitted =
+        opt.fit_hbm_write_cost &&
+        res.write_rows >= static_cast<std::size_t>(std::max(opt.min_write_rows, 1));
     res.rows = rows.size();
     res.vector_efficiency_fitted = seen.vector && fit_vector;
     evaluation_counter counted{opt.progress};
@@ -325,7 +351,7 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
     const int rounds = opt.rounds < 1 ? 1 : opt.rounds;
     // The L2 efficiency, when the rows inform it, is freed in one more round after the others,
     // from their result (its grid start, then with the other shared parameters): searched from
-    // the start, the 13 coordinates together can settle in a worse minimum than the fit that
+    // the start, the coordinates together can settle in a worse minimum than the fit that
     // keeps it (a vector efficiency left high and the work factors at their cap: on the H100
     // with half its L2 rate, mean |log error| 0.189 against 0.149 kept). The last round starts
     // from the kept fit, and its grid and search keep the best point they see.
@@ -335,10 +361,11 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
         const bool l2 = round == l2_round;
         const std::vector<measured_op> data = scaled_by(rows, res.fitted);
         if (l2) current = with_best_l2(c, data, current, counted);
-        current =
-            fit_shared(c, data, current, start, seen, searched_coordinates(seen, fit_vector, l2),
-                       opt.restarts, opt.max_evaluations / rounds, counted);
+        current = fit_shared(c, data, current, start, seen,
+                             searched_coordinates(seen, fit_vector, l2, res.hbm_write_cost_fitted),
+                             opt.restarts, opt.max_evaluations / rounds, counted);
         if (!l2) current.l2_efficiency = start.l2_efficiency;  // exact: not searched
+        if (!res.hbm_write_cost_fitted) current.hbm_write_cost = start.hbm_write_cost;
         calibration types = fit_type_terms(c, rows, by_type, current, opt, counted);
         types.params = current;
         res.fitted = std::move(types);

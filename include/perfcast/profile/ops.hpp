@@ -723,6 +723,12 @@ namespace detail {
         o.fp32_arithmetic = traits != nullptr && traits->fp32_inside;
         op e = elementwise(*out_elems, *t, o);
         if (kind == op_kind::cast) e.kind = op_kind::cast;
+        // A kernel writes every output it lists: ApplyAdamW its var, m and v, LayerNormV3 its
+        // y, mean and rstd. The work stays the first output's elements.
+        if (r.output_shapes.size() > 1 && !list) {
+            if (const auto all = r.output_bytes(); all && *all > e.bytes_written)
+                e.bytes_written = *all;
+        }
         return e;
     }
     // Cube ops that are not GEMMs and AI CPU ops: their bytes, one work unit per 4 KiB moved.

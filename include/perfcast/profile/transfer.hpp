@@ -10,14 +10,15 @@
 //  - per op type, a fixed time: scalar set-up of the kernel, also its code's, fitted in
 //    microseconds of the fitted chip's clock; carried as cycles, so scaled by the ratio of the
 //    vector clocks;
-//  - everything else (engine heads, the cube, HBM and L2 efficiencies, the first-run cost,
-//    runtime settings):
+//  - everything else (engine heads, the cube, HBM and L2 efficiencies, the HBM write cost, the
+//    first-run cost, runtime settings):
 //    properties of the chip, its memory and its launch path. Those go back to the defaults, to be
 //    re-derived for the target (its presets, or a calibration on its own rows).
 // Measured (docs/validation.md, "Across chips"): a calibration on the shipped 910B1 profile
-// scored on the Qwen3 profile of a 910B3: 45.0 % MAPE uncalibrated, 39.8 % with the whole
-// calibration, 37.8 % transferred; the A100 calibration on the H100: 31.9 %, 26.4 % and 27.9 %
-// (median 19.7, 26.2 and 16.8 %; 36.3 % when the vector efficiency was not carried).
+// scored on the Qwen3 profile of a 910B3: 34.7 % MAPE uncalibrated, 39.5 % with the whole
+// calibration, 36.8 % transferred; the A100 calibration on the H100: 31.9 %, 27.8 % and 27.9 %
+// (median 19.7, 28.3 and 16.8 %; 36.3 % when the vector efficiency was not carried, before the
+// L2 partitions).
 #pragma once
 
 #include "../chip.hpp"
