@@ -71,9 +71,9 @@ struct engines_seen {
     return s;
 }
 
-/// How many of `rows` have a predicted time under `p` that moves by more than 1 % when the
-/// parameter `set` changes is 10 % lower or higher (`set(q, f)` scales it in `q` by f; both
-/// figures assumptions: a step the search's resolution sees, a change larger than rounding).
+/// How many of `rows` have a predicted time under `p` that moves by more than 1 % when `set`
+/// makes one parameter 10 % lower or higher (`set(q, f)` scales it in `q` by f; both figures
+/// assumptions: a step the search's resolution sees, a change larger than rounding).
 template <class Set>
 [[nodiscard]] std::size_t rows_moved_by(const chip& c, const std::vector<measured_op>& rows,
                                         const model_params& p, Set set) {

@@ -78,8 +78,7 @@ inline void annotate_context(std::vector<kernel_row>& rows, const chip& c,
                              const model_params& p = {}, const context_options& opt = {}) {
     struct touched {
         double bytes;
-        double at;             // traffic count just after the tensor was touched
-        bool written = false;  // an output: dirty in L2 until evicted
+        double at;  // traffic count just after the tensor was touched
     };
     std::deque<touched> recent;
     // Each op's stretch of the traffic and the share of it that it wrote: a kernel streams its
@@ -160,15 +159,15 @@ inline void annotate_context(std::vector<kernel_row>& rows, const chip& c,
         if (in_total + out_total > 0)
             spans.push_back(
                 {traffic, traffic + in_total + out_total, out_total / (in_total + out_total)});
-        const auto touch = [&](const std::vector<double>& bytes, bool written) {
+        const auto touch = [&](const std::vector<double>& bytes) {
             for (const double b : bytes) {
                 if (b <= 0) continue;
                 traffic += b;
-                recent.push_back({b, traffic, written});
+                recent.push_back({b, traffic});
             }
         };
-        touch(in_bytes, false);
-        touch(out_bytes, true);
+        touch(in_bytes);
+        touch(out_bytes);
     }
 }
 
