@@ -66,8 +66,10 @@ struct model_params {
     /// relative to a byte read. Assumption 1 (no asymmetry) until calibrated, which fits it when
     /// rows write to HBM (profile/calibrate_stages.hpp): on the 910B1 profile the reductions
     /// that only read 302 MB stream at 1.67 TB/s, the chains that read and write at 1.1-1.3 TB/s
-    /// over their reads and writes. Allowed in [0.25, 4].
+    /// over their reads and writes. Allowed in [min_hbm_write_cost, max_hbm_write_cost].
     double hbm_write_cost = 1.0;
+    static constexpr double min_hbm_write_cost = 0.25;
+    static constexpr double max_hbm_write_cost = 4.0;
     /// Extra head cost of a kernel's first run (first_run ops: profile/context.hpp), launch +
     /// per core: every core fetches the kernel's instructions cold. Assumption 0 until calibrated:
     /// on the 910B1 profile calibration finds about 0.1 us per core (a 48-core reduction of 16 KB
@@ -110,8 +112,9 @@ constexpr const model_params& validate(const model_params& p) {
                      p.hbm_efficiency, "a factor in (0, 2]");
     PERFCAST_EXPECTS(p.l2_efficiency > 0 && p.l2_efficiency <= 2, where, "l2_efficiency",
                      p.l2_efficiency, "a factor in (0, 2]");
-    PERFCAST_EXPECTS(p.hbm_write_cost >= 0.25 && p.hbm_write_cost <= 4, where, "hbm_write_cost",
-                     p.hbm_write_cost, "a factor in [0.25, 4]");
+    PERFCAST_EXPECTS(p.hbm_write_cost >= model_params::min_hbm_write_cost &&
+                         p.hbm_write_cost <= model_params::max_hbm_write_cost,
+                     where, "hbm_write_cost", p.hbm_write_cost, "a factor in [0.25, 4]");
     PERFCAST_EXPECTS(p.overlap >= 0 && p.overlap <= 1, where, "overlap", p.overlap,
                      "a share in [0, 1]");
     PERFCAST_EXPECTS(p.misaligned_efficiency > 0 && p.misaligned_efficiency <= 1, where,
@@ -249,10 +252,10 @@ namespace detail {
     // rest of its writes go to HBM now. Without the order nothing charges them later, so a write
     // too large for L2 is charged here whole.
     const data_size moved = reads + writes;
-    const data_size written_through = writes_in_l2 && o.l2_input_share < 0 ? data_size{}
-                                      : o.l2_input_share < 0               ? writes
-                                      : moved > resident ? writes * (1.0 - resident / moved)
-                                                         : data_size{};
+    const bool order_known = o.l2_input_share >= 0;
+    const data_size written_through =
+        order_known ? (moved > resident ? writes * (1.0 - resident / moved) : data_size{})
+                    : (writes_in_l2 ? data_size{} : writes);
     const data_size through_hbm =
         reads * (1.0 - read_hit) + (written_through + o.writeback) * p.hbm_write_cost;
     if (through_hbm > data_size{}) time = max_d(time, through_hbm / hbm);

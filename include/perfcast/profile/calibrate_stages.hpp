@@ -108,7 +108,8 @@ template <class Set>
 [[nodiscard]] inline std::size_t write_rows(const chip& c, const std::vector<measured_op>& rows,
                                             const model_params& p) {
     return rows_moved_by(c, rows, p, [](model_params& q, double f) {
-        q.hbm_write_cost = std::clamp(q.hbm_write_cost * f, 0.25, 4.0);
+        q.hbm_write_cost = std::clamp(q.hbm_write_cost * f, model_params::min_hbm_write_cost,
+                                      model_params::max_hbm_write_cost);
     });
 }
 
