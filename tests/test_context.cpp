@@ -137,6 +137,40 @@ TEST_CASE("annotate_context: a kernel's reads and writes share the lines it leav
           doctest::Approx(104857604.0 * 0.5).epsilon(1e-9));
 }
 
+TEST_CASE("annotate_context: a collective writes back the dirty lines before it") {
+    // The sequence of the test above with an all-reduce between the Cast and the reduction: the
+    // collective's traffic wrote the Cast's dirty lines back, so the reduction evicts none.
+    // What is resident stays: a third op reading the Cast's 100 MiB output after a second
+    // collective still finds it in L2 (the collective's tensor is the producer's output, which
+    // the window already holds). Without the collectives: 52,428,802 B of write-back (above).
+    constexpr std::string_view csv =
+        "a,Cast,AI_VECTOR_CORE,1,120,48,\"52428800\",FLOAT16,\"52428800\",FLOAT16\n"
+        "h,hcom_allReduce_,HCCL,130,500,0,N/A,N/A,N/A,N/A\n"
+        "b,ReduceSumD,AI_VECTOR_CORE,700,60,48,\"26214400\",FLOAT,\"\",FLOAT\n";
+    auto rows = in_context(csv);
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[2].context.writeback == data_size{});
+    constexpr std::string_view reads_after =
+        "a,Cast,AI_VECTOR_CORE,1,120,48,\"52428800\",FLOAT16,\"52428800\",FLOAT16\n"
+        "h,hcom_allReduce_,HCCL,130,500,0,N/A,N/A,N/A,N/A\n"
+        "m,Mul,AI_VECTOR_CORE,700,60,48,\"52428800\",FLOAT16,\"52428800\",FLOAT16\n";
+    auto after = in_context(reads_after);
+    REQUIRE(after.size() == 3);
+    REQUIRE(after[2].context.l2_input_share);
+    CHECK(*after[2].context.l2_input_share == 1.0);
+    CHECK(after[2].context.writeback == data_size{});
+    // The same Mul without the collective: its 209,715,200 B of traffic evict the window's whole
+    // range, from 209,715,200 - 181,193,932.8 B on, all of it the Cast's traffic, dirty in half.
+    // 1e-9 relative: byte counts near 2^28 in doubles.
+    constexpr std::string_view no_collective =
+        "a,Cast,AI_VECTOR_CORE,1,120,48,\"52428800\",FLOAT16,\"52428800\",FLOAT16\n"
+        "m,Mul,AI_VECTOR_CORE,700,60,48,\"52428800\",FLOAT16,\"52428800\",FLOAT16\n";
+    auto plain = in_context(no_collective);
+    REQUIRE(plain.size() == 2);
+    CHECK(plain[1].context.writeback.in(units::B) ==
+          doctest::Approx(181193932.8 * 0.5).epsilon(1e-9));
+}
+
 TEST_CASE("cost: with a known order, a write larger than L2 leaves its last lines there") {
     const chip& c = chips::ascend910b1;
     const model_params p{};

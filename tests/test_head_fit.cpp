@@ -202,17 +202,20 @@ TEST_CASE("uncalibrated presets on the shipped Ascend profiles (docs/validation.
     // profile here. The head is the one refitted after the contiguous runs of profile rows
     // (docs/validation.md, "Layouts and contiguous runs"): 1.35 us + 0.12 us per core; the
     // figures are those since a kernel's L2 lines are dirty in the share it wrote and it writes
-    // every output it lists ("Dirty lines in the share a kernel wrote").
+    // every output it lists ("Dirty lines in the share a kernel wrote"), and a collective writes
+    // back the dirty lines before it ("Collectives write back the dirty lines before them").
     SUBCASE("fit profiles") {
         CHECK(uncalibrated_mape("910B1", data_dir + "kernel_details_910B1_train.csv",
-                                {"AI_CORE", "AI_VECTOR_CORE"}) <= 0.27);  // 26.7 % (28.9 %)
+                                {"AI_CORE", "AI_VECTOR_CORE"}) <= 0.27);  // 26.3 % (26.7, 28.9 %)
         // 28.1 %: 50.8 % until a full [S, S] mask was read as the causal band (its three
         // FlashAttention rows were under-predicted already), 37.7 % with NonZero's
         // synchronization, 28.1 % with the fitted AI CPU launch (its two AI CPU Casts are in
         // that fit; left out of it, 34.6 %: docs/validation.md); 25.7 % with the dirty share.
         CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank0")) <= 0.26);
-        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank1")) <=
-              0.14);  // 13.6 % (22.9 % before the dirty share)
+        // 15.7 %: 13.6 % before a collective wrote back the dirty lines before it (its OnesLike
+        // after a broadcast pays for lines the broadcast wrote, which the row does not size);
+        // 22.9 % before the dirty share.
+        CHECK(uncalibrated_mape("910B1", kd("torchnpu_2023_cann70_rank1")) <= 0.16);
         CHECK(uncalibrated_mape("910B3", data_dir + "kernel_details_910B3_matmul.csv") <=
               0.24);  // 23.2 % (21.8 % before the dirty share, 44.7 % before the causal band,
                       // 22.2 % before bf16 in fp32)
@@ -222,8 +225,9 @@ TEST_CASE("uncalibrated presets on the shipped Ascend profiles (docs/validation.
               0.35);  // 34.7 % (37.9 % before the dirty share, 41.4 % before Sin and Cos
                       // were counted, 44.8 % before bf16 vector work ran in fp32)
         CHECK(uncalibrated_mape("910B1", kd("torchnpu_2025_level1_rank0_ascend_pt")) <=
-              0.34);  // 33.3 % (32.4 % before the dirty share; read since, for the
-                      // convolutions and the contiguous runs)
+              0.33);  // 32.7 % (33.3 % before collectives wrote back the dirty lines,
+                      // 32.4 % before the dirty share; read since, for the convolutions and
+                      // the contiguous runs)
     }
     SUBCASE("the 13 GEMMs of the 910B1 profile keep their 3.7 % (the cube head did not move)") {
         const chip c = *chips::find_chip("910B1");

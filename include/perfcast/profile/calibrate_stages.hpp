@@ -285,9 +285,31 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
     return out;
 }
 
+/// The factor g that minimizes the mean of |g / f - 1| over the factors f = exp(log_factors):
+/// the percentage error of a type whose time follows its factor, priced at g instead of its
+/// own f. That is the median of the factors weighted by 1 / f (a factor above the truth costs
+/// more percentage error than one below it by the same ratio): the smallest factor at which the
+/// weights reach half their sum, or, where they reach exactly half between two factors, the
+/// geometric mean of the two (any g between them is as good). Non-empty input.
+[[nodiscard]] inline double least_relative_error_factor(std::vector<double> log_factors) {
+    std::sort(log_factors.begin(), log_factors.end());
+    double total = 0;
+    for (const double l : log_factors) total += std::exp(-l);
+    double below = 0;
+    for (std::size_t i = 0; i < log_factors.size(); ++i) {
+        below += std::exp(-log_factors[i]);
+        // Relative tolerance: a sum that equals half up to rounding is the tie between two.
+        if (std::abs(below - 0.5 * total) <= 1e-12 * total && i + 1 < log_factors.size())
+            return std::exp(0.5 * (log_factors[i] + log_factors[i + 1]));
+        if (below >= 0.5 * total) return std::exp(log_factors[i]);
+    }
+    return std::exp(log_factors.back());
+}
+
 /// Stage 2: the per-type terms under the shared parameters `fitted`, for every type with at least
-/// `min_rows_per_type` rows; a heavy type the rows lack (or have one row of) gets the median
-/// factor of the heavy types they show. `params` of the result is left to the caller.
+/// `min_rows_per_type` rows; a heavy type the rows lack (or have one row of) gets the factor of
+/// least mean percentage error over the heavy types they show (least_relative_error_factor).
+/// `params` of the result is left to the caller.
 [[nodiscard]] inline calibration fit_type_terms(const chip& c, const std::vector<measured_op>& rows,
                                                 const rows_by_type& by_type,
                                                 const model_params& fitted,
@@ -303,16 +325,14 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
         // A heavy type fitted at none keeps 1 explicitly: without an entry it would take the
         // unseen heavy types' median.
         if (terms.log_factor != 0 || heavy_type) out.work_factor[type] = std::exp(terms.log_factor);
-        if (heavy_type) heavy.push_back(terms.log_factor);
+        // A type whose rows fixed no factor (kept at 1: they do not tell one) says nothing
+        // about what the others need.
+        if (heavy_type && terms.log_factor != 0) heavy.push_back(terms.log_factor);
     }
     // The traits table's operation counts are the assumption the factors correct, and on one
     // chip its kernels miss them alike (docs/calibration.md).
-    if (heavy.size() >= 2) {  // a median of one type would be that type's own factor
-        std::sort(heavy.begin(), heavy.end());
-        const std::size_t h = heavy.size() / 2;
-        out.unseen_heavy_factor =
-            std::exp(heavy.size() % 2 ? heavy[h] : 0.5 * (heavy[h - 1] + heavy[h]));
-    }
+    if (heavy.size() >= 2)  // a median of one type would be that type's own factor
+        out.unseen_heavy_factor = least_relative_error_factor(heavy);
     return out;
 }
 

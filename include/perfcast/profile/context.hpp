@@ -14,6 +14,8 @@
 //    block after its inputs). On the same profile the optimizer's chains of casts and Muls,
 //    each reading and writing 50-300 MB, move their reads and writes together at 1.1-1.3 TB/s:
 //    in such a chain each op writes back about as much as it writes.
+//    A collective (an HCCL row) writes back the dirty lines before it: its traffic, which the
+//    profile does not give, passes through L2.
 //  - First run: the first run of a kernel (op type, input shapes and dtypes) fetches its
 //    instructions cold: on the same profile a 48-core reduction of 16 KB takes 8-9 us on its
 //    first run and 3.6 us on the next.
@@ -73,7 +75,8 @@ namespace detail {
 /// out of that window (dirty lines written back to HBM), and whether it is the first run of its
 /// kernel. Rows of other tasks (AI CPU, HCCL, DSA) and rows without a start time are left as
 /// they are: the traffic of the former is not in the profile, the latter are not a launch
-/// sequence.
+/// sequence; an HCCL row with a start time clears the dirty lines before it (a collective's
+/// traffic writes them back).
 inline void annotate_context(std::vector<kernel_row>& rows, const chip& c,
                              const model_params& p = {}, const context_options& opt = {}) {
     struct touched {
@@ -107,6 +110,16 @@ inline void annotate_context(std::vector<kernel_row>& rows, const chip& c,
         return sum;
     };
     for (kernel_row& r : rows) {
+        // A collective runs for a while on the communication engines, its traffic through L2
+        // (not in the profile) evicting what is there: the dirty lines of earlier kernels are
+        // written back during it, and no later kernel pays for them. What it leaves resident
+        // is its own tensor, which `recent` already holds as the producer's output (on the
+        // 910B1 profile a residual Add that reads an all-reduced MatMul output runs as fast as
+        // the one that does not follow a collective; docs/validation.md "Collectives").
+        if (r.task == task_type::hccl && r.start) {
+            spans.clear();
+            continue;
+        }
         if (!detail::on_ai_cores(r.task) || !r.start) continue;
         std::string signature = r.op_type + "|";
         for (const auto& s : r.input_shapes) signature += to_string(s);
