@@ -451,6 +451,7 @@ TEST_CASE("least_relative_error_factor: the median weighted by 1 / factor, check
     CHECK(least_relative_error_factor(logs({1, 2, 2})) ==
           doctest::Approx(std::sqrt(2.0)).epsilon(1e-12));
     CHECK(least_relative_error_factor(logs({5})) == doctest::Approx(5.0).epsilon(1e-12));
+    CHECK(least_relative_error_factor({}) == 1.0);
     // Pseudo-random sets of 2 to 9 factors in [0.1, 20]: no g on a fine grid (steps of 0.1 %
     // over [0.05, 40]) has a lower mean error than the answer (1e-12: rounding of the sums).
     std::uint64_t state = 12345;

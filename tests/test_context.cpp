@@ -140,9 +140,9 @@ TEST_CASE("annotate_context: a kernel's reads and writes share the lines it leav
 TEST_CASE("annotate_context: a collective writes back the dirty lines before it") {
     // The sequence of the test above with an all-reduce between the Cast and the reduction: the
     // collective's traffic wrote the Cast's dirty lines back, so the reduction evicts none.
-    // What is resident stays: a third op reading the Cast's 100 MiB output after a second
-    // collective still finds it in L2 (the collective's tensor is the producer's output, which
-    // the window already holds). Without the collectives: 52,428,802 B of write-back (above).
+    // Without the collective: 52,428,802 B of write-back (above). What is resident stays: a Mul
+    // reading the Cast's 100 MiB output after the collective still finds it in L2 (the
+    // collective's tensor is the producer's output, which the window already holds).
     constexpr std::string_view csv =
         "a,Cast,AI_VECTOR_CORE,1,120,48,\"52428800\",FLOAT16,\"52428800\",FLOAT16\n"
         "h,hcom_allReduce_,HCCL,130,500,0,N/A,N/A,N/A,N/A\n"

@@ -290,8 +290,9 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
 /// own f. That is the median of the factors weighted by 1 / f (a factor above the truth costs
 /// more percentage error than one below it by the same ratio): the smallest factor at which the
 /// weights reach half their sum, or, where they reach exactly half between two factors, the
-/// geometric mean of the two (any g between them is as good). Non-empty input.
+/// geometric mean of the two (any g between them is as good). 1 for no factors.
 [[nodiscard]] inline double least_relative_error_factor(std::vector<double> log_factors) {
+    if (log_factors.empty()) return 1.0;
     std::sort(log_factors.begin(), log_factors.end());
     double total = 0;
     for (const double l : log_factors) total += std::exp(-l);
@@ -323,7 +324,7 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
         if (terms.fixed) out.fixed_time[type] = *terms.fixed;
         const bool heavy_type = opt.fit_unseen_heavy_factor && is_heavy_type(type);
         // A heavy type fitted at none keeps 1 explicitly: without an entry it would take the
-        // unseen heavy types' median.
+        // unseen heavy types' factor.
         if (terms.log_factor != 0 || heavy_type) out.work_factor[type] = std::exp(terms.log_factor);
         // A type whose rows fixed no factor (kept at 1: they do not tell one) says nothing
         // about what the others need.
