@@ -71,3 +71,69 @@ TEST_CASE("validate: the report gives the measurement spread, hold-out studies i
     CHECK(study.out.find("measurement spread (each held-out row predicted by its op's median "
                          "measurement): mean MAPE ") != std::string::npos);
 }
+
+TEST_CASE("twin floor: scored rows against the fit rows' measurement of the same op") {
+    // Fit rows: the Add of 4096 measured 2 and 4 us (median 3), a Mul of 4096 measured 1 us.
+    // Scored rows: that Add at 2 us (the fit median 3: APE 0.5) and at 3 us (0), a Mul of 8192
+    // (another shape: no twin), an Add of 4096 in FLOAT16 (another dtype: no twin).
+    const std::string head =
+        "Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,Output "
+        "Shapes,Output Data Types\n";
+    const std::string fit_text =
+        head +
+        "Add,AI_VECTOR_CORE,2,8,\"4096;4096\",FLOAT;FLOAT,\"4096\",FLOAT\n"
+        "Add,AI_VECTOR_CORE,4,8,\"4096;4096\",FLOAT;FLOAT,\"4096\",FLOAT\n"
+        "Mul,AI_VECTOR_CORE,1,8,\"4096;4096\",FLOAT;FLOAT,\"4096\",FLOAT\n";
+    const std::string test_text =
+        head +
+        "Add,AI_VECTOR_CORE,2,8,\"4096;4096\",FLOAT;FLOAT,\"4096\",FLOAT\n"
+        "Add,AI_VECTOR_CORE,3,8,\"4096;4096\",FLOAT;FLOAT,\"4096\",FLOAT\n"
+        "Mul,AI_VECTOR_CORE,5,8,\"8192;8192\",FLOAT;FLOAT,\"8192\",FLOAT\n"
+        "Add,AI_VECTOR_CORE,2,8,\"4096;4096\",FLOAT16;FLOAT16,\"4096\",FLOAT16\n";
+    const auto fit = profile::parse_kernel_details(fit_text, "fit.csv").rows;
+    const auto test = profile::parse_kernel_details(test_text, "test.csv").rows;
+    const auto twins = profile::median_by_op(fit);
+    REQUIRE(twins.size() == 2);
+    const profile::error_report rep =
+        profile::score_rows(chips::ascend910b1, test, {}, profile::all_rows, nullptr, &twins);
+    REQUIRE(rep.overall.rows == 4);
+    CHECK(rep.twinned_rows == 2);
+    CHECK(rep.rows[0].twinned);
+    CHECK(rep.rows[0].twin_ape == 0.5);
+    CHECK(rep.rows[1].twin_ape == 0.0);
+    CHECK(!rep.rows[2].twinned);
+    CHECK(!rep.rows[3].twinned);
+    CHECK(rep.twin_floor.mape == 0.25);
+    CHECK(rep.twin_floor.max_ape == 0.5);
+    // The model's own errors on the same two rows, beside it.
+    CHECK(rep.twin_model.rows == 2);
+    CHECK(rep.twin_model.mape == doctest::Approx((rep.rows[0].ape + rep.rows[1].ape) / 2));
+    // Without `twins` no row is compared.
+    CHECK(profile::score_rows(chips::ascend910b1, test).twinned_rows == 0);
+}
+
+TEST_CASE("validate --fit --test: the rows the fit rows measured too, beside the model") {
+    const std::string dir = PERFCAST_SOURCE_DIR "/tests/data/profiles/real/";
+    const std::string k = "/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
+    const auto run = perfcast_test::run_command(
+        cli::validate_command,
+        {"--chip", "910B1", "--fit", dir + "torchnpu_2023_cann70_rank0" + k, "--test",
+         dir + "torchnpu_2023_cann70_rank1" + k, "--format", "json"});
+    REQUIRE(run.status == 0);
+    const std::string& j = run.out;
+    const auto at = j.find("\"fit_twins\"");
+    REQUIRE(at != std::string::npos);
+    // The two ranks of one run share 4 ops (rank 1's Casts and fills of rank 0's shapes): a
+    // count above 0 and within the scored rows, a floor below the model's error on them.
+    const double rows = perfcast_test::json_number(j, "rows", at);
+    CHECK(rows > 0);
+    CHECK(rows <= perfcast_test::json_number(j, "rows"));
+    CHECK(perfcast_test::json_number(j, "mape", at) <
+          perfcast_test::json_number(j, "model_mape", at));
+    // Without --fit there is no such member.
+    const auto alone = perfcast_test::run_command(
+        cli::validate_command,
+        {"--chip", "910B1", "--test", dir + "torchnpu_2023_cann70_rank1" + k, "--format", "json"});
+    REQUIRE(alone.status == 0);
+    CHECK(alone.out.find("fit_twins") == std::string::npos);
+}

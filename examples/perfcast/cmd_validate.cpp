@@ -361,6 +361,29 @@ inline void write_floor(std::ostream& out, const profile::error_report& rep) {
         << pct(rep.repeat_floor.mape) << ", median " << pct(rep.repeat_floor.median_ape) << "\n";
 }
 
+/// The rows whose op the fit rows measured too (error_report::twin_floor) as a JSON member.
+inline void write_twins(io::json_writer& j, const profile::error_report& rep) {
+    j.key("fit_twins")
+        .begin_object()
+        .member("rows", static_cast<double>(rep.twinned_rows))
+        .member("mape", rep.twin_floor.mape)
+        .member("median_ape", rep.twin_floor.median_ape)
+        .member("model_mape", rep.twin_model.mape)
+        .member("model_median_ape", rep.twin_model.median_ape)
+        .end_object();
+}
+
+/// The same as a line, when some scored row's op was measured in the fit rows.
+inline void write_twins(std::ostream& out, const profile::error_report& rep) {
+    if (rep.twinned_rows == 0) return;
+    out << "measured in the fit rows too: " << rep.twinned_rows << " of " << rep.overall.rows
+        << " rows are an op (same type, input shapes and dtypes) the fit rows measured; each"
+           " predicted by the fit rows' median measurement of it: MAPE "
+        << pct(rep.twin_floor.mape) << ", median " << pct(rep.twin_floor.median_ape)
+        << " (the prediction on them: " << pct(rep.twin_model.mape) << ", median "
+        << pct(rep.twin_model.median_ape) << ")\n";
+}
+
 inline void write_report(std::ostream& out, const profile::error_report& rep, std::size_t worst,
                          const std::string& format, const profile::calibration_result* fit,
                          bool near) {
@@ -375,6 +398,7 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
             .member("max_ape", rep.overall.max_ape);
         if (fit != nullptr) j.member("fit_rows", static_cast<double>(fit->rows));
         write_floor(j, rep);
+        if (fit != nullptr) write_twins(j, rep);
         if (near) by_source(rep.rows).write(j);
         write_by_type(j, rep.by_type);
         j.key("worst").begin_array();
@@ -400,6 +424,7 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
         << pct(rep.overall.mape) << ", median " << pct(rep.overall.median_ape) << ", P90 "
         << pct(rep.overall.p90_ape) << "\n";
     write_floor(out, rep);
+    write_twins(out, rep);
     if (near) by_source(rep.rows).write(out);
     out << "\n";
     write_by_type(out, rep.by_type);
@@ -631,8 +656,9 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
     }
     std::optional<profile::measured_neighbours> neighbours;
     if (near) neighbours.emplace(c, fit_rows, cal, near_window);
+    const auto twins = profile::median_by_op(fit_rows);
     const auto rep = profile::score_rows(c, test_rows, cal, profile::all_rows,
-                                         neighbours ? &*neighbours : nullptr);
+                                         neighbours ? &*neighbours : nullptr, &twins);
     if (rep.overall.rows == 0)
         throw nothing_scored(scored_what, test_read, test_rows.size(), rep.skipped, a);
     write_report(out, rep, worst, format, fit ? &*fit : nullptr, near);

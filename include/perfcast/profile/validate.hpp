@@ -39,6 +39,10 @@ struct prediction {
     /// input shapes and dtypes among the scored rows); 0 for a row alone in its group.
     double repeat_ape = 0;
     bool repeated = false;  // its group holds another scored row
+    /// The APE of the median measurement of the same op (group_key) among other rows (the fit
+    /// rows of a calibration: score_rows' `twins`); 0 with `twinned` false when they have none.
+    double twin_ape = 0;
+    bool twinned = false;
 };
 
 /// Error statistics of a set of predictions (shares, not percent: 0.15 = 15 %).
@@ -64,6 +68,13 @@ struct error_report {
     /// (prediction::repeat_ape), a floor no prediction of one time per op goes below.
     error_stats repeat_floor;
     std::size_t repeated_rows = 0;  // rows whose group holds another scored row
+    /// The rows whose op the fit rows measured too (prediction::twinned): each predicted by
+    /// the median of those measurements (`twin_floor`), and the report's own errors on the same
+    /// rows (`twin_model`). Where two runs measured one op apart, a model fitted on one run
+    /// does not, on average, predict the other better than the first run's measurement does.
+    std::size_t twinned_rows = 0;
+    error_stats twin_floor;
+    error_stats twin_model;
     [[nodiscard]] std::vector<prediction> worst(std::size_t n) const {
         std::vector<prediction> w = rows;
         std::sort(w.begin(), w.end(),
@@ -134,32 +145,67 @@ struct error_report {
     std::map<std::string, std::vector<double>> by_type;
     std::vector<double> all;
     std::vector<double> floor;
+    std::vector<double> twin;
+    std::vector<double> twin_model;
     for (const prediction& pr : predictions) {
         all.push_back(pr.ape);
         by_type[pr.type].push_back(pr.ape);
         floor.push_back(pr.repeat_ape);
         if (pr.repeated) ++rep.repeated_rows;
+        if (pr.twinned) {
+            twin.push_back(pr.twin_ape);
+            twin_model.push_back(pr.ape);
+        }
     }
     rep.rows = std::move(predictions);
     rep.overall = stats_of(all);
     rep.repeat_floor = stats_of(floor);
+    rep.twinned_rows = twin.size();
+    rep.twin_floor = stats_of(twin);
+    rep.twin_model = stats_of(twin_model);
     for (const auto& [type, apes] : by_type) rep.by_type.push_back({type, stats_of(apes)});
     return rep;
 }
 
+/// The median measurement of each op (group_key: type, input shapes and dtypes) among `rows`,
+/// from the rows with a positive finite duration: what score_rows compares a scored row with
+/// when its op was measured there too (`twins`).
+[[nodiscard]] inline std::map<std::string, double> median_by_op(
+    const std::vector<kernel_row>& rows) {
+    std::map<std::string, std::vector<double>> us;
+    for (const kernel_row& r : rows) {
+        if (!r.task_duration || !is_finite(*r.task_duration)) continue;
+        const double t = r.task_duration->in(units::us);
+        if (t > 0) us[group_key(r)].push_back(t);
+    }
+    std::map<std::string, double> out;
+    for (auto& [key, v] : us) out.emplace(key, quantile(std::move(v), 0.5));
+    return out;
+}
+
 /// Predicts every row that `keep` accepts and summarizes the errors (with `near`: from measured
-/// neighbours where there are any).
+/// neighbours where there are any; with `twins`, median_by_op of other rows, such as the fit
+/// rows: each row whose op they measured is also scored against that measurement,
+/// error_report::twin_floor).
 template <class Filter>
 [[nodiscard]] error_report score_rows(const chip& c, const std::vector<kernel_row>& rows,
                                       const calibration& cal, Filter keep,
-                                      const measured_neighbours* near = nullptr) {
+                                      const measured_neighbours* near = nullptr,
+                                      const std::map<std::string, double>* twins = nullptr) {
     std::vector<prediction> predictions;
     std::map<std::string, std::vector<std::size_t>> groups;  // group_key -> predictions
     std::size_t skipped = 0;
     for (const kernel_row& r : rows) {
         if (!keep(r)) continue;
         if (auto pr = predict_row(c, r, cal, near)) {
-            groups[group_key(r)].push_back(predictions.size());
+            std::string key = group_key(r);
+            if (twins != nullptr) {
+                if (const auto it = twins->find(key); it != twins->end()) {
+                    pr->twin_ape = std::abs(it->second / pr->measured.in(units::us)-1.0);
+                    pr->twinned = true;
+                }
+            }
+            groups[std::move(key)].push_back(predictions.size());
             predictions.push_back(std::move(*pr));
         } else {
             ++skipped;
