@@ -201,7 +201,8 @@ template <class Filter>
             std::string key = group_key(r);
             if (twins != nullptr) {
                 if (const auto it = twins->find(key); it != twins->end()) {
-                    pr->twin_ape = std::abs(it->second / pr->measured.in(units::us)-1.0);
+                    const double measured = pr->measured.in(units::us);
+                    pr->twin_ape = std::abs(it->second / measured - 1.0);
                     pr->twinned = true;
                 }
             }
