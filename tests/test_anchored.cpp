@@ -181,12 +181,15 @@ TEST_CASE("anchored what-if reproduces the profile itself exactly at the profile
     }
 }
 
-TEST_CASE("anchored: a calibration's fixed times reach the nodes; the anchors still hold") {
+TEST_CASE(
+    "anchored: a calibration's fixed times and times per core reach the nodes; the anchors "
+    "still hold") {
     const auto rows = profile::read_kernel_details_file(train).rows;
     profile::calibration cal;
     cal.work_factor["ApplyAdamW"] = 6.5;
     cal.fixed_time["ApplyAdamW"] = duration{3, units::us};
     cal.fixed_time["Cast"] = duration{0.5, units::us};
+    cal.per_core_time["Cast"] = duration{0.125, units::us};
     cal.fixed_time["MatMul"] = duration{7, units::us};  // cube ops take no per-type terms
     const profile::anchored_profile p = profile::anchor_profile(b1, rows, 4, cal);
     REQUIRE(p.m.nodes.size() == p.anchors.size());
@@ -203,9 +206,11 @@ TEST_CASE("anchored: a calibration's fixed times reach the nodes; the anchors st
         if (a.type == "ApplyAdamW") {
             ++adamw;
             CHECK(p.m.nodes[i].extra_head == duration{3, units::us});
+            CHECK(p.m.nodes[i].extra_per_core == duration{});
         } else if (a.type == "Cast" && a.eng == engine::vector) {
             ++casts;
             CHECK(p.m.nodes[i].extra_head == duration{0.5, units::us});
+            CHECK(p.m.nodes[i].extra_per_core == duration{0.125, units::us});
         } else if (a.type == "MatMul") {
             ++matmuls;
             CHECK(p.m.nodes[i].extra_head == duration{});

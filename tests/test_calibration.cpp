@@ -99,45 +99,68 @@ TEST_CASE("calibration lowers the fit error and keeps the GEMMs right" *
     CHECK(gemms.overall.max_ape < 0.10);
 }
 
-TEST_CASE("op::extra_head adds to the head; a bad one names the field") {
+TEST_CASE("op::extra_head adds to the head, op::extra_per_core per core held; bad ones named") {
     const chip& c = chips::ascend910b1;
-    op o = elementwise(1 << 20, dtype::fp16);
-    const auto plain = cost(c, o, core_count{48});
-    o.extra_head = duration{3, units::us};
-    const auto fixed = cost(c, o, core_count{48});
-    CHECK((fixed.head - plain.head).in(units::us) == doctest::Approx(3.0).epsilon(1e-12));
-    CHECK((fixed.latency - plain.latency).in(units::us) == doctest::Approx(3.0).epsilon(1e-12));
-    CHECK(fixed.compute == plain.compute);
-    CHECK(fixed.memory == plain.memory);
-    o.extra_head = duration{-1, units::us};
-    CHECK_THROWS_WITH_AS((void)cost(c, o, core_count{48}), doctest::Contains("op.extra_head"),
+    const op plain_op = elementwise(1 << 20, dtype::fp16);
+    for (const int k : {1, 5, 12, 48}) {
+        op o = plain_op;
+        o.extra_head = duration{3, units::us};
+        o.extra_per_core = duration{0.25, units::us};
+        const auto plain = cost(c, plain_op, core_count{k});
+        const auto with = cost(c, o, core_count{k});
+        REQUIRE(with.cores == k);  // 2^20 elements fill every core: b = k
+        // Tolerance: the head is a sum of a few terms in another order, 1e-12.
+        CHECK((with.head - plain.head).in(units::us) ==
+              doctest::Approx(3.0 + 0.25 * k).epsilon(1e-12));
+        CHECK((with.latency - plain.latency).in(units::us) ==
+              doctest::Approx(3.0 + 0.25 * k).epsilon(1e-12));
+        CHECK(with.compute == plain.compute);
+        CHECK(with.memory == plain.memory);
+    }
+    op bad = plain_op;
+    bad.extra_head = duration{-1, units::us};
+    CHECK_THROWS_WITH_AS((void)cost(c, bad, core_count{48}), doctest::Contains("op.extra_head"),
                          perfcast::error);
-    // Through a graph node: instantiate() carries it to the op.
+    bad = plain_op;
+    bad.extra_per_core = duration{-0.1, units::us};
+    CHECK_THROWS_WITH_AS((void)cost(c, bad, core_count{48}), doctest::Contains("op.extra_per_core"),
+                         perfcast::error);
+    // Through a graph node: instantiate() carries both to the op.
     node n = nodes::elementwise(batched_shape{1 << 20}, dtype::fp16);
     n.extra_head = duration{2, units::us};
+    n.extra_per_core = duration{0.5, units::us};
     CHECK(instantiate(n, 1).extra_head == duration{2, units::us});
+    CHECK(instantiate(n, 1).extra_per_core == duration{0.5, units::us});
 }
 
 namespace {
-// Rows the model itself "measured": `type`'s ops of the given element counts on `cores` vector
-// cores of the 910B1, with work factor `f` and fixed time `fixed_us` on top of the default
-// parameters.
-std::vector<profile::measured_op> synthetic_rows(const std::string& type,
-                                                 const std::vector<std::int64_t>& elements,
-                                                 int cores, double f, double fixed_us) {
+// Rows the model "measured" of `type` at (elements, cores) pairs, with the calibration `truth`
+// applied on top of the default parameters. 16 vector operations an element (ApplyAdamW's in the
+// traits table): compute-bound on the 910B1 at factor 1 and above, so the factor shows.
+std::vector<profile::measured_op> rows_under(
+    const std::string& type, const std::vector<std::pair<std::int64_t, int>>& shapes,
+    const profile::calibration& truth) {
     std::vector<profile::measured_op> out;
-    for (const std::int64_t n : elements) {
-        // 16 vector operations an element (ApplyAdamW's in the traits table): compute-bound
-        // on the 910B1 at factor 1 and above, so the factor shows.
+    for (const auto& [n, cores] : shapes) {
         const op o = elementwise(n, dtype::fp16, {.ops_per_element = 16});
-        profile::calibration truth;
-        truth.work_factor[type] = f;
-        truth.fixed_time[type] = duration{fixed_us, units::us};
         const duration t =
             cost(chips::ascend910b1, truth.applied(o, type), core_count{cores}).latency;
         out.push_back({o, cores, t, type});
     }
     return out;
+}
+
+// `type`'s ops of the given element counts on `cores` vector cores of the 910B1, with work factor
+// `f` and fixed time `fixed_us` (rows_under).
+std::vector<profile::measured_op> synthetic_rows(const std::string& type,
+                                                 const std::vector<std::int64_t>& elements,
+                                                 int cores, double f, double fixed_us) {
+    std::vector<std::pair<std::int64_t, int>> shapes;
+    for (const std::int64_t n : elements) shapes.emplace_back(n, cores);
+    profile::calibration truth;
+    truth.work_factor[type] = f;
+    truth.fixed_time[type] = duration{fixed_us, units::us};
+    return rows_under(type, shapes, truth);
 }
 }  // namespace
 
@@ -473,6 +496,63 @@ TEST_CASE("least_relative_error_factor: the median weighted by 1 / factor, check
     }
 }
 
+TEST_CASE("calibration: a time per core held where the rows grow with the cores, else fixed") {
+    const chip& c = chips::ascend910b1;
+    profile::calibration_options opt;
+    opt.vector_efficiency = profile::vector_efficiency_fit::keep;
+    // ApplyAdamW's pattern (docs/validation.md): small rows of about 1024 elements a core on 5,
+    // 6 and 12 cores and large rows on 48, factor 4, 0.3 us a core beyond the engine's head.
+    profile::calibration grows;
+    grows.work_factor["Grows"] = 4.0;
+    grows.per_core_time["Grows"] = duration{0.3, units::us};
+    auto rows = rows_under(
+        "Grows", {{5120, 5}, {6144, 6}, {12288, 12}, {12288, 12}, {1 << 24, 48}, {1 << 26, 48}},
+        grows);
+    // The same shapes with a fixed 2 us instead: the per-core form must not win there.
+    profile::calibration fixed;
+    fixed.work_factor["Fixed"] = 4.0;
+    fixed.fixed_time["Fixed"] = duration{2.0, units::us};
+    const auto f = rows_under(
+        "Fixed", {{5120, 5}, {6144, 6}, {12288, 12}, {12288, 12}, {1 << 24, 48}, {1 << 26, 48}},
+        fixed);
+    rows.insert(rows.end(), f.begin(), f.end());
+    // Plain rows on every core count above, so the shared head is pinned by rows without terms.
+    const auto plain = rows_under("Plain",
+                                  {{512, 1},
+                                   {4096, 5},
+                                   {6144, 6},
+                                   {12288, 12},
+                                   {8192, 48},
+                                   {1 << 19, 48},
+                                   {1 << 23, 48},
+                                   {1 << 25, 48}},
+                                  {});
+    rows.insert(rows.end(), plain.begin(), plain.end());
+    const auto res = profile::calibrate(c, rows, {}, opt);
+    // Tolerances as in the fixed-time case above: the searches stop within about 1e-8 in log
+    // space, and the shared head, searched too, may trade a few ns per core with the terms.
+    CHECK(res.fitted.per_core_time_of("Grows").in(units::us) == doctest::Approx(0.3).epsilon(0.03));
+    CHECK(res.fitted.fixed_time_of("Grows") == duration{});
+    CHECK(res.fitted.factor_of("Grows") == doctest::Approx(4.0).epsilon(0.02));
+    CHECK(res.fitted.fixed_time_of("Fixed").in(units::us) == doctest::Approx(2.0).epsilon(0.03));
+    CHECK(res.fitted.per_core_time_of("Fixed") == duration{});
+    CHECK(res.log_error_after < 0.01);
+
+    // Rows on one core count cannot tell the two forms apart: the fixed time is kept.
+    const auto one = rows_under("Grows", {{4096, 12}, {12288, 12}, {1 << 22, 12}}, grows);
+    auto single = one;
+    single.insert(single.end(), plain.begin(), plain.end());
+    const auto s = profile::calibrate(c, single, {}, opt);
+    CHECK(s.fitted.per_core_time.empty());
+    CHECK(s.fitted.fixed_time_of("Grows").in(units::us) == doctest::Approx(0.3 * 12).epsilon(0.05));
+
+    // Without fixed times neither form is fitted.
+    opt.fit_fixed_time = false;
+    const auto none = profile::calibrate(c, rows, {}, opt);
+    CHECK(none.fitted.per_core_time.empty());
+    CHECK(none.fitted.fixed_time.empty());
+}
+
 TEST_CASE("calibration without mappable rows is an error") {
     CHECK_THROWS_WITH_AS((void)profile::calibrate(chips::ascend910b1, {}),
                          doctest::Contains("rows"), perfcast::error);
@@ -484,6 +564,7 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     cal.params.head[1] = {true, duration{1.25, units::us}, duration{0.05, units::us}};
     cal.work_factor["LayerNormV3"] = 2.5;
     cal.fixed_time["ApplyAdamW"] = duration{3.25, units::us};
+    cal.per_core_time["RealDiv"] = duration{0.125, units::us};
     cal.unseen_heavy_factor = 4.5;
     cal.params.first_run_launch = duration{0.25, units::us};
     cal.params.first_run_per_core = duration{0.125, units::us};
@@ -497,6 +578,8 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     CHECK(back.factor_of("Add") == 1.0);
     CHECK(back.fixed_time_of("ApplyAdamW") == duration{3.25, units::us});
     CHECK(back.fixed_time_of("Add") == duration{});
+    CHECK(back.per_core_time_of("RealDiv") == duration{0.125, units::us});
+    CHECK(back.per_core_time_of("ApplyAdamW") == duration{});
     CHECK(back.unseen_heavy_factor == 4.5);
     CHECK(back.factor_of("Tanh") == 4.5);
 
@@ -519,6 +602,9 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     CHECK(message("fixed_us.Add = -0.5\n").find(":1:16: key 'fixed_us.Add': expected a time") !=
           std::string::npos);
     CHECK(message("fixed_us.Add = inf\n").find("fixed_us.Add") != std::string::npos);
+    CHECK(message("per_core_us.Add = -0.5\n")
+              .find(":1:19: key 'per_core_us.Add': expected a time in [0, 1e9) us, got -0.5") !=
+          std::string::npos);
     CHECK(message("fixed_us.Add = 1e9\n").find("expected a time in [0, 1e9) us, got 1e9") !=
           std::string::npos);
     CHECK(message("unseen_heavy_work = 0\n").find("key 'unseen_heavy_work': expected a factor") !=

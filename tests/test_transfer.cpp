@@ -15,12 +15,13 @@
 using namespace perfcast;
 
 TEST_CASE(
-    "transferred: factors and their vector efficiency kept, fixed times as cycles, the rest "
-    "reset") {
+    "transferred: factors and their vector efficiency kept, fixed times and times per core as "
+    "cycles, the rest reset") {
     profile::calibration from;
     from.work_factor = {{"LayerNormV3", 2.5}, {"Gelu", 0.75}};
     from.unseen_heavy_factor = 6.0;
     from.fixed_time = {{"LayerNormV3", duration{3.0, units::us}}};
+    from.per_core_time = {{"ApplyAdamW", duration{0.25, units::us}}};
     from.params.vector_efficiency = 0.55;
     from.params.hbm_efficiency = 1.3;
     from.params.cube_efficiency = 0.7;
@@ -39,6 +40,9 @@ TEST_CASE(
     // Tolerance: one division and one multiplication in another order, 1e-12.
     CHECK(to.fixed_time.at("LayerNormV3").in(units::us) ==
           doctest::Approx(expected).epsilon(1e-12));
+    REQUIRE(to.per_core_time.size() == 1);
+    CHECK(to.per_core_time.at("ApplyAdamW").in(units::us) ==
+          doctest::Approx(expected / 12.0).epsilon(1e-12));  // 0.25 us = 3 us / 12
     CHECK(a.vector.clock != g.vector.clock);  // else the scaling above would prove nothing
     // The vector efficiency the factors were fitted against goes with them; everything bound to
     // the chip is back at the defaults.

@@ -215,8 +215,9 @@ inline std::string fit_summary(const profile::calibration_result& r) {
     const auto factors = std::count_if(r.fitted.work_factor.begin(), r.fitted.work_factor.end(),
                                        [](const auto& kv) { return kv.second != 1.0; });
     s += "; " + std::to_string(factors) + " op types with a work factor, " +
-         std::to_string(r.fitted.fixed_time.size()) +
-         " with a fixed time; heavy types without one x" +
+         std::to_string(r.fitted.fixed_time.size()) + " with a fixed time, " +
+         std::to_string(r.fitted.per_core_time.size()) +
+         " with a time per core; heavy types without one x" +
          io::format_fixed(r.fitted.unseen_heavy_factor, 2);
     if (r.l2_efficiency_fitted)
         s += "; L2 efficiency " + io::format_fixed(r.fitted.params.l2_efficiency, 3) + " (" +
@@ -670,11 +671,12 @@ std::string calibrate_usage() {
            "       perfcast calibrate --deployments ROWS.csv --knobs LIST -o FILE\n"
            "         (measured deployments: 'perfcast calibrate --deployments F --help')\n\n"
            "Fit the model's parameters (per-engine head costs, the first-run cost, efficiencies,\n"
-           "a work factor and a fixed time per op type) to the profile's rows, minimising the\n"
-           "mean absolute log error; rows with start times carry their sequence context (L2\n"
-           "share of the inputs, write-back, first runs: docs/model.md). Write them to FILE,\n"
-           "which every command reads back with --params FILE. Without --chip / --chip-ini, the\n"
-           "chip is the one the profile names, as for validate.\n\n" +
+           "a work factor and a fixed time or a time per core held per op type) to the\n"
+           "profile's rows, minimising the mean absolute log error; rows with start times\n"
+           "carry their sequence context (L2 share of the inputs, write-back, first runs:\n"
+           "docs/model.md). Write them to FILE, which every command reads back with --params\n"
+           "FILE. Without --chip / --chip-ini, the chip is the one the profile names, as for\n"
+           "validate.\n\n" +
            options_text(validate_detail::calibrate_options);
 }
 

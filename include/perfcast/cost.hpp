@@ -399,7 +399,7 @@ namespace detail {
     r.memory = memory_time_of(c, o, t, b, p);
     r.head = head_time(c, o.eng, b, p);
     if (o.first_run) r.head += p.first_run_launch + p.first_run_per_core * static_cast<double>(b);
-    r.head += o.extra_head;
+    r.head += o.extra_head + o.extra_per_core * static_cast<double>(b);
     // A synchronization of the op's cores at the chip's own head (not a calibrated override:
     // calibration fits the rest per op type, and the compaction rows do not pull the shared head).
     if (o.syncs > 0) r.head += static_cast<double>(o.syncs) * head_time(c, o.eng, b);
@@ -640,6 +640,9 @@ namespace detail {
                      ">= 1");
     PERFCAST_EXPECTS(o.extra_head.in(units::us) >= 0 && o.extra_head.in(units::us) < 1e9, where,
                      "op.extra_head (us)", o.extra_head.in(units::us), "a time in [0, 1e9) us");
+    PERFCAST_EXPECTS(o.extra_per_core.in(units::us) >= 0 && o.extra_per_core.in(units::us) < 1e9,
+                     where, "op.extra_per_core (us)", o.extra_per_core.in(units::us),
+                     "a time in [0, 1e9) us");
     PERFCAST_EXPECTS(o.vector_ops >= 0 && o.vector_ops < 1e300, where, "op.vector_ops",
                      o.vector_ops, "a finite count >= 0");
     PERFCAST_EXPECTS(o.syncs >= 0 && o.syncs <= 1000, where, "op.syncs",

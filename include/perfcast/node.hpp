@@ -126,6 +126,9 @@ struct node {
     /// Fixed time of the kernel beyond the engine's head (op::extra_head; profile/anchored.hpp
     /// sets it to the calibrated fixed time of the row's op type). Ignored for transfers.
     duration extra_head{};
+    /// Time per core held beyond the engine's per-core head (op::extra_per_core; set as
+    /// extra_head is). Ignored for transfers.
+    duration extra_per_core{};
 
     [[nodiscard]] constexpr bool is_transfer() const noexcept { return kind == op_kind::transfer; }
     [[nodiscard]] constexpr bool host_dispatched() const noexcept {
@@ -558,6 +561,7 @@ constexpr node node::scaled(double s) const {
     op r = row.cost(n, batch, s0);
     r.eng = engine_of(n);  // the row's rule (a vector op placed on the AI CPU stays there)
     r.extra_head = n.extra_head;
+    r.extra_per_core = n.extra_per_core;
     return r;
 }
 

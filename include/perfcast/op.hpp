@@ -102,6 +102,12 @@ struct op {
     // Fixed time of this kernel beyond the engine's head (scalar set-up, argument loads):
     // calibration fits one per op type (profile/calibrate.hpp); factories leave it 0.
     duration extra_head{};
+    // Time per core held beyond the engine's per-core head: a kernel whose set-up grows with
+    // the cores it starts (the 910B1 profile's ApplyAdamW of 4608, 6144 and 12288 elements, about
+    // 1024 a core, takes 3.9, 4.4 and 6.1 us on 5, 6 and 12 cores). Calibration fits one per op
+    // type in place of the fixed time where its rows say so (profile/calibrate_stages.hpp);
+    // factories leave it 0.
+    duration extra_per_core{};
     // Synchronizations of all the kernel's cores inside it (a data-dependent compaction such as
     // NonZero counts, synchronizes, then writes): each is priced as one more head on the op's
     // cores (cost.hpp), an assumption checked on the profiles' NonZero rows (docs/model.md).

@@ -11,6 +11,7 @@
 //   work.<OpType>                                                factor (e.g. work.LayerNormV3)
 //   unseen_heavy_work                                            factor of heavy types without one
 //   fixed_us.<OpType>                                            microseconds (fixed time)
+//   per_core_us.<OpType>                                         microseconds per core held
 //   runtime.<key>                         a runtime-path setting (runtime.hpp's keys: runtime.
 //                                         buffer_us = 12, runtime.copies = aggregated, ...)
 // Unknown keys, repeated keys, non-numeric values and out-of-range values are errors naming the
@@ -94,7 +95,8 @@ namespace detail {
                                  "key '" + shown(key) + "': expected a number, got '" +
                                      shown(trim(value_text)) + "'");
         }
-        const bool time_key = key.starts_with("head.") || key.starts_with("first_run.");
+        const bool time_key = key.starts_with("head.") || key.starts_with("first_run.") ||
+                              key.starts_with("fixed_us.") || key.starts_with("per_core_us.");
         if (time_key && !(v >= 0 && v < 1e9)) {
             // 1e9 us (about 17 minutes) is the bound validate(model_params) applies too.
             detail::params_error(source, line_no, value_col,
@@ -141,12 +143,9 @@ namespace detail {
                                          shown(trim(value_text)));
             cal.work_factor[key.substr(5)] = v;
         } else if (key.starts_with("fixed_us.") && key.size() > 9) {
-            if (!(v >= 0 && v < 1e9))
-                detail::params_error(source, line_no, value_col,
-                                     "key '" + shown(key) +
-                                         "': expected a time in [0, 1e9) us, got " +
-                                         shown(trim(value_text)));
             cal.fixed_time[key.substr(9)] = duration{v, units::us};
+        } else if (key.starts_with("per_core_us.") && key.size() > 12) {
+            cal.per_core_time[key.substr(12)] = duration{v, units::us};
         } else {
             detail::params_error(source, line_no, 1,
                                  "unknown key '" + shown(key) + "' (see docs/calibration.md)");
@@ -201,6 +200,7 @@ inline void write_params(std::ostream& out, const profile::calibration& cal,
     num("unseen_heavy_work", cal.unseen_heavy_factor);
     for (const auto& [type, f] : cal.work_factor) num("work." + type, f);
     for (const auto& [type, t] : cal.fixed_time) num("fixed_us." + type, t.in(units::us));
+    for (const auto& [type, t] : cal.per_core_time) num("per_core_us." + type, t.in(units::us));
     for (const runtime_setting& r : cal.runtime) out << "runtime." << r.key << " = " << r.value << '\n';
 }
 

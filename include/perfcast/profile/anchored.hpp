@@ -264,7 +264,10 @@ namespace detail {
                                   es.ops_per_cycle_for(perfcast::detail::rate_type(es, *o)) > 0)) {
                 try {
                     nd = detail::node_of(r, *o, *eng, batch, cal, opt, ops);
-                    if (nd && o->eng != engine::cube) nd->extra_head = o->extra_head;
+                    if (nd && o->eng != engine::cube) {
+                        nd->extra_head = o->extra_head;
+                        nd->extra_per_core = o->extra_per_core;
+                    }
                     if (nd) {
                         a.eng = perfcast::engine_of(*nd);
                         const int bd = r.block_dim && *r.block_dim > 0

@@ -8,7 +8,8 @@
 //                   own when l2_rows says the rows inform it, from with_best_l2's grid),
 //                   Nelder-Mead (optimise.hpp) on the mean |log error|
 //                   (calibrate_objective.hpp) of the rows with the per-type terms
-//   fit_type        stage 2, one op type: a work factor and a fixed time, golden-section searches
+//   fit_type        stage 2, one op type: a work factor and a fixed time (or a time per core
+//                   held), golden-section searches
 //   fit_type_terms  stage 2: every vector / AI CPU type with enough rows, and the factor of the
 //                   heavy types the rows lack
 //   calibrate_once  the two stages alternated `rounds` times
@@ -200,10 +201,14 @@ template <class Set>
     return o;
 }
 
-/// The terms stage 2 gives one op type: the log of its work factor (0: none) and its fixed time.
+/// The terms stage 2 gives one op type: the log of its work factor (0: none) and its fixed time,
+/// added once (op::extra_head) or, `per_core`, per core held (op::extra_per_core); `objective`:
+/// the search's value at them (the penalised sum below).
 struct type_terms {
     double log_factor = 0;
     std::optional<duration> fixed;
+    bool per_core = false;
+    double objective = 0;
 };
 
 /// Stage 2 for one vector / AI CPU op type (its rows `idx` of `rows`): a work factor f in
@@ -213,19 +218,27 @@ struct type_terms {
 /// |log(pred / meas)|: a fixed time has to buy more log error than a factor does, so it is
 /// fitted where the rows show one (small and large rows off by the same time, as the 910B1's
 /// ApplyAdamW of 4 Ki and 75 Mi elements are), and a factor the rows cannot pin down stays near 1
-/// (docs/calibration.md).
+/// (docs/calibration.md). `per_core`: the fixed time is per core held instead, d / b_min a core
+/// for the type's fewest cores b_min (so that d is what it adds to that row, as the penalty
+/// reads it).
 [[nodiscard]] inline type_terms fit_type(const chip& c, const std::vector<measured_op>& rows,
                                          const std::vector<std::size_t>& idx,
                                          const model_params& fitted, const calibration_options& opt,
-                                         evaluation_counter& counted) {
+                                         evaluation_counter& counted, bool per_core = false) {
     double fastest = rows[idx.front()].measured.in(units::us);
-    for (std::size_t i : idx) fastest = std::min(fastest, rows[i].measured.in(units::us));
+    int fewest_cores = rows[idx.front()].cores;
+    for (std::size_t i : idx) {
+        fastest = std::min(fastest, rows[i].measured.in(units::us));
+        fewest_cores = std::min(fewest_cores, rows[i].cores);
+    }
+    const double per = per_core ? 1.0 / std::max(fewest_cores, 1) : 1.0;
     const auto g = [&](double logf, double u) {
         counted();
         double sum = 0;
         for (std::size_t i : idx) {
             op o = with_work(rows[i].o, std::exp(logf));
-            o.extra_head += duration{std::expm1(u), units::us};
+            (per_core ? o.extra_per_core : o.extra_head) +=
+                duration{std::expm1(u) * per, units::us};
             sum += std::abs(
                 std::log(cost(c, o, core_count{rows[i].cores}, fitted).latency / rows[i].measured));
         }
@@ -268,11 +281,24 @@ struct type_terms {
     // Kept only when it beats none. Below 1e-6 in log f or 1e-3 us (the searches' resolution, an
     // assumption) a factor or time is none.
     type_terms out;
-    if (best < g(0.0, 0.0)) {
+    out.per_core = per_core;
+    const double none = g(0.0, 0.0);
+    out.objective = std::min(best, none);
+    if (best < none) {
         if (std::abs(logf) > 1e-6) out.log_factor = logf;
-        if (std::expm1(u) >= 1e-3) out.fixed = duration{std::expm1(u), units::us};
+        if (std::expm1(u) >= 1e-3) out.fixed = duration{std::expm1(u) * per, units::us};
     }
     return out;
+}
+
+/// Whether `idx`'s rows (of `rows`) ran on more than one core count: only then can a time per
+/// core held differ from a fixed time. (Requiring three counts, so that two groups of rows that
+/// differ in size too cannot pass for a time per core, scored worse: docs/validation.md, "A
+/// time per core held".)
+[[nodiscard]] inline bool several_core_counts(const std::vector<measured_op>& rows,
+                                              const std::vector<std::size_t>& idx) {
+    return std::any_of(idx.begin(), idx.end(),
+                       [&](std::size_t i) { return rows[i].cores != rows[idx.front()].cores; });
 }
 
 /// The rows of each vector / AI CPU op type (indices into `rows`), by type name.
@@ -308,9 +334,11 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
 }
 
 /// Stage 2: the per-type terms under the shared parameters `fitted`, for every type with at least
-/// `min_rows_per_type` rows; a heavy type the rows lack (or have one row of) gets the factor of
-/// least mean percentage error over the heavy types they show (least_relative_error_factor).
-/// `params` of the result is left to the caller.
+/// `min_rows_per_type` rows: its time beyond the factor fitted both as a fixed time and, where
+/// its rows ran on several core counts, as a time per core held, the form with the lower
+/// penalised error kept (a tie: the fixed time); a heavy type the rows lack (or have one row of)
+/// gets the factor of least mean percentage error over the heavy types they show
+/// (least_relative_error_factor). `params` of the result is left to the caller.
 [[nodiscard]] inline calibration fit_type_terms(const chip& c, const std::vector<measured_op>& rows,
                                                 const rows_by_type& by_type,
                                                 const model_params& fitted,
@@ -320,8 +348,12 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
     std::vector<double> heavy;  // log factors of the heavy types fitted (0: none kept)
     for (const auto& [type, idx] : by_type) {
         if (idx.size() < static_cast<std::size_t>(opt.min_rows_per_type)) continue;
-        const type_terms terms = fit_type(c, rows, idx, fitted, opt, counted);
-        if (terms.fixed) out.fixed_time[type] = *terms.fixed;
+        type_terms terms = fit_type(c, rows, idx, fitted, opt, counted);
+        if (opt.fit_fixed_time && several_core_counts(rows, idx)) {
+            type_terms per_core = fit_type(c, rows, idx, fitted, opt, counted, true);
+            if (per_core.objective < terms.objective) terms = per_core;
+        }
+        if (terms.fixed) (terms.per_core ? out.per_core_time : out.fixed_time)[type] = *terms.fixed;
         const bool heavy_type = opt.fit_unseen_heavy_factor && is_heavy_type(type);
         // A heavy type fitted at none keeps 1 explicitly: without an entry it would take the
         // unseen heavy types' factor.

@@ -181,13 +181,16 @@ inline constexpr std::array<vector_type_traits, 32> vector_types{{
 /// What calibration learns on top of model_params, per vector / AI CPU op type where the
 /// measured rows of a type allow: a work factor (vector operations per element relative to the
 /// traits table) and a fixed time beyond the engine's head (a kernel's scalar set-up and
-/// argument loads: about 2.8 us for ApplyAdamW's eleven inputs, on the 910B1 profile, at any
-/// size). The fixed time is op::extra_head in the cost model and fixed_us.<Type> in the
-/// parameters file.
+/// argument loads), or in its place a time per core held, where the type's rows at several core
+/// counts show the set-up growing with the cores (about 0.3 us a core for ApplyAdamW's eleven
+/// inputs on the 910B1 profile). The fixed time is op::extra_head in the cost model and
+/// fixed_us.<Type> in the parameters file; the time per core op::extra_per_core and
+/// per_core_us.<Type>.
 struct calibration {
     model_params params{};
     std::map<std::string, double, std::less<>> work_factor;    // op type -> factor (1: none)
     std::map<std::string, duration, std::less<>> fixed_time;  // op type -> extra head (0: none)
+    std::map<std::string, duration, std::less<>> per_core_time;  // op type -> per core (0: none)
 
     // The factor of a heavy type (is_heavy_type) without one of its own (1: none).
     double unseen_heavy_factor = 1;
@@ -205,7 +208,12 @@ struct calibration {
         const auto it = fixed_time.find(type);
         return it == fixed_time.end() ? duration{} : it->second;
     }
-    /// `o` (an op of type `type`) with its type's work factor and fixed time; cube ops as given.
+    [[nodiscard]] duration per_core_time_of(std::string_view type) const {
+        const auto it = per_core_time.find(type);
+        return it == per_core_time.end() ? duration{} : it->second;
+    }
+    /// `o` (an op of type `type`) with its type's work factor, fixed time and time per core;
+    /// cube ops as given.
     [[nodiscard]] op applied(op o, std::string_view type) const {
         if (o.eng == engine::cube) return o;
         const double f = factor_of(type);
@@ -219,6 +227,7 @@ struct calibration {
         o.useful_ops *= f;
         o.ops_per_unit *= f;
         o.extra_head += fixed_time_of(type);
+        o.extra_per_core += per_core_time_of(type);
         // A factor fitted to the type's own rows describes their whole time: the chip's default
         // row-kernel floor (chip::overhead.row_cycles) gives way to it, as calibrate's stage 2
         // fitted it without the floor (calibrate_stages.hpp with_work).

@@ -28,7 +28,8 @@ namespace perfcast::profile {
 
 /// `from`, fitted on chip `fitted_on`, as a calibration for chip `target`: the per-type work
 /// factors, the unseen-heavy factor and the vector efficiency they were fitted against kept, the
-/// fixed times scaled by the vector clocks' ratio, every chip-bound parameter at its default.
+/// fixed times and times per core scaled by the vector clocks' ratio, every chip-bound parameter
+/// at its default.
 [[nodiscard]] inline calibration transferred(const calibration& from, const chip& fitted_on,
                                              const chip& target) {
     PERFCAST_EXPECTS(target.vector.clock > frequency{}, "transferred", "target vector clock",
@@ -39,6 +40,8 @@ namespace perfcast::profile {
     to.params.vector_efficiency = from.params.vector_efficiency;
     const double cycles_ratio = fitted_on.vector.clock / target.vector.clock;
     for (const auto& [type, t] : from.fixed_time) to.fixed_time.emplace(type, t * cycles_ratio);
+    for (const auto& [type, t] : from.per_core_time)
+        to.per_core_time.emplace(type, t * cycles_ratio);
     return to;
 }
 
