@@ -214,10 +214,21 @@ inline std::string fit_summary(const profile::calibration_result& r) {
              " % fitted, " + io::format_fixed(100 * r.cv_error_kept, 1) + " % kept)";
     const auto factors = std::count_if(r.fitted.work_factor.begin(), r.fitted.work_factor.end(),
                                        [](const auto& kv) { return kv.second != 1.0; });
+    // Types whose terms are one input pattern's (calibration::at_shape keys, "Type[pattern]"),
+    // each counted once.
+    std::set<std::string, std::less<>> one_pattern;
+    const auto count_one_pattern = [&](const auto& terms) {
+        for (const auto& kv : terms)
+            if (kv.first.find('[') != std::string::npos) one_pattern.insert(kv.first);
+    };
+    count_one_pattern(r.fitted.work_factor);
+    count_one_pattern(r.fitted.fixed_time);
+    count_one_pattern(r.fitted.per_core_time);
     s += "; " + std::to_string(factors) + " op types with a work factor, " +
          std::to_string(r.fitted.fixed_time.size()) + " with a fixed time, " +
-         std::to_string(r.fitted.per_core_time.size()) +
-         " with a time per core; heavy types without one x" +
+         std::to_string(r.fitted.per_core_time.size()) + " with a time per core (" +
+         std::to_string(one_pattern.size()) +
+         " of them for one input pattern); heavy types without one x" +
          io::format_fixed(r.fitted.unseen_heavy_factor, 2);
     if (r.l2_efficiency_fitted)
         s += "; L2 efficiency " + io::format_fixed(r.fitted.params.l2_efficiency, 3) + " (" +

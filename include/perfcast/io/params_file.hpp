@@ -135,6 +135,14 @@ namespace detail {
                                          "': expected a factor in (0, 1e6), got " +
                                          shown(trim(value_text)));
             cal.unseen_heavy_factor = v;
+        } else if ((key.starts_with("work.") || key.starts_with("fixed_us.") ||
+                    key.starts_with("per_core_us.")) &&
+                   !profile::valid_terms_key(key.substr(key.find('.') + 1))) {
+            detail::params_error(source, line_no, 1,
+                                 "key '" + shown(key) +
+                                     "': expected an op type, or a type and input pattern as "
+                                     "calibrate writes it, Type[same,scalar|FLOAT;FLOAT] (each "
+                                     "input same, scalar, broadcast, reduced or ?)");
         } else if (key.starts_with("work.") && key.size() > 5) {
             if (!(v > 0 && v < 1e6))
                 detail::params_error(source, line_no, value_col,

@@ -333,12 +333,28 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
     return std::exp(log_factors.back());
 }
 
+/// The key of the terms fitted on `idx`'s rows (of `rows`) of type `type`: their pattern's
+/// (measured_op::shape_key) where the rows are all of one input pattern, else the type. One
+/// pattern does not tell how the type's other kernels run (calibration, ops.hpp); rows of
+/// several give terms that held across them.
+[[nodiscard]] inline std::string terms_key(const std::vector<measured_op>& rows,
+                                           const std::vector<std::size_t>& idx,
+                                           const std::string& type) {
+    const std::string& first = rows[idx.front()].shape_key;
+    const bool one_pattern =
+        !first.empty() && std::all_of(idx.begin(), idx.end(),
+                                      [&](std::size_t i) { return rows[i].shape_key == first; });
+    return one_pattern ? first : type;
+}
+
 /// Stage 2: the per-type terms under the shared parameters `fitted`, for every type with at least
 /// `min_rows_per_type` rows: its time beyond the factor fitted both as a fixed time and, where
 /// its rows ran on several core counts, as a time per core held, the form with the lower
-/// penalised error kept (a tie: the fixed time); a heavy type the rows lack (or have one row of)
-/// gets the factor of least mean percentage error over the heavy types they show
-/// (least_relative_error_factor). `params` of the result is left to the caller.
+/// penalised error kept (a tie: the fixed time), under the type's key or, where its rows are
+/// all of one input pattern, that pattern's (terms_key); a heavy type the rows lack (or have one
+/// row of, or show in one pattern only, for its other patterns) gets the factor of least mean
+/// percentage error over the heavy types they show (least_relative_error_factor). `params` of the
+/// result is left to the caller.
 [[nodiscard]] inline calibration fit_type_terms(const chip& c, const std::vector<measured_op>& rows,
                                                 const rows_by_type& by_type,
                                                 const model_params& fitted,
@@ -353,11 +369,12 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
             type_terms per_core = fit_type(c, rows, idx, fitted, opt, counted, true);
             if (per_core.objective < terms.objective) terms = per_core;
         }
-        if (terms.fixed) (terms.per_core ? out.per_core_time : out.fixed_time)[type] = *terms.fixed;
+        const std::string key = terms_key(rows, idx, type);
+        if (terms.fixed) (terms.per_core ? out.per_core_time : out.fixed_time)[key] = *terms.fixed;
         const bool heavy_type = opt.fit_unseen_heavy_factor && is_heavy_type(type);
         // A heavy type fitted at none keeps 1 explicitly: without an entry it would take the
         // unseen heavy types' factor.
-        if (terms.log_factor != 0 || heavy_type) out.work_factor[type] = std::exp(terms.log_factor);
+        if (terms.log_factor != 0 || heavy_type) out.work_factor[key] = std::exp(terms.log_factor);
         // A type whose rows fixed no factor (kept at 1: they do not tell one) says nothing
         // about what the others need.
         if (heavy_type && terms.log_factor != 0) heavy.push_back(terms.log_factor);
@@ -373,7 +390,7 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
 [[nodiscard]] inline std::vector<measured_op> scaled_by(const std::vector<measured_op>& rows,
                                                         const calibration& cal) {
     std::vector<measured_op> out = rows;
-    for (measured_op& m : out) m.o = cal.applied(m.o, m.type);
+    for (measured_op& m : out) m.o = cal.applied(m.o, m.type, m.shape_key);
     return out;
 }
 

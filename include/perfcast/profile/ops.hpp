@@ -178,6 +178,33 @@ inline constexpr std::array<vector_type_traits, 32> vector_types{{
     return t != nullptr && t->ops_per_element > 1 && !t->counted;
 }
 
+/// How a row's inputs meet its output, and their dtypes, as "same,scalar|FLOAT;FLOAT": each
+/// input "same" (as many elements as the first output), "scalar" (one element), "broadcast"
+/// (fewer, more than one), "reduced" (more) or "?" (not known); then the input dtypes as
+/// written. Ops of one type and pattern run one kernel template at other sizes; another pattern
+/// can be another kernel (a broadcast Mul against a Mul by a scalar): the key of calibration's
+/// terms of a type seen in one pattern only (calibration::at_shape).
+[[nodiscard]] inline std::string input_pattern(const kernel_row& r) {
+    std::string out;
+    const std::optional<std::int64_t> outputs =
+        r.output_shapes.empty() ? std::nullopt : r.output_shapes[0].elements();
+    for (std::size_t i = 0; i < r.input_shapes.size(); ++i) {
+        if (i != 0) out += ',';
+        const std::optional<std::int64_t> n = r.input_shapes[i].elements();
+        if (!n || !outputs) out += '?';
+        else if (*n == *outputs) out += "same";
+        else if (*n <= 1) out += "scalar";
+        else if (*n < *outputs) out += "broadcast";
+        else out += "reduced";
+    }
+    out += '|';
+    for (std::size_t i = 0; i < r.input_types.size(); ++i) {
+        if (i != 0) out += ';';
+        out += r.input_types[i].text;
+    }
+    return out;
+}
+
 /// What calibration learns on top of model_params, per vector / AI CPU op type where the
 /// measured rows of a type allow: a work factor (vector operations per element relative to the
 /// traits table) and a fixed time beyond the engine's head (a kernel's scalar set-up and
@@ -186,6 +213,34 @@ inline constexpr std::array<vector_type_traits, 32> vector_types{{
 /// inputs on the 910B1 profile). The fixed time is op::extra_head in the cost model and
 /// fixed_us.<Type> in the parameters file; the time per core op::extra_per_core and
 /// per_core_us.<Type>.
+/// Whether `key` (a params file's per-type key after "work." / "fixed_us." / "per_core_us.") is
+/// a type ("Add") or a type and pattern as calibration::at_shape writes it ("Mul[same,scalar|
+/// FLOAT;FLOAT]": the inputs each same, scalar, broadcast, reduced or ?, then '|' and the dtypes).
+[[nodiscard]] constexpr bool valid_terms_key(std::string_view key) noexcept {
+    const std::size_t open = key.find('[');
+    if (open == std::string_view::npos) return !key.empty() && key.find(']') == key.npos;
+    if (open == 0 || key.back() != ']') return false;
+    const std::string_view inside = key.substr(open + 1, key.size() - open - 2);
+    const std::size_t bar = inside.find('|');
+    if (bar == std::string_view::npos || inside.find_first_of("[]") != inside.npos) return false;
+    std::string_view inputs = inside.substr(0, bar);
+    if (inputs.empty()) return true;  // an op without inputs
+    while (true) {
+        const std::size_t comma = inputs.find(',');
+        const std::string_view one = inputs.substr(0, comma);
+        if (one != "same" && one != "scalar" && one != "broadcast" && one != "reduced" &&
+            one != "?")
+            return false;
+        if (comma == std::string_view::npos) return true;
+        inputs.remove_prefix(comma + 1);
+    }
+}
+
+/// Terms fitted on rows of one input_pattern only are that pattern's: keyed
+/// `Type[pattern]` (at_shape), they apply to rows of that pattern and to no other op of the
+/// type, which keeps the type's plain terms (none, or the unseen heavy factor). One pattern
+/// cannot say how another runs: on the Qwen3 profile a broadcast Mul's factor, applied to the
+/// type's Muls by a scalar, priced them at 2.3x (docs/validation.md, "Terms of one pattern").
 struct calibration {
     model_params params{};
     std::map<std::string, double, std::less<>> work_factor;    // op type -> factor (1: none)
@@ -199,39 +254,67 @@ struct calibration {
     // and the model file's runtime line by whoever evaluates a deployment.
     std::vector<runtime_setting> runtime;
 
-    [[nodiscard]] double factor_of(std::string_view type) const {
-        const auto it = work_factor.find(type);
+    /// The key of the terms of `type`'s ops of one input_pattern:
+    /// "Mul[broadcast,broadcast|FLOAT;FLOAT]".
+    [[nodiscard]] static std::string at_shape(std::string_view type, std::string_view pattern) {
+        std::string key(type);
+        key += '[';
+        key += pattern;
+        key += ']';
+        return key;
+    }
+    /// The key whose terms an op of `type` takes: `shape_key` (at_shape, "": none) where any of
+    /// the maps holds it, else `type`.
+    [[nodiscard]] std::string_view key_of(std::string_view type,
+                                          std::string_view shape_key = {}) const {
+        if (!shape_key.empty() &&
+            (work_factor.contains(shape_key) || fixed_time.contains(shape_key) ||
+             per_core_time.contains(shape_key)))
+            return shape_key;
+        return type;
+    }
+    [[nodiscard]] double factor_of(std::string_view type, std::string_view shape_key = {}) const {
+        const auto it = work_factor.find(key_of(type, shape_key));
         if (it != work_factor.end()) return it->second;
         return is_heavy_type(type) ? unseen_heavy_factor : 1.0;
     }
-    [[nodiscard]] duration fixed_time_of(std::string_view type) const {
-        const auto it = fixed_time.find(type);
+    [[nodiscard]] duration fixed_time_of(std::string_view type,
+                                         std::string_view shape_key = {}) const {
+        const auto it = fixed_time.find(key_of(type, shape_key));
         return it == fixed_time.end() ? duration{} : it->second;
     }
-    [[nodiscard]] duration per_core_time_of(std::string_view type) const {
-        const auto it = per_core_time.find(type);
+    [[nodiscard]] duration per_core_time_of(std::string_view type,
+                                            std::string_view shape_key = {}) const {
+        const auto it = per_core_time.find(key_of(type, shape_key));
         return it == per_core_time.end() ? duration{} : it->second;
     }
-    /// `o` (an op of type `type`) with its type's work factor, fixed time and time per core;
-    /// cube ops as given.
-    [[nodiscard]] op applied(op o, std::string_view type) const {
+    /// `o` (an op of type `type`; `shape_key`: its at_shape key, "" for none) with its terms:
+    /// those of `shape_key` where the calibration holds any, else its type's work factor, fixed
+    /// time and time per core; cube ops as given.
+    [[nodiscard]] op applied(op o, std::string_view type, std::string_view shape_key = {}) const {
         if (o.eng == engine::cube) return o;
-        const double f = factor_of(type);
+        const std::string_view key = key_of(type, shape_key);
+        const auto own = work_factor.find(key);
+        const double f = own != work_factor.end() ? own->second
+                         : is_heavy_type(type)    ? unseen_heavy_factor
+                                                  : 1.0;
         if (!(f > 0 && f < 1e6)) {
-            const bool own = work_factor.find(type) != work_factor.end();
-            const std::string field = own ? "work factor of " + std::string(type)
+            const std::string field = own != work_factor.end()
+                                          ? "work factor of " + std::string(key)
                                           : "unseen_heavy_factor (for " + std::string(type) + ")";
             ::perfcast::detail::precondition_failed("calibration", field, f,
                                                     "a factor in (0, 1e6)");
         }
         o.useful_ops *= f;
         o.ops_per_unit *= f;
-        o.extra_head += fixed_time_of(type);
-        o.extra_per_core += per_core_time_of(type);
+        if (const auto it = fixed_time.find(key); it != fixed_time.end())
+            o.extra_head += it->second;
+        if (const auto it = per_core_time.find(key); it != per_core_time.end())
+            o.extra_per_core += it->second;
         // A factor fitted to the type's own rows describes their whole time: the chip's default
         // row-kernel floor (chip::overhead.row_cycles) gives way to it, as calibrate's stage 2
         // fitted it without the floor (calibrate_stages.hpp with_work).
-        if (work_factor.find(type) != work_factor.end()) o.row_threads = 0;
+        if (own != work_factor.end()) o.row_threads = 0;
         return o;
     }
 };
@@ -293,7 +376,7 @@ struct calibration {
 [[nodiscard]] inline std::optional<op> op_of(const kernel_row& r, const calibration& cal,
                                              op_vocabulary ops = op_kinds) {
     auto o = op_of(r, ops);
-    if (o) o = cal.applied(*o, r.op_type);
+    if (o) o = cal.applied(*o, r.op_type, calibration::at_shape(r.op_type, input_pattern(r)));
     return o;
 }
 
@@ -753,6 +836,9 @@ struct measured_op {
     int cores = 1;
     duration measured{};
     std::string type;
+    /// calibration::at_shape of the row's type and input_pattern ("": not known, as for rows
+    /// not read from a profile): the key of terms fitted on rows of this pattern alone.
+    std::string shape_key{};
 };
 
 /// The row as a measured op, or nothing when the row has no positive duration, cannot be mapped
@@ -773,7 +859,8 @@ struct measured_op {
     o->first_run = r.context.first_run;
     o->writeback = r.context.writeback;
     const int k = r.block_dim && *r.block_dim > 0 ? *r.block_dim : e.cores;
-    return measured_op{*o, std::min(k, e.cores), *r.task_duration, r.op_type};
+    return measured_op{*o, std::min(k, e.cores), *r.task_duration, r.op_type,
+                       calibration::at_shape(r.op_type, input_pattern(r))};
 }
 
 }  // namespace perfcast::profile
