@@ -560,29 +560,35 @@ TEST_CASE("input_pattern: how each input meets the output, and the dtypes") {
         r.op_type = "Mul";
         for (auto& d : in) r.input_shapes.push_back({std::move(d)});
         r.output_shapes.push_back({std::move(out)});
-        for (auto& t : types) r.input_types.push_back({std::move(t), std::nullopt});
+        for (auto& t : types) {
+            const auto known = try_parse_dtype(t);
+            r.input_types.push_back({std::move(t), known});
+        }
         return r;
     };
     // Qwen3's two Muls: a broadcast of [4096, 1] by [64], and [4096, 1, 1, 128] by a scalar.
     CHECK(profile::input_pattern(row({{4096, 1}, {64}}, {4096, 64}, {"FLOAT", "FLOAT"})) ==
-          "broadcast,broadcast|FLOAT;FLOAT");
+          "broadcast,broadcast|fp32;fp32");
     CHECK(profile::input_pattern(row({{4096, 1, 1, 128}, {}}, {4096, 1, 1, 128},
-                                     {"FLOAT", "FLOAT"})) == "same,scalar|FLOAT;FLOAT");
-    CHECK(profile::input_pattern(row({{1}, {1024, 4}}, {1024, 4}, {"DT_BF16", "DT_BF16"})) ==
-          "scalar,same|DT_BF16;DT_BF16");
+                                     {"FLOAT", "FLOAT"})) == "same,scalar|fp32;fp32");
+    // Dtypes by perfcast's names, whatever the profiler wrote; an unknown one as written.
+    CHECK(profile::input_pattern(row({{1}, {1024, 4}}, {1024, 4}, {"DT_BF16", "BF16"})) ==
+          "scalar,same|bf16;bf16");
+    CHECK(profile::input_pattern(row({{4}}, {4}, {"DT_FLOAT", "UNDEFINED"})) ==
+          "same|fp32;UNDEFINED");
     // A reduction's input is larger than its output.
-    CHECK(profile::input_pattern(row({{12288}}, {1}, {"FLOAT"})) == "reduced|FLOAT");
+    CHECK(profile::input_pattern(row({{12288}}, {1}, {"FLOAT"})) == "reduced|fp32");
     // No output shape: nothing to compare with.
     profile::kernel_row r = row({{8, 25}}, {}, {"FLOAT"});
     r.output_shapes.clear();
-    CHECK(profile::input_pattern(r) == "?|FLOAT");
-    CHECK(profile::calibration::at_shape("Mul", "same,scalar|FLOAT;FLOAT") ==
-          "Mul[same,scalar|FLOAT;FLOAT]");
-    for (const std::string_view good : {"Mul[same,scalar|FLOAT;FLOAT]", "Add", "Range[|DOUBLE]"})
+    CHECK(profile::input_pattern(r) == "?|fp32");
+    CHECK(profile::calibration::at_pattern("Mul", "same,scalar|fp32;fp32") ==
+          "Mul[same,scalar|fp32;fp32]");
+    for (const std::string_view good : {"Mul[same,scalar|fp32;fp32]", "Add", "Range[|fp64]"})
         CHECK_MESSAGE(profile::valid_terms_key(good), good);
     // A misspelt class, no dtypes part, no closing bracket, no type, a stray bracket.
     for (const std::string_view bad :
-         {"Mul[same,scaler|FLOAT]", "Mul[same,scalar]", "Mul[same|FLOAT", "[same|FLOAT]", "Mul]"})
+         {"Mul[same,scaler|fp32]", "Mul[same,scalar]", "Mul[same|fp32", "[same|fp32]", "Mul]"})
         CHECK_MESSAGE(!profile::valid_terms_key(bad), bad);
 }
 
@@ -591,16 +597,15 @@ TEST_CASE(
     const chip& c = chips::ascend910b1;
     profile::calibration_options opt;
     opt.vector_efficiency = profile::vector_efficiency_fit::keep;
-    const std::string bcast = "One[broadcast,broadcast|FLOAT16;FLOAT16]";
-    const std::string scalar = "One[same,scalar|FLOAT16;FLOAT16]";
+    const std::string bcast = "One[broadcast,broadcast|fp16;fp16]";
+    const std::string scalar = "One[same,scalar|fp16;fp16]";
     // "One": factor 3 and 2 us, every row of the broadcast pattern. "Two": the same terms, its
     // rows in two patterns. Plain rows pin the shared parameters.
     auto one = synthetic_rows("One", {4096, 65536, 1 << 20, 1 << 24, 1 << 26}, 48, 3.0, 2.0);
-    for (auto& m : one) m.shape_key = bcast;
+    for (auto& m : one) m.pattern_key = bcast;
     auto two = synthetic_rows("Two", {4096, 65536, 1 << 20, 1 << 24, 1 << 26}, 48, 3.0, 2.0);
     for (std::size_t i = 0; i < two.size(); ++i)
-        two[i].shape_key =
-            i % 2 == 0 ? "Two[same,same|FLOAT16;FLOAT16]" : "Two[same,scalar|FLOAT16;FLOAT16]";
+        two[i].pattern_key = i % 2 == 0 ? "Two[same,same|fp16;fp16]" : "Two[same,scalar|fp16;fp16]";
     const auto plain = synthetic_rows(
         "Plain", {512, 1024, 2048, 4096, 8192, 32768, 1 << 19, 1 << 23, 1 << 25}, 48, 1.0, 0.0);
     std::vector<profile::measured_op> rows = one;
@@ -619,7 +624,7 @@ TEST_CASE(
     CHECK(f.fixed_time_of("One", scalar) == duration{});
     // Rows of two patterns: the type's terms, for any pattern.
     CHECK(f.factor_of("Two") == doctest::Approx(3.0).epsilon(0.01));
-    CHECK(f.factor_of("Two", "Two[broadcast,same|FLOAT16;FLOAT16]") ==
+    CHECK(f.factor_of("Two", "Two[broadcast,same|fp16;fp16]") ==
           doctest::Approx(3.0).epsilon(0.01));
     CHECK(std::none_of(f.work_factor.begin(), f.work_factor.end(),
                        [](const auto& kv) { return kv.first.starts_with("Two["); }));
@@ -628,21 +633,21 @@ TEST_CASE(
     // applied(): the pattern's terms where the calibration has any, in place of the type's.
     profile::calibration cal;
     cal.work_factor["Mul"] = 2.0;
-    cal.work_factor["Mul[same,scalar|FLOAT;FLOAT]"] = 5.0;
-    cal.fixed_time["Mul[same,scalar|FLOAT;FLOAT]"] = duration{1, units::us};
+    cal.work_factor["Mul[same,scalar|fp32;fp32]"] = 5.0;
+    cal.fixed_time["Mul[same,scalar|fp32;fp32]"] = duration{1, units::us};
     cal.fixed_time["Mul"] = duration{0.25, units::us};
     const op o = elementwise(1 << 20, dtype::fp32);
-    const op at = cal.applied(o, "Mul", "Mul[same,scalar|FLOAT;FLOAT]");
+    const op at = cal.applied(o, "Mul", "Mul[same,scalar|fp32;fp32]");
     CHECK(at.useful_ops == doctest::Approx(5.0 * o.useful_ops).epsilon(1e-12));
     CHECK(at.extra_head == duration{1, units::us});
-    const op other = cal.applied(o, "Mul", "Mul[broadcast,broadcast|FLOAT;FLOAT]");
+    const op other = cal.applied(o, "Mul", "Mul[broadcast,broadcast|fp32;fp32]");
     CHECK(other.useful_ops == doctest::Approx(2.0 * o.useful_ops).epsilon(1e-12));
     CHECK(other.extra_head == duration{0.25, units::us});
     // A heavy type's other patterns take the unseen heavy factor.
-    cal.work_factor["ApplyAdamW[same|FLOAT]"] = 6.0;
+    cal.work_factor["ApplyAdamW[same|fp32]"] = 6.0;
     cal.unseen_heavy_factor = 4.0;
-    CHECK(cal.factor_of("ApplyAdamW", "ApplyAdamW[same|FLOAT]") == 6.0);
-    CHECK(cal.factor_of("ApplyAdamW", "ApplyAdamW[same,same|FLOAT;FLOAT]") == 4.0);
+    CHECK(cal.factor_of("ApplyAdamW", "ApplyAdamW[same|fp32]") == 6.0);
+    CHECK(cal.factor_of("ApplyAdamW", "ApplyAdamW[same,same|fp32;fp32]") == 4.0);
     CHECK(cal.factor_of("ApplyAdamW") == 4.0);
 }
 
@@ -664,7 +669,7 @@ TEST_CASE("calibration: terms of one pattern on the Qwen3 profile (seed 8)" *
     profile::annotate_context(rows, c);
     const auto split = profile::split_holdout(rows, 0.3, 8);
     const auto fit = profile::calibrate(c, profile::measured_ops(c, split.fit));
-    const std::string bcast = "Mul[broadcast,broadcast|FLOAT;FLOAT]";
+    const std::string bcast = "Mul[broadcast,broadcast|fp32;fp32]";
     CHECK(fit.fitted.work_factor.contains(bcast));
     CHECK(fit.fitted.factor_of("Mul", bcast) > 2.0);
     CHECK_FALSE(fit.fitted.work_factor.contains("Mul"));
@@ -686,7 +691,7 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     cal.work_factor["LayerNormV3"] = 2.5;
     cal.fixed_time["ApplyAdamW"] = duration{3.25, units::us};
     cal.per_core_time["RealDiv"] = duration{0.125, units::us};
-    cal.work_factor["Mul[same,scalar|FLOAT;FLOAT]"] = 5.5;
+    cal.work_factor["Mul[same,scalar|fp32;fp32]"] = 5.5;
     cal.unseen_heavy_factor = 4.5;
     cal.params.first_run_launch = duration{0.25, units::us};
     cal.params.first_run_per_core = duration{0.125, units::us};
@@ -704,7 +709,7 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     CHECK(back.per_core_time_of("ApplyAdamW") == duration{});
     CHECK(back.unseen_heavy_factor == 4.5);
     CHECK(back.factor_of("Tanh") == 4.5);
-    CHECK(back.factor_of("Mul", "Mul[same,scalar|FLOAT;FLOAT]") == 5.5);
+    CHECK(back.factor_of("Mul", "Mul[same,scalar|fp32;fp32]") == 5.5);
     CHECK(back.factor_of("Mul") == 1.0);
 
     const auto message = [](std::string_view text) {
@@ -740,8 +745,8 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     CHECK(message("hbm_write_cost = 0.2\n")
               .find("hbm_write_cost = 0.2, expected a factor in [0.25, 4]") != std::string::npos);
     CHECK(message("# only a comment\n\n") == "no error");
-    CHECK(message("work.Mul[same,scaler|FLOAT;FLOAT] = 2\n")
-              .find("<string>:1:1: key 'work.Mul[same,scaler|FLOAT;FLOAT]': expected an op type, "
+    CHECK(message("work.Mul[same,scaler|fp32;fp32] = 2\n")
+              .find("<string>:1:1: key 'work.Mul[same,scaler|fp32;fp32]': expected an op type, "
                     "or a type and input pattern") != std::string::npos);
     CHECK(message("fixed_us.Mul[same = 2\n").find("key 'fixed_us.Mul[same'") != std::string::npos);
     // Checked where it is read: the key, its line and the real bound.

@@ -214,7 +214,7 @@ inline std::string fit_summary(const profile::calibration_result& r) {
              " % fitted, " + io::format_fixed(100 * r.cv_error_kept, 1) + " % kept)";
     const auto factors = std::count_if(r.fitted.work_factor.begin(), r.fitted.work_factor.end(),
                                        [](const auto& kv) { return kv.second != 1.0; });
-    // Types whose terms are one input pattern's (calibration::at_shape keys, "Type[pattern]"),
+    // Types whose terms are one input pattern's (calibration::at_pattern keys, "Type[pattern]"),
     // each counted once.
     std::set<std::string, std::less<>> one_pattern;
     const auto count_one_pattern = [&](const auto& terms) {

@@ -141,7 +141,7 @@ namespace detail {
             detail::params_error(source, line_no, 1,
                                  "key '" + shown(key) +
                                      "': expected an op type, or a type and input pattern as "
-                                     "calibrate writes it, Type[same,scalar|FLOAT;FLOAT] (each "
+                                     "calibrate writes it, Type[same,scalar|fp32;fp32] (each "
                                      "input same, scalar, broadcast, reduced or ?)");
         } else if (key.starts_with("work.") && key.size() > 5) {
             if (!(v > 0 && v < 1e6))

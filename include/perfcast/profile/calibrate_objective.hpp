@@ -113,11 +113,11 @@ struct param_space {
                                      const calibration& cal) {
     double s = 0;
     for (const measured_op& m : rows) {
-        s +=
-            std::abs(cost(c, cal.applied(m.o, m.type, m.shape_key), core_count{m.cores}, cal.params)
-                             .latency /
-                         m.measured -
-                     1.0);
+        s += std::abs(
+            cost(c, cal.applied(m.o, m.type, m.pattern_key), core_count{m.cores}, cal.params)
+                    .latency /
+                m.measured -
+            1.0);
     }
     return rows.empty() ? 0.0 : s / static_cast<double>(rows.size());
 }

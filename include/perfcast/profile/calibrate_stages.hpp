@@ -334,16 +334,16 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
 }
 
 /// The key of the terms fitted on `idx`'s rows (of `rows`) of type `type`: their pattern's
-/// (measured_op::shape_key) where the rows are all of one input pattern, else the type. One
+/// (measured_op::pattern_key) where the rows are all of one input pattern, else the type. One
 /// pattern does not tell how the type's other kernels run (calibration, ops.hpp); rows of
 /// several give terms that held across them.
 [[nodiscard]] inline std::string terms_key(const std::vector<measured_op>& rows,
                                            const std::vector<std::size_t>& idx,
                                            const std::string& type) {
-    const std::string& first = rows[idx.front()].shape_key;
+    const std::string& first = rows[idx.front()].pattern_key;
     const bool one_pattern =
         !first.empty() && std::all_of(idx.begin(), idx.end(),
-                                      [&](std::size_t i) { return rows[i].shape_key == first; });
+                                      [&](std::size_t i) { return rows[i].pattern_key == first; });
     return one_pattern ? first : type;
 }
 
@@ -390,7 +390,7 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
 [[nodiscard]] inline std::vector<measured_op> scaled_by(const std::vector<measured_op>& rows,
                                                         const calibration& cal) {
     std::vector<measured_op> out = rows;
-    for (measured_op& m : out) m.o = cal.applied(m.o, m.type, m.shape_key);
+    for (measured_op& m : out) m.o = cal.applied(m.o, m.type, m.pattern_key);
     return out;
 }
 

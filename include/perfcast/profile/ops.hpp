@@ -178,12 +178,13 @@ inline constexpr std::array<vector_type_traits, 32> vector_types{{
     return t != nullptr && t->ops_per_element > 1 && !t->counted;
 }
 
-/// How a row's inputs meet its output, and their dtypes, as "same,scalar|FLOAT;FLOAT": each
+/// How a row's inputs meet its output, and their dtypes, as "same,scalar|fp32;fp32": each
 /// input "same" (as many elements as the first output), "scalar" (one element), "broadcast"
-/// (fewer, more than one), "reduced" (more) or "?" (not known); then the input dtypes as
-/// written. Ops of one type and pattern run one kernel template at other sizes; another pattern
-/// can be another kernel (a broadcast Mul against a Mul by a scalar): the key of calibration's
-/// terms of a type seen in one pattern only (calibration::at_shape).
+/// (fewer, more than one), "reduced" (more) or "?" (not known); then the input dtypes by
+/// perfcast's names (the same key whether a profiler writes FLOAT, DT_FLOAT or float32), or as
+/// written where perfcast does not know one. Ops of one type and pattern run one kernel template at
+/// other sizes; another pattern can be another kernel (a broadcast Mul against a Mul by a scalar):
+/// the key of calibration's terms of a type seen in one pattern only (calibration::at_pattern).
 [[nodiscard]] inline std::string input_pattern(const kernel_row& r) {
     std::string out;
     const std::optional<std::int64_t> outputs =
@@ -200,22 +201,15 @@ inline constexpr std::array<vector_type_traits, 32> vector_types{{
     out += '|';
     for (std::size_t i = 0; i < r.input_types.size(); ++i) {
         if (i != 0) out += ';';
-        out += r.input_types[i].text;
+        const tensor_dtype& t = r.input_types[i];
+        out += t.type ? name_of(*t.type) : std::string_view(t.text);
     }
     return out;
 }
 
-/// What calibration learns on top of model_params, per vector / AI CPU op type where the
-/// measured rows of a type allow: a work factor (vector operations per element relative to the
-/// traits table) and a fixed time beyond the engine's head (a kernel's scalar set-up and
-/// argument loads), or in its place a time per core held, where the type's rows at several core
-/// counts show the set-up growing with the cores (about 0.3 us a core for ApplyAdamW's eleven
-/// inputs on the 910B1 profile). The fixed time is op::extra_head in the cost model and
-/// fixed_us.<Type> in the parameters file; the time per core op::extra_per_core and
-/// per_core_us.<Type>.
 /// Whether `key` (a params file's per-type key after "work." / "fixed_us." / "per_core_us.") is
-/// a type ("Add") or a type and pattern as calibration::at_shape writes it ("Mul[same,scalar|
-/// FLOAT;FLOAT]": the inputs each same, scalar, broadcast, reduced or ?, then '|' and the dtypes).
+/// a type ("Add") or a type and pattern as calibration::at_pattern writes it ("Mul[same,scalar|
+/// fp32;fp32]": the inputs each same, scalar, broadcast, reduced or ?, then '|' and the dtypes).
 [[nodiscard]] constexpr bool valid_terms_key(std::string_view key) noexcept {
     const std::size_t open = key.find('[');
     if (open == std::string_view::npos) return !key.empty() && key.find(']') == key.npos;
@@ -236,11 +230,19 @@ inline constexpr std::array<vector_type_traits, 32> vector_types{{
     }
 }
 
+/// What calibration learns on top of model_params, per vector / AI CPU op type where the
+/// measured rows of a type allow: a work factor (vector operations per element relative to the
+/// traits table) and a fixed time beyond the engine's head (a kernel's scalar set-up and
+/// argument loads), or in its place a time per core held, where the type's rows at several core
+/// counts show the set-up growing with the cores (about 0.3 us a core for ApplyAdamW's eleven
+/// inputs on the 910B1 profile). The fixed time is op::extra_head in the cost model and
+/// fixed_us.<Type> in the parameters file; the time per core op::extra_per_core and
+/// per_core_us.<Type>.
 /// Terms fitted on rows of one input_pattern only are that pattern's: keyed
-/// `Type[pattern]` (at_shape), they apply to rows of that pattern and to no other op of the
+/// `Type[pattern]` (at_pattern), they apply to rows of that pattern and to no other op of the
 /// type, which keeps the type's plain terms (none, or the unseen heavy factor). One pattern
 /// cannot say how another runs: on the Qwen3 profile a broadcast Mul's factor, applied to the
-/// type's Muls by a scalar, priced them at 2.3x (docs/validation.md, "Terms of one pattern").
+/// type's Muls by a scalar, priced them at 2.3x (docs/validation.md, "Terms of one input pattern").
 struct calibration {
     model_params params{};
     std::map<std::string, double, std::less<>> work_factor;    // op type -> factor (1: none)
@@ -255,45 +257,45 @@ struct calibration {
     std::vector<runtime_setting> runtime;
 
     /// The key of the terms of `type`'s ops of one input_pattern:
-    /// "Mul[broadcast,broadcast|FLOAT;FLOAT]".
-    [[nodiscard]] static std::string at_shape(std::string_view type, std::string_view pattern) {
+    /// "Mul[broadcast,broadcast|fp32;fp32]".
+    [[nodiscard]] static std::string at_pattern(std::string_view type, std::string_view pattern) {
         std::string key(type);
         key += '[';
         key += pattern;
         key += ']';
         return key;
     }
-    /// The key whose terms an op of `type` takes: `shape_key` (at_shape, "": none) where any of
+    /// The key whose terms an op of `type` takes: `pattern_key` (at_pattern, "": none) where any of
     /// the maps holds it, else `type`.
     [[nodiscard]] std::string_view key_of(std::string_view type,
-                                          std::string_view shape_key = {}) const {
-        if (!shape_key.empty() &&
-            (work_factor.contains(shape_key) || fixed_time.contains(shape_key) ||
-             per_core_time.contains(shape_key)))
-            return shape_key;
+                                          std::string_view pattern_key = {}) const {
+        if (!pattern_key.empty() &&
+            (work_factor.contains(pattern_key) || fixed_time.contains(pattern_key) ||
+             per_core_time.contains(pattern_key)))
+            return pattern_key;
         return type;
     }
-    [[nodiscard]] double factor_of(std::string_view type, std::string_view shape_key = {}) const {
-        const auto it = work_factor.find(key_of(type, shape_key));
+    [[nodiscard]] double factor_of(std::string_view type, std::string_view pattern_key = {}) const {
+        const auto it = work_factor.find(key_of(type, pattern_key));
         if (it != work_factor.end()) return it->second;
         return is_heavy_type(type) ? unseen_heavy_factor : 1.0;
     }
     [[nodiscard]] duration fixed_time_of(std::string_view type,
-                                         std::string_view shape_key = {}) const {
-        const auto it = fixed_time.find(key_of(type, shape_key));
+                                         std::string_view pattern_key = {}) const {
+        const auto it = fixed_time.find(key_of(type, pattern_key));
         return it == fixed_time.end() ? duration{} : it->second;
     }
     [[nodiscard]] duration per_core_time_of(std::string_view type,
-                                            std::string_view shape_key = {}) const {
-        const auto it = per_core_time.find(key_of(type, shape_key));
+                                            std::string_view pattern_key = {}) const {
+        const auto it = per_core_time.find(key_of(type, pattern_key));
         return it == per_core_time.end() ? duration{} : it->second;
     }
-    /// `o` (an op of type `type`; `shape_key`: its at_shape key, "" for none) with its terms:
-    /// those of `shape_key` where the calibration holds any, else its type's work factor, fixed
+    /// `o` (an op of type `type`; `pattern_key`: its at_pattern key, "" for none) with its terms:
+    /// those of `pattern_key` where the calibration holds any, else its type's work factor, fixed
     /// time and time per core; cube ops as given.
-    [[nodiscard]] op applied(op o, std::string_view type, std::string_view shape_key = {}) const {
+    [[nodiscard]] op applied(op o, std::string_view type, std::string_view pattern_key = {}) const {
         if (o.eng == engine::cube) return o;
-        const std::string_view key = key_of(type, shape_key);
+        const std::string_view key = key_of(type, pattern_key);
         const auto own = work_factor.find(key);
         const double f = own != work_factor.end() ? own->second
                          : is_heavy_type(type)    ? unseen_heavy_factor
@@ -376,7 +378,7 @@ struct calibration {
 [[nodiscard]] inline std::optional<op> op_of(const kernel_row& r, const calibration& cal,
                                              op_vocabulary ops = op_kinds) {
     auto o = op_of(r, ops);
-    if (o) o = cal.applied(*o, r.op_type, calibration::at_shape(r.op_type, input_pattern(r)));
+    if (o) o = cal.applied(*o, r.op_type, calibration::at_pattern(r.op_type, input_pattern(r)));
     return o;
 }
 
@@ -836,9 +838,9 @@ struct measured_op {
     int cores = 1;
     duration measured{};
     std::string type;
-    /// calibration::at_shape of the row's type and input_pattern ("": not known, as for rows
+    /// calibration::at_pattern of the row's type and input_pattern ("": not known, as for rows
     /// not read from a profile): the key of terms fitted on rows of this pattern alone.
-    std::string shape_key{};
+    std::string pattern_key{};
 };
 
 /// The row as a measured op, or nothing when the row has no positive duration, cannot be mapped
@@ -860,7 +862,7 @@ struct measured_op {
     o->writeback = r.context.writeback;
     const int k = r.block_dim && *r.block_dim > 0 ? *r.block_dim : e.cores;
     return measured_op{*o, std::min(k, e.cores), *r.task_duration, r.op_type,
-                       calibration::at_shape(r.op_type, input_pattern(r))};
+                       calibration::at_pattern(r.op_type, input_pattern(r))};
 }
 
 }  // namespace perfcast::profile
