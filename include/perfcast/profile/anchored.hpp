@@ -181,8 +181,7 @@ namespace detail {
     if (!out_s) return std::nullopt;
     // The row's pattern's factor where the calibration has one (as op_of applied it), else the
     // type's.
-    const double factor =
-        cal.factor_of(r.op_type, calibration::at_pattern(r.op_type, input_pattern(r)));
+    const double factor = cal.factor_of(r.op_type, pattern_key(r));
     if (o.eng == engine::vector && eng == engine::vector) {
         if (o.kind == op_kind::reduce) {
             // reduce(rows = output elements, length = input elements / rows), as op_of.

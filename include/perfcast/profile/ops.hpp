@@ -14,9 +14,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <string>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "../cost.hpp"
@@ -276,19 +277,15 @@ struct calibration {
         return type;
     }
     [[nodiscard]] double factor_of(std::string_view type, std::string_view pattern_key = {}) const {
-        const auto it = work_factor.find(key_of(type, pattern_key));
-        if (it != work_factor.end()) return it->second;
-        return is_heavy_type(type) ? unseen_heavy_factor : 1.0;
+        return factor_at(key_of(type, pattern_key), type);
     }
     [[nodiscard]] duration fixed_time_of(std::string_view type,
                                          std::string_view pattern_key = {}) const {
-        const auto it = fixed_time.find(key_of(type, pattern_key));
-        return it == fixed_time.end() ? duration{} : it->second;
+        return time_at(fixed_time, key_of(type, pattern_key));
     }
     [[nodiscard]] duration per_core_time_of(std::string_view type,
                                             std::string_view pattern_key = {}) const {
-        const auto it = per_core_time.find(key_of(type, pattern_key));
-        return it == per_core_time.end() ? duration{} : it->second;
+        return time_at(per_core_time, key_of(type, pattern_key));
     }
     /// `o` (an op of type `type`; `pattern_key`: its at_pattern key, "" for none) with its terms:
     /// those of `pattern_key` where the calibration holds any, else its type's work factor, fixed
@@ -296,30 +293,46 @@ struct calibration {
     [[nodiscard]] op applied(op o, std::string_view type, std::string_view pattern_key = {}) const {
         if (o.eng == engine::cube) return o;
         const std::string_view key = key_of(type, pattern_key);
-        const auto own = work_factor.find(key);
-        const double f = own != work_factor.end() ? own->second
-                         : is_heavy_type(type)    ? unseen_heavy_factor
-                                                  : 1.0;
+        const bool own = work_factor.contains(key);
+        const double f = factor_at(key, type);
         if (!(f > 0 && f < 1e6)) {
-            const std::string field = own != work_factor.end()
-                                          ? "work factor of " + std::string(key)
+            const std::string field = own ? "work factor of " + std::string(key)
                                           : "unseen_heavy_factor (for " + std::string(type) + ")";
             ::perfcast::detail::precondition_failed("calibration", field, f,
                                                     "a factor in (0, 1e6)");
         }
         o.useful_ops *= f;
         o.ops_per_unit *= f;
-        if (const auto it = fixed_time.find(key); it != fixed_time.end())
-            o.extra_head += it->second;
-        if (const auto it = per_core_time.find(key); it != per_core_time.end())
-            o.extra_per_core += it->second;
+        o.extra_head += time_at(fixed_time, key);
+        o.extra_per_core += time_at(per_core_time, key);
         // A factor fitted to the type's own rows describes their whole time: the chip's default
         // row-kernel floor (chip::overhead.row_cycles) gives way to it, as calibrate's stage 2
         // fitted it without the floor (calibrate_stages.hpp with_work).
-        if (own != work_factor.end()) o.row_threads = 0;
+        if (own) o.row_threads = 0;
         return o;
     }
+
+private:
+    // The factor under `key` (key_of), else the unseen heavy factor for a heavy `type`, else 1.
+    [[nodiscard]] double factor_at(std::string_view key, std::string_view type) const {
+        const auto it = work_factor.find(key);
+        if (it != work_factor.end()) return it->second;
+        return is_heavy_type(type) ? unseen_heavy_factor : 1.0;
+    }
+    // The time under `key` in `times`, else none.
+    [[nodiscard]] static duration time_at(const std::map<std::string, duration, std::less<>>& times,
+                                          std::string_view key) {
+        const auto it = times.find(key);
+        return it == times.end() ? duration{} : it->second;
+    }
 };
+
+/// The key of `r`'s terms of its input pattern (calibration::at_pattern of its type and
+/// input_pattern): what calibration fits a type seen in one pattern under, and what a row looks
+/// its terms up by.
+[[nodiscard]] inline std::string pattern_key(const kernel_row& r) {
+    return calibration::at_pattern(r.op_type, input_pattern(r));
+}
 
 [[nodiscard]] inline std::optional<op> op_of(const kernel_row& r, op_vocabulary ops = op_kinds);
 
@@ -378,7 +391,7 @@ struct calibration {
 [[nodiscard]] inline std::optional<op> op_of(const kernel_row& r, const calibration& cal,
                                              op_vocabulary ops = op_kinds) {
     auto o = op_of(r, ops);
-    if (o) o = cal.applied(*o, r.op_type, calibration::at_pattern(r.op_type, input_pattern(r)));
+    if (o) o = cal.applied(*o, r.op_type, pattern_key(r));
     return o;
 }
 
@@ -838,8 +851,8 @@ struct measured_op {
     int cores = 1;
     duration measured{};
     std::string type;
-    /// calibration::at_pattern of the row's type and input_pattern ("": not known, as for rows
-    /// not read from a profile): the key of terms fitted on rows of this pattern alone.
+    /// pattern_key of the row ("": not known, as for rows not read from a profile): the key of
+    /// terms fitted on rows of this pattern alone.
     std::string pattern_key{};
 };
 
@@ -850,8 +863,10 @@ struct measured_op {
                                                                const calibration& cal = {},
                                                                op_vocabulary ops = op_kinds) {
     if (!r.task_duration || !(r.task_duration->in(units::us) > 0)) return std::nullopt;
-    auto o = op_of(r, cal, ops);
+    std::string key = pattern_key(r);
+    auto o = op_of(r, ops);
     if (!o) return std::nullopt;
+    *o = cal.applied(*o, r.op_type, key);
     const engine_spec& e = c.engine_of(o->eng);
     // The rate the op is priced at (a widened 16-bit op: fp32's), as cost() checks it.
     if (e.cores < 1 ||
@@ -861,8 +876,7 @@ struct measured_op {
     o->first_run = r.context.first_run;
     o->writeback = r.context.writeback;
     const int k = r.block_dim && *r.block_dim > 0 ? *r.block_dim : e.cores;
-    return measured_op{*o, std::min(k, e.cores), *r.task_duration, r.op_type,
-                       calibration::at_pattern(r.op_type, input_pattern(r))};
+    return measured_op{*o, std::min(k, e.cores), *r.task_duration, r.op_type, std::move(key)};
 }
 
 }  // namespace perfcast::profile
