@@ -670,8 +670,14 @@ TEST_CASE("calibration: terms of one pattern on the Qwen3 profile (seed 8)" *
     const auto split = profile::split_holdout(rows, 0.3, 8);
     const auto fit = profile::calibrate(c, profile::measured_ops(c, split.fit));
     const std::string bcast = "Mul[broadcast,broadcast|fp32;fp32]";
-    CHECK(fit.fitted.work_factor.contains(bcast));
-    CHECK(fit.fitted.factor_of("Mul", bcast) > 2.0);
+    // The broadcast Muls' terms are their pattern's (a factor of 13.6 and 10.3 us before the Ascend
+    // default for assumed operation counts moved the shared fit; a fixed time of about 10 us
+    // since), and the type has none: the Muls by a scalar take the shared parameters.
+    CHECK(fit.fitted.key_of("Mul", bcast) == bcast);
+    CHECK((fit.fitted.factor_of("Mul", bcast) > 2.0 ||
+           fit.fitted.fixed_time_of("Mul", bcast) > duration{2, units::us}));
+    CHECK_FALSE(fit.fitted.fixed_time.contains("Mul"));
+    CHECK_FALSE(fit.fitted.per_core_time.contains("Mul"));
     CHECK_FALSE(fit.fitted.work_factor.contains("Mul"));
     const auto muls = profile::score_rows(
         c, split.test, fit.fitted, [](const profile::kernel_row& r) { return r.op_type == "Mul"; });

@@ -4,6 +4,7 @@
 
 #include <perfcast/chip.hpp>
 
+#include <cmath>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -89,6 +90,16 @@ TEST_CASE("chip: validate rejects impossible values, naming the field") {
         chip c = sample_chip();
         c.vector.cores = 0;
         CHECK(contains(rejection(c), "vector.cores"));
+    }
+    SUBCASE("a factor for the assumed operation counts outside [1/64, 64]") {
+        for (const double f : {0.0, 65.0, std::nan("")}) {
+            chip c = sample_chip();
+            c.cube.uncounted_work = f;
+            CHECK(contains(rejection(c), "cube.uncounted_work"));
+            c.cube.uncounted_work = 1.0;
+            c.vector.uncounted_work = f;
+            CHECK(contains(rejection(c), "a factor in [1/64, 64]"));
+        }
     }
     SUBCASE("0 clock") {
         chip c = sample_chip();

@@ -409,3 +409,35 @@ TEST_CASE("a kernel that widens 16-bit data computes in fp32 with its conversion
     CHECK_FALSE(a100.vector.widens_marked_kernels);
     CHECK(cost(a100, wide) == cost(a100, f16));
 }
+
+TEST_CASE("an op of assumed operation counts runs the engine's uncounted_work times them") {
+    // An elementwise op whose compute outweighs its memory (16 operations an element, fp16, 1024
+    // blocks of 16 on each of 48 cores): marked uncounted, its compute is the engine's factor times
+    // the count's, head and memory unchanged; on a chip whose factor is 1 (every GPU preset)
+    // nothing changes.
+    const std::int64_t n = std::int64_t{48} * 16 * 1024;
+    const op counted = elementwise(n, dtype::fp16, {.inputs = 1, .ops_per_element = 16});
+    op assumed = counted;
+    assumed.uncounted = true;
+    const double f = b1.vector.uncounted_work;
+    CHECK(f == chips::ascend_uncounted_work);
+    CHECK(f > 1.0);
+    const op_cost a = cost(b1, assumed);
+    const op_cost k = cost(b1, counted);
+    // 16 Ki elements x 16 ops / 128 a cycle (fp16) on each core, at the vector efficiency.
+    const duration by_hand = cycle_count{16.0 * 1024 * 16 / 128.0 * f, units::cycle} /
+                             b1.vector.clock / model_params{}.vector_efficiency;
+    CHECK(a.compute.in(units::us) == doctest::Approx(by_hand.in(units::us)).epsilon(1e-12));
+    CHECK(a.compute.in(units::us) == doctest::Approx(f * k.compute.in(units::us)).epsilon(1e-12));
+    CHECK(a.memory == k.memory);
+    CHECK(a.head == k.head);
+    CHECK(a.compute > a.memory);
+    const chip& a100 = chips::a100_80gb_sxm;
+    CHECK(a100.vector.uncounted_work == 1.0);
+    CHECK(cost(a100, assumed) == cost(a100, counted));
+    // A chip's own value, set by hand: 2x the work.
+    chip twice = b1;
+    twice.vector.uncounted_work = 2.0;
+    CHECK(cost(twice, assumed).compute.in(units::us) ==
+          doctest::Approx(2.0 * k.compute.in(units::us)).epsilon(1e-12));
+}

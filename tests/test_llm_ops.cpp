@@ -410,6 +410,7 @@ TEST_CASE("Sin and Cos rows: the TBE kernels' instruction counts, 41 and 44 per 
         // Counted, not assumed: calibration's median factor of the heavy types it fitted (which
         // corrects the assumed counts) is not given to them.
         CHECK_FALSE(profile::is_heavy_type(type));
+        CHECK_FALSE(o->uncounted);  // nor the chip's factor for assumed counts
         profile::calibration cal;
         cal.unseen_heavy_factor = 5;
         CHECK(cal.factor_of(type) == 1.0);
@@ -435,6 +436,17 @@ TEST_CASE("rows of kernels that widen 16-bit data to fp32 are priced in fp32") {
     CHECK(gelu->type == dtype::fp16);
     CHECK(norm->fp32_arithmetic);
     CHECK_FALSE(gelu->fp32_arithmetic);
+    // Both counts are the traits table's assumptions (a rowwise norm, an elementwise activation):
+    // priced at the engine's uncounted_work times them. A plain Add is not.
+    CHECK(norm->uncounted);
+    CHECK(gelu->uncounted);
+    for (const profile::kernel_row& r : t.rows) {
+        if (r.op_type != "Add") continue;
+        const auto add = profile::op_of(r);
+        REQUIRE(add.has_value());
+        CHECK_FALSE(add->uncounted);
+        break;
+    }
     // The widened row costs more compute than the same op left in fp16 (at least the 2x of
     // fp32's half rate); its memory term is the same.
     op narrow = *norm;

@@ -68,6 +68,13 @@ struct engine_spec {
     /// kernels) are priced in their own dtype, as before the flag existed (an assumption: vLLM's
     /// norm and activation kernels compute in float too, not modelled; docs/model.md).
     bool widens_marked_kernels = false;
+    /// Work of this engine's kernels whose operation count perfcast assumes rather than counts
+    /// (op::uncounted: the transcendental, norm, softmax and optimizer types of the profile
+    /// mapping's traits table, profile/ops.hpp is_heavy_type), over that assumed count: 1 keeps
+    /// the count. The Ascend presets' vector engines take a value fitted on shipped profiles
+    /// (chips::ascend_uncounted_work); the GPU presets keep 1 (the A100's three such types fitted
+    /// 0.85-1.28). Calibration's work factors of those types are relative to it.
+    double uncounted_work = 1.0;
 
     [[nodiscard]] friend constexpr bool operator==(const engine_spec&, const engine_spec&) = default;
 
@@ -209,7 +216,7 @@ inline constexpr double max_overhead_us = 1e9;
 inline constexpr int max_cores = 65536;
 constexpr void validate_engine(const engine_spec& e, std::string_view field_cores,
                                std::string_view field_clock, std::string_view field_rate,
-                               bool required) {
+                               std::string_view field_uncounted, bool required) {
     if (required) {
         PERFCAST_EXPECTS(e.cores > 0, "validate(chip)", field_cores,
                          static_cast<double>(e.cores), "at least 1 core");
@@ -234,6 +241,9 @@ constexpr void validate_engine(const engine_spec& e, std::string_view field_core
         PERFCAST_EXPECTS(r == 0 || (r >= 1e-6 && r <= 1e9), "validate(chip)", field_rate, r,
                          "0 or a rate in [1e-6, 1e9] ops per cycle per core");
     }
+    // The bounds of a calibrated work factor (model_params' max_work_factor is 16): 1/64 .. 64.
+    PERFCAST_EXPECTS(e.uncounted_work >= 1.0 / 64 && e.uncounted_work <= 64, "validate(chip)",
+                     field_uncounted, e.uncounted_work, "a factor in [1/64, 64]");
 }
 }  // namespace detail
 
@@ -241,10 +251,12 @@ constexpr void validate_engine(const engine_spec& e, std::string_view field_core
 /// Returns the chip so that `constexpr chip c = validate(chip{...});` checks at compile time.
 constexpr const chip& validate(const chip& c) {
     constexpr std::string_view where = "validate(chip)";
-    detail::validate_engine(c.cube, "cube.cores", "cube.clock", "cube.ops_per_cycle", true);
+    detail::validate_engine(c.cube, "cube.cores", "cube.clock", "cube.ops_per_cycle",
+                            "cube.uncounted_work", true);
     detail::validate_engine(c.vector, "vector.cores", "vector.clock", "vector.ops_per_cycle",
-                            true);
-    detail::validate_engine(c.aicpu, "aicpu.cores", "aicpu.clock", "aicpu.ops_per_cycle", false);
+                            "vector.uncounted_work", true);
+    detail::validate_engine(c.aicpu, "aicpu.cores", "aicpu.clock", "aicpu.ops_per_cycle",
+                            "aicpu.uncounted_work", false);
     constexpr double pib = detail::max_size_bytes;
     constexpr std::string_view size_range = "a size in [1 B, 1 PiB]";
     constexpr std::string_view buffer_range = "a size in [0 B, 1 PiB]";

@@ -389,6 +389,8 @@ namespace detail {
         // Three divisions in a row, kept: one by rate x clock x efficiency rounds differently,
         // and a GEMM whose compute equals its memory time then changed its bound.
         double per_unit = t.ops_per_unit;
+        if (o.uncounted) [[unlikely]]
+            per_unit *= e.uncounted_work;  // the assumed count, as the engine's kernels run it
         if (o.type == dtype::bf16 || o.out_type == dtype::bf16 || o.fp32_arithmetic) [[unlikely]]
             per_unit += converted_ops(e, o);
         const cycle_count cycles{static_cast<double>(per_core_units) * per_unit / rate,

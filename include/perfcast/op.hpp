@@ -118,6 +118,10 @@ struct op {
     // on an engine whose library widens (engine_spec::widens_marked_kernels; cost.hpp). Default
     // false (elementwise_options and rowwise_options carry it): the op computes in its own dtype.
     bool fp32_arithmetic = false;
+    // Its ops_per_unit is an assumed operation count (the profile mapping's traits table for a
+    // type whose kernels it has not counted: profile/ops.hpp is_heavy_type), priced at the
+    // engine's engine_spec::uncounted_work times it (cost.hpp). Factories leave it false.
+    bool uncounted = false;
 
     [[nodiscard]] constexpr flop_count flops() const noexcept {
         return flop_count{useful_ops * (eng == engine::cube ? 2.0 : 1.0), units::flop};

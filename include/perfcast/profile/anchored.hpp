@@ -118,10 +118,12 @@ namespace detail {
 }
 
 /// The node of a row that op_of maps, sized by the batch rule; nothing when the shapes do not
-/// allow one.
+/// allow one. `uncounted_work`: the chip's engine_spec::uncounted_work for the row's engine, which
+/// scales the work of an op whose count is assumed (op::uncounted), as cost() does.
 [[nodiscard]] inline std::optional<node> node_of(const kernel_row& r, const op& o, engine eng,
                                                  std::int64_t batch, const calibration& cal,
-                                                 const anchor_options& opt, op_vocabulary ops) {
+                                                 const anchor_options& opt, op_vocabulary ops,
+                                                 double uncounted_work = 1.0) {
     const auto t = dtype_of(r);
     if (!t) return std::nullopt;
     const bool lm = opt.leading_multiples;
@@ -181,7 +183,8 @@ namespace detail {
     if (!out_s) return std::nullopt;
     // The row's pattern's factor where the calibration has one (as op_of applied it), else the
     // type's.
-    const double factor = cal.factor_of(r.op_type, pattern_key(r));
+    const double factor =
+        cal.factor_of(r.op_type, pattern_key(r)) * (o.uncounted ? uncounted_work : 1.0);
     if (o.eng == engine::vector && eng == engine::vector) {
         if (o.kind == op_kind::reduce) {
             // reduce(rows = output elements, length = input elements / rows), as op_of.
@@ -265,7 +268,7 @@ namespace detail {
             if (es.cores >= 1 && (o->useful_ops == 0 ||
                                   es.ops_per_cycle_for(perfcast::detail::rate_type(es, *o)) > 0)) {
                 try {
-                    nd = detail::node_of(r, *o, *eng, batch, cal, opt, ops);
+                    nd = detail::node_of(r, *o, *eng, batch, cal, opt, ops, es.uncounted_work);
                     if (nd && o->eng != engine::cube) {
                         nd->extra_head = o->extra_head;
                         nd->extra_per_core = o->extra_per_core;

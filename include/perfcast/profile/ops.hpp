@@ -601,7 +601,9 @@ namespace detail {
         o.out_same_as_in = false;
         o.out_type = *r.output_types[0].type;
     }
-    return rowwise(rows, width, t, o);
+    op x = rowwise(rows, width, t, o);
+    x.uncounted = is_heavy_type(r.op_type);
+    return x;
 }
 
 /// The dtype the cube multiplies a row's `t` data in: HF32 for fp32 data when the row's
@@ -829,6 +831,7 @@ namespace detail {
         }
         o.fp32_arithmetic = traits != nullptr && traits->fp32_inside;
         op e = elementwise(*out_elems, *t, o);
+        e.uncounted = is_heavy_type(r.op_type);
         if (kind == op_kind::cast) e.kind = op_kind::cast;
         // A kernel writes every output it lists: ApplyAdamW its var, m and v, LayerNormV3 its
         // y, mean and rstd. The work stays the first output's elements.
