@@ -2,6 +2,7 @@
 // presets of chips/ascend.hpp (which cite the same files).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -295,6 +296,13 @@ TEST_CASE("ini: bf16 vector arithmetic follows the file's intrinsic map") {
         CHECK(kept.spec.vector.bf16_computed_as == dtype::bf16);
         CHECK(in_from_base(kept));
     }
+    // The factor of assumed operation counts is never in a file: the base's, listed as such.
+    chip other_factor = native_base;
+    other_factor.vector.uncounted_work = 1.75;
+    const auto p = from("", other_factor);
+    CHECK(p.spec.vector.uncounted_work == 1.75);
+    CHECK(std::find(p.from_base.begin(), p.from_base.end(), "vector.uncounted_work") !=
+          p.from_base.end());
 }
 
 TEST_CASE("ini: bad values and missing keys name the file, line, key and value") {
