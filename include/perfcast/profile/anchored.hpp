@@ -123,7 +123,7 @@ namespace detail {
 [[nodiscard]] inline std::optional<node> node_of(const kernel_row& r, const op& o, engine eng,
                                                  std::int64_t batch, const calibration& cal,
                                                  const anchor_options& opt, op_vocabulary ops,
-                                                 double uncounted_work = 1.0) {
+                                                 double uncounted_work) {
     const auto t = dtype_of(r);
     if (!t) return std::nullopt;
     const bool lm = opt.leading_multiples;
