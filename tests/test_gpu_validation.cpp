@@ -218,10 +218,11 @@ TEST_CASE("A100 norms: the row-kernel floor halves the uncalibrated error; calib
 
 TEST_CASE("H100 GEMMs, which no fit saw, are predicted within 15 % MAPE uncalibrated") {
     // vidur's profile of the same layer on an H100 (tests/data/gpu/vidur_h100_llama2-7b_mlp.csv),
-    // every GEMM row, preset defaults: nothing here was fitted to H100 rows. Measured 9.1 %
-    // (docs/validation.md); 44 % before the tile choice and the whitepaper L2 rate (cost.hpp,
-    // chips/nvidia.hpp), so the bound fails on the old model; 15 % is half the project's
-    // acceptance bound for uncalibrated GEMMs (30 %) and leaves 6 points of margin.
+    // every GEMM row, preset defaults: nothing here was fitted to H100 rows. Measured 12.9 %
+    // (docs/validation.md; 9.1 % with the A100's kernel heads, before the Hopper heads fitted on
+    // the H200's CUPTI kernel times); 44 % before the tile choice and the whitepaper L2 rate
+    // (cost.hpp, chips/nvidia.hpp), so the bound fails on the old model; 15 % is half the
+    // project's acceptance bound for uncalibrated GEMMs (30 %).
     const std::string path = PERFCAST_SOURCE_DIR "/tests/data/gpu/vidur_h100_llama2-7b_mlp.csv";
     std::ifstream f(path, std::ios::binary);
     REQUIRE(f.good());
@@ -233,6 +234,11 @@ TEST_CASE("H100 GEMMs, which no fit saw, are predicted within 15 % MAPE uncalibr
     const auto s = profile::score_rows(chips::h100_sxm, rows, {}, gemm);
     REQUIRE(s.overall.rows == 4 * 1044);
     CHECK(s.overall.mape < 0.15);
+    // Every row: 33.6 % (31.9 % with the A100's heads; docs/validation.md, "Measured on an H200",
+    // says why the Hopper presets keep the H200's); the issue's goal is 35 %.
+    const auto all = profile::score_rows(chips::h100_sxm, rows, {},
+                                         [](const profile::kernel_row&) { return true; });
+    CHECK(all.overall.mape <= 0.34);
 }
 
 TEST_CASE("vidur reader: errors name the file, line and column") {

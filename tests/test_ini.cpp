@@ -299,10 +299,15 @@ TEST_CASE("ini: bf16 vector arithmetic follows the file's intrinsic map") {
     // The factor of assumed operation counts is never in a file: the base's, listed as such.
     chip other_factor = native_base;
     other_factor.vector.uncounted_work = 1.75;
+    other_factor.cube.narrow_rows_2 = 0.5;  // nor the GEMM shares of unaligned rows
     const auto p = from("", other_factor);
     CHECK(p.spec.vector.uncounted_work == 1.75);
-    CHECK(std::find(p.from_base.begin(), p.from_base.end(), "vector.uncounted_work") !=
-          p.from_base.end());
+    CHECK(p.spec.cube.narrow_rows_2 == 0.5);
+    for (const char* field :
+         {"vector.uncounted_work", "cube.narrow_rows_4", "cube.narrow_rows_2"}) {
+        CAPTURE(field);
+        CHECK(std::find(p.from_base.begin(), p.from_base.end(), field) != p.from_base.end());
+    }
 }
 
 TEST_CASE("ini: bad values and missing keys name the file, line, key and value") {

@@ -272,8 +272,11 @@ TEST_CASE("presets: shared overheads live in one place") {
     for (const auto& p : chips::all_presets()) {
         CAPTURE(p.name);
         const bool gpu = p.spec.aicpu.cores == 0;
-        CHECK(p.spec.overhead ==
-              (gpu ? chips::default_gpu_overheads : chips::default_ascend_overheads));
+        // Hopper (132 SMs): its heads fitted on the H200 measurements; the A100s: the defaults.
+        const bool hopper = gpu && p.spec.cube.cores == 132;
+        CHECK(p.spec.overhead == (hopper ? chips::hopper_overheads
+                                  : gpu  ? chips::default_gpu_overheads
+                                         : chips::default_ascend_overheads));
     }
     CHECK(chips::default_ascend_overheads.launch.in(units::us) == doctest::Approx(3.0));
     CHECK(chips::default_ascend_overheads.per_core.in(units::us) == doctest::Approx(0.1));
@@ -287,6 +290,15 @@ TEST_CASE("presets: shared overheads live in one place") {
     CHECK(chips::default_ascend_overheads.vector_per_core.in(units::us) == doctest::Approx(0.12));
     CHECK(chips::default_gpu_overheads.vector_launch == chips::default_gpu_overheads.launch);
     CHECK(chips::default_gpu_overheads.vector_per_core == chips::default_gpu_overheads.per_core);
+    // Hopper: only the four head figures differ (tests/test_gpu_validation.cpp checks the fit).
+    overhead_spec h = chips::hopper_overheads;
+    CHECK(h.launch.in(units::us) == doctest::Approx(1.59));
+    CHECK(h.vector_launch.in(units::us) == doctest::Approx(1.40));
+    h.launch = chips::default_gpu_overheads.launch;
+    h.per_core = chips::default_gpu_overheads.per_core;
+    h.vector_launch = chips::default_gpu_overheads.vector_launch;
+    h.vector_per_core = chips::default_gpu_overheads.vector_per_core;
+    CHECK(h == chips::default_gpu_overheads);
 }
 
 TEST_CASE("presets: the list is complete, named consistently and validates") {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 
 #include "dtype.hpp"
 #include "enum_table.hpp"
@@ -75,6 +76,13 @@ struct engine_spec {
     /// (chips::ascend_uncounted_work); the GPU presets keep 1 (the A100's three such types fitted
     /// 0.85-1.28). Calibration's work factors of those types are relative to it.
     double uncounted_work = 1.0;
+    /// Share of this engine's rate left to a GEMM whose rows are not 16-byte aligned
+    /// (op::row_align: the bytes of a K row and an N row), for which the library cannot use its
+    /// fastest kernels: `narrow_rows_4` for rows aligned to 4 or 8 bytes, `narrow_rows_2` to 1 or 2
+    /// bytes. 1: no such fall-back, on every preset but the Hopper ones (measured on an H200:
+    /// chips/nvidia.hpp). Read for the cube engine.
+    double narrow_rows_4 = 1.0;
+    double narrow_rows_2 = 1.0;
 
     [[nodiscard]] friend constexpr bool operator==(const engine_spec&, const engine_spec&) = default;
 
@@ -257,6 +265,10 @@ constexpr const chip& validate(const chip& c) {
                             "vector.uncounted_work", true);
     detail::validate_engine(c.aicpu, "aicpu.cores", "aicpu.clock", "aicpu.ops_per_cycle",
                             "aicpu.uncounted_work", false);
+    for (const auto& [share, field] : {std::pair{c.cube.narrow_rows_4, "cube.narrow_rows_4"},
+                                       std::pair{c.cube.narrow_rows_2, "cube.narrow_rows_2"}}) {
+        PERFCAST_EXPECTS(share > 0 && share <= 1, where, field, share, "a share in (0, 1]");
+    }
     constexpr double pib = detail::max_size_bytes;
     constexpr std::string_view size_range = "a size in [1 B, 1 PiB]";
     constexpr std::string_view buffer_range = "a size in [0 B, 1 PiB]";

@@ -382,9 +382,11 @@ namespace detail {
     r.cores = b;
     r.bytes = (o.bytes_read + t.partials) + (o.bytes_written + t.partials);
     r.flops = o.flops();
-    const double eff = o.eng == engine::cube     ? p.cube_efficiency
-                       : o.eng == engine::vector ? p.vector_efficiency
-                                                 : 1.0;
+    double eff = o.eng == engine::cube     ? p.cube_efficiency
+                 : o.eng == engine::vector ? p.vector_efficiency
+                                           : 1.0;
+    if (o.row_align > 0 && o.row_align < 16) [[unlikely]]
+        eff *= o.row_align < 4 ? e.narrow_rows_2 : e.narrow_rows_4;  // the library's slower GEMMs
     if (t.ops_per_unit > 0) {
         // Three divisions in a row, kept: one by rate x clock x efficiency rounds differently,
         // and a GEMM whose compute equals its memory time then changed its bound.

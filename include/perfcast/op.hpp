@@ -88,6 +88,9 @@ struct op {
     double m_efficiency = 1;        // cube: M / M padded to the fractal (1/16 for M = 1)
     std::int64_t k_depth = 0;       // cube: K padded to the fractal (split-K headroom)
     gemm_dims gemm{};               // cube: a plain GEMM's sizes (tile choice), else all 0
+    // Cube GEMM: the largest power of two up to 16 dividing the bytes of both a K row and an N
+    // row (16: aligned; engine_spec::narrow_rows_4 / _2 price less); 0: not a GEMM, or unknown.
+    std::int64_t row_align = 0;
     // What the op's place in a sequence says (profile/context.hpp fills both from a profile;
     // factories leave them unknown):
     double l2_input_share = -1;  // share of the reads found in L2; < 0: decided by size
@@ -157,6 +160,19 @@ struct matmul_options {
     dtype out_type = dtype::fp16;
 };
 
+namespace detail {
+/// The largest power of two up to 16 dividing the bytes of a K row and of an N row of dtype `t`
+/// (op::row_align); 0 for a dtype of fractional bytes.
+[[nodiscard]] constexpr std::int64_t row_align(std::int64_t k, std::int64_t n, dtype t) noexcept {
+    const double bytes = size_of(t).in(units::B);
+    const auto whole = static_cast<std::int64_t>(bytes);
+    if (whole < 1 || static_cast<double>(whole) != bytes) return 0;
+    std::int64_t a = 16;
+    while (a > 1 && ((k * whole) % a != 0 || (n * whole) % a != 0)) a /= 2;
+    return a;
+}
+}  // namespace detail
+
 /// batch x ([M, K] x [K, N]) on the cube. Padded to the dtype's fractal; tiled in 128 x 256
 /// output blocks (see cube_tile_m). A re-reads once per N tile and B once per M tile beyond the
 /// first: those re-reads are served by L2.
@@ -201,6 +217,7 @@ struct matmul_options {
     r.m_efficiency = static_cast<double>(m) / static_cast<double>(mp);
     r.k_depth = kp;
     r.gemm = {.batch = batch, .m = mp, .n = np, .a = a, .b = static_cast<double>(batch) * b_one};
+    r.row_align = detail::row_align(k, n, t);
     return r;
 }
 

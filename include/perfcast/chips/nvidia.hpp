@@ -48,6 +48,37 @@ inline constexpr overhead_spec default_gpu_overheads{
     .core_threads = 2048,
 };
 
+/// Overheads of the Hopper presets (H100 SXM, H200): the GPU defaults with the kernel heads fitted
+/// on CUPTI kernel durations measured on an H200 (tests/data/gpu/h200/, issue 13 item 6):
+/// `examples/fit_heads` on the file's hot and cold halves gives cube 1.59 us + 0.004 us per SM
+/// and vector 1.40 us + 0.001 us per SM (the head-bound rows: a 4096-element Add runs 0.90 us with
+/// its inputs in L2 and 1.26 us from HBM, a fill 0.70 us; docs/validation.md, "Measured on an
+/// H200"). The A100 keeps the defaults: vidur's A100 rows, which sum an operator's kernels at 1 us
+/// resolution, score worse with these heads (28.6 -> 35.9 %). Calibrate: `calibrate` fits both
+/// heads (`head.cube.*`, `head.vector.*`) from a profile's short kernels.
+inline constexpr overhead_spec hopper_overheads = [] {
+    overhead_spec o = default_gpu_overheads;
+    o.launch = duration{1.59, units::us};
+    o.per_core = duration{0.004, units::us};
+    o.vector_launch = duration{1.40, units::us};
+    o.vector_per_core = duration{0.001, units::us};
+    return o;
+}();
+
+/// The share of the tensor-core rate cuBLAS keeps on Hopper for a GEMM whose K and N rows are
+/// not 16-byte aligned (engine_spec::narrow_rows_4 / _2), measured on an H200
+/// (tests/data/gpu/h200/, issue 13 item 6): of 40 random bf16 shapes through F.linear, those with K
+/// and N even but not multiples of 8 ran Ampere-era `s16816gemm ... align2` kernels at 144-214
+/// TFLOP/s and those with an odd K or N Turing-era `s1688gemm ... align1` kernels at 94-131,
+/// against 400-790 for aligned shapes. Each share is the least mean |log(predicted / measured)|
+/// over the misaligned GEMMs of even configuration number (3 and 18 rows; tests/test_h200.cpp
+/// repeats the search); those of odd number were held out: 65.4 % MAPE with shares of 1, 12.9 %
+/// with these (docs/validation.md, "Measured on an H200"). Below the ratio of the rates since a
+/// misaligned GEMM's loads are slower too (cost.hpp's misaligned runs). Calibrate: time a GEMM with
+/// K = 4095 and 4094 against 4096.
+inline constexpr double hopper_narrow_rows_4 = 0.24;
+inline constexpr double hopper_narrow_rows_2 = 0.145;
+
 namespace detail {
 
 /// Per-SM memory rates shared by the GPU presets. DRAM -> SM measured on an H200 (this project's
@@ -179,7 +210,9 @@ inline constexpr chip h100_sxm = validate(chip{
                  {dtype::uint8, 4096.0},
                  {dtype::fp32, 128.0 * 1980.0 / 1830.0},
                  {dtype::fp64, 128.0 * 1980.0 / 1830.0},
-             })},
+             }),
+             .narrow_rows_4 = hopper_narrow_rows_4,
+             .narrow_rows_2 = hopper_narrow_rows_2},
     .vector = {.cores = 132,
                .clock = frequency{1980.0, units::MHz},
                .ops_per_cycle = detail::gpu_vector_rates(128.0, 64.0, 64.0)},
@@ -199,7 +232,7 @@ inline constexpr chip h100_sxm = validate(chip{
                .l2_partitions = 2},
     .alignment = data_size{32.0, units::B},
     .link = {.pcie_gen = 5, .lanes = 16},
-    .overhead = default_gpu_overheads,
+    .overhead = hopper_overheads,
     .cube_tiles = detail::gpu_gemm_tiles,
 });
 

@@ -1,0 +1,232 @@
+// The model against kernels measured on an H200 (tests/data/gpu/h200/, issue 13 item 6): GEMMs,
+// attention and element-wise ops timed by CUPTI through torch.profiler, converted by
+// tests/data/gpu/h200/convert.py into the minimal kernel_details subset. docs/validation.md
+// ("Measured on an H200") has the figures and the commands that print them.
+#include <doctest/doctest.h>
+
+#include <perfcast/chips.hpp>
+#include <perfcast/cost.hpp>
+#include <perfcast/profile/context.hpp>
+#include <perfcast/profile/head_fit.hpp>
+#include <perfcast/profile/kernel_details.hpp>
+#include <perfcast/profile/ops.hpp>
+#include <perfcast/profile/validate.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#ifndef PERFCAST_SOURCE_DIR
+#error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
+#endif
+
+using namespace perfcast;
+
+namespace {
+
+const std::string h200_dir = PERFCAST_SOURCE_DIR "/tests/data/gpu/h200/";
+
+/// The converted rows; with `condition` ("hot" / "cold") only the rows measured under it (the
+/// converter ends every name with it).
+std::vector<profile::kernel_row> h200_rows(std::string_view condition = {},
+                                           const std::string& file = "h200_kernels.csv") {
+    auto rows = profile::read_kernel_details_file(h200_dir + file).rows;
+    if (!condition.empty()) {
+        std::erase_if(rows, [&](const profile::kernel_row& r) {
+            return !r.name.ends_with(" " + std::string(condition));
+        });
+    }
+    return rows;
+}
+
+profile::error_report uncalibrated(const chip& c, std::vector<profile::kernel_row> rows) {
+    profile::annotate_context(rows, c);
+    return profile::score_rows(c, rows, {}, [](const profile::kernel_row&) { return true; });
+}
+
+double peak_bf16_flops(const chip& c) {
+    return 2.0 * c.cube.ops_per_cycle_for(dtype::bf16) * static_cast<double>(c.cube.cores) *
+           c.cube.clock.in(units::Hz);
+}
+
+}  // namespace
+
+TEST_CASE("H200 measurements: 602 rows of 20 op types, every one mapped and scored") {
+    const auto rows = h200_rows();
+    CHECK(rows.size() == 602);
+    std::set<std::string> types;
+    for (const auto& r : rows) types.insert(r.op_type);
+    CHECK(types.size() == 20);
+    CHECK(h200_rows("hot").size() + h200_rows("cold").size() == rows.size());
+    const auto rep = uncalibrated(chips::h200_sxm, rows);
+    CHECK(rep.overall.rows == 602);  // none left out as unmappable
+    // The repeat run (the same script again, 50 s later) has the same configurations.
+    const auto again = h200_rows({}, "h200_kernels_run2.csv");
+    REQUIRE(again.size() == rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) CHECK(again[i].name == rows[i].name);
+}
+
+TEST_CASE("the Hopper heads are what the head fit finds on the H200 rows") {
+    // examples/fit_heads on the hot and cold halves as two profiles (docs/validation.md): the
+    // preset's figures are its output as printed (0.01 us, 0.001 us per SM), so they must be
+    // within that print's rounding of the fit; a model change that moves the fit shows here.
+    const chip& c = chips::h200_sxm;
+    const duration max_body{1.0, units::us};
+    for (const engine e : {engine::cube, engine::vector}) {
+        CAPTURE(static_cast<int>(e));
+        const std::vector<std::vector<profile::head_row>> profiles{
+            profile::head_rows(c, profile::core_ops(c, h200_rows("hot")), e, max_body),
+            profile::head_rows(c, profile::core_ops(c, h200_rows("cold")), e, max_body)};
+        const auto f = profile::fit_head(profiles);
+        const bool cube = e == engine::cube;
+        const overhead_spec& o = chips::hopper_overheads;
+        const double launch = (cube ? o.launch : o.vector_launch).in(units::us);
+        const double per_core = (cube ? o.per_core : o.vector_per_core).in(units::us);
+        CHECK(std::abs(f.launch.in(units::us)-launch) <= 0.005 + 1e-9);
+        CHECK(std::abs(f.per_core.in(units::us)-per_core) <= 0.0005 + 1e-9);
+    }
+}
+
+TEST_CASE("uncalibrated Hopper presets: the H200 rows and vidur's H100 rows") {
+    // Bounds: the figures docs/validation.md reports, rounded up to the next whole percent (the
+    // issue's goal is 35 %). The H200 file was fitted on (the heads), so each half is also
+    // scored with the heads fitted on the other half alone (fit_heads' leave-one-out, there).
+    const auto rep = uncalibrated(chips::h200_sxm, h200_rows());
+    // 27.4 % (104.5 % with the A100's heads, 31.2 % before the GEMM shares)
+    CHECK(rep.overall.mape <= 0.28);
+    SUBCASE("the GEMMs and the attention kernels") {
+        std::size_t seen = 0;
+        for (const auto& t : rep.by_type) {
+            CAPTURE(t.type);
+            if (t.type == "MatMul") {
+                CHECK(t.stats.mape <= 0.10);  // 9.8 % (23.3 % before the GEMM shares)
+                ++seen;
+            }
+            if (t.type == "FlashAttentionScore") {
+                CHECK(t.stats.mape <= 0.24);  // 23.8 %
+                ++seen;
+            }
+        }
+        CHECK(seen == 2);
+    }
+    // vidur's H100 rows, which no part of the Hopper fits saw: tests/test_gpu_validation.cpp.
+}
+
+TEST_CASE("H200 attention rows: measured and predicted at or above their FLOP floor") {
+    // The floor is the attention's FLOPs (4 x B x Nq x Sq x Skv x D forward, the causal band
+    // half of it, 2.5x for the backward pass) over the chip's dense bf16 peak. A measured row
+    // under it would say the FLOP count is wrong (too many counted): none is; the fastest runs
+    // at 69 % of the peak.
+    const chip& c = chips::h200_sxm;
+    std::size_t rows = 0;
+    for (auto r : h200_rows()) {
+        if (!r.op_type.starts_with("FlashAttentionScore")) continue;
+        const auto m = profile::measured_op_of(c, r);
+        REQUIRE(m.has_value());
+        const double floor_s = m->o.flops().in(units::flop) / peak_bf16_flops(c);
+        CAPTURE(r.name);
+        CHECK(floor_s > 0);
+        CHECK(m->measured.in(units::s) >= floor_s);
+        CHECK(cost(c, m->o, core_count{m->cores}).latency.in(units::s) >= floor_s);
+        ++rows;
+    }
+    CHECK(rows == 57);  // 53 forward (9 of them decode), 4 backward
+}
+
+TEST_CASE("GEMM rows not 16-byte aligned: row_align by hand, priced at the engine's shares") {
+    // op::row_align: the largest power of two up to 16 dividing the bytes of a K row and an N
+    // row (bf16: 2 bytes an element).
+    CHECK(matmul(64, 4096, 4096, dtype::bf16).row_align == 16);
+    CHECK(matmul(64, 4096, 4092, dtype::bf16).row_align == 8);  // 8184 B
+    CHECK(matmul(64, 4094, 4096, dtype::bf16).row_align == 4);  // N row 8188 B
+    CHECK(matmul(64, 4096, 4095, dtype::bf16).row_align == 2);  // 8190 B
+    CHECK(matmul(64, 4096, 4095, dtype::fp32).row_align == 4);
+    CHECK(matmul(64, 4096, 4095, dtype::int8).row_align == 1);
+    // K = 4095 and 4096 pad to the same fractal, so the compute terms differ by the share alone;
+    // the A100 has no measured fall-back (shares 1): the same time.
+    const op aligned = matmul(4096, 4096, 4096, dtype::bf16);
+    const op odd = matmul(4096, 4096, 4095, dtype::bf16);
+    const op even = matmul(4096, 4094, 4096, dtype::bf16);
+    const chip& h = chips::h200_sxm;
+    const double base = cost(h, aligned).compute.in(units::us);
+    CHECK(cost(h, odd).compute.in(units::us) ==
+          doctest::Approx(base / h.cube.narrow_rows_2).epsilon(1e-9));
+    CHECK(cost(h, even).compute.in(units::us) >
+          base / h.cube.narrow_rows_4 * 0.99);  // N 4094 pads to 4096 too: within 1 %
+    CHECK(h.cube.narrow_rows_2 < h.cube.narrow_rows_4);
+    CHECK(h.cube.narrow_rows_4 < 1.0);
+    const chip& a = chips::a100_80gb_sxm;
+    CHECK(cost(a, odd).compute.in(units::us) ==
+          doctest::Approx(cost(a, aligned).compute.in(units::us)).epsilon(1e-9));
+    // validate(chip) names the field and the value out of (0, 1].
+    for (const double bad : {0.0, 1.5, std::nan("")}) {
+        chip c = h;
+        c.cube.narrow_rows_2 = bad;
+        CHECK_THROWS_WITH_AS((void)validate(c), doctest::Contains("cube.narrow_rows_2"), error);
+    }
+}
+
+TEST_CASE("H200: the misaligned GEMMs held out of the shares' fit are predicted better") {
+    // The shares were fitted on the random-shape GEMMs of even configuration number; the odd
+    // ones are scored here with the preset and with shares of 1 (the model before them).
+    chip ones = chips::h200_sxm;
+    ones.cube.narrow_rows_4 = 1.0;
+    ones.cube.narrow_rows_2 = 1.0;
+    auto rows = h200_rows();
+    std::erase_if(rows, [](const profile::kernel_row& r) {
+        if (r.op_type != "MatMul") return true;
+        const auto m = profile::measured_op_of(chips::h200_sxm, r);
+        const auto cfg = std::stoi(r.name.substr(r.name.find("cfg") + 3));
+        return !m || m->o.row_align >= 16 || m->o.type == dtype::fp32 || cfg % 2 == 0;
+    });
+    CHECK(rows.size() == 20);
+    const double with = uncalibrated(chips::h200_sxm, rows).overall.mape;
+    const double without = uncalibrated(ones, rows).overall.mape;
+    CHECK(with < 0.5 * without);
+    CHECK(with <= 0.13);     // docs/validation.md: 12.9 %
+    CHECK(without >= 0.65);  // 65.4 %
+}
+
+TEST_CASE("H200: the Hopper shares are the least |log| error fit on the even-numbered GEMMs") {
+    // The search chips/nvidia.hpp describes: shares 0.05 .. 1 in steps of 0.005, each class (rows
+    // aligned to 4 or 8 bytes, to 1 or 2) on its own; the preset must be the winner.
+    struct gemm_row {
+        op o;
+        int cores;
+        double measured_us;
+    };
+    std::vector<gemm_row> fit2, fit4;
+    for (const auto& r : h200_rows()) {
+        if (r.op_type != "MatMul") continue;
+        const auto m = profile::measured_op_of(chips::h200_sxm, r);
+        const auto cfg = std::stoi(r.name.substr(r.name.find("cfg") + 3));
+        if (!m || m->o.row_align >= 16 || m->o.type == dtype::fp32 || cfg % 2 != 0) continue;
+        (m->o.row_align < 4 ? fit2 : fit4).push_back({m->o, m->cores, m->measured.in(units::us)});
+    }
+    CHECK(fit2.size() == 18);
+    CHECK(fit4.size() == 3);
+    const auto best_share = [](const std::vector<gemm_row>& rows) {
+        double best = 1e300;
+        double share = 0;
+        for (int i = 0; i <= 190; ++i) {
+            const double s = 0.05 + 0.005 * i;
+            chip c = chips::h200_sxm;
+            c.cube.narrow_rows_2 = s;
+            c.cube.narrow_rows_4 = s;
+            double sum = 0;
+            for (const gemm_row& g : rows)
+                sum += std::abs(std::log(cost(c, g.o, core_count{g.cores}).latency.in(units::us) /
+                                         g.measured_us));
+            if (sum < best) {
+                best = sum;
+                share = s;
+            }
+        }
+        return share;
+    };
+    CHECK(best_share(fit2) == doctest::Approx(chips::hopper_narrow_rows_2).epsilon(1e-9));
+    CHECK(best_share(fit4) == doctest::Approx(chips::hopper_narrow_rows_4).epsilon(1e-9));
+}
