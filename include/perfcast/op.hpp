@@ -162,11 +162,13 @@ struct matmul_options {
 
 namespace detail {
 /// The largest power of two up to 16 dividing the bytes of a K row and of an N row of dtype `t`
-/// (op::row_align); 0 for a dtype of fractional bytes.
+/// (op::row_align); 0 for dtypes of 4 bytes or more and of fractional bytes. On the H200, fp32
+/// GEMMs (FFMA kernels) ran as fast with K or N of 4095 as of 4096 (docs/validation.md,
+/// "Measured on an H200"); tf32 / hf32 were not measured, so they are not marked either.
 [[nodiscard]] constexpr std::int64_t row_align(std::int64_t k, std::int64_t n, dtype t) noexcept {
     const double bytes = size_of(t).in(units::B);
     const auto whole = static_cast<std::int64_t>(bytes);
-    if (whole < 1 || static_cast<double>(whole) != bytes) return 0;
+    if (whole < 1 || whole >= 4 || static_cast<double>(whole) != bytes) return 0;
     std::int64_t a = 16;
     while (a > 1 && ((k * whole) % a != 0 || (n * whole) % a != 0)) a /= 2;
     return a;

@@ -73,7 +73,8 @@ inline constexpr overhead_spec hopper_overheads = [] {
 /// against 400-790 for aligned shapes. Each share is the least mean |log(predicted / measured)|
 /// over the misaligned GEMMs of even configuration number (3 and 18 rows; tests/test_h200.cpp
 /// repeats the search); those of odd number were held out: 65.4 % MAPE with shares of 1, 12.9 %
-/// with these (docs/validation.md, "Measured on an H200"). Below the ratio of the rates since a
+/// with these; 86 16-bit GEMMs measured after these were committed (h200_align.csv): 50.4 ->
+/// 21.5 % (docs/validation.md, "Measured on an H200"). Below the ratio of the rates since a
 /// misaligned GEMM's loads are slower too (cost.hpp's misaligned runs). Calibrate: time a GEMM with
 /// K = 4095 and 4094 against 4096.
 inline constexpr double hopper_narrow_rows_4 = 0.24;
