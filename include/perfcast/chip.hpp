@@ -80,7 +80,8 @@ struct engine_spec {
     /// (op::row_align: the bytes of a K row and an N row), for which the library cannot use its
     /// fastest kernels: `narrow_rows_4` for rows aligned to 4 or 8 bytes, `narrow_rows_2` to 1 or 2
     /// bytes. 1: no such fall-back, on every preset but the Hopper ones (measured on an H200:
-    /// chips/nvidia.hpp). Read for the cube engine, for GEMMs of 1- and 2-byte dtypes.
+    /// chips/nvidia.hpp). Read for the cube engine, for GEMMs of 1- and 2-byte dtypes on the path
+    /// of tiled or split GEMMs (cost.hpp detail::narrowed): a chip with shares needs `cube_tiles`.
     double narrow_rows_4 = 1.0;
     double narrow_rows_2 = 1.0;
 

@@ -382,11 +382,9 @@ namespace detail {
     r.cores = b;
     r.bytes = (o.bytes_read + t.partials) + (o.bytes_written + t.partials);
     r.flops = o.flops();
-    double eff = o.eng == engine::cube     ? p.cube_efficiency
-                 : o.eng == engine::vector ? p.vector_efficiency
-                                           : 1.0;
-    if (o.row_align > 0 && o.row_align < 16) [[unlikely]]
-        eff *= o.row_align < 4 ? e.narrow_rows_2 : e.narrow_rows_4;  // the library's slower GEMMs
+    const double eff = o.eng == engine::cube     ? p.cube_efficiency
+                       : o.eng == engine::vector ? p.vector_efficiency
+                                                 : 1.0;
     if (t.ops_per_unit > 0) {
         // Three divisions in a row, kept: one by rate x clock x efficiency rounds differently,
         // and a GEMM whose compute equals its memory time then changed its bound.
@@ -395,6 +393,7 @@ namespace detail {
             per_unit *= e.uncounted_work;  // the assumed count, as the engine's kernels run it
         if (o.type == dtype::bf16 || o.out_type == dtype::bf16 || o.fp32_arithmetic) [[unlikely]]
             per_unit += converted_ops(e, o);
+
         const cycle_count cycles{static_cast<double>(per_core_units) * per_unit / rate,
                                  units::cycle};
         r.compute = cycles / e.clock / eff;
@@ -618,10 +617,19 @@ namespace detail {
         t.per_core_units = static_cast<std::int64_t>(best_waves);
     return t;
 }
-/// `o` in the tiling that `cost` prices (tiling_for).
+/// `t` with its work per unit at the engine's share of the rate for a GEMM whose rows are not
+/// 16-byte aligned (op::row_align; engine_spec::narrow_rows_4 / _2): the library's slower kernels.
+/// On the path of tiled and split GEMMs only (every GPU GEMM takes it), not in cost_terms: a test
+/// there slowed the 910B1 sweep benchmark (bench/bench_cost.cpp) from 13 to 20 ns an op.
+[[nodiscard]] constexpr tiling narrowed(tiling t, const op& o, const engine_spec& e) noexcept {
+    if (o.row_align > 0 && o.row_align < 16) [[unlikely]]
+        t.ops_per_unit /= o.row_align < 4 ? e.narrow_rows_2 : e.narrow_rows_4;
+    return t;
+}
+/// `o` in the tiling that `cost` prices (tiling_for, narrowed).
 [[nodiscard]] constexpr op tiled_for(const chip& c, const op& o, core_count limit,
                                      const model_params& p, const engine_spec& e) noexcept {
-    return with(o, tiling_for(c, o, limit, p, e));
+    return with(o, narrowed(tiling_for(c, o, limit, p, e), o, e));
 }
 }  // namespace detail
 
@@ -661,7 +669,8 @@ namespace detail {
     const bool tiles = o.gemm.m > 0 && c.cube_tiles[0].m > 0;
     if (o.eng != engine::cube || (!tiles && !detail::may_split_k(o, limit)))
         return detail::cost_terms(c, o, detail::as_given(o), limit, p, e);
-    return detail::cost_terms(c, o, detail::tiling_for(c, o, limit, p, e), limit, p, e);
+    return detail::cost_terms(c, o, detail::narrowed(detail::tiling_for(c, o, limit, p, e), o, e),
+                              limit, p, e);
 }
 
 /// Cost on every core of the op's engine.

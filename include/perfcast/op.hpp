@@ -88,9 +88,6 @@ struct op {
     double m_efficiency = 1;        // cube: M / M padded to the fractal (1/16 for M = 1)
     std::int64_t k_depth = 0;       // cube: K padded to the fractal (split-K headroom)
     gemm_dims gemm{};               // cube: a plain GEMM's sizes (tile choice), else all 0
-    // Cube GEMM: the largest power of two up to 16 dividing the bytes of both a K row and an N
-    // row (16: aligned; engine_spec::narrow_rows_4 / _2 price less); 0: not a GEMM, or unknown.
-    std::int64_t row_align = 0;
     // What the op's place in a sequence says (profile/context.hpp fills both from a profile;
     // factories leave them unknown):
     double l2_input_share = -1;  // share of the reads found in L2; < 0: decided by size
@@ -125,6 +122,9 @@ struct op {
     // type whose kernels it has not counted: profile/ops.hpp is_heavy_type), priced at the
     // engine's engine_spec::uncounted_work times it (cost.hpp). Factories leave it false.
     bool uncounted = false;
+    // Cube GEMM: the largest power of two up to 16 dividing the bytes of both a K row and an N
+    // row (16: aligned; engine_spec::narrow_rows_4 / _2 price less); 0: not a GEMM, or unknown.
+    std::uint8_t row_align = 0;
 
     [[nodiscard]] constexpr flop_count flops() const noexcept {
         return flop_count{useful_ops * (eng == engine::cube ? 2.0 : 1.0), units::flop};
@@ -219,7 +219,7 @@ namespace detail {
     r.m_efficiency = static_cast<double>(m) / static_cast<double>(mp);
     r.k_depth = kp;
     r.gemm = {.batch = batch, .m = mp, .n = np, .a = a, .b = static_cast<double>(batch) * b_one};
-    r.row_align = detail::row_align(k, n, t);
+    r.row_align = static_cast<std::uint8_t>(detail::row_align(k, n, t));
     return r;
 }
 
