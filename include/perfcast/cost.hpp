@@ -393,7 +393,6 @@ namespace detail {
             per_unit *= e.uncounted_work;  // the assumed count, as the engine's kernels run it
         if (o.type == dtype::bf16 || o.out_type == dtype::bf16 || o.fp32_arithmetic) [[unlikely]]
             per_unit += converted_ops(e, o);
-
         const cycle_count cycles{static_cast<double>(per_core_units) * per_unit / rate,
                                  units::cycle};
         r.compute = cycles / e.clock / eff;

@@ -169,9 +169,8 @@ namespace detail {
     const double bytes = size_of(t).in(units::B);
     const auto whole = static_cast<std::int64_t>(bytes);
     if (whole < 1 || whole >= 4 || static_cast<double>(whole) != bytes) return 0;
-    std::int64_t a = 16;
-    while (a > 1 && ((k * whole) % a != 0 || (n * whole) % a != 0)) a /= 2;
-    return a;
+    const std::int64_t bits = (k * whole) | (n * whole) | 16;
+    return bits & -bits;  // the lowest set bit: the largest power of two dividing all three
 }
 }  // namespace detail
 
