@@ -290,10 +290,10 @@ TEST_CASE("presets: shared overheads live in one place") {
     CHECK(chips::default_ascend_overheads.vector_per_core.in(units::us) == doctest::Approx(0.12));
     CHECK(chips::default_gpu_overheads.vector_launch == chips::default_gpu_overheads.launch);
     CHECK(chips::default_gpu_overheads.vector_per_core == chips::default_gpu_overheads.per_core);
-    // Hopper: only the four head figures differ (tests/test_gpu_validation.cpp checks the fit).
+    // Hopper: only the four head figures differ (tests/test_h200.cpp checks the fit).
     overhead_spec h = chips::hopper_overheads;
     CHECK(h.launch.in(units::us) == doctest::Approx(1.59));
-    CHECK(h.vector_launch.in(units::us) == doctest::Approx(1.40));
+    CHECK(h.vector_launch.in(units::us) == doctest::Approx(1.37));  // 1.40 before the walks
     h.launch = chips::default_gpu_overheads.launch;
     h.per_core = chips::default_gpu_overheads.per_core;
     h.vector_launch = chips::default_gpu_overheads.vector_launch;

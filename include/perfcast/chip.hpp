@@ -84,6 +84,16 @@ struct engine_spec {
     /// of tiled or split GEMMs (cost.hpp detail::narrowed): a chip with shares needs `cube_tiles`.
     double narrow_rows_4 = 1.0;
     double narrow_rows_2 = 1.0;
+    /// Elements per cycle per core of this engine's kernels that walk their elements by index
+    /// (op::walk, element_walk::indexed: an operand broadcast along an axis, a widening cast) and
+    /// of its transposing copies (element_walk::transposed), and the fixed time such a kernel
+    /// adds to the head (its offset set-up): the body is at least the busiest core's elements at
+    /// that rate (cost.hpp). 0 (and no time): the library streams them like any other op, as
+    /// on every preset but the Hopper ones (measured on an H200: chips/nvidia.hpp). Read for the
+    /// vector engine.
+    double walk_rate = 0;
+    double transpose_rate = 0;
+    duration walk_head{};
 
     [[nodiscard]] friend constexpr bool operator==(const engine_spec&, const engine_spec&) = default;
 
@@ -270,6 +280,13 @@ constexpr const chip& validate(const chip& c) {
                                        std::pair{c.cube.narrow_rows_2, "cube.narrow_rows_2"}}) {
         PERFCAST_EXPECTS(share > 0 && share <= 1, where, field, share, "a share in (0, 1]");
     }
+    for (const auto& [rate, field] : {std::pair{c.vector.walk_rate, "vector.walk_rate"},
+                                      std::pair{c.vector.transpose_rate, "vector.transpose_rate"}}) {
+        PERFCAST_EXPECTS(rate == 0 || (rate >= 1e-6 && rate <= 1e9), where, field, rate,
+                         "0 (not modelled) or a rate in [1e-6, 1e9] elements per cycle per core");
+    }
+    detail::expect_in(c.vector.walk_head.in(units::us), 0, detail::max_overhead_us,
+                      "vector.walk_head", "a time in [0, 1e9] us");
     constexpr double pib = detail::max_size_bytes;
     constexpr std::string_view size_range = "a size in [1 B, 1 PiB]";
     constexpr std::string_view buffer_range = "a size in [0 B, 1 PiB]";

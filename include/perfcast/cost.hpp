@@ -625,6 +625,31 @@ namespace detail {
         t.ops_per_unit /= o.row_align < 4 ? e.narrow_rows_2 : e.narrow_rows_4;
     return t;
 }
+/// Cost of vector op `o` walked by index or transposed (op::walk) on an engine with a rate for
+/// it (engine_spec::walk_rate / transpose_rate): its units carry at least their output elements
+/// at that rate (as operations at the engine's rate for the op, so that cost_terms' compute
+/// term holds the walk; times the vector efficiency, which cost_terms divides by: the walk's
+/// rate is the library's, measured, not a share of a peak), and the kernel's head takes
+/// engine_spec::walk_head. A transposing
+/// copy's strided side is in its rate: its runs are priced as whole alignment units. Without
+/// a rate (every preset but the Hopper ones), or off the vector engine, cost_terms as given.
+/// Out of cost()'s inlined body: only such ops pay for it.
+[[nodiscard]] constexpr op_cost walked_cost(const chip& c, const op& o, core_count limit,
+                                            const model_params& p, const engine_spec& e) {
+    const double walk = o.walk == element_walk::transposed ? e.transpose_rate : e.walk_rate;
+    const double rate = e.ops_per_cycle_for(rate_type(e, o));
+    if (o.eng != engine::vector || !(walk > 0) || !(rate > 0))
+        return cost_terms(c, o, as_given(o), limit, p, e);
+    op w = o;
+    const double elements = o.bytes_written / size_of(o.out_type);  // the output's
+    const double per_unit =
+        elements / static_cast<double>(o.work_units) * rate / walk * p.vector_efficiency;
+    if (per_unit > w.ops_per_unit) w.ops_per_unit = per_unit;
+    w.extra_head += e.walk_head;
+    if (o.walk == element_walk::transposed && w.run < c.alignment) w.run = c.alignment;
+    return cost_terms(c, w, as_given(w), limit, p, e);
+}
+
 /// `o` in the tiling that `cost` prices (tiling_for, narrowed).
 [[nodiscard]] constexpr op tiled_for(const chip& c, const op& o, core_count limit,
                                      const model_params& p, const engine_spec& e) noexcept {
@@ -666,8 +691,11 @@ namespace detail {
     // needs neither is priced as given. Either way no copy of the op: cost_terms takes the
     // winner's tiling beside it (cost() runs in every sweep's inner loop).
     const bool tiles = o.gemm.m > 0 && c.cube_tiles[0].m > 0;
-    if (o.eng != engine::cube || (!tiles && !detail::may_split_k(o, limit)))
+    if (o.eng != engine::cube || (!tiles && !detail::may_split_k(o, limit))) {
+        if (o.walk != element_walk::vector) [[unlikely]]
+            return detail::walked_cost(c, o, limit, p, e);
         return detail::cost_terms(c, o, detail::as_given(o), limit, p, e);
+    }
     return detail::cost_terms(c, o, detail::narrowed(detail::tiling_for(c, o, limit, p, e), o, e),
                               limit, p, e);
 }

@@ -45,6 +45,17 @@ enum class op_kind : unsigned char {
     conv,            // a convolution (or its gradients) as the implicit GEMM it runs as
 };
 
+/// How a vector kernel walks its elements. Libraries stream contiguous operands of one shape as
+/// vectors; where an operand is broadcast along an axis, a cast widens the data, or the innermost
+/// axis moves, some (PyTorch's CUDA kernels) fall back to a kernel that computes every element's
+/// offsets: engine_spec::walk_rate / transpose_rate price it where the chip's library does so
+/// (cost.hpp). Set by the factories and the profile mapping from the shapes and dtypes alone.
+enum class element_walk : std::uint8_t {
+    vector,      // contiguous operands of the output's shape (or none): the vectorized path
+    indexed,     // an operand broadcast along an axis, or a widening floating-point cast
+    transposed,  // the innermost axis moves: one side strided
+};
+
 /// Cube base tile (output block one core computes at a time): 128 x 256. Source: derived from the
 /// 910B L0C buffer, l0_c_size = 131072 B in CANN 8.1.RC1 Ascend910B*.ini, holding 128 x 256 fp32
 /// accumulators (4 B each). An assumption for other chips; calibrate with measured GEMMs.
@@ -125,6 +136,8 @@ struct op {
     // Cube GEMM: the largest power of two up to 16 dividing the bytes of both a K row and an N
     // row (16: aligned; engine_spec::narrow_rows_4 / _2 price less); 0: not a GEMM, or unknown.
     std::uint8_t row_align = 0;
+    // Vector ops: how the kernel walks its elements (element_walk; engine_spec::walk_rate).
+    element_walk walk = element_walk::vector;
 
     [[nodiscard]] constexpr flop_count flops() const noexcept {
         return flop_count{useful_ops * (eng == engine::cube ? 2.0 : 1.0), units::flop};
@@ -151,6 +164,12 @@ constexpr std::int64_t blocks_of(std::int64_t elements, dtype t,
                                  std::string_view field = "bytes (elements x dtype size)") {
     const auto bytes = static_cast<std::int64_t>(size_of(t).in(units::B));
     return ceil_div(checked_product(elements, bytes, where, field), vector_block_bytes);
+}
+/// Whether a cast from `from` to `to` widens floating-point data (fp16 / bf16 -> fp32 or fp64,
+/// fp32 -> fp64): element_walk::indexed (PyTorch's CUDA copy converts such casts one element
+/// at a time, its vectorized conversion kernel being fp32 -> bf16's).
+constexpr bool widens(dtype from, dtype to) noexcept {
+    return !is_integer(from) && !is_integer(to) && size_of(to) > size_of(from);
 }
 }  // namespace detail
 
@@ -289,7 +308,12 @@ struct elementwise_options {
     }
     o.inputs = 2;
     o.read_elements = checked_sum(a.elements(), b.elements(), where, "read elements");
-    return elementwise(out, t, o);
+    op r = elementwise(out, t, o);
+    // An operand of more than one element and fewer than the output's is walked by index (a
+    // one-element operand is a scalar argument to the kernel).
+    const auto broadcast = [out](std::int64_t n) { return n > 1 && n < out; };
+    if (broadcast(a.elements()) || broadcast(b.elements())) r.walk = element_walk::indexed;
+    return r;
 }
 
 /// Cast `elements` from one dtype to another on the vector unit.
@@ -300,6 +324,7 @@ struct elementwise_options {
     o.out_type = to;
     op r = elementwise(elements, from, o);
     r.kind = op_kind::cast;
+    if (detail::widens(from, to)) r.walk = element_walk::indexed;
     return r;
 }
 
@@ -437,11 +462,14 @@ constexpr op data_move(op_kind kind, std::int64_t read, std::int64_t written, st
                              out.elements("broadcast output"), in.inner(), t, "broadcast");
 }
 
-/// Transpose `in`. When the innermost axis moves, every element is its own contiguous run.
+/// Transpose `in`. When the innermost axis moves, every element is its own contiguous run (and
+/// the op is walked transposed: element_walk).
 [[nodiscard]] constexpr op transpose(const shape& in, dtype t, bool inner_axis_moves = true) {
     const std::int64_t n = in.elements("transpose input");
-    return detail::data_move(op_kind::transpose, n, n, inner_axis_moves ? 1 : in.inner(), t,
+    op r = detail::data_move(op_kind::transpose, n, n, inner_axis_moves ? 1 : in.inner(), t,
                              "transpose");
+    if (inner_axis_moves) r.walk = element_walk::transposed;
+    return r;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -51,17 +51,18 @@ inline constexpr overhead_spec default_gpu_overheads{
 /// Overheads of the Hopper presets (H100 SXM, H200): the GPU defaults with the kernel heads fitted
 /// on CUPTI kernel durations measured on an H200 (tests/data/gpu/h200/, issue 13 item 6):
 /// `examples/fit_heads` on the file's hot and cold halves gives cube 1.59 us + 0.004 us per SM
-/// and vector 1.40 us + 0.001 us per SM (the head-bound rows: a 4096-element Add runs 0.90 us with
+/// and vector 1.37 us + 0.000 us per SM (the head-bound rows: a 4096-element Add runs 0.90 us with
 /// its inputs in L2 and 1.26 us from HBM, a fill 0.70 us; docs/validation.md, "Measured on an
-/// H200"). The A100 keeps the defaults: vidur's A100 rows, which sum an operator's kernels at 1 us
+/// H200"); the vector head was 1.40 us + 0.001 us per SM before the element walks
+/// (hopper_walk_rate below), with which it is fitted: each the other's fit, a fixed point. The A100 keeps the defaults: vidur's A100 rows, which sum an operator's kernels at 1 us
 /// resolution, score worse with these heads (28.6 -> 35.9 %). Calibrate: `calibrate` fits both
 /// heads (`head.cube.*`, `head.vector.*`) from a profile's short kernels.
 inline constexpr overhead_spec hopper_overheads = [] {
     overhead_spec o = default_gpu_overheads;
     o.launch = duration{1.59, units::us};
     o.per_core = duration{0.004, units::us};
-    o.vector_launch = duration{1.40, units::us};
-    o.vector_per_core = duration{0.001, units::us};
+    o.vector_launch = duration{1.37, units::us};
+    o.vector_per_core = duration{0.000, units::us};
     return o;
 }();
 
@@ -79,6 +80,24 @@ inline constexpr overhead_spec hopper_overheads = [] {
 /// K = 4095 and 4094 against 4096.
 inline constexpr double hopper_narrow_rows_4 = 0.24;
 inline constexpr double hopper_narrow_rows_2 = 0.145;
+
+/// How fast the Hopper presets' library (PyTorch's CUDA kernels) walks the elements of an op it
+/// does not vectorize (engine_spec::walk_rate, transpose_rate, walk_head; op::walk), measured on
+/// an H200 (tests/data/gpu/h200/, the main set): a Mul against a [W] operand broadcast over rows,
+/// and a bf16 -> fp32 cast, run `elementwise_kernel` / `unrolled_elementwise_kernel`, which
+/// compute every element's offsets, at 1.3-1.6 elements per SM cycle (a [65536, 4096] bf16
+/// broadcast Mul 665 us, where the same-shape Mul's vectorized kernel takes 364); a transposing
+/// copy (`x.t().contiguous()`) at 0.57 (1.8 ms for [65536, 4096] bf16, hot or cold alike: not
+/// bound by HBM). Each the least mean |log(predicted / measured)| on the file's 50 rows of the
+/// first kind (rate in steps of 0.01, head of 0.01 us, searched together) and 16 of the second
+/// (steps of 0.005, with that head), with the vector head of hopper_overheads, which was refitted
+/// with these in place until neither moved; tests/test_h200.cpp repeats the search. Shapes and dtypes of
+/// none of these rows, measured before this fit (h200_unseen.csv), score it (docs/validation.md).
+/// An assumption for the H100 (same SMs and library). Calibrate: time a broadcast Mul, an
+/// upcast and a transpose of a few hundred MB against a same-shape Add.
+inline constexpr double hopper_walk_rate = 1.49;
+inline constexpr double hopper_transpose_rate = 0.595;
+inline constexpr duration hopper_walk_head{0.62, units::us};
 
 namespace detail {
 
@@ -216,7 +235,10 @@ inline constexpr chip h100_sxm = validate(chip{
              .narrow_rows_2 = hopper_narrow_rows_2},
     .vector = {.cores = 132,
                .clock = frequency{1980.0, units::MHz},
-               .ops_per_cycle = detail::gpu_vector_rates(128.0, 64.0, 64.0)},
+               .ops_per_cycle = detail::gpu_vector_rates(128.0, 64.0, 64.0),
+               .walk_rate = hopper_walk_rate,
+               .transpose_rate = hopper_transpose_rate,
+               .walk_head = hopper_walk_head},
     .aicpu = {},
     .memory = {.hbm_size = data_size{80.0, units::GiB},
                .hbm_bandwidth = bandwidth{3.35, units::TBps},

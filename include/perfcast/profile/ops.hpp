@@ -798,11 +798,27 @@ namespace detail {
         // only the elements they return.
         std::int64_t read_all = 0;
         std::int64_t read_viewed = 0;
-        for (const tensor_shape& s : r.input_shapes) {
+        // An input of more than one element and fewer than the output's that broadcasts to it
+        // (numpy's rule: its dimensions, from the last, each the output's or 1) in the row's
+        // dtype (a gather's int64 indices of [T] against its [T, T] output are not one).
+        bool broadcast = false;
+        const tensor_shape& y = r.output_shapes[0];
+        const auto broadcasts = [&y](const tensor_shape& x) {
+            if (x.rank() > y.rank()) return false;
+            for (std::size_t i = 1; i <= x.rank(); ++i) {
+                const std::int64_t d = x.dims[x.rank() - i];
+                if (d != 1 && d != y.dims[y.rank() - i]) return false;
+            }
+            return true;
+        };
+        for (std::size_t i = 0; i < r.input_shapes.size(); ++i) {
+            const tensor_shape& s = r.input_shapes[i];
             const auto n = s.elements();
             if (!n) return std::nullopt;
             read_all += *n;
             read_viewed += std::min(*n, *out_elems);
+            const bool same_type = i < r.input_types.size() && r.input_types[i].type == *t;
+            broadcast = broadcast || (*n > 1 && *n < *out_elems && same_type && broadcasts(s));
         }
         if (kind == op_kind::reduce && read_all > *out_elems) {
             op red = reduce(*out_elems, std::max<std::int64_t>(1, read_all / *out_elems), *t);
@@ -833,6 +849,13 @@ namespace detail {
         op e = elementwise(*out_elems, *t, o);
         e.uncounted = is_heavy_type(r.op_type);
         if (kind == op_kind::cast) e.kind = op_kind::cast;
+        // How the kernel walks its elements (element_walk; priced where the chip's library
+        // walks them so: engine_spec::walk_rate). A Transpose row's innermost axis is taken to
+        // move (the row has no permutation); a reduction read above is none of these.
+        if (r.op_type == "Transpose" && *out_elems > 1) e.walk = element_walk::transposed;
+        else if ((!list && broadcast) ||
+                 (kind == op_kind::cast && perfcast::detail::widens(*t, e.out_type)))
+            e.walk = element_walk::indexed;
         // A kernel writes every output it lists: ApplyAdamW its var, m and v, LayerNormV3 its
         // y, mean and rstd. The work stays the first output's elements.
         if (r.output_shapes.size() > 1 && !list) {

@@ -1,0 +1,173 @@
+// Element walks (op::walk, engine_spec::walk_rate / transpose_rate / walk_head): which ops the
+// factories and the profile mapping mark, and what cost() charges for them. Known answers are
+// worked by hand in the comments; the measured rows are in tests/test_h200.cpp.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include <perfcast/chips.hpp>
+#include <perfcast/cost.hpp>
+#include <perfcast/op.hpp>
+#include <perfcast/profile/kernel_reader.hpp>
+#include <perfcast/profile/ops.hpp>
+
+using namespace perfcast;
+
+namespace {
+
+/// The op of one kernel_details row on the vector engine.
+op op_of_row(const std::string& type, const std::string& in_shapes, const std::string& in_types,
+             const std::string& out_shape, const std::string& out_type) {
+    const std::string text =
+        "Name,Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
+        "Output Shapes,Output Data Types\n"
+        "x," + type + ",AI_VECTOR_CORE,10,132,\"" + in_shapes + "\"," + in_types + ",\"" +
+        out_shape + "\"," + out_type + "\n";
+    const auto t = profile::parse_kernel_details(text);
+    REQUIRE(t.rows.size() == 1);
+    const auto o = profile::op_of(t.rows[0]);
+    REQUIRE(o.has_value());
+    return *o;
+}
+
+/// `o` as a plain vector walk (what cost() charged before walks existed).
+op unwalked(op o) {
+    o.walk = element_walk::vector;
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("element walks: the factories mark broadcasts, widening casts and moved inner axes") {
+    // [8, 4096] x [4096]: the second operand is broadcast over 8 rows.
+    CHECK(elementwise_broadcast(shape{8, 4096}, shape{4096}, dtype::bf16).walk ==
+          element_walk::indexed);
+    // guide §7's Equal on [1, 4000] and [400, 1]: both operands broadcast.
+    CHECK(elementwise_broadcast(shape{1, 4000}, shape{400, 1}, dtype::int32).walk ==
+          element_walk::indexed);
+    // A one-element operand is a scalar argument; equal shapes are the vectorized path.
+    CHECK(elementwise_broadcast(shape{400, 4000}, shape{1}, dtype::fp16).walk ==
+          element_walk::vector);
+    CHECK(elementwise_broadcast(shape{400, 4000}, shape{400, 4000}, dtype::fp16).walk ==
+          element_walk::vector);
+    CHECK(elementwise(4096, dtype::fp16).walk == element_walk::vector);
+    // Widening floating-point casts only.
+    CHECK(cast(4096, dtype::bf16, dtype::fp32).walk == element_walk::indexed);
+    CHECK(cast(4096, dtype::fp16, dtype::fp32).walk == element_walk::indexed);
+    CHECK(cast(4096, dtype::fp32, dtype::fp64).walk == element_walk::indexed);
+    CHECK(cast(4096, dtype::fp32, dtype::bf16).walk == element_walk::vector);
+    CHECK(cast(4096, dtype::fp16, dtype::bf16).walk == element_walk::vector);
+    CHECK(cast(4096, dtype::int32, dtype::int64).walk == element_walk::vector);
+    CHECK(cast(4096, dtype::int32, dtype::fp32).walk == element_walk::vector);
+    CHECK(transpose(shape{64, 4096}, dtype::bf16).walk == element_walk::transposed);
+    CHECK(transpose(shape{64, 4096}, dtype::bf16, false).walk == element_walk::vector);
+}
+
+TEST_CASE("element walks: the profile mapping reads them off a row's shapes and dtypes") {
+    CHECK(op_of_row("Mul", "8,4096;4096", "BF16;BF16", "8,4096", "BF16").walk ==
+          element_walk::indexed);
+    CHECK(op_of_row("Add", "8,4096;8,1", "FLOAT;FLOAT", "8,4096", "FLOAT").walk ==
+          element_walk::indexed);
+    // [1, 4096] x [4096]: as many elements as the output, the vectorized kernel (0.90 us on
+    // the H200, as the same-shape Mul).
+    CHECK(op_of_row("Mul", "1,4096;4096", "BF16;BF16", "1,4096", "BF16").walk ==
+          element_walk::vector);
+    CHECK(op_of_row("Mul", "8,4096;8,4096", "BF16;BF16", "8,4096", "BF16").walk ==
+          element_walk::vector);
+    // A scalar operand ([] or one element) is not walked.
+    CHECK(op_of_row("Mul", "8,4096;1", "BF16;BF16", "8,4096", "BF16").walk ==
+          element_walk::vector);
+    // An input that does not broadcast to the output, or is of another dtype, is not one: an
+    // embedding's [64] int64 indices against its [64, 64] output.
+    CHECK(op_of_row("GatherV2", "1000000,64;64", "BF16;INT64", "64,64", "BF16").walk ==
+          element_walk::vector);
+    CHECK(op_of_row("Mul", "8,4096;8", "BF16;BF16", "8,4096", "BF16").walk ==
+          element_walk::vector);
+    CHECK(op_of_row("Cast", "4,4096", "BF16", "4,4096", "FLOAT").walk == element_walk::indexed);
+    CHECK(op_of_row("Cast", "4,4096", "FLOAT", "4,4096", "BF16").walk == element_walk::vector);
+    CHECK(op_of_row("Transpose", "64,4096", "BF16", "4096,64", "BF16").walk ==
+          element_walk::transposed);
+}
+
+TEST_CASE("element walks: cost() charges the busiest core's elements at the engine's rate") {
+    chip c = chips::h200_sxm;
+    c.vector.walk_rate = 2.0;
+    c.vector.transpose_rate = 0.5;
+    c.vector.walk_head = duration{1.0, units::us};
+    (void)validate(c);
+    // [65536, 4096] bf16 x [4096]: 268,435,456 outputs, 16,777,216 32-byte units, 127,101 a
+    // core on 132 cores (ceil), 16 elements each: 2,033,616 elements at 2 a cycle is 1,016,808
+    // cycles, 513.54 us at 1.98 GHz (the walk's rate is not scaled by the vector efficiency).
+    const op mul = elementwise_broadcast(shape{65536, 4096}, shape{4096}, dtype::bf16);
+    REQUIRE(mul.walk == element_walk::indexed);
+    const op_cost walked = cost(c, mul);
+    const op_cost plain = cost(c, unwalked(mul));
+    const double expected_us = 127101.0 * 16.0 / 2.0 / 1.98e9 * 1e6;
+    CHECK(walked.compute.in(units::us) == doctest::Approx(expected_us).epsilon(1e-9));
+    CHECK(walked.head.in(units::us) == doctest::Approx(plain.head.in(units::us) + 1.0));
+    CHECK(walked.memory.in(units::us) == doctest::Approx(plain.memory.in(units::us)));
+    CHECK(walked.latency > plain.latency);
+    CHECK(walked.bound == bound_kind::compute);
+    // Half the rate, twice the walk (its compute).
+    chip slow = c;
+    slow.vector.walk_rate = 1.0;
+    CHECK(cost(slow, mul).compute.in(units::us) ==
+          doctest::Approx(2.0 * expected_us).epsilon(1e-9));
+    // Fewer cores: 16,777,216 units over 12 is 1,398,102 a core.
+    CHECK(cost(c, mul, core_count{12}).compute.in(units::us) ==
+          doctest::Approx(1398102.0 * 16.0 / 2.0 / 1.98e9 * 1e6).epsilon(1e-9));
+    // A transpose: its own rate, and its runs of one element priced as whole 16-byte units
+    // (the strided side is in the rate), so its memory term is a same-size copy's.
+    const op t = transpose(shape{4096, 4096}, dtype::bf16);
+    const op_cost tc = cost(c, t);
+    op copy = t;
+    copy.walk = element_walk::vector;
+    copy.run = data_size{8192.0, units::B};  // a row of the untransposed input
+    CHECK(tc.memory.in(units::us) == doctest::Approx(cost(c, copy).memory.in(units::us)));
+    // 16,777,216 elements in 1,048,576 units, 7,944 a core, 16 each, at 0.5 a cycle.
+    CHECK(tc.compute.in(units::us) ==
+          doctest::Approx(7944.0 * 16.0 / 0.5 / 1.98e9 * 1e6).epsilon(1e-9));
+}
+
+TEST_CASE("element walks: no rate, no change (every preset but the Hopper ones)") {
+    const op mul = elementwise_broadcast(shape{1024, 4096}, shape{4096}, dtype::fp16);
+    const op up = cast(1 << 20, dtype::fp16, dtype::fp32);
+    const op t = transpose(shape{1024, 4096}, dtype::fp16);
+    for (const chip* c : {&chips::ascend910b1, &chips::a100_80gb_sxm}) {
+        CAPTURE(c->name.view());
+        CHECK(c->vector.walk_rate == 0);
+        CHECK(c->vector.transpose_rate == 0);
+        for (const op& o : {mul, up, t}) {
+            const op_cost a = cost(*c, o);
+            const op_cost b = cost(*c, unwalked(o));
+            CHECK(a.latency.in(units::us) == b.latency.in(units::us));
+            CHECK(a.memory.in(units::us) == b.memory.in(units::us));
+        }
+    }
+    // The Hopper presets walk; a cube op ignores the flag.
+    CHECK(cost(chips::h100_sxm, mul).latency > cost(chips::h100_sxm, unwalked(mul)).latency);
+    op gemm = matmul(512, 512, 512, dtype::bf16);
+    op marked = gemm;
+    marked.walk = element_walk::indexed;
+    CHECK(cost(chips::h200_sxm, marked).latency.in(units::us) ==
+          cost(chips::h200_sxm, gemm).latency.in(units::us));
+}
+
+TEST_CASE("element walks: impossible rates and heads are rejected, naming the field") {
+    for (const double bad : {-1.0, 1e-9, std::numeric_limits<double>::quiet_NaN()}) {
+        CAPTURE(bad);
+        chip c = chips::h200_sxm;
+        c.vector.walk_rate = bad;
+        CHECK_THROWS_WITH_AS((void)validate(c), doctest::Contains("vector.walk_rate"), error);
+        c = chips::h200_sxm;
+        c.vector.transpose_rate = bad;
+        CHECK_THROWS_WITH_AS((void)validate(c), doctest::Contains("vector.transpose_rate"),
+                             error);
+    }
+    chip c = chips::h200_sxm;
+    c.vector.walk_head = duration{-0.5, units::us};
+    CHECK_THROWS_WITH_AS((void)validate(c), doctest::Contains("vector.walk_head"), error);
+}
