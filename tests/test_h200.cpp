@@ -371,3 +371,38 @@ TEST_CASE("H200: the walk rates and head are the least |log| error fit on the wa
     CHECK(mean_log_error(with_walk(0, 0, 0), w.indexed) >= 0.55);
     CHECK(mean_log_error(with_walk(0, 0, 0), w.transposed) >= 1.2);
 }
+
+TEST_CASE("H200 set measured before the element walks: held out from their fit") {
+    // tests/data/gpu/h200/h200_unseen.csv: PERFCAST_SET=unseen, run at commit 65c71d5 and scored
+    // only after the walks were committed (docs/validation.md). "Before" is that commit's model:
+    // no walk rates, the vector head 1.40 us + 0.001 us per SM. Its 64 walked rows: 52.9 % MAPE
+    // before, 12.7 % now; the whole set 37.6 -> 29.3 %. Bounds: those figures rounded to the
+    // next whole percent (down for the "before" ones, which must stay high).
+    auto rows = h200_rows({}, "h200_unseen.csv");
+    REQUIRE(rows.size() == 339);
+    const auto again = h200_rows({}, "h200_unseen_run2.csv");
+    REQUIRE(again.size() == rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) CHECK(again[i].name == rows[i].name);
+    chip before = chips::h200_sxm;
+    before.vector.walk_rate = 0;
+    before.vector.transpose_rate = 0;
+    before.vector.walk_head = duration{};
+    before.overhead.vector_launch = duration{1.40, units::us};
+    before.overhead.vector_per_core = duration{0.001, units::us};
+    const auto walked = [](const profile::kernel_row& r) {
+        const auto o = profile::op_of(r);
+        return o && o->walk != element_walk::vector;
+    };
+    const auto all = [](const profile::kernel_row&) { return true; };
+    const auto score = [&](const chip& c, const auto& keep) {
+        auto r = rows;
+        profile::annotate_context(r, c);
+        return profile::score_rows(c, r, {}, keep).overall;
+    };
+    const auto now_walked = score(chips::h200_sxm, walked);
+    CHECK(now_walked.rows == 64);
+    CHECK(now_walked.mape <= 0.13);
+    CHECK(score(before, walked).mape >= 0.52);
+    CHECK(score(chips::h200_sxm, all).mape <= 0.30);  // the issue's goal: 35 %
+    CHECK(score(before, all).mape >= 0.37);
+}
