@@ -198,17 +198,21 @@ constexpr aligned_traffic alignment_of(data_size run, data_size unit,
 /// copy of the op (a few hundred bytes, copied twice: a third of a GPU GEMM's cost() call).
 /// `partials`: split-K's fp32 partial sums, written and read back (0: no split).
 /// `per_core_units`: the busiest core's units when the search knows them (its waves), else 0.
+/// `extra_head`: head beyond the op's own (an element walk's, `walked`); `run`: the contiguous
+/// run the memory term rounds (the op's, or a whole alignment unit for a transposing walk).
 struct tiling {
     std::int64_t work_units = 1;
     double ops_per_unit = 0;
     data_size reread{};
     data_size partials{};
     std::int64_t per_core_units = 0;
+    duration extra_head{};
+    data_size run{};
 };
 
 /// The op's own tiling.
 [[nodiscard]] constexpr tiling as_given(const op& o) noexcept {
-    return {o.work_units, o.ops_per_unit, o.reread, data_size{}, 0};
+    return {o.work_units, o.ops_per_unit, o.reread, data_size{}, 0, duration{}, o.run};
 }
 
 constexpr bandwidth min_bw(bandwidth a, bandwidth b) noexcept { return a < b ? a : b; }
@@ -223,7 +227,7 @@ namespace detail {
                                                 const model_params& p) noexcept {
     const frequency clk = c.engine_of(o.eng).clock;
     const double cores = static_cast<double>(b);
-    const auto al = detail::alignment_of(o.run, c.alignment, p);
+    const auto al = detail::alignment_of(t.run, c.alignment, p);
     const data_size reads = (o.bytes_read + t.partials) * al.factor;
     const data_size writes = (o.bytes_written + t.partials) * al.factor;
     const data_size resident = l2_resident_size(c.memory) * p.l2_resident_share;
@@ -368,8 +372,10 @@ namespace detail {
     return (in + out) / static_cast<double>(o.work_units);
 }
 
-/// The cost terms of `o` (validated) in tiling `t` on at most `limit` cores of `e`.
-[[nodiscard]] constexpr op_cost cost_terms(const chip& c, const op& o, const tiling& t,
+/// The cost terms of `o` (validated) in tiling `t` on at most `limit` cores of `e`. Always
+/// inlined: left to GCC 12's heuristics, a test on the op's element walk in cost() made it stop
+/// inlining this into the 910B1 sweep of bench/bench_cost.cpp, 13.6 -> 20.7 ns an op.
+[[nodiscard, gnu::always_inline]] inline constexpr op_cost cost_terms(const chip& c, const op& o, const tiling& t,
                                            core_count limit, const model_params& p,
                                            const engine_spec& e) {
     const double rate = e.ops_per_cycle_for(rate_type(e, o));
@@ -401,7 +407,7 @@ namespace detail {
     r.memory = memory_time_of(c, o, t, b, p);
     r.head = head_time(c, o.eng, b, p);
     if (o.first_run) r.head += p.first_run_launch + p.first_run_per_core * static_cast<double>(b);
-    r.head += o.extra_head + o.extra_per_core * static_cast<double>(b);
+    r.head += o.extra_head + t.extra_head + o.extra_per_core * static_cast<double>(b);
     // A synchronization of the op's cores at the chip's own head (not a calibrated override:
     // calibration fits the rest per op type, and the compaction rows do not pull the shared head).
     if (o.syncs > 0) r.head += static_cast<double>(o.syncs) * head_time(c, o.eng, b);
@@ -465,9 +471,13 @@ namespace detail {
     const double area = static_cast<double>(tm) * static_cast<double>(tn);
     const double factory_area =
         static_cast<double>(clip(g.m, cube_tile_m)) * static_cast<double>(clip(g.n, cube_tile_n));
-    return {g.batch * m_tiles * n_tiles, o.ops_per_unit * area / factory_area,
+    return {g.batch * m_tiles * n_tiles,
+            o.ops_per_unit * area / factory_area,
             g.a * static_cast<double>(n_tiles - 1) + g.b * static_cast<double>(m_tiles - 1),
-            data_size{}, 0};
+            data_size{},
+            0,
+            duration{},
+            o.run};
 }
 /// Tile `t` clipped to GEMM `g`'s M and N.
 [[nodiscard]] constexpr tile_shape clipped(const gemm_dims& g, tile_shape t) noexcept {
@@ -625,29 +635,29 @@ namespace detail {
         t.ops_per_unit /= o.row_align < 4 ? e.narrow_rows_2 : e.narrow_rows_4;
     return t;
 }
-/// Cost of vector op `o` walked by index or transposed (op::walk) on an engine with a rate for
-/// it (engine_spec::walk_rate / transpose_rate): its units carry at least their output elements
-/// at that rate (as operations at the engine's rate for the op, so that cost_terms' compute
-/// term holds the walk; times the vector efficiency, which cost_terms divides by: the walk's
-/// rate is the library's, measured, not a share of a peak), and the kernel's head takes
-/// engine_spec::walk_head. A transposing
-/// copy's strided side is in its rate: its runs are priced as whole alignment units. Without
-/// a rate (every preset but the Hopper ones), or off the vector engine, cost_terms as given.
-/// Out of cost()'s inlined body: only such ops pay for it.
-[[nodiscard]] constexpr op_cost walked_cost(const chip& c, const op& o, core_count limit,
-                                            const model_params& p, const engine_spec& e) {
+/// Tiling `t` of vector op `o` walked by index or transposed (op::walk) on an engine with a rate
+/// for it (engine_spec::walk_rate / transpose_rate): its units carry at least their output
+/// elements at that rate (as operations at the engine's rate for the op, so that cost_terms'
+/// compute term holds the walk; times the vector efficiency, which cost_terms divides by: the
+/// walk's rate is the library's, measured, not a share of a peak), its head takes
+/// engine_spec::walk_head, and a transposing copy's runs are whole alignment units (its strided
+/// side is in its rate). Without a rate (every preset but the Hopper ones), off the vector
+/// engine or for an op walked as vectors, `t` as it is. A tiling, not a cost: cost() keeps one
+/// path for every vector op (a second one, returning this op's cost, slowed its sweep).
+[[nodiscard]] constexpr tiling walked(tiling t, const chip& c, const op& o, const model_params& p,
+                                      const engine_spec& e) noexcept {
+    if (o.walk == element_walk::vector) [[likely]]
+        return t;
     const double walk = o.walk == element_walk::transposed ? e.transpose_rate : e.walk_rate;
     const double rate = e.ops_per_cycle_for(rate_type(e, o));
-    if (o.eng != engine::vector || !(walk > 0) || !(rate > 0))
-        return cost_terms(c, o, as_given(o), limit, p, e);
-    op w = o;
+    if (o.eng != engine::vector || !(walk > 0) || !(rate > 0)) return t;
     const double elements = o.bytes_written / size_of(o.out_type);  // the output's
     const double per_unit =
         elements / static_cast<double>(o.work_units) * rate / walk * p.vector_efficiency;
-    if (per_unit > w.ops_per_unit) w.ops_per_unit = per_unit;
-    w.extra_head += e.walk_head;
-    if (o.walk == element_walk::transposed && w.run < c.alignment) w.run = c.alignment;
-    return cost_terms(c, w, as_given(w), limit, p, e);
+    if (per_unit > t.ops_per_unit) t.ops_per_unit = per_unit;
+    t.extra_head = e.walk_head;
+    if (o.walk == element_walk::transposed && t.run < c.alignment) t.run = c.alignment;
+    return t;
 }
 
 /// `o` in the tiling that `cost` prices (tiling_for, narrowed).
@@ -691,11 +701,9 @@ namespace detail {
     // needs neither is priced as given. Either way no copy of the op: cost_terms takes the
     // winner's tiling beside it (cost() runs in every sweep's inner loop).
     const bool tiles = o.gemm.m > 0 && c.cube_tiles[0].m > 0;
-    if (o.eng != engine::cube || (!tiles && !detail::may_split_k(o, limit))) {
-        if (o.walk != element_walk::vector) [[unlikely]]
-            return detail::walked_cost(c, o, limit, p, e);
-        return detail::cost_terms(c, o, detail::as_given(o), limit, p, e);
-    }
+    if (o.eng != engine::cube || (!tiles && !detail::may_split_k(o, limit)))
+        return detail::cost_terms(c, o, detail::walked(detail::as_given(o), c, o, p, e), limit, p,
+                                  e);
     return detail::cost_terms(c, o, detail::narrowed(detail::tiling_for(c, o, limit, p, e), o, e),
                               limit, p, e);
 }
