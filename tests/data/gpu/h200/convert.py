@@ -33,7 +33,7 @@ from collections import defaultdict
 
 SMS = 132
 CUBE = {"MatMul", "BatchMatMul", "FlashAttentionScore", "FlashAttentionScoreGrad"}
-DT = {"bf16": "BF16", "fp16": "FLOAT16", "fp32": "FLOAT"}
+DT = {"bf16": "BF16", "fp16": "FLOAT16", "fp32": "FLOAT", "fp64": "DOUBLE", "int32": "INT32"}
 
 
 def dims(*d):
@@ -70,8 +70,9 @@ def row_of(op, p):
         return [shapes[0]], [t], [shapes[0]], [DT[p["to"]]]
     if op == "ReduceSum":
         return [shapes[0]], [t], [dims(*x[:-1])], [t]
-    if op == "Transpose":
-        return [shapes[0]], [t], [dims(x[1], x[0])], [t]
+    if op == "Transpose":  # a 2-D .t(), or the dimensions `perm` names
+        out = [x[i] for i in p["perm"]] if "perm" in p else [x[1], x[0]]
+        return [shapes[0]], [t], [dims(*out)], [t]
     if op == "LayerNorm":  # native_layer_norm also writes the rows' mean and rstd (fp32)
         rows = x[0]
         return shapes, [t] * len(shapes), [shapes[0], dims(rows, 1), dims(rows, 1)], \

@@ -18,6 +18,7 @@ Usage: python3 measure.py OUT_DIR     (writes kernels.csv, configs.csv, env.txt,
        PERFCAST_SET=alignment python3 measure.py OUT_DIR     (the GEMM alignment set only)
        PERFCAST_SET=rows16 python3 measure.py OUT_DIR        (GEMMs with 16-byte rows)
        PERFCAST_SET=unseen python3 measure.py OUT_DIR        (shapes no other set has)
+       PERFCAST_SET=walks python3 measure.py OUT_DIR         (the element-walk rules' cases)
 """
 import bisect
 import csv
@@ -323,6 +324,36 @@ if os.environ.get("PERFCAST_SET", "main") == "unseen":
         for t in [16, 512, 4096]:
             vec("GatherV2", [(vocab, e)], BF16, lambda s: F.embedding(s[1], s[0]), False,
                 {"tokens": t}, int_input=(vocab, (t,)))
+
+# PERFCAST_SET=walks: the element-walk rules (docs/model.md, "Element walks") on cases the sets
+# above lack, measured after they were committed (e8650aa): row broadcasts ([R, W] + [R, 1]), a
+# one-element operand, 3-D broadcasts, narrowing and integer casts, and 3-D transposes that keep
+# or move the innermost axis (`perm`: the output's dimensions as input axes).
+if os.environ.get("PERFCAST_SET", "main") == "walks":
+    configs.clear()
+    for (r, w) in [(300, 3000), (4096, 4096), (65536, 1024)]:
+        sh = (r, w)
+        vec("Add", [sh, (r, 1)], BF16, lambda s: torch.add(s[0], s[1]), False)
+        vec("Mul", [sh, (1,)], BF16, lambda s: torch.mul(s[0], s[1]), False)
+        vec("Mul", [sh, (w,)], FP16, lambda s: torch.mul(s[0], s[1]), False)
+        vec("Cast", [sh], FP32, lambda s: s[0].to(FP16), False, {"to": "fp16"})
+        vec("Cast", [sh], FP16, lambda s: s[0].to(BF16), False, {"to": "bf16"})
+    for (b, t, h) in [(4, 512, 4096), (16, 2048, 1024)]:
+        vec("Mul", [(b, t, h), (h,)], BF16, lambda s: torch.mul(s[0], s[1]), False)
+        vec("Add", [(b, t, h), (b, 1, h)], BF16, lambda s: torch.add(s[0], s[1]), False)
+        vec("Transpose", [(b, t, h)], BF16, lambda s: s[0].transpose(0, 1).contiguous(), False,
+            {"perm": [1, 0, 2]})
+        vec("Transpose", [(b, t, h)], BF16, lambda s: s[0].transpose(1, 2).contiguous(), False,
+            {"perm": [0, 2, 1]})
+    for n in [1 << 20, 1 << 26]:
+        sh = (n // 4096, 4096)
+        vec("Cast", [sh], FP32, lambda s: s[0].to(torch.float64), False, {"to": "fp64"})
+
+        def int_cast(s):
+            return s[0].to(FP32)
+        configs.append(("Cast", {"shapes": f"{sh[0]},{sh[1]}", "dtype": "int32", "to": "fp32"},
+                        (lambda sh=sh: [(torch.randint(0, 1000, sh, device=dev,
+                                                       dtype=torch.int32),)]), int_cast, False))
 
 print(f"{len(configs)} configurations on {props.name}, {SMS} SMs, L2 {L2_BYTES} B", flush=True)
 
