@@ -63,7 +63,7 @@ TEST_CASE("element walks: the factories mark broadcasts, widening casts and move
     CHECK(cast(4096, dtype::int32, dtype::int64).walk == element_walk::vector);
     CHECK(cast(4096, dtype::int32, dtype::fp32).walk == element_walk::vector);
     CHECK(transpose(shape{64, 4096}, dtype::bf16).walk == element_walk::transposed);
-    CHECK(transpose(shape{64, 4096}, dtype::bf16, false).walk == element_walk::vector);
+    CHECK(transpose(shape{8, 64, 4096}, dtype::bf16, false).walk == element_walk::indexed);
 }
 
 TEST_CASE("element walks: the profile mapping reads them off a row's shapes and dtypes") {
@@ -90,6 +90,14 @@ TEST_CASE("element walks: the profile mapping reads them off a row's shapes and 
     CHECK(op_of_row("Cast", "4,4096", "FLOAT", "4,4096", "BF16").walk == element_walk::vector);
     CHECK(op_of_row("Transpose", "64,4096", "BF16", "4096,64", "BF16").walk ==
           element_walk::transposed);
+    CHECK(op_of_row("Transpose", "4096,4096", "BF16", "4096,4096", "BF16").walk ==
+          element_walk::transposed);  // 2-D: the axes swap
+    // 3-D: the innermost sizes differ (the axis moved) or match (taken to stay: a permuted
+    // view's copy, walked by index).
+    CHECK(op_of_row("Transpose", "8,512,4096", "BF16", "8,4096,512", "BF16").walk ==
+          element_walk::transposed);
+    CHECK(op_of_row("Transpose", "8,512,4096", "BF16", "512,8,4096", "BF16").walk ==
+          element_walk::indexed);
 }
 
 TEST_CASE("element walks: cost() charges the busiest core's elements at the engine's rate") {

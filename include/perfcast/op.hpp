@@ -52,7 +52,8 @@ enum class op_kind : unsigned char {
 /// (cost.hpp). Set by the factories and the profile mapping from the shapes and dtypes alone.
 enum class element_walk : std::uint8_t {
     vector,      // contiguous operands of the output's shape (or none): the vectorized path
-    indexed,     // an operand broadcast along an axis, or a widening floating-point cast
+    indexed,     // an operand broadcast along an axis, a widening floating-point cast, or a
+                 // copy of a permuted view whose innermost axis stays
     transposed,  // the innermost axis moves: one side strided
 };
 
@@ -463,12 +464,13 @@ constexpr op data_move(op_kind kind, std::int64_t read, std::int64_t written, st
 }
 
 /// Transpose `in`. When the innermost axis moves, every element is its own contiguous run (and
-/// the op is walked transposed: element_walk).
+/// the op is walked transposed: element_walk); when it stays, the copy of a permuted view is
+/// walked by index.
 [[nodiscard]] constexpr op transpose(const shape& in, dtype t, bool inner_axis_moves = true) {
     const std::int64_t n = in.elements("transpose input");
     op r = detail::data_move(op_kind::transpose, n, n, inner_axis_moves ? 1 : in.inner(), t,
                              "transpose");
-    if (inner_axis_moves) r.walk = element_walk::transposed;
+    r.walk = inner_axis_moves ? element_walk::transposed : element_walk::indexed;
     return r;
 }
 

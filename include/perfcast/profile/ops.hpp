@@ -850,12 +850,19 @@ namespace detail {
         e.uncounted = is_heavy_type(r.op_type);
         if (kind == op_kind::cast) e.kind = op_kind::cast;
         // How the kernel walks its elements (element_walk; priced where the chip's library
-        // walks them so: engine_spec::walk_rate). A Transpose row's innermost axis is taken to
-        // move (the row has no permutation); a reduction read above is none of these.
-        if (r.op_type == "Transpose" && *out_elems > 1) e.walk = element_walk::transposed;
-        else if ((!list && broadcast) ||
-                 (kind == op_kind::cast && perfcast::detail::widens(*t, e.out_type)))
+        // walks them so: engine_spec::walk_rate). A Transpose row gives no permutation: its
+        // innermost axis moves when it is 2-D or the innermost sizes differ; otherwise it is
+        // taken to stay, a copy of a permuted view walked by index. A reduction read above is
+        // none of these.
+        if (r.op_type == "Transpose" && !r.input_shapes.empty()) {
+            const tensor_shape& x = r.input_shapes[0];
+            e.walk = x.rank() <= 2 || x.inner() != r.output_shapes[0].inner()
+                         ? element_walk::transposed
+                         : element_walk::indexed;
+        } else if ((!list && broadcast) ||
+                   (kind == op_kind::cast && perfcast::detail::widens(*t, e.out_type))) {
             e.walk = element_walk::indexed;
+        }
         // A kernel writes every output it lists: ApplyAdamW its var, m and v, LayerNormV3 its
         // y, mean and rstd. The work stays the first output's elements.
         if (r.output_shapes.size() > 1 && !list) {
