@@ -24,8 +24,9 @@ op op_of_row(const std::string& type, const std::string& in_shapes, const std::s
     const std::string text =
         "Name,Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
         "Output Shapes,Output Data Types\n"
-        "x," + type + ",AI_VECTOR_CORE,10,132,\"" + in_shapes + "\"," + in_types + ",\"" +
-        out_shape + "\"," + out_type + "\n";
+        "x," +
+        type + ",AI_VECTOR_CORE,10,132,\"" + in_shapes + "\"," + in_types + ",\"" + out_shape +
+        "\"," + out_type + "\n";
     const auto t = profile::parse_kernel_details(text);
     REQUIRE(t.rows.size() == 1);
     const auto o = profile::op_of(t.rows[0]);
@@ -78,14 +79,12 @@ TEST_CASE("element walks: the profile mapping reads them off a row's shapes and 
     CHECK(op_of_row("Mul", "8,4096;8,4096", "BF16;BF16", "8,4096", "BF16").walk ==
           element_walk::vector);
     // A scalar operand ([] or one element) is not walked.
-    CHECK(op_of_row("Mul", "8,4096;1", "BF16;BF16", "8,4096", "BF16").walk ==
-          element_walk::vector);
+    CHECK(op_of_row("Mul", "8,4096;1", "BF16;BF16", "8,4096", "BF16").walk == element_walk::vector);
     // An input that does not broadcast to the output, or is of another dtype, is not one: an
     // embedding's [64] int64 indices against its [64, 64] output.
     CHECK(op_of_row("GatherV2", "1000000,64;64", "BF16;INT64", "64,64", "BF16").walk ==
           element_walk::vector);
-    CHECK(op_of_row("Mul", "8,4096;8", "BF16;BF16", "8,4096", "BF16").walk ==
-          element_walk::vector);
+    CHECK(op_of_row("Mul", "8,4096;8", "BF16;BF16", "8,4096", "BF16").walk == element_walk::vector);
     CHECK(op_of_row("Cast", "4,4096", "BF16", "4,4096", "FLOAT").walk == element_walk::indexed);
     CHECK(op_of_row("Cast", "4,4096", "FLOAT", "4,4096", "BF16").walk == element_walk::vector);
     CHECK(op_of_row("Transpose", "64,4096", "BF16", "4096,64", "BF16").walk ==
@@ -172,8 +171,7 @@ TEST_CASE("element walks: impossible rates and heads are rejected, naming the fi
         CHECK_THROWS_WITH_AS((void)validate(c), doctest::Contains("vector.walk_rate"), error);
         c = chips::h200_sxm;
         c.vector.transpose_rate = bad;
-        CHECK_THROWS_WITH_AS((void)validate(c), doctest::Contains("vector.transpose_rate"),
-                             error);
+        CHECK_THROWS_WITH_AS((void)validate(c), doctest::Contains("vector.transpose_rate"), error);
     }
     chip c = chips::h200_sxm;
     c.vector.walk_head = duration{-0.5, units::us};

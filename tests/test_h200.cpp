@@ -86,7 +86,7 @@ TEST_CASE("the Hopper heads are what the head fit finds on the H200 rows") {
         const double launch = (cube ? o.launch : o.vector_launch).in(units::us);
         const double per_core = (cube ? o.per_core : o.vector_per_core).in(units::us);
         CHECK(std::abs(f.launch.in(units::us)-launch) <= 0.005 + 1e-9);
-        CHECK(std::abs(f.per_core.in(units::us) - per_core) <= 0.0005 + 1e-9);
+        CHECK(std::abs(f.per_core.in(units::us)-per_core) <= 0.0005 + 1e-9);
     }
 }
 
@@ -314,8 +314,8 @@ walked_rows h200_walked() {
 double mean_log_error(const chip& c, const std::vector<walked_rows::row>& rows) {
     double sum = 0;
     for (const auto& g : rows)
-        sum += std::abs(std::log(cost(c, g.o, core_count{g.cores}).latency.in(units::us) /
-                                 g.measured_us));
+        sum += std::abs(
+            std::log(cost(c, g.o, core_count{g.cores}).latency.in(units::us) / g.measured_us));
     return sum / static_cast<double>(rows.size());
 }
 
@@ -343,8 +343,7 @@ TEST_CASE("H200: the walk rates and head are the least |log| error fit on the wa
     double best = 1e300, best_rate = 0, best_head = 0;
     for (int i = 0; i <= 50; ++i) {
         for (int j = 0; j <= 60; ++j) {
-            const double e =
-                mean_log_error(with_walk(0.5 + 0.05 * i, 0.05 * j, tr), w.indexed);
+            const double e = mean_log_error(with_walk(0.5 + 0.05 * i, 0.05 * j, tr), w.indexed);
             if (e < best) {
                 best = e;
                 best_rate = 0.5 + 0.05 * i;
@@ -355,8 +354,8 @@ TEST_CASE("H200: the walk rates and head are the least |log| error fit on the wa
     CHECK(std::abs(best_rate - rate) <= 0.05 + 1e-9);
     CHECK(std::abs(best_head - head) <= 0.05 + 1e-9);
     const double at = mean_log_error(with_walk(rate, head, tr), w.indexed);
-    for (const auto& [dr, dh] : {std::pair{0.01, 0.0}, std::pair{-0.01, 0.0},
-                                 std::pair{0.0, 0.01}, std::pair{0.0, -0.01}}) {
+    for (const auto& [dr, dh] : {std::pair{0.01, 0.0}, std::pair{-0.01, 0.0}, std::pair{0.0, 0.01},
+                                 std::pair{0.0, -0.01}}) {
         CAPTURE(dr);
         CAPTURE(dh);
         CHECK(at <= mean_log_error(with_walk(rate + dr, head + dh, tr), w.indexed));

@@ -307,9 +307,8 @@ TEST_CASE("ini: bf16 vector arithmetic follows the file's intrinsic map") {
     CHECK(p.spec.cube.narrow_rows_2 == 0.5);
     CHECK(p.spec.vector.walk_rate == 2.5);
     CHECK(p.spec.vector.walk_head.in(units::us) == doctest::Approx(0.3));
-    for (const char* field :
-         {"vector.uncounted_work", "cube.narrow_rows_4", "cube.narrow_rows_2", "vector.walk_rate",
-          "vector.transpose_rate", "vector.walk_head"}) {
+    for (const char* field : {"vector.uncounted_work", "cube.narrow_rows_4", "cube.narrow_rows_2",
+                              "vector.walk_rate", "vector.transpose_rate", "vector.walk_head"}) {
         CAPTURE(field);
         CHECK(std::find(p.from_base.begin(), p.from_base.end(), field) != p.from_base.end());
     }

@@ -280,8 +280,9 @@ constexpr const chip& validate(const chip& c) {
                                        std::pair{c.cube.narrow_rows_2, "cube.narrow_rows_2"}}) {
         PERFCAST_EXPECTS(share > 0 && share <= 1, where, field, share, "a share in (0, 1]");
     }
-    for (const auto& [rate, field] : {std::pair{c.vector.walk_rate, "vector.walk_rate"},
-                                      std::pair{c.vector.transpose_rate, "vector.transpose_rate"}}) {
+    for (const auto& [rate, field] :
+         {std::pair{c.vector.walk_rate, "vector.walk_rate"},
+          std::pair{c.vector.transpose_rate, "vector.transpose_rate"}}) {
         PERFCAST_EXPECTS(rate == 0 || (rate >= 1e-6 && rate <= 1e9), where, field, rate,
                          "0 (not modelled) or a rate in [1e-6, 1e9] elements per cycle per core");
     }

@@ -375,9 +375,11 @@ namespace detail {
 /// The cost terms of `o` (validated) in tiling `t` on at most `limit` cores of `e`. Always
 /// inlined: left to GCC 12's heuristics, a test on the op's element walk in cost() made it stop
 /// inlining this into the 910B1 sweep of bench/bench_cost.cpp, 13.6 -> 20.7 ns an op.
-[[nodiscard, gnu::always_inline]] inline constexpr op_cost cost_terms(const chip& c, const op& o, const tiling& t,
-                                           core_count limit, const model_params& p,
-                                           const engine_spec& e) {
+[[nodiscard, gnu::always_inline]] inline constexpr op_cost cost_terms(const chip& c, const op& o,
+                                                                      const tiling& t,
+                                                                      core_count limit,
+                                                                      const model_params& p,
+                                                                      const engine_spec& e) {
     const double rate = e.ops_per_cycle_for(rate_type(e, o));
     const std::int64_t b64 = t.work_units < limit.value ? t.work_units : limit.value;
     const int b = static_cast<int>(b64);

@@ -54,9 +54,10 @@ inline constexpr overhead_spec default_gpu_overheads{
 /// and vector 1.37 us + 0.000 us per SM (the head-bound rows: a 4096-element Add runs 0.90 us with
 /// its inputs in L2 and 1.26 us from HBM, a fill 0.70 us; docs/validation.md, "Measured on an
 /// H200"); the vector head was 1.40 us + 0.001 us per SM before the element walks
-/// (hopper_walk_rate below), with which it is fitted: each the other's fit, a fixed point. The A100 keeps the defaults: vidur's A100 rows, which sum an operator's kernels at 1 us
-/// resolution, score worse with these heads (28.6 -> 35.9 %). Calibrate: `calibrate` fits both
-/// heads (`head.cube.*`, `head.vector.*`) from a profile's short kernels.
+/// (hopper_walk_rate below), with which it is fitted: each the other's fit, a fixed point. The A100
+/// keeps the defaults: vidur's A100 rows, which sum an operator's kernels at 1 us resolution, score
+/// worse with these heads (28.6 -> 35.9 %). Calibrate: `calibrate` fits both heads (`head.cube.*`,
+/// `head.vector.*`) from a profile's short kernels.
 inline constexpr overhead_spec hopper_overheads = [] {
     overhead_spec o = default_gpu_overheads;
     o.launch = duration{1.59, units::us};
@@ -91,10 +92,10 @@ inline constexpr double hopper_narrow_rows_2 = 0.145;
 /// bound by HBM). Each the least mean |log(predicted / measured)| on the file's 50 rows of the
 /// first kind (rate in steps of 0.01, head of 0.01 us, searched together) and 16 of the second
 /// (steps of 0.005, with that head), with the vector head of hopper_overheads, which was refitted
-/// with these in place until neither moved; tests/test_h200.cpp repeats the search. Shapes and dtypes of
-/// none of these rows, measured before this fit (h200_unseen.csv), score it (docs/validation.md).
-/// An assumption for the H100 (same SMs and library). Calibrate: time a broadcast Mul, an
-/// upcast and a transpose of a few hundred MB against a same-shape Add.
+/// with these in place until neither moved; tests/test_h200.cpp repeats the search. Shapes and
+/// dtypes of none of these rows, measured before this fit (h200_unseen.csv), score it
+/// (docs/validation.md). An assumption for the H100 (same SMs and library). Calibrate: time a
+/// broadcast Mul, an upcast and a transpose of a few hundred MB against a same-shape Add.
 inline constexpr double hopper_walk_rate = 1.49;
 inline constexpr double hopper_transpose_rate = 0.595;
 inline constexpr duration hopper_walk_head{0.62, units::us};
