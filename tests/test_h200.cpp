@@ -354,8 +354,10 @@ TEST_CASE("H200: the walk rates and head are the least |log| error fit on the wa
     CHECK(std::abs(best_rate - rate) <= 0.05 + 1e-9);
     CHECK(std::abs(best_head - head) <= 0.05 + 1e-9);
     const double at = mean_log_error(with_walk(rate, head, tr), w.indexed);
-    for (const auto& [dr, dh] : {std::pair{0.01, 0.0}, std::pair{-0.01, 0.0}, std::pair{0.0, 0.01},
-                                 std::pair{0.0, -0.01}}) {
+    for (const auto& step : {std::pair{0.01, 0.0}, std::pair{-0.01, 0.0}, std::pair{0.0, 0.01},
+                             std::pair{0.0, -0.01}}) {
+        const double dr = step.first;  // not a structured binding: CAPTURE takes it by reference
+        const double dh = step.second;
         CAPTURE(dr);
         CAPTURE(dh);
         CHECK(at <= mean_log_error(with_walk(rate + dr, head + dh, tr), w.indexed));
