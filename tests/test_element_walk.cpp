@@ -11,6 +11,7 @@
 #include <perfcast/chips.hpp>
 #include <perfcast/cost.hpp>
 #include <perfcast/op.hpp>
+#include <perfcast/profile/calibrate_stages.hpp>
 #include <perfcast/profile/kernel_reader.hpp>
 #include <perfcast/profile/ops.hpp>
 
@@ -139,11 +140,11 @@ TEST_CASE("element walks: cost() charges the busiest core's elements at the engi
           doctest::Approx(7944.0 * 16.0 / 0.5 / 1.98e9 * 1e6).epsilon(1e-9));
 }
 
-TEST_CASE("element walks: no rate, no change (every preset but the Hopper ones)") {
+TEST_CASE("element walks: no rate, no change (the Ascend presets)") {
     const op mul = elementwise_broadcast(shape{1024, 4096}, shape{4096}, dtype::fp16);
     const op up = cast(1 << 20, dtype::fp16, dtype::fp32);
     const op t = transpose(shape{1024, 4096}, dtype::fp16);
-    for (const chip* c : {&chips::ascend910b1, &chips::a100_80gb_sxm}) {
+    for (const chip* c : {&chips::ascend910b1, &chips::ascend310p3}) {
         CAPTURE(c->name.view());
         CHECK(c->vector.walk_rate == 0);
         CHECK(c->vector.transpose_rate == 0);
@@ -154,8 +155,18 @@ TEST_CASE("element walks: no rate, no change (every preset but the Hopper ones)"
             CHECK(a.memory.in(units::us) == b.memory.in(units::us));
         }
     }
-    // The Hopper presets walk; a cube op ignores the flag.
-    CHECK(cost(chips::h100_sxm, mul).latency > cost(chips::h100_sxm, unwalked(mul)).latency);
+    // Every GPU preset walks (the Ampere ones at Hopper's rates, without the walk's head: their
+    // default kernel head is larger than a walked Hopper kernel's head and walk head together);
+    // a cube op ignores the flag.
+    for (const auto& p : chips::all_presets()) {
+        CAPTURE(p.name);
+        const bool gpu = p.spec.aicpu.cores == 0;
+        CHECK(p.spec.vector.walk_rate == (gpu ? chips::hopper_walk_rate : 0.0));
+        CHECK(p.spec.vector.transpose_rate == (gpu ? chips::hopper_transpose_rate : 0.0));
+        const bool hopper = gpu && p.spec.vector.cores == 132;
+        CHECK(p.spec.vector.walk_head == (hopper ? chips::hopper_walk_head : duration{}));
+        if (gpu) CHECK(cost(p.spec, mul).latency > cost(p.spec, unwalked(mul)).latency);
+    }
     op gemm = matmul(512, 512, 512, dtype::bf16);
     op marked = gemm;
     marked.walk = element_walk::indexed;
@@ -176,4 +187,64 @@ TEST_CASE("element walks: impossible rates and heads are rejected, naming the fi
     chip c = chips::h200_sxm;
     c.vector.walk_head = duration{-0.5, units::us};
     CHECK_THROWS_WITH_AS((void)validate(c), doctest::Contains("vector.walk_head"), error);
+    // A walked op's share of the walk (op::walk_work, a calibrated factor) must be a factor.
+    op mul = elementwise_broadcast(shape{64, 4096}, shape{4096}, dtype::bf16);
+    for (const double bad : {0.0, -1.0, 1e7, std::numeric_limits<double>::quiet_NaN()}) {
+        CAPTURE(bad);
+        mul.walk_work = bad;
+        CHECK_THROWS_WITH_AS((void)cost(chips::h200_sxm, mul), doctest::Contains("op.walk_work"),
+                             error);
+        CHECK_NOTHROW((void)cost(chips::h200_sxm, unwalked(mul)));  // read for walked ops only
+    }
+}
+
+TEST_CASE("element walks: GPU rope and gated activation rows walk by index, norms do not") {
+    // sarathi-serve's and vLLM's rope and silu_and_mul kernels loop over a row's elements one
+    // at a time (profile/ops.hpp's traits cite them); their norms reduce the row (row floor).
+    const op rope = op_of_row("ApplyRotaryPosEmb", "4096,9216;4096,128;4096",
+                              "FLOAT16;FLOAT16;INT64", "4096,9216", "FLOAT16");
+    const op glu =
+        op_of_row("SwiGlu", "4096,28672;4096,28672", "FLOAT16;FLOAT16", "4096,28672", "FLOAT16");
+    const op norm =
+        op_of_row("RmsNorm", "4096,8192;8192", "FLOAT16;FLOAT16", "4096,8192", "FLOAT16");
+    CHECK(rope.walk == element_walk::indexed);
+    CHECK(glu.walk == element_walk::indexed);
+    CHECK(norm.walk == element_walk::vector);
+    CHECK(norm.row_threads == 1024);
+    CHECK(rope.work_units == 4096);  // a row per work unit: per-row parallelism
+    // The rowwise factory takes the walk as an option.
+    CHECK(rowwise(8, 4096, dtype::fp16, {.walk = element_walk::indexed}).walk ==
+          element_walk::indexed);
+    CHECK(rowwise(8, 4096, dtype::fp16).walk == element_walk::vector);
+    // By hand on the A100 (108 SMs, 1410 MHz, 1.49 elements per SM cycle): 4096 rows of 9216
+    // outputs, 38 rows on the busiest SM (ceil(4096 / 108)), 350,208 elements: 235,039 cycles,
+    // 166.7 us. vidur measured 174 us for this Llama-2-70B rope on an A100 (docs/validation.md).
+    const op_cost c = cost(chips::a100_80gb_sxm, rope);
+    CHECK(c.compute.in(units::us) ==
+          doctest::Approx(38.0 * 9216.0 / 1.49 / 1.41e9 * 1e6).epsilon(1e-9));
+    // On an Ascend preset (no walk rate) the flag changes nothing.
+    CHECK(cost(chips::ascend910b1, rope).latency.in(units::us) ==
+          cost(chips::ascend910b1, unwalked(rope)).latency.in(units::us));
+}
+
+TEST_CASE("element walks: a type's own calibrated factor scales its walk") {
+    // calibrate's stage 2 fits a type's factor on its whole time (calibrate_stages.hpp
+    // with_work); calibration::applied gives the walk the same factor, and only a type's own
+    // one: the factor of heavy types without one corrects assumed operation counts.
+    const op glu =
+        op_of_row("SwiGlu", "1024,11008;1024,11008", "FLOAT16;FLOAT16", "1024,11008", "FLOAT16");
+    REQUIRE(glu.walk == element_walk::indexed);
+    profile::calibration cal;
+    cal.unseen_heavy_factor = 2.0;
+    const op heavy = cal.applied(glu, "SwiGlu");
+    CHECK(heavy.walk_work == 1.0);
+    CHECK(heavy.ops_per_unit == doctest::Approx(2.0 * glu.ops_per_unit));
+    cal.work_factor["SwiGlu"] = 0.5;
+    const op own = cal.applied(glu, "SwiGlu");
+    CHECK(own.walk_work == 0.5);
+    CHECK(profile::detail::with_work(glu, 0.5).walk_work == 0.5);
+    // Half the walk's work, half its compute term, where the walk sets it.
+    const chip& a100 = chips::a100_80gb_sxm;
+    CHECK(cost(a100, own).compute.in(units::us) ==
+          doctest::Approx(0.5 * cost(a100, glu).compute.in(units::us)).epsilon(1e-9));
 }

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstddef>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -309,4 +310,106 @@ TEST_CASE("converter output: quoted shapes, durations with 3 decimals") {
           "Output Shapes,Output Data Types\n"
           "attn_pre_proj T=5 tp=2 line=7,MatMul,AI_CORE,12.346,108,\"5,4096;3072,4096\","
           "fp16;fp16,\"5,3072\",fp16\n");
+}
+
+namespace {
+
+/// Every row of a vidur file of tests/data/gpu/ (its median columns), converted with the chip's
+/// SMs as Block Dim.
+std::vector<profile::kernel_row> vidur_rows(const std::string& file, int sms) {
+    const std::string path = PERFCAST_SOURCE_DIR "/tests/data/gpu/" + file;
+    std::ifstream f(path, std::ios::binary);
+    REQUIRE(f.good());
+    const auto mlp = vidur::read_mlp(f, path, vidur::statistic::median);
+    std::ostringstream out;
+    (void)vidur::write_profile(out, mlp, sms);
+    return profile::parse_kernel_details(out.str(), file).rows;
+}
+
+bool any_row(const profile::kernel_row&) { return true; }
+
+/// Each file's every row (10440 each), uncalibrated on `c`, within `bound` MAPE.
+void check_uncalibrated(std::initializer_list<const char*> files, const chip& c, double bound) {
+    for (const char* file : files) {
+        CAPTURE(file);
+        const auto rows = vidur_rows(file, c.vector.cores);
+        REQUIRE(rows.size() == 10440);
+        const auto s = profile::score_rows(c, rows, {}, any_row);
+        MESSAGE(std::string(file) << ": MAPE " << 100.0 * s.overall.mape << " %");
+        CHECK(s.overall.mape <= bound);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("vidur's other models on the H100: each within 35 % uncalibrated" *
+          doctest::test_suite("heavy")) {
+    // Four models whose measurements were read only after every rule they score was fixed but
+    // the rope and gated-activation walks (docs/validation.md, "Unseen models and an unseen GPU"):
+    // Llama-2-70B was looked at to choose them, CodeLlama-34B, InternLM-20B and Qwen-72B were
+    // scored once before (35.2-37.3 %) and once after (27.3-29.6 %). 35 % is issue 13's goal.
+    check_uncalibrated(
+        {"vidur_h100_llama2-70b_mlp_median.csv", "vidur_h100_codellama-34b_mlp_median.csv",
+         "vidur_h100_internlm-20b_mlp_median.csv", "vidur_h100_qwen-72b_mlp_median.csv"},
+        chips::h100_sxm, 0.35);
+}
+
+TEST_CASE("GPU rope and gated activations: the element walk takes their error from 50 % to 15 %" *
+          doctest::test_suite("heavy")) {
+    // sarathi-serve's rope and silu_and_mul kernels walk a row's elements one at a time
+    // (profile/ops.hpp); at the Hopper walk rate the H100 Llama-2-70B rows (the file chosen on)
+    // score 13.5 % against 52.1 % without the walk; 25 % and 40 % sit between.
+    const auto rows =
+        vidur_rows("vidur_h100_llama2-70b_mlp_median.csv", chips::h100_sxm.vector.cores);
+    const auto walked = [](const profile::kernel_row& r) {
+        return r.op_type == "ApplyRotaryPosEmb" || r.op_type == "SwiGlu";
+    };
+    chip no_walk = chips::h100_sxm;
+    no_walk.vector.walk_rate = 0;
+    no_walk.vector.transpose_rate = 0;
+    const auto with = profile::score_rows(chips::h100_sxm, rows, {}, walked);
+    const auto without = profile::score_rows(no_walk, rows, {}, walked);
+    REQUIRE(with.overall.rows == 2 * 1044);
+    MESSAGE("with the walk " << 100.0 * with.overall.mape << " %, without "
+                             << 100.0 * without.overall.mape << " %");
+    CHECK(with.overall.mape < 0.25);
+    CHECK(without.overall.mape > 0.40);
+}
+
+TEST_CASE("the A40, a preset written from its datasheet before any A40 row was read" *
+          doctest::test_suite("heavy")) {
+    // Five models measured on an A40 (84 SMs); the preset cites datasheet and whitepaper figures
+    // only. Measured 17.6-22.0 % before the rope and gated-activation walks, 18.2-23.0 % with them
+    // (docs/validation.md). 25 % is the largest of them with room for noise in the last digit of
+    // vidur's times, not a goal: issue 13's uncalibrated goal is 35 %.
+    check_uncalibrated(
+        {"vidur_a40_llama2-7b_mlp_median.csv", "vidur_a40_llama2-70b_mlp_median.csv",
+         "vidur_a40_codellama-34b_mlp_median.csv", "vidur_a40_internlm-20b_mlp_median.csv",
+         "vidur_a40_qwen-72b_mlp_median.csv"},
+        chips::a40_pcie, 0.25);
+}
+
+TEST_CASE("calibrated on Llama-2-7B's small-token rows, other models' A100 rows within 11 %" *
+          doctest::test_suite("heavy")) {
+    // The fit split (tp 1, <= 1024 tokens of Llama-2-7B) calibrates; five other models, every
+    // token count and tensor-parallel degree, are scored: other shapes (widths 4096-8192,
+    // expanded widths 13824-28672, grouped KV heads) from other runs. 11 %: issue 13's calibrated
+    // goal is 10 %, and Llama-3-8B's rows score about 10 % (docs/validation.md).
+    const auto& d = data();
+    double sum = 0;
+    int files = 0;
+    for (const char* file :
+         {"vidur_a100_codellama-34b_mlp_median.csv", "vidur_a100_internlm-20b_mlp_median.csv",
+          "vidur_a100_qwen-72b_mlp_median.csv", "vidur_a100_llama3-8b_mlp_median.csv",
+          "vidur_a100_llama3-70b_mlp_median.csv"}) {
+        CAPTURE(file);
+        const auto rows = vidur_rows(file, chips::a100_80gb_sxm.vector.cores);
+        const auto s =
+            profile::score_rows(chips::a100_80gb_sxm, rows, d.calibrated.fitted, any_row);
+        MESSAGE(std::string(file) << ": MAPE " << 100.0 * s.overall.mape << " %");
+        CHECK(s.overall.mape < 0.11);
+        sum += s.overall.mape;
+        ++files;
+    }
+    CHECK(sum / files <= 0.10);
 }

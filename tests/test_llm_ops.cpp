@@ -519,6 +519,23 @@ TEST_CASE("model file: attention, grouped_matmul, fill and rowwise lines") {
     };
     CHECK_THROWS_WITH_AS(not_a_flag(), doctest::Contains("w.model:1:"), io::model_file_error);
 
+    // walk=: how a rowwise kernel walks its elements (op::walk; GPU rope and gated activations
+    // loop over them one at a time), vector by default.
+    const model r = io::parse_model(
+        "rowwise B,9216 fp16 ops=4 walk=indexed name=rope\n"
+        "rowwise B,9216 fp16 ops=4 walk=vector\n");
+    REQUIRE(r.nodes.size() == 2);
+    CHECK(instantiate(r.nodes[0], 4) ==
+          rowwise(4, 9216, dtype::fp16, {.ops_per_element = 4, .walk = element_walk::indexed}));
+    CHECK(instantiate(r.nodes[1], 4).walk == element_walk::vector);
+    CHECK(instantiate(m.nodes[4], 5).walk == element_walk::vector);
+    const auto bad_walk = [] {
+        (void)io::parse_model("norm B,4096 fp16\nrowwise B,4096 fp16 walk=strided\n", "r.model");
+    };
+    CHECK_THROWS_WITH_AS(bad_walk(), doctest::Contains("r.model:2:26: walk"), io::model_file_error);
+    CHECK_THROWS_WITH_AS(bad_walk(), doctest::Contains("vector, indexed or transposed"),
+                         io::model_file_error);
+
     // GQA groups must divide: 32 query heads over 6 KV heads is an error naming the line.
     const auto bad = [] {
         (void)io::parse_model("attention B,32,1,128;B,6,4096,128 bf16\n", "m.model");

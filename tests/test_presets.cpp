@@ -260,8 +260,22 @@ TEST_CASE("presets: peaks") {
     CHECK(chips::h200_sxm.vector.cores == 132);
     CHECK(chips::h200_sxm.vector.clock.in(units::MHz) == 1980.0);
     CHECK(chips::h200_sxm.memory.ub_size.in(units::B) == 233472.0);
+    // A40 (datasheet, dense): FP16 / BF16 149.7, TF32 74.8 TFLOPS, INT8 299.3 TOPS, FP32 37.4;
+    // 696 GB/s; GA102 whitepaper: 84 SMs, 6 MB L2; CUDA guide (8.6): 1536 threads, 100 KiB.
+    const chip& a40 = chips::a40_pcie;
+    CHECK(a40.peak(engine::cube, dtype::fp16).in(TFLOPS) == doctest::Approx(149.7).epsilon(0.001));
+    CHECK(a40.peak(engine::cube, dtype::bf16).in(TFLOPS) == doctest::Approx(149.7).epsilon(0.001));
+    CHECK(a40.peak(engine::cube, dtype::hf32).in(TFLOPS) == doctest::Approx(74.8).epsilon(0.001));
+    CHECK(a40.peak(engine::cube, dtype::int8).in(TFLOPS) == doctest::Approx(299.3).epsilon(0.001));
+    CHECK(2.0 * a40.peak(engine::vector, dtype::fp32).in(TFLOPS) ==
+          doctest::Approx(37.4).epsilon(0.001));
+    CHECK(a40.memory.hbm_bandwidth.in(units::GBps) == doctest::Approx(696.0));
+    CHECK(a40.memory.l2_size.in(units::MiB) == 6.0);
+    CHECK(a40.memory.ub_size.in(units::KiB) == 100.0);
+    CHECK(a40.vector.cores == 84);
+    CHECK(a40.overhead.core_threads == 1536);
     // Per-SM copy rate x SMs x clock exceeds HBM, so a full-chip stream is HBM-bound.
-    for (const chip* g : {&chips::a100_80gb_sxm, &chips::h100_sxm, &chips::h200_sxm}) {
+    for (const chip* g : {&chips::a100_80gb_sxm, &chips::h100_sxm, &chips::h200_sxm, &a40}) {
         const bandwidth all_sms = g->memory.core_read_rate * g->vector.clock *
                                   static_cast<double>(g->vector.cores);
         CHECK(all_sms > g->memory.hbm_bandwidth);
@@ -272,11 +286,14 @@ TEST_CASE("presets: shared overheads live in one place") {
     for (const auto& p : chips::all_presets()) {
         CAPTURE(p.name);
         const bool gpu = p.spec.aicpu.cores == 0;
-        // Hopper (132 SMs): its heads fitted on the H200 measurements; the A100s: the defaults.
+        // Hopper (132 SMs): its heads fitted on the H200 measurements; the A40 (84 SMs): the
+        // defaults with compute capability 8.6's resident threads; the A100s: the defaults.
         const bool hopper = gpu && p.spec.cube.cores == 132;
-        CHECK(p.spec.overhead == (hopper ? chips::hopper_overheads
-                                  : gpu  ? chips::default_gpu_overheads
-                                         : chips::default_ascend_overheads));
+        const bool ga102 = gpu && p.spec.cube.cores == 84;
+        CHECK(p.spec.overhead == (hopper  ? chips::hopper_overheads
+                                  : ga102 ? chips::ga102_overheads
+                                  : gpu   ? chips::default_gpu_overheads
+                                          : chips::default_ascend_overheads));
     }
     CHECK(chips::default_ascend_overheads.launch.in(units::us) == doctest::Approx(3.0));
     CHECK(chips::default_ascend_overheads.per_core.in(units::us) == doctest::Approx(0.1));
@@ -299,11 +316,17 @@ TEST_CASE("presets: shared overheads live in one place") {
     h.vector_launch = chips::default_gpu_overheads.vector_launch;
     h.vector_per_core = chips::default_gpu_overheads.vector_per_core;
     CHECK(h == chips::default_gpu_overheads);
+    // GA102: only the resident threads differ (CUDA guide, compute capability 8.6: 1536).
+    overhead_spec g = chips::ga102_overheads;
+    CHECK(g.core_threads == 1536);
+    CHECK(chips::default_gpu_overheads.core_threads == 2048);
+    g.core_threads = chips::default_gpu_overheads.core_threads;
+    CHECK(g == chips::default_gpu_overheads);
 }
 
 TEST_CASE("presets: the list is complete, named consistently and validates") {
     const auto presets = chips::all_presets();
-    CHECK(presets.size() == 11);
+    CHECK(presets.size() == 12);
     std::set<std::string_view> names;
     for (const auto& p : presets) {
         CAPTURE(p.name);
@@ -351,6 +374,9 @@ TEST_CASE("presets: lookup by every spelling") {
         {"NVIDIA H100", &chips::h100_sxm},
         {"h200", &chips::h200_sxm},
         {"H200-SXM", &chips::h200_sxm},
+        {"a40", &chips::a40_pcie},
+        {"NVIDIA A40", &chips::a40_pcie},
+        {"A40-48GB", &chips::a40_pcie},
     };
     for (const spelling& s : spellings) {
         CAPTURE(s.text);

@@ -89,8 +89,8 @@ struct engine_spec {
     /// of its transposing copies (element_walk::transposed), and the fixed time such a kernel
     /// adds to the head (its offset set-up): the body is at least the busiest core's elements at
     /// that rate (cost.hpp). 0 (and no time): the library streams them like any other op, as
-    /// on every preset but the Hopper ones (measured on an H200: chips/nvidia.hpp). Read for the
-    /// vector engine.
+    /// on the Ascend presets (the GPU presets' rates were measured on an H200: chips/nvidia.hpp).
+    /// Read for the vector engine.
     double walk_rate = 0;
     double transpose_rate = 0;
     duration walk_head{};
@@ -126,8 +126,8 @@ struct memory_spec {
     /// resident for the next kernel is l2_size / l2_partitions (l2_resident_size). NVIDIA's A100
     /// whitepaper ("The L2 cache is divided into two partitions ... Each L2 partition localizes
     /// and caches data for memory accesses from SMs in the GPCs directly connected to the
-    /// partition"): 2 on the A100, an assumption for the Hopper presets; 1 on Ascend (no source
-    /// describes a split).
+    /// partition"): 2 on the A100, an assumption for the Hopper presets; 1 on Ascend and the A40
+    /// (no source describes a split).
     int l2_partitions = 1;
 
     [[nodiscard]] friend constexpr bool operator==(const memory_spec&, const memory_spec&) = default;

@@ -34,7 +34,7 @@ struct named_chip {
 
 namespace detail {
 
-inline constexpr std::array<named_chip, 11> presets{{
+inline constexpr std::array<named_chip, 12> presets{{
     {"ascend910b1",
      ascend910b1,
      "CANN 8.1.RC1 Ascend910B1.ini; HBM 1.6 TB/s, PCIe 5.0 x16, AI CPU clock, overheads: "
@@ -88,6 +88,11 @@ inline constexpr std::array<named_chip, 11> presets{{
      "NVIDIA H200 datasheet (GH100 compute as H100 SXM); per-SM memory rates, overheads: "
      "assumptions",
      {"h200", "h200-141gb", "h200-sxm5"}},
+    {"a40-pcie",
+     a40_pcie,
+     "NVIDIA A40 datasheet + GA102 whitepaper; resident threads: CUDA guide (8.6); per-SM memory "
+     "rates, overheads: assumptions",
+     {"a40", "a40-48gb"}},
 }};
 
 /// A name folded for matching: lower case, without '-', '_', '.', ' ', and without a leading

@@ -643,7 +643,8 @@ namespace detail {
 /// compute term holds the walk; times the vector efficiency, which cost_terms divides by: the
 /// walk's rate is the library's, measured, not a share of a peak), its head takes
 /// engine_spec::walk_head, and a transposing copy's runs are whole alignment units (its strided
-/// side is in its rate). Without a rate (every preset but the Hopper ones), off the vector
+/// side is in its rate); a calibrated factor of the op's type scales the walk (op::walk_work).
+/// Without a rate (the Ascend presets), off the vector
 /// engine or for an op walked as vectors, `t` as it is. A tiling, not a cost: cost() keeps one
 /// path for every vector op (a second one, returning this op's cost, slowed its sweep).
 [[nodiscard]] constexpr tiling walked(tiling t, const chip& c, const op& o, const model_params& p,
@@ -654,8 +655,8 @@ namespace detail {
     const double rate = e.ops_per_cycle_for(rate_type(e, o));
     if (o.eng != engine::vector || !(walk > 0) || !(rate > 0)) return t;
     const double elements = o.bytes_written / size_of(o.out_type);  // the output's
-    const double per_unit =
-        elements / static_cast<double>(o.work_units) * rate / walk * p.vector_efficiency;
+    const double per_unit = elements / static_cast<double>(o.work_units) * rate / walk *
+                            p.vector_efficiency * o.walk_work;
     if (per_unit > t.ops_per_unit) t.ops_per_unit = per_unit;
     t.extra_head = e.walk_head;
     if (o.walk == element_walk::transposed && t.run < c.alignment) t.run = c.alignment;
@@ -695,6 +696,8 @@ namespace detail {
                      o.vector_ops, "a finite count >= 0");
     PERFCAST_EXPECTS(o.syncs >= 0 && o.syncs <= 1000, where, "op.syncs",
                      static_cast<double>(o.syncs), "a count in [0, 1000]");
+    PERFCAST_EXPECTS(o.walk == element_walk::vector || (o.walk_work > 0 && o.walk_work < 1e6),
+                     where, "op.walk_work", o.walk_work, "a factor in (0, 1e6) for a walked op");
     const double rate = e.ops_per_cycle_for(detail::rate_type(e, o));
     PERFCAST_EXPECTS(o.useful_ops == 0 || rate > 0, where, "dtype", name_of(o.type),
                      "a dtype the op's engine supports on this chip");

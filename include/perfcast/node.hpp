@@ -95,6 +95,7 @@ struct node {
     int outputs = 1;                   // elementwise
     double ops_per_element = 1;        // elementwise
     bool fp32_arithmetic = false;      // elementwise, rowwise: op::fp32_arithmetic
+    element_walk walk = element_walk::vector;  // rowwise: op::walk (a model file's walk=)
     std::int64_t inner = 0;            // elementwise / concat: contiguous run (0: default)
     bool inner_axis_moves = true;      // transpose
     double hot_fraction = 0;           // gather
@@ -323,6 +324,7 @@ inline constexpr std::string_view instantiate_where = "instantiate";
     rowwise_options o;
     o.ops_per_element = n.ops_per_element;
     o.fp32_arithmetic = n.fp32_arithmetic;
+    o.walk = n.walk;
     o.out_type = n.out_type;
     o.out_same_as_in = n.out_same_as_in;
     if (n.shape_count >= 2) {

@@ -8,6 +8,7 @@
 // constexpr arithmetic), are kept together as the one vocabulary of work and bytes.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
@@ -15,6 +16,7 @@
 
 #include "chip.hpp"
 #include "dtype.hpp"
+#include "enum_table.hpp"
 #include "error.hpp"
 #include "shape.hpp"
 #include "units.hpp"
@@ -56,6 +58,14 @@ enum class element_walk : std::uint8_t {
                  // copy of a permuted view whose innermost axis stays
     transposed,  // the innermost axis moves: one side strided
 };
+
+/// element_walk's names, as model files write them (`walk=indexed`, docs/model-file.md).
+inline constexpr std::array<enum_entry<element_walk>, 3> element_walk_names{{
+    {element_walk::vector, "vector"},
+    {element_walk::indexed, "indexed"},
+    {element_walk::transposed, "transposed"},
+}};
+static_assert(covers_enum<element_walk_names>());
 
 /// Cube base tile (output block one core computes at a time): 128 x 256. Source: derived from the
 /// 910B L0C buffer, l0_c_size = 131072 B in CANN 8.1.RC1 Ascend910B*.ini, holding 128 x 256 fp32
@@ -139,6 +149,10 @@ struct op {
     std::uint8_t row_align = 0;
     // Vector ops: how the kernel walks its elements (element_walk; engine_spec::walk_rate).
     element_walk walk = element_walk::vector;
+    // A walked op's work per element relative to the walk's rate (2: half the rate): a
+    // calibrated work factor of its type scales the walk as it scales the rest of its work
+    // (profile calibration's with_work); 1 otherwise.
+    double walk_work = 1;
 
     [[nodiscard]] constexpr flop_count flops() const noexcept {
         return flop_count{useful_ops * (eng == engine::cube ? 2.0 : 1.0), units::flop};
@@ -681,6 +695,10 @@ struct rowwise_options {
     /// floor. Used only on a chip with a row latency (chip::overhead.row_cycles).
     std::int64_t row_threads = 0;
     bool fp32_arithmetic = false;  // 16-bit data widened to fp32 inside (op::fp32_arithmetic)
+    /// How the kernel walks the row's elements (op::walk): element_walk::indexed for a kernel
+    /// that loops over them one at a time, computing each one's offsets (the GPU rope and gated
+    /// activation kernels of vLLM and sarathi-serve; profile/ops.hpp's traits say which types).
+    element_walk walk = element_walk::vector;
 };
 
 /// A row-parallel vector op (RmsNorm, LayerNorm, rotary embedding, SwiGlu): `rows` rows of
@@ -717,6 +735,7 @@ struct rowwise_options {
     r.run = detail::bytes_of(width, t);
     r.fp32_arithmetic = o.fp32_arithmetic;
     r.row_threads = o.row_threads;
+    r.walk = o.walk;
     return r;
 }
 

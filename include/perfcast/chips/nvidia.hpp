@@ -11,8 +11,10 @@
 //  - alignment 32 B: the DRAM sector size, the unit of a memory transaction.
 // Sources: NVIDIA A100 datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf) and Ampere
 // architecture whitepaper; NVIDIA H100 datasheet and Hopper architecture whitepaper; NVIDIA H200
-// datasheet; and a device check on an H200 (SM count, clocks, memory, L2, PCIe, per-SM copy
-// rates, launch costs), which is cited as such. Everything else says "assumption".
+// datasheet; NVIDIA A40 datasheet, the NVIDIA Ampere GA102 GPU architecture whitepaper and the
+// CUDA C++ Programming Guide's limits for compute capability 8.6; and a device check on an H200
+// (SM count, clocks, memory, L2, PCIe, per-SM copy rates, launch costs), which is cited as such.
+// Everything else says "assumption".
 #pragma once
 
 #include "../chip.hpp"
@@ -94,8 +96,13 @@ inline constexpr double hopper_narrow_rows_2 = 0.145;
 /// (steps of 0.005, with that head), with the vector head of hopper_overheads, which was refitted
 /// with these in place until neither moved; tests/test_h200.cpp repeats the search. Shapes and
 /// dtypes of none of these rows, measured before this fit (h200_unseen.csv), score it
-/// (docs/validation.md). An assumption for the H100 (same SMs and library). Calibrate: time a
-/// broadcast Mul, an upcast and a transpose of a few hundred MB against a same-shape Add.
+/// (docs/validation.md). An assumption for the H100 (same SMs and library), and for the A100 and
+/// the A40 (the same rates in elements per SM cycle; no walk head, as their default kernel head
+/// of 3 us + 0.02 us per SM is larger than a walked Hopper kernel's head and walk head
+/// together). sarathi-serve's rope and gated-activation kernels, which walk the same way
+/// (profile/ops.hpp), ran at 1.13-1.43 elements per SM cycle on vidur's A100 and H100 rows, which
+/// this fit did not see (docs/validation.md, "Unseen models and an unseen GPU"). Calibrate: time
+/// a broadcast Mul, an upcast and a transpose of a few hundred MB against a same-shape Add.
 inline constexpr double hopper_walk_rate = 1.49;
 inline constexpr double hopper_transpose_rate = 0.595;
 inline constexpr duration hopper_walk_head{0.62, units::us};
@@ -136,20 +143,30 @@ inline constexpr std::array<tile_shape, max_cube_tiles> gpu_gemm_tiles{{
     {64, 64},
 }};
 
-/// GPU CUDA-core element rates from the FP32 lane count per SM. fp16/bf16 twice (half2);
+/// GPU CUDA-core element rates from the FP32 lane count per SM. fp16/bf16 `half_per_fp32` times
+/// it (2, packed half2, on GA100 and GH100; 1 on GA102, whose whitepaper gives non-tensor FP16
+/// the FP32 peak);
 /// int32 = INT32 lanes per SM; narrower integers one element per lane (assumption: no packing
 /// assumed); int64 a quarter of int32 (assumption: emulated with 32-bit instructions);
 /// fp64 = FP64 lanes per SM.
 [[nodiscard]] constexpr rate_table gpu_vector_rates(double fp32_lanes, double int32_lanes,
-                                                    double fp64_lanes) noexcept {
+                                                    double fp64_lanes,
+                                                    double half_per_fp32 = 2.0) noexcept {
     return make_rates({
-        {dtype::fp32, fp32_lanes},         {dtype::hf32, fp32_lanes},
-        {dtype::fp16, 2.0 * fp32_lanes},   {dtype::bf16, 2.0 * fp32_lanes},
-        {dtype::int32, int32_lanes},       {dtype::uint32, int32_lanes},
-        {dtype::int16, fp32_lanes},        {dtype::uint16, fp32_lanes},
-        {dtype::int8, fp32_lanes},         {dtype::uint8, fp32_lanes},
-        {dtype::bool_, fp32_lanes},        {dtype::int64, int32_lanes / 4.0},
-        {dtype::uint64, int32_lanes / 4.0}, {dtype::fp64, fp64_lanes},
+        {dtype::fp32, fp32_lanes},
+        {dtype::hf32, fp32_lanes},
+        {dtype::fp16, half_per_fp32 * fp32_lanes},
+        {dtype::bf16, half_per_fp32 * fp32_lanes},
+        {dtype::int32, int32_lanes},
+        {dtype::uint32, int32_lanes},
+        {dtype::int16, fp32_lanes},
+        {dtype::uint16, fp32_lanes},
+        {dtype::int8, fp32_lanes},
+        {dtype::uint8, fp32_lanes},
+        {dtype::bool_, fp32_lanes},
+        {dtype::int64, int32_lanes / 4.0},
+        {dtype::uint64, int32_lanes / 4.0},
+        {dtype::fp64, fp64_lanes},
     });
 }
 
@@ -179,7 +196,10 @@ inline constexpr chip a100_80gb_sxm = validate(chip{
              })},
     .vector = {.cores = 108,
                .clock = frequency{1410.0, units::MHz},
-               .ops_per_cycle = detail::gpu_vector_rates(64.0, 64.0, 32.0)},
+               .ops_per_cycle = detail::gpu_vector_rates(64.0, 64.0, 32.0),
+               .walk_rate = hopper_walk_rate,
+               .transpose_rate = hopper_transpose_rate,
+               .walk_head = {}},
     .aicpu = {},
     .memory = {.hbm_size = data_size{80.0, units::GiB},
                .hbm_bandwidth = bandwidth{2039.0, units::GBps},
@@ -278,5 +298,76 @@ inline constexpr chip h200_sxm = validate([] {
     c.memory.l2_size = data_size{60.0, units::MiB};
     return c;
 }());
+
+/// Overheads of the A40 (GA102, compute capability 8.6): the GPU defaults with 1536 resident
+/// threads per SM in place of 2048 (CUDA C++ Programming Guide, "Technical Specifications per
+/// Compute Capability": 8.6 holds 48 warps per SM), which is what the norms' row floor keeps in
+/// flight. Every other figure is the GPU default, an assumption for this chip as for the A100.
+inline constexpr overhead_spec ga102_overheads = [] {
+    overhead_spec o = default_gpu_overheads;
+    o.core_threads = 1536;
+    return o;
+}();
+
+/// NVIDIA A40 (PCIe, GA102). 84 SMs, boost 1740 MHz (the full GA102 of the NVIDIA Ampere GA102
+/// GPU Architecture whitepaper: 10,752 CUDA cores = 84 SMs x 128, as the A40 datasheet lists).
+/// Dense tensor peaks (A40 datasheet, without sparsity): FP16 and BF16 149.7 TFLOPS ->
+/// 149.7e12 / (2 x 84 x 1.74e9) = 512 MAC/cycle/SM; TF32 74.8 -> 256 (our hf32); INT8 299.3
+/// TOPS -> 1024. fp32 without TF32 runs on CUDA cores: FP32 37.4 TFLOPS = 84 x 128 FMA x 2 x
+/// 1.74 GHz -> 128 (as for the A100, an assumption that the cube's fp32 path is the FMA path);
+/// fp64 has no tensor path on GA102: 2 FP64 units per SM (whitepaper: 1/64 of the FP32 rate).
+/// 48 GB GDDR6 at 696 GB/s (datasheet; GB read as GiB as for the A100, an assumption: with ECC
+/// on, the A40's default, the driver reports less; an L40S, also 48 GB GDDR6, reports 46068 MiB,
+/// modal-labs/modal-client pull request 2797; not checked on an A40), L2 6 MB
+/// (whitepaper: 6144 KB), 128 KB L1 / shared memory per SM of which 100 KiB can be shared
+/// memory (whitepaper; CUDA guide, compute capability 8.6), PCIe 4.0 x16 (datasheet).
+/// FP32 lanes 128, INT32 lanes 64 (half of the FP32 datapaths also run INT32), FP64 lanes 2 per
+/// SM (whitepaper); fp16 / bf16 outside the tensor cores at the FP32 rate (the whitepaper's
+/// GA102 table gives the same peak for non-tensor FP16 as for FP32), not twice it as on GA100.
+/// The element walk rates of the Hopper presets (hopper_walk_rate): an assumption that did not
+/// hold for sarathi-serve's rope rows on the A40 (docs/validation.md, "Unseen models and an
+/// unseen GPU": 21.5 -> 30.0 % on Llama-2-70B), kept since the rule was fixed before any A40 row
+/// was scored. Assumptions carried from the A100 preset: the per-SM DRAM and L2 rates, the
+/// GEMM tile list (CUTLASS's SM80 kernels also run on 8.6), 32-byte sectors, the overheads but
+/// the resident threads (ga102_overheads); and one L2 partition (the GA102 whitepaper describes
+/// no split of L2, where the A100's says it has two). No A40 measurement was seen before these
+/// figures were written down (docs/validation.md, "An unseen GPU: the A40").
+inline constexpr chip a40_pcie = validate(chip{
+    .name = "a40-pcie",
+    .cube = {.cores = 84,
+             .clock = frequency{1740.0, units::MHz},
+             .ops_per_cycle = detail::make_rates({
+                 {dtype::fp16, 512.0},
+                 {dtype::bf16, 512.0},
+                 {dtype::hf32, 256.0},
+                 {dtype::int8, 1024.0},
+                 {dtype::uint8, 1024.0},
+                 {dtype::fp32, 128.0},
+                 {dtype::fp64, 2.0},
+             })},
+    .vector = {.cores = 84,
+               .clock = frequency{1740.0, units::MHz},
+               .ops_per_cycle = detail::gpu_vector_rates(128.0, 64.0, 2.0, 1.0),
+               .walk_rate = hopper_walk_rate,
+               .transpose_rate = hopper_transpose_rate,
+               .walk_head = {}},
+    .aicpu = {},
+    .memory = {.hbm_size = data_size{48.0, units::GiB},
+               .hbm_bandwidth = bandwidth{696.0, units::GBps},
+               .l2_size = data_size{6.0, units::MiB},
+               .core_read_rate = detail::gpu_sm_dram_rate,
+               .core_write_rate = detail::gpu_sm_dram_rate,
+               .l2_read_rate = detail::gpu_sm_l2_rate,
+               .ub_size = data_size{100.0, units::KiB},
+               .l1_size = data_size{128.0, units::KiB},
+               .l0a_size = {},
+               .l0b_size = {},
+               .l0c_size = {},
+               .l2_partitions = 1},
+    .alignment = data_size{32.0, units::B},
+    .link = {.pcie_gen = 4, .lanes = 16},
+    .overhead = ga102_overheads,
+    .cube_tiles = detail::gpu_gemm_tiles,
+});
 
 }  // namespace perfcast::chips

@@ -484,6 +484,13 @@ struct key_value {
                 n.inputs = static_cast<int>(lp.integer(kv->value, "inputs", "an integer >= 1"));
             }
             if (const auto* kv = find("fp32")) n.fp32_arithmetic = lp.flag(kv->value, "fp32");
+            if (const auto* kv = find("walk")) {
+                const auto w = parse_in(element_walk_names, kv->value.text);
+                if (!w)
+                    lp.fail(kv->value.column, "walk", kv->value.text,
+                            "vector, indexed or transposed");
+                n.walk = *w;
+            }
         } else {  // a kind without keys of its own: its shapes and dtype (an extension's)
             n = nodes::of_row(*row, shapes, t);
         }

@@ -192,11 +192,13 @@ template <class Set>
     return out;
 }
 
-/// Scales the op's vector work by `f`. A type's fitted factor describes its whole measured
-/// time, so the chip's row-kernel floor (chip::overhead.row_cycles) no longer applies to it.
+/// Scales the op's vector work by `f`, its element walk's included (op::walk_work). A type's
+/// fitted factor describes its whole measured time, so the chip's row-kernel floor
+/// (chip::overhead.row_cycles) no longer applies to it.
 [[nodiscard]] inline op with_work(op o, double f) {
     o.useful_ops *= f;
     o.ops_per_unit *= f;
+    o.walk_work *= f;
     o.row_threads = 0;
     return o;
 }

@@ -94,6 +94,15 @@ struct vector_type_traits {
     /// The kernel widens 16-bit floating-point data (fp16, bf16) and computes in fp32, per its
     /// source (op::fp32_arithmetic; the types marked, with their sources, below the table).
     bool fp32_inside = false;
+    /// The GPU kernel loops over the row's elements one at a time, each thread computing its
+    /// element's offsets (op::walk = element_walk::indexed; priced only where the chip gives a
+    /// walk rate: engine_spec::walk_rate): sarathi-serve's and vLLM's rope
+    /// (csrc/pos_encoding_kernels.cu, rotary_embedding_kernel: one block per token, a head and a
+    /// rotation offset divided out of each element's index, cos and sin gathered by the token's
+    /// position) and gated activation (csrc/activation_kernels.cu, silu_and_mul_kernel: one
+    /// block per token, a scalar loop over the row's pairs). Their norms reduce each row and keep
+    /// the row floor instead (row_reduction).
+    bool walks = false;
 };
 
 inline constexpr std::array<vector_type_traits, 32> vector_types{{
@@ -130,8 +139,12 @@ inline constexpr std::array<vector_type_traits, 32> vector_types{{
      .reads_inputs = true,
      .row_reduction = true,
      .fp32_inside = true},
-    {"ApplyRotaryPosEmb", 4, true},
-    {.type = "SwiGlu", .ops_per_element = 8, .reads_inputs = true, .fp32_inside = true},
+    {.type = "ApplyRotaryPosEmb", .ops_per_element = 4, .reads_inputs = true, .walks = true},
+    {.type = "SwiGlu",
+     .ops_per_element = 8,
+     .reads_inputs = true,
+     .fp32_inside = true,
+     .walks = true},
     {"Silu", 6, true},
     {.type = "RotaryPositionEmbedding",
      .ops_per_element = 4,
@@ -306,9 +319,13 @@ struct calibration {
         o.extra_head += time_at(fixed_time, key);
         o.extra_per_core += time_at(per_core_time, key);
         // A factor fitted to the type's own rows describes their whole time: the chip's default
-        // row-kernel floor (chip::overhead.row_cycles) gives way to it, as calibrate's stage 2
-        // fitted it without the floor (calibrate_stages.hpp with_work).
-        if (own) o.row_threads = 0;
+        // row-kernel floor (chip::overhead.row_cycles) gives way to it, and it scales the
+        // element walk too, as calibrate's stage 2 fitted it (calibrate_stages.hpp with_work).
+        // The factor of heavy types without one corrects assumed operation counts: not a walk.
+        if (own) {
+            o.row_threads = 0;
+            o.walk_work *= f;
+        }
         return o;
     }
 
@@ -594,6 +611,7 @@ namespace detail {
     if (const vector_type_traits* k = traits_of(r.op_type); k != nullptr) {
         if (k->row_reduction) o.row_threads = width < 1024 ? width : 1024;
         o.fp32_arithmetic = k->fp32_inside;
+        if (k->walks) o.walk = element_walk::indexed;
     }
     o.read_elements = read;
     o.out_width = y.inner();
