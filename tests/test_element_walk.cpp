@@ -199,7 +199,7 @@ TEST_CASE("element walks: impossible rates and heads are rejected, naming the fi
 }
 
 TEST_CASE("element walks: GPU rope and gated activation rows walk by index, norms do not") {
-    // sarathi-serve's and vLLM's rope and silu_and_mul kernels loop over a row's elements one
+    // sarathi-serve's rope and silu_and_mul kernels loop over a row's elements one
     // at a time (profile/ops.hpp's traits cite them); their norms reduce the row (row floor).
     const op rope = op_of_row("ApplyRotaryPosEmb", "4096,9216;4096,128;4096",
                               "FLOAT16;FLOAT16;INT64", "4096,9216", "FLOAT16");

@@ -697,7 +697,7 @@ struct rowwise_options {
     bool fp32_arithmetic = false;  // 16-bit data widened to fp32 inside (op::fp32_arithmetic)
     /// How the kernel walks the row's elements (op::walk): element_walk::indexed for a kernel
     /// that loops over them one at a time, computing each one's offsets (the GPU rope and gated
-    /// activation kernels of vLLM and sarathi-serve; profile/ops.hpp's traits say which types).
+    /// activation kernels of sarathi-serve; profile/ops.hpp's traits say which types).
     element_walk walk = element_walk::vector;
 };
 

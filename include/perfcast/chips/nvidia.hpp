@@ -331,7 +331,9 @@ inline constexpr overhead_spec ga102_overheads = [] {
 /// GEMM tile list (CUTLASS's SM80 kernels also run on 8.6), 32-byte sectors, the overheads but
 /// the resident threads (ga102_overheads); and one L2 partition (the GA102 whitepaper describes
 /// no split of L2, where the A100's says it has two). No A40 measurement was seen before these
-/// figures were written down (docs/validation.md, "An unseen GPU: the A40").
+/// figures were written down, but the non-tensor fp16 rate, corrected after the first scoring
+/// from the whitepaper (it moved three figures by 0.1 point; docs/validation.md, "Unseen models
+/// and an unseen GPU").
 inline constexpr chip a40_pcie = validate(chip{
     .name = "a40-pcie",
     .cube = {.cores = 84,

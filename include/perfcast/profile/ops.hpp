@@ -96,7 +96,7 @@ struct vector_type_traits {
     bool fp32_inside = false;
     /// The GPU kernel loops over the row's elements one at a time, each thread computing its
     /// element's offsets (op::walk = element_walk::indexed; priced only where the chip gives a
-    /// walk rate: engine_spec::walk_rate): sarathi-serve's and vLLM's rope
+    /// walk rate: engine_spec::walk_rate): sarathi-serve's rope
     /// (csrc/pos_encoding_kernels.cu, rotary_embedding_kernel: one block per token, a head and a
     /// rotation offset divided out of each element's index, cos and sin gathered by the token's
     /// position) and gated activation (csrc/activation_kernels.cu, silu_and_mul_kernel: one
