@@ -358,7 +358,7 @@ TEST_CASE("GPU rope and gated activations: the element walk takes their error fr
           doctest::test_suite("heavy")) {
     // sarathi-serve's rope and silu_and_mul kernels walk a row's elements one at a time
     // (profile/ops.hpp); at the Hopper walk rate the H100 Llama-2-70B rows (the file chosen on)
-    // score 13.5 % against 52.1 % without the walk; 25 % and 40 % sit between.
+    // score 13.6 % against 52.1 % without the walk; 25 % and 40 % sit between.
     const auto rows =
         vidur_rows("vidur_h100_llama2-70b_mlp_median.csv", chips::h100_sxm.vector.cores);
     const auto walked = [](const profile::kernel_row& r) {

@@ -324,16 +324,16 @@ inline constexpr overhead_spec ga102_overheads = [] {
 /// FP32 lanes 128, INT32 lanes 64 (half of the FP32 datapaths also run INT32), FP64 lanes 2 per
 /// SM (whitepaper); fp16 / bf16 outside the tensor cores at the FP32 rate (the whitepaper's
 /// GA102 table gives the same peak for non-tensor FP16 as for FP32), not twice it as on GA100.
-/// The element walk rates of the Hopper presets (hopper_walk_rate): an assumption that did not
-/// hold for sarathi-serve's rope rows on the A40 (docs/validation.md, "Unseen models and an
-/// unseen GPU": 21.5 -> 30.0 % on Llama-2-70B), kept since the rule was fixed before any A40 row
-/// was scored. Assumptions carried from the A100 preset: the per-SM DRAM and L2 rates, the
-/// GEMM tile list (CUTLASS's SM80 kernels also run on 8.6), 32-byte sectors, the overheads but
-/// the resident threads (ga102_overheads); and one L2 partition (the GA102 whitepaper describes
-/// no split of L2, where the A100's says it has two). No A40 measurement was seen before these
-/// figures were written down, but the non-tensor fp16 rate, corrected after the first scoring
-/// from the whitepaper (it moved three figures by 0.1 point; docs/validation.md, "Unseen models
-/// and an unseen GPU").
+/// The element walk rates of the Hopper presets (hopper_walk_rate): an assumption that made
+/// sarathi-serve's rope rows on the A40 worse (docs/validation.md, "Unseen models and an unseen
+/// GPU": 21.5 -> 30.0 % on Llama-2-70B, small rows the default kernel head already
+/// over-predicts), kept since the rule was fixed before any A40 row was scored. Assumptions carried
+/// from the A100 preset: the per-SM DRAM and L2 rates, the GEMM tile list (CUTLASS's SM80 kernels
+/// also run on 8.6), 32-byte sectors, the overheads but the resident threads (ga102_overheads); and
+/// one L2 partition (the GA102 whitepaper describes no split of L2, where the A100's says it has
+/// two). No A40 measurement was seen before these figures were written down, but the non-tensor
+/// fp16 rate, corrected after the first scoring from the whitepaper (it moved three figures by 0.1
+/// point; docs/validation.md, "Unseen models and an unseen GPU").
 inline constexpr chip a40_pcie = validate(chip{
     .name = "a40-pcie",
     .cube = {.cores = 84,
