@@ -9,7 +9,10 @@
 //   --seed 1 --tasks AI_CORE,AI_VECTOR_CORE`); the same repeated over seeds 1-16 (timing the
 //   whole study).
 //   A100 (vidur's Llama-2-7B profile, tests/data/gpu/, converted by examples/vidur.hpp): the
-//   test split uncalibrated and calibrated on the fit split.
+//   test split uncalibrated and calibrated on the fit split; Qwen-72B's rows with that same
+//   calibration (another model's shapes). Data the model was not tuned on (docs/validation.md,
+//   "Unseen models and an unseen GPU"): vidur's Qwen-72B on the H100 and Llama-2-70B on the A40
+//   (a preset written from its datasheet), uncalibrated.
 #include <benchmark/benchmark.h>
 
 #include <fstream>
@@ -173,5 +176,43 @@ void bm_accuracy_a100_test_calibrated(benchmark::State& state) {
     run(state, s->calibrated, all_rows);
 }
 BENCHMARK(bm_accuracy_a100_test_calibrated)->Unit(benchmark::kMillisecond);
+
+/// Every row of a vidur file of tests/data/gpu/ on chip `c` (its SMs as Block Dim), scored with
+/// `cal`; nothing when the file is not there.
+std::optional<scored_set> vidur_set(const std::string& file, const chip& c,
+                                    const profile::calibration& cal = {}) {
+    const std::string path = PERFCAST_SOURCE_DIR "/tests/data/gpu/" + file;
+    if (!readable(path)) return std::nullopt;
+    std::ifstream f(path, std::ios::binary);
+    std::ostringstream out;
+    (void)vidur::write_profile(out, vidur::read_mlp(f, path), c.vector.cores);
+    return scored_set{c, profile::parse_kernel_details(out.str(), file).rows, cal};
+}
+
+void bm_accuracy_a100_qwen72b_calibrated_on_llama2_7b(benchmark::State& state) {
+    static const std::optional<scored_set> s = [] {
+        const auto& a = a100_test();
+        return a ? vidur_set("vidur_a100_qwen-72b_mlp_median.csv", chips::a100_80gb_sxm,
+                             a->calibrated.cal)
+                 : std::nullopt;
+    }();
+    if (!s) return state.SkipWithError("no vidur A100 files");
+    run(state, *s, all_rows);
+}
+BENCHMARK(bm_accuracy_a100_qwen72b_calibrated_on_llama2_7b)->Unit(benchmark::kMillisecond);
+
+void bm_accuracy_h100_qwen72b_uncalibrated(benchmark::State& state) {
+    static const auto s = vidur_set("vidur_h100_qwen-72b_mlp_median.csv", chips::h100_sxm);
+    if (!s) return state.SkipWithError("no vidur_h100_qwen-72b_mlp_median.csv");
+    run(state, *s, all_rows);
+}
+BENCHMARK(bm_accuracy_h100_qwen72b_uncalibrated)->Unit(benchmark::kMillisecond);
+
+void bm_accuracy_a40_llama2_70b_uncalibrated(benchmark::State& state) {
+    static const auto s = vidur_set("vidur_a40_llama2-70b_mlp_median.csv", chips::a40_pcie);
+    if (!s) return state.SkipWithError("no vidur_a40_llama2-70b_mlp_median.csv");
+    run(state, *s, all_rows);
+}
+BENCHMARK(bm_accuracy_a40_llama2_70b_uncalibrated)->Unit(benchmark::kMillisecond);
 
 }  // namespace
