@@ -11,7 +11,6 @@
 #include <perfcast/chips.hpp>
 #include <perfcast/cost.hpp>
 #include <perfcast/op.hpp>
-#include <perfcast/profile/calibrate_stages.hpp>
 #include <perfcast/profile/kernel_reader.hpp>
 #include <perfcast/profile/ops.hpp>
 
@@ -228,7 +227,7 @@ TEST_CASE("element walks: GPU rope and gated activation rows walk by index, norm
 }
 
 TEST_CASE("element walks: a type's own calibrated factor scales its walk") {
-    // calibrate's stage 2 fits a type's factor on its whole time (calibrate_stages.hpp
+    // calibrate's stage 2 fits a type's factor on its whole time (profile/ops.hpp
     // with_work); calibration::applied gives the walk the same factor, and only a type's own
     // one: the factor of heavy types without one corrects assumed operation counts.
     const op glu =

@@ -192,17 +192,6 @@ template <class Set>
     return out;
 }
 
-/// Scales the op's vector work by `f`, its element walk's included (op::walk_work). A type's
-/// fitted factor describes its whole measured time, so the chip's row-kernel floor
-/// (chip::overhead.row_cycles) no longer applies to it.
-[[nodiscard]] inline op with_work(op o, double f) {
-    o.useful_ops *= f;
-    o.ops_per_unit *= f;
-    o.walk_work *= f;
-    o.row_threads = 0;
-    return o;
-}
-
 /// The terms stage 2 gives one op type: the log of its work factor (0: none) and its fixed time,
 /// added once (op::extra_head) or, `per_core`, per core held (op::extra_per_core); `objective`:
 /// the search's value at them (the penalised sum below).

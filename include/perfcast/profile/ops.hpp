@@ -51,6 +51,17 @@ inline std::int64_t product(const std::vector<std::int64_t>& d, std::size_t from
     for (std::size_t i = from; i < to; ++i) p *= d[i];
     return p;
 }
+/// Scales the op's vector work by its type's own work factor `f`, its element walk's included
+/// (op::walk_work): calibrate's stage 2 fits a factor so (calibrate_stages.hpp) and
+/// calibration::applied applies it so. A type's fitted factor describes its whole measured time,
+/// so the chip's row-kernel floor (chip::overhead.row_cycles) no longer applies to it.
+[[nodiscard]] inline op with_work(op o, double f) {
+    o.useful_ops *= f;
+    o.ops_per_unit *= f;
+    o.walk_work *= f;
+    o.row_threads = 0;
+    return o;
+}
 }  // namespace detail
 
 /// Whether an op type is a matrix multiply (MatMul, BatchMatMul and their V2 / V3 spellings:
@@ -314,18 +325,17 @@ struct calibration {
             ::perfcast::detail::precondition_failed("calibration", field, f,
                                                     "a factor in (0, 1e6)");
         }
-        o.useful_ops *= f;
-        o.ops_per_unit *= f;
+        // A factor fitted to the type's own rows is applied as calibrate's stage 2 fitted it
+        // (detail::with_work: the row floor gives way, the walk scales too). The factor of heavy
+        // types without one corrects assumed operation counts only: not a walk, not the floor.
+        if (own) {
+            o = detail::with_work(o, f);
+        } else {
+            o.useful_ops *= f;
+            o.ops_per_unit *= f;
+        }
         o.extra_head += time_at(fixed_time, key);
         o.extra_per_core += time_at(per_core_time, key);
-        // A factor fitted to the type's own rows describes their whole time: the chip's default
-        // row-kernel floor (chip::overhead.row_cycles) gives way to it, and it scales the
-        // element walk too, as calibrate's stage 2 fitted it (calibrate_stages.hpp with_work).
-        // The factor of heavy types without one corrects assumed operation counts: not a walk.
-        if (own) {
-            o.row_threads = 0;
-            o.walk_work *= f;
-        }
         return o;
     }
 
