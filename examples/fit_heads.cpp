@@ -3,7 +3,7 @@
 // docs/validation.md, "Defaults that hold before calibration").
 //
 //   fit_heads NAME=CHIP:PATH[,PATH...] ... [--score NAME=CHIP:PATH[,PATH...] ...]
-//             [--max-body-us X]
+//             [--max-body-us X] [--load-latency-max-us X]
 //
 // Every profile before --score is a fit profile (several paths: one profile, e.g. two ranks of
 // one run). For each fit profile the heads are fitted on the others and scored on it; then the
@@ -12,7 +12,10 @@
 // context (as `perfcast validate` annotates them); the cube rows fit the cube head, the vector
 // rows the vector head, the AI_CPU rows the AI CPU launch. The scores are each profile's MAPE
 // over its cube and vector rows, and apart over its AI CPU rows, with the chip's own heads and
-// with the fitted ones.
+// with the fitted ones. With --load-latency-max-us X the chips' load latency
+// (chip::overhead.load_latency, which a kernel that reads waits and a fill does not) is fitted
+// first, on [0, X] in steps of X / 100: the one whose vector head fit on every fit profile has the
+// least objective; the heads are then fitted with it.
 //
 // Example (docs/validation.md):
 //   fit_heads 910B1_train=910B1:tests/data/profiles/kernel_details_910B1_train.csv ...
@@ -24,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "perfcast/chips.hpp"
@@ -41,7 +45,9 @@ constexpr std::string_view usage =
     "\n"
     "Fits the cube and vector head costs (launch + per_core x cores) and the AI CPU launch on\n"
     "the profiles before --score, leave-one-profile-out and then on all of them, and scores the\n"
-    "fit on each --score profile (never fitted on).\n";
+    "fit on each --score profile (never fitted on). --max-body-us X: the head-bound rows' longest\n"
+    "body (default 1). --load-latency-max-us X: first fit the load latency a reading kernel waits\n"
+    "and a fill does not, on [0, X].\n";
 
 struct profile_set {
     std::string name;
@@ -182,6 +188,7 @@ int main(int argc, char** argv) {
         // Rows whose body under the preset is at most this are head-bound (the default 1 us:
         // under the vector kernels' measured floor of about 1.3 us; an assumption).
         duration max_body{1.0, units::us};
+        duration latency_max{};  // 0: the chips' load latency as it is
         for (int i = 1; i < argc; ++i) {
             const std::string_view a = argv[i];
             if (a == "-h" || a == "--help") {
@@ -196,6 +203,10 @@ int main(int argc, char** argv) {
                 max_body = duration{std::stod(argv[++i]), units::us};
                 continue;
             }
+            if (a == "--load-latency-max-us" && i + 1 < argc) {
+                latency_max = duration{std::stod(argv[++i]), units::us};
+                continue;
+            }
             (scoring ? score : fit).push_back(load(a));
         }
         if (fit.size() < 2) {
@@ -204,6 +215,16 @@ int main(int argc, char** argv) {
         }
         std::cout << "head-bound rows: body at most " << us(max_body, 2)
                   << " us under the preset\n";
+        if (latency_max > duration{}) {
+            std::vector<profile::chip_rows> sets;
+            for (const profile_set& s : fit) sets.push_back({s.c, s.rows});
+            const auto l = profile::fit_load_latency(std::move(sets), latency_max, max_body);
+            for (profile_set& s : fit) s.c.overhead.load_latency = l.latency;
+            for (profile_set& s : score) s.c.overhead.load_latency = l.latency;
+            std::cout << "load latency fitted on [0, " << us(latency_max, 2)
+                      << "] us: " << us(l.latency, 2) << " us (vector head " << describe(l.vector)
+                      << ")\n";
+        }
         std::cout << "leave one profile out (heads fitted on the others, scored on it):\n";
         for (std::size_t i = 0; i < fit.size(); ++i) {
             const heads h = fit_on(fit, i, max_body);

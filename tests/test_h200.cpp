@@ -95,7 +95,16 @@ TEST_CASE("the Hopper heads are what the head fit finds on the H200 rows") {
         const double per_core = (cube ? o.per_core : o.vector_per_core).in(units::us);
         CHECK(std::abs(f.launch.in(units::us)-launch) <= 0.005 + 1e-9);
         CHECK(std::abs(f.per_core.in(units::us)-per_core) <= 0.0005 + 1e-9);
-    }
+    }  // The load latency: fit_load_latency on [0, 1] us in steps of 0.01 us finds the preset's,
+       // and
+    // the vector head with it; a fill's head-bound rows (0.70 us) are what tell it apart.
+    const auto l = profile::fit_load_latency(
+        {{c, profile::core_ops(c, h200_rows("hot"))}, {c, profile::core_ops(c, h200_rows("cold"))}},
+        duration{1.0, units::us}, max_body);
+    CHECK(std::abs(l.latency.in(units::us)-chips::hopper_overheads.load_latency.in(units::us)) <=
+          0.005 + 1e-9);
+    CHECK(std::abs(l.vector.launch.in(units::us)-chips::hopper_overheads.vector_launch.in(
+              units::us)) <= 0.005 + 1e-9);
 }
 
 TEST_CASE("uncalibrated Hopper presets: the H200 rows and vidur's H100 rows") {
@@ -103,9 +112,9 @@ TEST_CASE("uncalibrated Hopper presets: the H200 rows and vidur's H100 rows") {
     // issue's goal is 35 %). The H200 file was fitted on (the heads), so each half is also
     // scored with the heads fitted on the other half alone (fit_heads' leave-one-out, there).
     const auto rep = uncalibrated(chips::h200_sxm, h200_rows());
-    // 23.8 % (104.5 % with the A100's heads, 31.2 % before the GEMM shares, 27.4 % before the
-    // element walks)
-    CHECK(rep.overall.mape <= 0.24);
+    // 20.7 % (22.6 % before the load latency, 104.5 % with the A100's heads, 31.2 % before the GEMM
+    // shares, 27.4 % before the element walks)
+    CHECK(rep.overall.mape <= 0.21);
     SUBCASE("the GEMMs and the attention kernels") {
         std::size_t seen = 0;
         for (const auto& t : rep.by_type) {
@@ -385,7 +394,8 @@ TEST_CASE("H200 set measured before the element walks: held out from their fit")
     // tests/data/gpu/h200/h200_unseen.csv: PERFCAST_SET=unseen, run at commit 65c71d5 and scored
     // only after the walks were committed (docs/validation.md). "Before" is that commit's model:
     // no walk rates, the vector head 1.40 us + 0.001 us per SM. Its 64 walked rows: 52.9 % MAPE
-    // before, 12.7 % now; the whole set 37.6 -> 29.3 %. Bounds: those figures rounded to the
+    // before, 12.7 % now; the whole set 37.6 -> 27.1 % (29.3 % before the load latency, which
+    // was fitted on the main set after this one was scored). Bounds: those figures rounded to the
     // next whole percent (down for the "before" ones, which must stay high).
     auto rows = h200_rows({}, "h200_unseen.csv");
     REQUIRE(rows.size() == 339);
@@ -398,6 +408,8 @@ TEST_CASE("H200 set measured before the element walks: held out from their fit")
     before.vector.walk_head = duration{};
     before.overhead.vector_launch = duration{1.40, units::us};
     before.overhead.vector_per_core = duration{0.001, units::us};
+    before.overhead.launch = duration{1.59, units::us};  // no load latency then
+    before.overhead.load_latency = duration{};
     const auto walked = [](const profile::kernel_row& r) {
         const auto o = profile::op_of(r);
         return o && o->walk != element_walk::vector;
@@ -406,6 +418,29 @@ TEST_CASE("H200 set measured before the element walks: held out from their fit")
     CHECK(now_walked.rows == 64);
     CHECK(now_walked.mape <= 0.13);
     CHECK(uncalibrated(before, rows, walked).overall.mape >= 0.52);
-    CHECK(uncalibrated(chips::h200_sxm, rows).overall.mape <= 0.30);  // the goal: 35 %
+    CHECK(uncalibrated(chips::h200_sxm, rows).overall.mape <= 0.28);  // the goal: 35 %
     CHECK(uncalibrated(before, rows).overall.mape >= 0.37);
+}
+
+TEST_CASE("H200 fills of the set measured before: held out from the load latency's fit") {
+    // The load latency (chips::hopper_overheads) was fitted on the main set's hot and cold
+    // halves; the unseen set's 28 Fill and ZerosLike rows (other shapes, fp32 among them) score
+    // it: 15.3 % MAPE, and 39.9 % with the heads before it (cube 1.59 us, vector 1.37 us, walk
+    // head 0.62 us, no latency). Bounds: rounded up to the next whole percent, down for the
+    // "before" one, which must stay high.
+    const auto rows = h200_rows({}, "h200_unseen.csv");
+    const auto fills = [](const profile::kernel_row& r) {
+        return r.op_type == "Fill" || r.op_type == "ZerosLike";
+    };
+    chip before = chips::h200_sxm;
+    before.overhead.launch = duration{1.59, units::us};
+    before.overhead.vector_launch = duration{1.37, units::us};
+    before.overhead.load_latency = duration{};
+    before.vector.walk_head = duration{0.62, units::us};
+    const auto now = uncalibrated(chips::h200_sxm, rows, fills).overall;
+    CHECK(now.rows == 28);
+    CHECK(now.mape <= 0.16);
+    CHECK(uncalibrated(before, rows, fills).overall.mape >= 0.39);
+    // The reading rows of the same set did not get worse on the whole: 29.3 % before.
+    CHECK(uncalibrated(before, rows).overall.mape >= 0.29);
 }

@@ -109,6 +109,63 @@ TEST_CASE("head_rows: the engine's rows, their bodies without the head, long bod
     CHECK(profile::head_rows(c, rows, engine::cube, duration{1.0, units::us}).empty());
 }
 
+TEST_CASE("load latency: a kernel that reads waits for it, a fill does not") {
+    // Worked by hand: the head of an op that reads is the engine's head plus the chip's load
+    // latency; a fill (reads nothing) keeps the engine's head alone, calibrated head or not.
+    chip c = *chips::find_chip("910B1");
+    c.overhead.load_latency = duration{0.5, units::us};
+    const op add = elementwise(4096, dtype::fp16);
+    const op zeros = fill(4096, dtype::fp16);
+    const core_count k{4};
+    const duration engine_head = head_time(c, engine::vector, 4);
+    CHECK(cost(c, add, k).head.in(units::us) ==
+          doctest::Approx((engine_head + duration{0.5, units::us}).in(units::us)));
+    CHECK(cost(c, zeros, k).head.in(units::us) == doctest::Approx(engine_head.in(units::us)));
+    model_params p;
+    p.head[static_cast<std::size_t>(engine::vector)] = {true, duration{0.3, units::us}, {}};
+    CHECK(cost(c, add, k, p).head.in(units::us) == doctest::Approx(0.8));
+    CHECK(cost(c, zeros, k, p).head.in(units::us) == doctest::Approx(0.3));
+    // The Ascend presets fold it into their fitted launch (fit_heads finds 0 us on the three fit
+    // profiles); the Hopper presets carry it (tests/test_h200.cpp).
+    CHECK(chips::default_ascend_overheads.load_latency == duration{});
+    c.overhead.load_latency = duration{-1, units::us};
+    CHECK_THROWS_WITH_AS((void)validate(c), doctest::Contains("overhead.load_latency"), error);
+}
+
+TEST_CASE("fit_load_latency recovers a known latency from fills and reading kernels") {
+    // Synthetic measurements from a chip whose truth is launch 0.6 us, no per-core term and a
+    // load latency of 0.4 us: an Add and a fill at a few sizes and core counts, measured as the
+    // model prices them with that truth. The search (steps of 0.01 us on [0, 1] us) must find
+    // 0.4 us and the launch with it; without fills the latency would not be told from the launch.
+    chip truth = *chips::find_chip("910B1");
+    truth.overhead.vector_launch = duration{0.6, units::us};
+    truth.overhead.vector_per_core = duration{};
+    truth.overhead.load_latency = duration{0.4, units::us};
+    std::vector<profile::measured_op> rows;
+    for (const std::int64_t n : {1024, 4096, 16384}) {
+        for (const int b : {1, 4, 8}) {
+            for (const op& o : {elementwise(n, dtype::fp16), fill(n, dtype::fp16)}) {
+                rows.push_back({o, b, cost(truth, o, core_count{b}).latency,
+                                o.kind == op_kind::fill ? "Fill" : "Add"});
+            }
+        }
+    }
+    chip start = truth;  // what the search is handed: another launch and no latency
+    start.overhead.vector_launch = duration{1.35, units::us};
+    start.overhead.load_latency = duration{};
+    // Every row is a head row (a body limit of 1 s): the largest Add on one core has a body of
+    // over 1 us, which the default limit would leave out.
+    const auto f = profile::fit_load_latency({{start, rows}}, duration{1.0, units::us},
+                                             duration{1e6, units::us});
+    CHECK(f.latency.in(units::us) == doctest::Approx(0.4).epsilon(1e-9));
+    CHECK(f.vector.launch.in(units::us) == doctest::Approx(0.6).epsilon(1e-3));
+    CHECK(f.vector.objective < 1e-3);
+    CHECK(f.vector.rows == rows.size());
+    CHECK_THROWS_AS((void)profile::fit_load_latency({{start, rows}}, duration{-1, units::us},
+                                                    duration{1.0, units::us}),
+                    error);
+}
+
 TEST_CASE("the Ascend vector head is what the fit finds on the three fit profiles") {
     // examples/fit_heads.cpp on the fit profiles of docs/validation.md: the preset's constants
     // are its output rounded to 0.05 us and 0.01 us per core, so they must be within half of

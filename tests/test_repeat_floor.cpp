@@ -12,6 +12,8 @@
 #include "support.hpp"
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 using namespace perfcast;
 
@@ -92,10 +94,10 @@ TEST_CASE("twin floor: scored rows against the fit rows' measurement of the same
         "Add,AI_VECTOR_CORE,2,8,\"4096;4096\",FLOAT16;FLOAT16,\"4096\",FLOAT16\n";
     const auto fit = profile::parse_kernel_details(fit_text, "fit.csv").rows;
     const auto test = profile::parse_kernel_details(test_text, "test.csv").rows;
-    const auto twins = profile::median_by_op(fit);
-    REQUIRE(twins.size() == 2);
+    const auto ref = profile::reference_of(fit);
+    REQUIRE(ref.op_median.size() == 2);
     const profile::error_report rep =
-        profile::score_rows(chips::ascend910b1, test, {}, profile::all_rows, nullptr, &twins);
+        profile::score_rows(chips::ascend910b1, test, {}, profile::all_rows, nullptr, &ref);
     REQUIRE(rep.overall.rows == 4);
     CHECK(rep.twinned_rows == 2);
     CHECK(rep.rows[0].twinned);
@@ -108,7 +110,7 @@ TEST_CASE("twin floor: scored rows against the fit rows' measurement of the same
     // The model's own errors on the same two rows, beside it.
     CHECK(rep.twin_model.rows == 2);
     CHECK(rep.twin_model.mape == doctest::Approx((rep.rows[0].ape + rep.rows[1].ape) / 2));
-    // Without `twins` no row is compared.
+    // Without a fit reference no row is compared.
     CHECK(profile::score_rows(chips::ascend910b1, test).twinned_rows == 0);
 }
 
@@ -136,4 +138,85 @@ TEST_CASE("validate --fit --test: the rows the fit rows measured too, beside the
         {"--chip", "910B1", "--test", dir + "torchnpu_2023_cann70_rank1" + k, "--format", "json"});
     REQUIRE(alone.status == 0);
     CHECK(alone.out.find("fit_twins") == std::string::npos);
+}
+
+TEST_CASE("breakdown: the errors by bound and by whether the fit rows held the op type") {
+    // Fit rows: one Add. Scored: a small Add (held; a 4096-element kernel on 8 cores is
+    // head-bound on the 910B1: its head, 1.35 + 8 x 0.12 us, dwarfs a body of a few tens of ns),
+    // a 64M-element Add on 48 cores (held; memory-bound: 384 MB moved), a small Sub (a type the
+    // fit rows lack; head-bound).
+    const std::string head =
+        "Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,Output "
+        "Shapes,Output Data Types\n";
+    const auto fit =
+        profile::parse_kernel_details(
+            head + "Add,AI_VECTOR_CORE,2,8,\"4096;4096\",FLOAT;FLOAT,\"4096\",FLOAT\n", "fit.csv")
+            .rows;
+    const auto test =
+        profile::parse_kernel_details(
+            head +
+                "Add,AI_VECTOR_CORE,3,8,\"2048;2048\",FLOAT;FLOAT,\"2048\",FLOAT\n"
+                "Add,AI_VECTOR_CORE,300,48,\"67108864;67108864\",FLOAT16;FLOAT16,\"67108864\","
+                "FLOAT16\n"
+                "Sub,AI_VECTOR_CORE,4,8,\"4096;4096\",FLOAT;FLOAT,\"4096\",FLOAT\n",
+            "test.csv")
+            .rows;
+    const auto ref = profile::reference_of(fit);
+    CHECK(ref.types.size() == 1);
+    const auto rep =
+        profile::score_rows(chips::ascend910b1, test, {}, profile::all_rows, nullptr, &ref);
+    REQUIRE(rep.overall.rows == 3);
+    CHECK(rep.rows[0].fit == profile::type_in_fit::held);
+    CHECK(rep.rows[1].fit == profile::type_in_fit::held);
+    CHECK(rep.rows[2].fit == profile::type_in_fit::lacked);
+    CHECK(rep.rows[0].bound == bound_kind::overhead);
+    CHECK(rep.rows[1].bound == bound_kind::memory);
+    CHECK(rep.rows[2].bound == bound_kind::overhead);
+    const auto at = [&](bound_kind b) { return rep.by_bound[static_cast<std::size_t>(b)]; };
+    CHECK(at(bound_kind::overhead).rows == 2);
+    CHECK(at(bound_kind::memory).rows == 1);
+    CHECK(at(bound_kind::compute).rows == 0);
+    CHECK(at(bound_kind::overhead).mape ==
+          doctest::Approx((rep.rows[0].ape + rep.rows[2].ape) / 2));
+    CHECK(rep.type_held.rows == 2);
+    CHECK(rep.type_held.mape == doctest::Approx((rep.rows[0].ape + rep.rows[1].ape) / 2));
+    CHECK(rep.type_lacked.rows == 1);
+    CHECK(rep.type_lacked.mape == doctest::Approx(rep.rows[2].ape));
+    // Without a fit reference no row is marked either way.
+    const auto alone = profile::score_rows(chips::ascend910b1, test);
+    CHECK(alone.type_held.rows + alone.type_lacked.rows == 0);
+    CHECK(alone.rows[2].fit == profile::type_in_fit::not_known);
+}
+
+TEST_CASE("validate --breakdown: the table, its JSON member, and none without the flag") {
+    const std::string dir = PERFCAST_SOURCE_DIR "/tests/data/profiles/real/";
+    const std::string k = "/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
+    const std::string fit_path = dir + "torchnpu_2023_cann70_rank0" + k;
+    const std::string test_path = dir + "torchnpu_2023_cann70_rank1" + k;
+    const std::vector<std::string_view> args{"--chip", "910B1",  "--fit",
+                                             fit_path, "--test", test_path};
+    auto with = args;
+    with.emplace_back("--breakdown");
+    const auto table = perfcast_test::run_command(cli::validate_command, with);
+    REQUIRE(table.status == 0);
+    CHECK(table.out.find("by what bounds the prediction, and by whether the fit rows held the "
+                         "row's op type:") != std::string::npos);
+    CHECK(table.out.find("head-bound ") != std::string::npos);
+    CHECK(table.out.find("type in the fit rows ") != std::string::npos);
+    CHECK(table.out.find("  bound\n") != std::string::npos);  // the worst rows' column
+    const auto plain = perfcast_test::run_command(cli::validate_command, args);
+    REQUIRE(plain.status == 0);
+    CHECK(plain.out.find("by what bounds") == std::string::npos);
+    with.insert(with.end(), {"--format", "json"});
+    const auto j = perfcast_test::run_command(cli::validate_command, with);
+    REQUIRE(j.status == 0);
+    const auto at = j.out.find("\"breakdown\"");
+    REQUIRE(at != std::string::npos);
+    // The kinds by bound partition the scored rows.
+    double by_bound = 0;
+    for (const char* kind : {"\"head_bound\"", "\"memory_bound\"", "\"compute_bound\""}) {
+        const auto k_at = j.out.find(kind, at);
+        if (k_at != std::string::npos) by_bound += perfcast_test::json_number(j.out, "rows", k_at);
+    }
+    CHECK(by_bound == perfcast_test::json_number(j.out, "rows"));
 }

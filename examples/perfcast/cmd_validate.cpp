@@ -48,7 +48,7 @@ inline constexpr option hbm_write_cost_option{
     "hbm-write-cost", "MODE",
     "fit (default: when at least 3 rows move with the cost of HBM writes) or keep"};
 
-inline constexpr std::array<option, 24> options{{
+inline constexpr std::array<option, 25> options{{
     chip_option,
     chip_ini_option,
     params_option,
@@ -68,6 +68,9 @@ inline constexpr std::array<option, 24> options{{
     {"near-window", "R",
      "with --interpolate: neighbours within R x the row's model time (default 4)"},
     {"worst", "N", "worst rows to list (default 10; 0: all)"},
+    {"breakdown", "",
+     "the errors also by what bounds each prediction (head, memory, compute) and, calibrated, "
+     "by whether the fit rows held the row's op type"},
     {"format", "FORMAT", "table (default) or json"},
     vector_efficiency_option,
     l2_efficiency_option,
@@ -329,18 +332,21 @@ inline std::string_view source_name(profile::estimate_source s) {
     return "model";
 }
 
+/// Member `key`: the rows, MAPE, median and P90 APE of `st`.
+inline void write_stats(io::json_writer& j, std::string_view key, const profile::error_stats& st) {
+    j.key(key)
+        .begin_object()
+        .member("rows", static_cast<double>(st.rows))
+        .member("mape", st.mape)
+        .member("median_ape", st.median_ape)
+        .member("p90_ape", st.p90_ape)
+        .end_object();
+}
+
 /// The "by_type" member: rows, MAPE, median and P90 APE of each op type.
 inline void write_by_type(io::json_writer& j, const std::vector<profile::type_stats>& by_type) {
     j.key("by_type").begin_object();
-    for (const auto& t : by_type) {
-        j.key(t.type)
-            .begin_object()
-            .member("rows", static_cast<double>(t.stats.rows))
-            .member("mape", t.stats.mape)
-            .member("median_ape", t.stats.median_ape)
-            .member("p90_ape", t.stats.p90_ape)
-            .end_object();
-    }
+    for (const auto& t : by_type) write_stats(j, t.type, t.stats);
     j.end_object();
 }
 
@@ -396,9 +402,47 @@ inline void write_twins(std::ostream& out, const profile::error_report& rep) {
         << pct(rep.twin_model.median_ape) << ")\n";
 }
 
+/// The errors by bound and by whether the fit rows held the op type (error_report::by_bound,
+/// type_held, type_lacked): what --breakdown adds. A kind without rows is left out.
+struct breakdown {
+    struct kind {
+        std::string_view key;    // the JSON member
+        std::string_view label;  // the table's
+        profile::error_stats stats;
+    };
+    std::vector<kind> kinds;
+    explicit breakdown(const profile::error_report& rep) {
+        const auto add = [&](std::string_view key, std::string_view label,
+                             const profile::error_stats& st) {
+            if (st.rows > 0) kinds.push_back({key, label, st});
+        };
+        const auto bound = [&](bound_kind b) { return rep.by_bound[static_cast<std::size_t>(b)]; };
+        add("head_bound", "head-bound", bound(bound_kind::overhead));
+        add("memory_bound", "memory-bound", bound(bound_kind::memory));
+        add("compute_bound", "compute-bound", bound(bound_kind::compute));
+        add("type_in_fit", "type in the fit rows", rep.type_held);
+        add("type_not_in_fit", "type not in the fit rows", rep.type_lacked);
+    }
+    void write(io::json_writer& j) const {
+        j.key("breakdown").begin_object();
+        for (const kind& k : kinds) write_stats(j, k.key, k.stats);
+        j.end_object();
+    }
+    void write(std::ostream& out) const {
+        out << "\nby what bounds the prediction, and by whether the fit rows held the row's op "
+               "type:\n";
+        io::text_table t({"rows", "count", "MAPE", "median APE", "P90 APE"});
+        for (const kind& k : kinds) {
+            t.add_row({std::string(k.label), std::to_string(k.stats.rows), pct(k.stats.mape),
+                       pct(k.stats.median_ape), pct(k.stats.p90_ape)});
+        }
+        t.write(out);
+    }
+};
+
 inline void write_report(std::ostream& out, const profile::error_report& rep, std::size_t worst,
                          const std::string& format, const profile::calibration_result* fit,
-                         bool near) {
+                         bool near, bool by_kind) {
     if (format == "json") {
         io::json_writer j(out);
         j.begin_object()
@@ -413,6 +457,7 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
         if (fit != nullptr) write_twins(j, rep);
         if (near) by_source(rep.rows).write(j);
         write_by_type(j, rep.by_type);
+        if (by_kind) breakdown(rep).write(j);
         j.key("worst").begin_array();
         for (const auto& w : rep.worst(worst)) {
             j.begin_object()
@@ -422,7 +467,8 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
                 .member("cores", w.cores)
                 .member("measured_us", w.measured.in(units::us))
                 .member("predicted_us", w.predicted.in(units::us))
-                .member("ape", w.ape);
+                .member("ape", w.ape)
+                .member("bound", name_of(w.bound));
             if (near) j.member("source", source_name(w.source));
             j.end_object();
         }
@@ -440,10 +486,12 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
     if (near) by_source(rep.rows).write(out);
     out << "\n";
     write_by_type(out, rep.by_type);
+    if (by_kind) breakdown(rep).write(out);
     out << "\nworst rows:\n";
     std::vector<std::string> head{"line",        "name",         "type", "cores",
                                   "measured us", "predicted us", "APE"};
     if (near) head.emplace_back("from");
+    if (by_kind) head.emplace_back("bound");
     io::text_table wt(head);
     for (const auto& w : rep.worst(worst)) {
         std::vector<std::string> row{std::to_string(w.line),
@@ -454,6 +502,7 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
                                      io::format_fixed(w.predicted.in(units::us), 2),
                                      pct(w.ape)};
         if (near) row.emplace_back(source_name(w.source));
+        if (by_kind) row.emplace_back(name_of(w.bound));
         wt.add_row(row);
     }
     wt.write(out);
@@ -480,7 +529,7 @@ inline std::pair<std::uint64_t, std::uint64_t> seed_range(std::string_view text)
 }
 
 inline void write_study(std::ostream& out, const profile::holdout_study& st,
-                        const std::string& format, bool near) {
+                        const std::string& format, bool near, bool by_kind) {
     const auto& runs = st.runs;
     if (format == "json") {
         io::json_writer j(out);
@@ -516,6 +565,7 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
         write_floor(j, st.pooled);
         if (near) by_source(st.pooled.rows).write(j);
         write_by_type(j, st.pooled.by_type);
+        if (by_kind) breakdown(st.pooled).write(j);
         j.end_object();
         j.end_object();
         out << '\n';
@@ -546,6 +596,7 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
         << st.pooled.skipped << " not mappable: MAPE " << pct(st.pooled.overall.mape) << "):\n";
     if (near) by_source(st.pooled.rows).write(out);
     write_by_type(out, st.pooled.by_type);
+    if (by_kind) breakdown(st.pooled).write(out);
 }
 
 }  // namespace validate_detail
@@ -607,6 +658,7 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
                               ": expected a factor >= 1 of model time");
     }
     const bool near = near_window > 0;
+    const bool by_kind = a.has("breakdown");
 
     std::vector<profile::kernel_row> fit_rows;
     std::vector<profile::kernel_row> test_rows;
@@ -635,7 +687,7 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
                     " the model can predict (" + std::to_string(study.pooled.skipped) +
                     " held-out rows not mappable)");
             }
-            write_study(out, study, format, near);
+            write_study(out, study, format, near, by_kind);
             return exit_ok;
         }
         const std::int64_t seed = a.has("seed") ? io::parse_int(*a.get("seed"), "--seed") : 1;
@@ -668,12 +720,13 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
     }
     std::optional<profile::measured_neighbours> neighbours;
     if (near) neighbours.emplace(c, fit_rows, cal, near_window);
-    const auto twins = profile::median_by_op(fit_rows);
-    const auto rep = profile::score_rows(c, test_rows, cal, profile::all_rows,
-                                         neighbours ? &*neighbours : nullptr, &twins);
+    const auto reference = profile::reference_of(fit_rows);
+    const auto rep =
+        profile::score_rows(c, test_rows, cal, profile::all_rows,
+                            neighbours ? &*neighbours : nullptr, fit ? &reference : nullptr);
     if (rep.overall.rows == 0)
         throw nothing_scored(scored_what, test_read, test_rows.size(), rep.skipped, a);
-    write_report(out, rep, worst, format, fit ? &*fit : nullptr, near);
+    write_report(out, rep, worst, format, fit ? &*fit : nullptr, near, by_kind);
     return exit_ok;
 }
 

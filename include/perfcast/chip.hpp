@@ -162,6 +162,12 @@ struct overhead_spec {
     // a core loops over its rows in one kernel).
     cycle_count row_cycles{};
     std::int64_t core_threads = 0;
+    // The round trip of a kernel's first load: a kernel that reads memory waits for it before
+    // its first result, one that only writes (a fill) does not. Added to the head of every op
+    // that reads (op::bytes_read > 0), on either engine, calibrated head or not. 0: folded into
+    // the launch figures (the Ascend presets, the A100 and A40: their heads are fitted or
+    // assumed with it inside).
+    duration load_latency{};
 
     [[nodiscard]] friend constexpr bool operator==(const overhead_spec&, const overhead_spec&) = default;
 };
@@ -342,6 +348,8 @@ constexpr const chip& validate(const chip& c) {
                       "0 (no row floor) or a count in [0, 1e9] cycles");
     detail::expect_in(static_cast<double>(c.overhead.core_threads), 0, 1e6, "overhead.core_threads",
                       "0 .. 1e6 resident threads per core");
+    detail::expect_in(c.overhead.load_latency.in(units::us), 0, detail::max_overhead_us,
+                      "overhead.load_latency", time_range);
     // 1 .. 4096 rows and columns (the presets list 64 .. 256), or an unused {0, 0}.
     for (const tile_shape& t : c.cube_tiles) {
         const bool unused = t.m == 0 && t.n == 0;

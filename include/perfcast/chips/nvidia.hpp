@@ -51,21 +51,28 @@ inline constexpr overhead_spec default_gpu_overheads{
 };
 
 /// Overheads of the Hopper presets (H100 SXM, H200): the GPU defaults with the kernel heads fitted
-/// on CUPTI kernel durations measured on an H200 (tests/data/gpu/h200/, issue 13 item 6):
-/// `examples/fit_heads` on the file's hot and cold halves gives cube 1.59 us + 0.004 us per SM
-/// and vector 1.37 us + 0.000 us per SM (the head-bound rows: a 4096-element Add runs 0.90 us with
-/// its inputs in L2 and 1.26 us from HBM, a fill 0.70 us; docs/validation.md, "Measured on an
-/// H200"); the vector head was 1.40 us + 0.001 us per SM before the element walks
-/// (hopper_walk_rate below), with which it is fitted: each the other's fit, a fixed point. The A100
-/// keeps the defaults: vidur's A100 rows, which sum an operator's kernels at 1 us resolution, score
-/// worse with these heads (28.6 -> 35.9 %). Calibrate: `calibrate` fits both heads (`head.cube.*`,
-/// `head.vector.*`) from a profile's short kernels.
+/// on CUPTI kernel durations measured on an H200 (tests/data/gpu/h200/, issue 13 item 6). A fill
+/// runs 0.70 us, a 4096-element Add 0.90 us with its inputs in L2 and 1.26 us from HBM: a kernel
+/// that reads waits for its first load, one that only writes does not (overhead_spec::
+/// load_latency). `examples/fit_heads --load-latency-max-us 1` on the file's hot and cold halves
+/// gives the load latency 0.71 us (searched in steps of 0.01 us on [0, 1] us: the least
+/// objective of the vector head fit), then cube 0.88 us + 0.004 us per SM and vector 0.70 us +
+/// 0.000 us per SM with it: a reading kernel's launch and load take 1.59 us (cube, plus 0.004 us
+/// per SM) and 1.41 us (vector), a fill's launch 0.70 us (docs/validation.md, "Measured on an
+/// H200", "A fill does not wait for a load"). The latency blends inputs in L2 and in HBM: the rows
+/// do not say which. Before it the heads were cube 1.59 us + 0.004 us per SM and vector 1.37 us +
+/// 0.000 us, with fills at twice their time. The vector head and latency are fitted with the
+/// element walks in place (hopper_walk_rate below) and they with it: each the other's fit, a fixed
+/// point. The A100 keeps the defaults: vidur's A100 rows, which sum an operator's kernels at 1 us
+/// resolution, score worse with Hopper heads (28.6 -> 35.9 %). Calibrate: `calibrate` fits both
+/// heads (`head.cube.*`, `head.vector.*`) from a profile's short kernels, over the load latency.
 inline constexpr overhead_spec hopper_overheads = [] {
     overhead_spec o = default_gpu_overheads;
-    o.launch = duration{1.59, units::us};
+    o.launch = duration{0.88, units::us};
     o.per_core = duration{0.004, units::us};
-    o.vector_launch = duration{1.37, units::us};
+    o.vector_launch = duration{0.70, units::us};
     o.vector_per_core = duration{0.000, units::us};
+    o.load_latency = duration{0.71, units::us};
     return o;
 }();
 
@@ -93,19 +100,21 @@ inline constexpr double hopper_narrow_rows_2 = 0.145;
 /// copy (`x.t().contiguous()`) at 0.57 (1.8 ms for [65536, 4096] bf16, hot or cold alike: not
 /// bound by HBM). Each the least mean |log(predicted / measured)| on the file's 50 rows of the
 /// first kind (rate in steps of 0.01, head of 0.01 us, searched together) and 16 of the second
-/// (steps of 0.005, with that head), with the vector head of hopper_overheads, which was refitted
-/// with these in place until neither moved; tests/test_h200.cpp repeats the search. Shapes and
-/// dtypes of none of these rows, measured before this fit (h200_unseen.csv), score it
-/// (docs/validation.md). An assumption for the H100 (same SMs and library), and for the A100 and
-/// the A40 (the same rates in elements per SM cycle; no walk head, as their default kernel head
-/// of 3 us + 0.02 us per SM is larger than a walked Hopper kernel's head and walk head
-/// together). sarathi-serve's rope and gated-activation kernels, which walk the same way
-/// (profile/ops.hpp), ran at 1.13-1.43 elements per SM cycle on vidur's A100 and H100 rows, which
-/// this fit did not see (docs/validation.md, "Unseen models and an unseen GPU"). Calibrate: time
-/// a broadcast Mul, an upcast and a transpose of a few hundred MB against a same-shape Add.
+/// (steps of 0.005, with that head), with the vector head and load latency of hopper_overheads,
+/// which were refitted with these in place until neither moved (the walk head 0.62 us before
+/// the load latency took 0.04 us more of a reading kernel's head); tests/test_h200.cpp repeats
+/// the search. Shapes and dtypes of none of these rows, measured before this fit
+/// (h200_unseen.csv), score it (docs/validation.md). An assumption for the H100 (same SMs and
+/// library), and for the A100 and the A40 (the same rates in elements per SM cycle; no walk head,
+/// as their default kernel head of 3 us + 0.02 us per SM is larger than a walked Hopper kernel's
+/// head and walk head together). sarathi-serve's rope and gated-activation kernels, which walk the
+/// same way (profile/ops.hpp), ran at 1.13-1.43 elements per SM cycle on vidur's A100 and H100
+/// rows, which this fit did not see (docs/validation.md, "Unseen models and an unseen GPU").
+/// Calibrate: time a broadcast Mul, an upcast and a transpose of a few hundred MB against a
+/// same-shape Add.
 inline constexpr double hopper_walk_rate = 1.49;
 inline constexpr double hopper_transpose_rate = 0.595;
-inline constexpr duration hopper_walk_head{0.62, units::us};
+inline constexpr duration hopper_walk_head{0.58, units::us};
 
 namespace detail {
 

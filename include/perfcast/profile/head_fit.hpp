@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -52,8 +53,8 @@ struct head_row {
 };
 
 /// The rows of `rows` that run on engine `e` and whose body under `p` on chip `c` is at most
-/// `max_body` (the head-bound rows: on a row with a long body the error is the body's, and a
-/// head fitted to it would absorb what the compute and memory terms miss).
+/// `max_body`, the load latency aside (the head-bound rows: on a row with a long body the error is
+/// the body's, and a head fitted to it would absorb what the compute and memory terms miss).
 [[nodiscard]] inline std::vector<head_row> head_rows(const chip& c,
                                                      const std::vector<measured_op>& rows, engine e,
                                                      duration max_body,
@@ -63,7 +64,10 @@ struct head_row {
         if (m.o.eng != e || !(m.measured.in(units::us) > 0)) continue;
         const op_cost k = cost(c, m.o, core_count{m.cores}, p);
         const duration body = k.latency - head_time(c, e, k.cores, p);
-        if (body > max_body) continue;
+        // The load latency (chip::overhead.load_latency) is in the body the search adds to the
+        // head, not in the one that picks the rows: a fit of it keeps the same rows.
+        const duration wait = m.o.bytes_read > data_size{} ? c.overhead.load_latency : duration{};
+        if (body - wait > max_body) continue;
         out.push_back({body.in(units::us), static_cast<double>(k.cores), m.measured.in(units::us)});
     }
     return out;
@@ -155,6 +159,44 @@ struct head_fit {
         hi_c = std::min(opt.per_core_max_us, best_c + wc);
     }
     return {duration{std::exp(best_l), units::us}, duration{best_c, units::us}, best, rows};
+}
+
+/// A profile of a head fit: its chip and its rows (core_ops).
+struct chip_rows {
+    chip c;
+    std::vector<measured_op> rows;
+};
+
+/// The load latency (chip::overhead.load_latency) and the vector head fitted with it.
+struct load_latency_fit {
+    duration latency{};
+    head_fit vector;
+};
+
+/// The load latency in [0, max], in `steps` equal steps, whose vector head fit (fit_head over
+/// every profile's head_rows, with that latency on each profile's chip) has the least
+/// objective; ties go to the smaller latency. What tells the latency from the launch: the
+/// head-bound rows of kernels that read nothing (fills), which do not wait for it. Throws when
+/// no profile has a head-bound vector row.
+[[nodiscard]] inline load_latency_fit fit_load_latency(std::vector<chip_rows> profiles,
+                                                       duration max, duration max_body,
+                                                       int steps = 100) {
+    PERFCAST_EXPECTS(max.in(units::us) >= 0 && max.in(units::us) < 1e6, "fit_load_latency",
+                     "max (us)", max.in(units::us), "a time in [0, 1e6) us");
+    PERFCAST_EXPECTS(steps >= 1 && steps <= 100000, "fit_load_latency", "steps",
+                     static_cast<double>(steps), "1 to 100000 steps");
+    std::optional<load_latency_fit> best;
+    for (int i = 0; i <= steps; ++i) {
+        const duration l = max * (static_cast<double>(i) / static_cast<double>(steps));
+        std::vector<std::vector<head_row>> per_profile;
+        for (chip_rows& p : profiles) {
+            p.c.overhead.load_latency = l;
+            per_profile.push_back(head_rows(p.c, p.rows, engine::vector, max_body));
+        }
+        const head_fit f = fit_head(per_profile);
+        if (!best || f.objective < best->vector.objective) best = load_latency_fit{l, f};
+    }
+    return *best;
 }
 
 }  // namespace perfcast::profile

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,11 @@
 #include "ops.hpp"
 
 namespace perfcast::profile {
+
+/// Whether the fit rows of a calibrated score held a scored row's op type (fit_reference):
+/// in a hold-out of whole groups (split_holdout), a type the fit rows lack has no factor or
+/// fixed time of its own, and its rows show what the model knows of a kernel it never saw.
+enum class type_in_fit : unsigned char { not_known, held, lacked };
 
 /// One measured row and the model's prediction for it.
 struct prediction {
@@ -40,9 +47,11 @@ struct prediction {
     double repeat_ape = 0;
     bool repeated = false;  // its group holds another scored row
     /// The APE of the median measurement of the same op (group_key) among other rows (the fit
-    /// rows of a calibration: score_rows' `twins`); 0 with `twinned` false when they have none.
+    /// rows of a calibration: score_rows' `fit`); 0 with `twinned` false when they have none.
     double twin_ape = 0;
     bool twinned = false;
+    bound_kind bound = bound_kind::compute;  // what bounds the model's time (op_cost::bound)
+    type_in_fit fit = type_in_fit::not_known;
 };
 
 /// Error statistics of a set of predictions (shares, not percent: 0.15 = 15 %).
@@ -75,6 +84,13 @@ struct error_report {
     std::size_t twinned_rows = 0;
     error_stats twin_floor;
     error_stats twin_model;
+    /// The errors by what bounds each row's model time (prediction::bound), indexed by
+    /// bound_kind: where a report's error sits, in the heads (overhead) or in the bodies.
+    std::array<error_stats, 3> by_bound{};
+    /// With a fit reference (score_rows' `fit`): the rows whose op type the fit rows held, and
+    /// those of types they lack (prediction::fit; both empty without one).
+    error_stats type_held;
+    error_stats type_lacked;
     [[nodiscard]] std::vector<prediction> worst(std::size_t n) const {
         std::vector<prediction> w = rows;
         std::sort(w.begin(), w.end(),
@@ -126,7 +142,9 @@ struct error_report {
     out.task = r.task_text;
     out.cores = m->cores;
     out.measured = m->measured;
-    out.predicted = cost(c, m->o, core_count{m->cores}, cal.params).latency;
+    const op_cost k = cost(c, m->o, core_count{m->cores}, cal.params);
+    out.predicted = k.latency;
+    out.bound = k.bound;
     out.model_ape = std::abs(out.predicted / out.measured - 1.0);
     if (near != nullptr) {
         const near_estimate e = near->estimate(r, out.predicted);
@@ -147,8 +165,14 @@ struct error_report {
     std::vector<double> floor;
     std::vector<double> twin;
     std::vector<double> twin_model;
+    std::array<std::vector<double>, 3> bound;
+    std::vector<double> held;
+    std::vector<double> lacked;
     for (const prediction& pr : predictions) {
         all.push_back(pr.ape);
+        bound[static_cast<std::size_t>(pr.bound)].push_back(pr.ape);
+        if (pr.fit == type_in_fit::held) held.push_back(pr.ape);
+        if (pr.fit == type_in_fit::lacked) lacked.push_back(pr.ape);
         by_type[pr.type].push_back(pr.ape);
         floor.push_back(pr.repeat_ape);
         if (pr.repeated) ++rep.repeated_rows;
@@ -163,6 +187,9 @@ struct error_report {
     rep.twinned_rows = twin.size();
     rep.twin_floor = stats_of(twin);
     rep.twin_model = stats_of(twin_model);
+    for (std::size_t i = 0; i < bound.size(); ++i) rep.by_bound[i] = stats_of(bound[i]);
+    rep.type_held = stats_of(held);
+    rep.type_lacked = stats_of(lacked);
     for (const auto& [type, apes] : by_type) rep.by_type.push_back({type, stats_of(apes)});
     return rep;
 }
@@ -183,15 +210,32 @@ struct error_report {
     return out;
 }
 
+/// What a calibration's fit rows measured, for scoring other rows against (score_rows):
+/// the median measurement of each op (median_by_op) and the op types of the rows with a
+/// positive finite duration.
+struct fit_reference {
+    std::map<std::string, double> op_median;
+    std::set<std::string, std::less<>> types;
+};
+
+[[nodiscard]] inline fit_reference reference_of(const std::vector<kernel_row>& fit_rows) {
+    fit_reference out{median_by_op(fit_rows), {}};
+    for (const kernel_row& r : fit_rows) {
+        if (r.task_duration && is_finite(*r.task_duration) && r.task_duration->in(units::us) > 0)
+            out.types.insert(r.op_type);
+    }
+    return out;
+}
+
 /// Predicts every row that `keep` accepts and summarizes the errors (with `near`: from measured
-/// neighbours where there are any; with `twins`, median_by_op of other rows, such as the fit
-/// rows: each row whose op they measured is also scored against that measurement,
-/// error_report::twin_floor).
+/// neighbours where there are any; with `fit`, what the fit rows measured (reference_of): each
+/// row whose op they measured is also scored against that measurement,
+/// error_report::twin_floor, and each row is marked by whether they held its op type).
 template <class Filter>
 [[nodiscard]] error_report score_rows(const chip& c, const std::vector<kernel_row>& rows,
                                       const calibration& cal, Filter keep,
                                       const measured_neighbours* near = nullptr,
-                                      const std::map<std::string, double>* twins = nullptr) {
+                                      const fit_reference* fit = nullptr) {
     std::vector<prediction> predictions;
     std::map<std::string, std::vector<std::size_t>> groups;  // group_key -> predictions
     std::size_t skipped = 0;
@@ -199,8 +243,9 @@ template <class Filter>
         if (!keep(r)) continue;
         if (auto pr = predict_row(c, r, cal, near)) {
             std::string key = group_key(r);
-            if (twins != nullptr) {
-                if (const auto it = twins->find(key); it != twins->end()) {
+            if (fit != nullptr) {
+                pr->fit = fit->types.contains(r.op_type) ? type_in_fit::held : type_in_fit::lacked;
+                if (const auto it = fit->op_median.find(key); it != fit->op_median.end()) {
                     const double measured = pr->measured.in(units::us);
                     pr->twin_ape = std::abs(it->second / measured - 1.0);
                     pr->twinned = true;
@@ -290,7 +335,9 @@ template <class Filter>
         }
         std::optional<measured_neighbours> near;
         if (near_window > 0) near.emplace(c, split.fit, fit.fitted, near_window);
-        error_report rep = score_rows(c, split.test, fit.fitted, keep, near ? &*near : nullptr);
+        const fit_reference ref = reference_of(split.fit);
+        error_report rep =
+            score_rows(c, split.test, fit.fitted, keep, near ? &*near : nullptr, &ref);
         out.runs.push_back(
             {seed, fit.rows, fit.vector_efficiency_fitted, rep.overall, rep.repeat_floor});
         if (rep.overall.rows > 0) {
