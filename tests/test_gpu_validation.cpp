@@ -235,13 +235,14 @@ TEST_CASE("H100 GEMMs, which no fit saw, are predicted within 15 % MAPE uncalibr
     const auto s = profile::score_rows(chips::h100_sxm, rows, {}, gemm);
     REQUIRE(s.overall.rows == 4 * 1044);
     CHECK(s.overall.mape < 0.15);
-    // Every row: 34.6 % (31.9 % with the A100's heads; docs/validation.md, "Measured on an H200",
+    // Every row: 27.2 % (27.4 % before the load latency, 34.6 % before rope and gated activations
+    // walked; 31.9 % with the A100's heads; docs/validation.md, "Measured on an H200",
     // says why the Hopper presets keep the H200's; 33.6 % before the vector head was refitted
     // with the element walks, 1.40 + 0.001 us per SM -> 1.37 us: vidur sums an operator's kernels
-    // at 1 us resolution); the issue's goal is 35 %.
+    // at 1 us resolution); the issue's goal is 35 %, the bound that figure rounded up.
     const auto all = profile::score_rows(chips::h100_sxm, rows, {},
                                          [](const profile::kernel_row&) { return true; });
-    CHECK(all.overall.mape <= 0.35);
+    CHECK(all.overall.mape <= 0.28);
 }
 
 TEST_CASE("vidur reader: errors name the file, line and column") {

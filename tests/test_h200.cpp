@@ -441,6 +441,10 @@ TEST_CASE("H200 fills of the set measured before: held out from the load latency
     CHECK(now.rows == 28);
     CHECK(now.mape <= 0.16);
     CHECK(uncalibrated(before, rows, fills).overall.mape >= 0.39);
-    // The reading rows of the same set did not get worse on the whole: 29.3 % before.
-    CHECK(uncalibrated(before, rows).overall.mape >= 0.29);
+    // The other rows of the same set, which read, did not get worse on the whole: 28.2 % now,
+    // 28.3 % before (the reading kernels' head moved from 1.37 to 1.41 us).
+    const auto reads = [&](const profile::kernel_row& r) { return !fills(r); };
+    const auto others = uncalibrated(chips::h200_sxm, rows, reads).overall;
+    CHECK(others.rows == 311);
+    CHECK(others.mape <= uncalibrated(before, rows, reads).overall.mape);
 }

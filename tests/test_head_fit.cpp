@@ -164,6 +164,14 @@ TEST_CASE("fit_load_latency recovers a known latency from fills and reading kern
     CHECK_THROWS_AS((void)profile::fit_load_latency({{start, rows}}, duration{-1, units::us},
                                                     duration{1.0, units::us}),
                     error);
+    // Without a fill the latency trades off with the launch one for one: refused, by name.
+    std::vector<profile::measured_op> reading;
+    for (const auto& m : rows)
+        if (m.o.kind != op_kind::fill) reading.push_back(m);
+    CHECK_THROWS_WITH_AS(
+        (void)profile::fit_load_latency({{start, reading}}, duration{1.0, units::us},
+                                        duration{1e6, units::us}),
+        doctest::Contains("head-bound vector rows that read nothing"), error);
 }
 
 TEST_CASE("the Ascend vector head is what the fit finds on the three fit profiles") {
@@ -190,6 +198,16 @@ TEST_CASE("the Ascend vector head is what the fit finds on the three fit profile
     const double preset_per_core = o.vector_per_core.in(units::us);
     CHECK(std::abs(fitted_launch - preset_launch) <= 0.025);
     CHECK(std::abs(fitted_per_core - preset_per_core) <= 0.005);
+    // The load latency of the same profiles: fit_load_latency on [0, 1] us in steps of 0.01 us
+    // finds 0 (their presets keep none: the reading kernels' head is the launch's), with the
+    // same vector head.
+    const auto l = profile::fit_load_latency(
+        {{b1, rows_of(b1, {data_dir + "kernel_details_910B1_train.csv"})},
+         {b1, rows_of(b1, {kd("torchnpu_2023_cann70_rank0"), kd("torchnpu_2023_cann70_rank1")})},
+         {b3, rows_of(b3, {data_dir + "kernel_details_910B3_matmul.csv"})}},
+        duration{1.0, units::us}, max_body);
+    CHECK(l.latency == duration{});
+    CHECK(std::abs(l.vector.launch.in(units::us)-preset_launch) <= 0.025);
 }
 
 TEST_CASE("a launch-only fit (per_core box 0) recovers the AI CPU's fixed cost") {

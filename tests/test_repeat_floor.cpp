@@ -94,7 +94,7 @@ TEST_CASE("twin floor: scored rows against the fit rows' measurement of the same
         "Add,AI_VECTOR_CORE,2,8,\"4096;4096\",FLOAT16;FLOAT16,\"4096\",FLOAT16\n";
     const auto fit = profile::parse_kernel_details(fit_text, "fit.csv").rows;
     const auto test = profile::parse_kernel_details(test_text, "test.csv").rows;
-    const auto ref = profile::reference_of(fit);
+    const auto ref = profile::reference_of(chips::ascend910b1, fit);
     REQUIRE(ref.op_median.size() == 2);
     const profile::error_report rep =
         profile::score_rows(chips::ascend910b1, test, {}, profile::all_rows, nullptr, &ref);
@@ -161,7 +161,7 @@ TEST_CASE("breakdown: the errors by bound and by whether the fit rows held the o
                 "Sub,AI_VECTOR_CORE,4,8,\"4096;4096\",FLOAT;FLOAT,\"4096\",FLOAT\n",
             "test.csv")
             .rows;
-    const auto ref = profile::reference_of(fit);
+    const auto ref = profile::reference_of(chips::ascend910b1, fit);
     CHECK(ref.types.size() == 1);
     const auto rep =
         profile::score_rows(chips::ascend910b1, test, {}, profile::all_rows, nullptr, &ref);
@@ -199,9 +199,9 @@ TEST_CASE("validate --breakdown: the table, its JSON member, and none without th
     with.emplace_back("--breakdown");
     const auto table = perfcast_test::run_command(cli::validate_command, with);
     REQUIRE(table.status == 0);
-    CHECK(table.out.find("by what bounds the prediction, and by whether the fit rows held the "
-                         "row's op type:") != std::string::npos);
-    CHECK(table.out.find("head-bound ") != std::string::npos);
+    CHECK(table.out.find("by what bounds the model's prediction (overhead: its head), and by "
+                         "whether the fit rows held the row's op type:") != std::string::npos);
+    CHECK(table.out.find("overhead-bound ") != std::string::npos);
     CHECK(table.out.find("type in the fit rows ") != std::string::npos);
     CHECK(table.out.find("  bound\n") != std::string::npos);  // the worst rows' column
     const auto plain = perfcast_test::run_command(cli::validate_command, args);
@@ -214,7 +214,7 @@ TEST_CASE("validate --breakdown: the table, its JSON member, and none without th
     REQUIRE(at != std::string::npos);
     // The kinds by bound partition the scored rows.
     double by_bound = 0;
-    for (const char* kind : {"\"head_bound\"", "\"memory_bound\"", "\"compute_bound\""}) {
+    for (const char* kind : {"\"overhead_bound\"", "\"memory_bound\"", "\"compute_bound\""}) {
         const auto k_at = j.out.find(kind, at);
         if (k_at != std::string::npos) by_bound += perfcast_test::json_number(j.out, "rows", k_at);
     }

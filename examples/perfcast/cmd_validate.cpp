@@ -69,8 +69,8 @@ inline constexpr std::array<option, 25> options{{
      "with --interpolate: neighbours within R x the row's model time (default 4)"},
     {"worst", "N", "worst rows to list (default 10; 0: all)"},
     {"breakdown", "",
-     "the errors also by what bounds each prediction (head, memory, compute) and, calibrated, "
-     "by whether the fit rows held the row's op type"},
+     "the errors also by what bounds each model prediction (overhead: the head; memory; "
+     "compute) and, calibrated, by whether the fit rows held the row's op type"},
     {"format", "FORMAT", "table (default) or json"},
     vector_efficiency_option,
     l2_efficiency_option,
@@ -417,7 +417,7 @@ struct breakdown {
             if (st.rows > 0) kinds.push_back({key, label, st});
         };
         const auto bound = [&](bound_kind b) { return rep.by_bound[static_cast<std::size_t>(b)]; };
-        add("head_bound", "head-bound", bound(bound_kind::overhead));
+        add("overhead_bound", "overhead-bound", bound(bound_kind::overhead));
         add("memory_bound", "memory-bound", bound(bound_kind::memory));
         add("compute_bound", "compute-bound", bound(bound_kind::compute));
         add("type_in_fit", "type in the fit rows", rep.type_held);
@@ -429,8 +429,9 @@ struct breakdown {
         j.end_object();
     }
     void write(std::ostream& out) const {
-        out << "\nby what bounds the prediction, and by whether the fit rows held the row's op "
-               "type:\n";
+        out << "\nby what bounds the model's prediction (overhead: its head), and by whether the "
+               "fit "
+               "rows held the row's op type:\n";
         io::text_table t({"rows", "count", "MAPE", "median APE", "P90 APE"});
         for (const kind& k : kinds) {
             t.add_row({std::string(k.label), std::to_string(k.stats.rows), pct(k.stats.mape),
@@ -720,7 +721,7 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
     }
     std::optional<profile::measured_neighbours> neighbours;
     if (near) neighbours.emplace(c, fit_rows, cal, near_window);
-    const auto reference = profile::reference_of(fit_rows);
+    const auto reference = profile::reference_of(c, fit_rows);
     const auto rep =
         profile::score_rows(c, test_rows, cal, profile::all_rows,
                             neighbours ? &*neighbours : nullptr, fit ? &reference : nullptr);

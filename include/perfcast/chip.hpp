@@ -162,11 +162,11 @@ struct overhead_spec {
     // a core loops over its rows in one kernel).
     cycle_count row_cycles{};
     std::int64_t core_threads = 0;
-    // The round trip of a kernel's first load: a kernel that reads memory waits for it before
-    // its first result, one that only writes (a fill) does not. Added to the head of every op
-    // that reads (op::bytes_read > 0), on either engine, calibrated head or not. 0: folded into
-    // the launch figures (the Ascend presets, the A100 and A40: their heads are fitted or
-    // assumed with it inside).
+    // What a kernel that reads pays in its head over one that only writes (a fill): its first
+    // load's wait and the rest of a reading kernel's set-up. Added to the head of every cube and
+    // vector op that reads (op::bytes_read > 0), calibrated head or not; not to an AI CPU op's.
+    // 0: folded into the launch figures (the Ascend presets, the A100 and A40: their heads are
+    // fitted or assumed with it inside).
     duration load_latency{};
 
     [[nodiscard]] friend constexpr bool operator==(const overhead_spec&, const overhead_spec&) = default;

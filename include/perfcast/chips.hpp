@@ -81,12 +81,13 @@ inline constexpr std::array<named_chip, 12> presets{{
      {"a100-40gb", "a100-sxm4-40gb", "a100-40gb-sxm4"}},
     {"h100-sxm",
      h100_sxm,
-     "NVIDIA H100 datasheet + Hopper whitepaper; per-SM memory rates, overheads: assumptions",
+     "NVIDIA H100 datasheet + Hopper whitepaper; kernel heads, load latency and element walks "
+     "fitted on H200 kernels; per-SM memory rates, other overheads: assumptions",
      {"h100", "h100-sxm5", "h100-80gb", "h100-sxm5-80gb"}},
     {"h200-sxm",
      h200_sxm,
-     "NVIDIA H200 datasheet (GH100 compute as H100 SXM); per-SM memory rates, overheads: "
-     "assumptions",
+     "NVIDIA H200 datasheet (GH100 compute as H100 SXM); kernel heads, load latency and element "
+     "walks fitted on its measured kernels; per-SM memory rates, other overheads: assumptions",
      {"h200", "h200-141gb", "h200-sxm5"}},
     {"a40-pcie",
      a40_pcie,

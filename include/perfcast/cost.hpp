@@ -408,8 +408,9 @@ namespace detail {
     if (o.vector_ops > 0) r.compute += vector_part_time(c, o, t.work_units, b, p, e);
     r.memory = memory_time_of(c, o, t, b, p);
     r.head = head_time(c, o.eng, b, p);
-    // A kernel that reads waits for its first load (chip::overhead.load_latency); a fill does not.
-    if (o.bytes_read > data_size{}) r.head += c.overhead.load_latency;
+    // A kernel that reads pays the chip's load latency (chip::overhead.load_latency) on the cube
+    // and vector engines; a fill does not, nor does an AI CPU op (its launch holds its own).
+    if (o.bytes_read > data_size{} && o.eng != engine::aicpu) r.head += c.overhead.load_latency;
     if (o.first_run) r.head += p.first_run_launch + p.first_run_per_core * static_cast<double>(b);
     r.head += o.extra_head + t.extra_head + o.extra_per_core * static_cast<double>(b);
     // A synchronization of the op's cores at the chip's own head (not a calibrated override:

@@ -53,19 +53,21 @@ inline constexpr overhead_spec default_gpu_overheads{
 /// Overheads of the Hopper presets (H100 SXM, H200): the GPU defaults with the kernel heads fitted
 /// on CUPTI kernel durations measured on an H200 (tests/data/gpu/h200/, issue 13 item 6). A fill
 /// runs 0.70 us, a 4096-element Add 0.90 us with its inputs in L2 and 1.26 us from HBM: a kernel
-/// that reads waits for its first load, one that only writes does not (overhead_spec::
-/// load_latency). `examples/fit_heads --load-latency-max-us 1` on the file's hot and cold halves
-/// gives the load latency 0.71 us (searched in steps of 0.01 us on [0, 1] us: the least
-/// objective of the vector head fit), then cube 0.88 us + 0.004 us per SM and vector 0.70 us +
-/// 0.000 us per SM with it: a reading kernel's launch and load take 1.59 us (cube, plus 0.004 us
+/// that reads waits for its first load and sets up its inputs, one that only writes does not
+/// (overhead_spec::load_latency). `examples/fit_heads --load-latency-max-us 1` on the file's hot
+/// and cold halves gives the load latency 0.71 us (searched in steps of 0.01 us on [0, 1] us: the
+/// least objective of the vector head fit), then cube 0.88 us + 0.004 us per SM and vector 0.70 us
+/// + 0.000 us per SM with it: a reading kernel's launch and load take 1.59 us (cube, plus 0.004 us
 /// per SM) and 1.41 us (vector), a fill's launch 0.70 us (docs/validation.md, "Measured on an
-/// H200", "A fill does not wait for a load"). The latency blends inputs in L2 and in HBM: the rows
-/// do not say which. Before it the heads were cube 1.59 us + 0.004 us per SM and vector 1.37 us +
-/// 0.000 us, with fills at twice their time. The vector head and latency are fitted with the
-/// element walks in place (hopper_walk_rate below) and they with it: each the other's fit, a fixed
-/// point. The A100 keeps the defaults: vidur's A100 rows, which sum an operator's kernels at 1 us
-/// resolution, score worse with Hopper heads (28.6 -> 35.9 %). Calibrate: `calibrate` fits both
-/// heads (`head.cube.*`, `head.vector.*`) from a profile's short kernels, over the load latency.
+/// H200", "A fill does not wait for a load"). The latency is the typical reading kernel's extra
+/// head over a fill (its first load's wait, 0.2 us from L2 and 0.56 us from HBM for the Add, and
+/// its set-up), not a memory round trip. Before it the heads were cube 1.59 us + 0.004 us per SM
+/// and vector 1.37 us + 0.000 us, with fills at twice their time. The vector head and latency are
+/// fitted with the element walks in place (hopper_walk_rate below) and they with it: each the
+/// other's fit, a fixed point. The A100 keeps the defaults: vidur's A100 rows, which sum an
+/// operator's kernels at 1 us resolution, score worse with Hopper heads (28.6 -> 35.9 %).
+/// Calibrate: `calibrate` fits both heads (`head.cube.*`, `head.vector.*`) from a profile's short
+/// kernels, over the load latency.
 inline constexpr overhead_spec hopper_overheads = [] {
     overhead_spec o = default_gpu_overheads;
     o.launch = duration{0.88, units::us};

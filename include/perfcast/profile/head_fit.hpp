@@ -176,8 +176,9 @@ struct load_latency_fit {
 /// The load latency in [0, max], in `steps` equal steps, whose vector head fit (fit_head over
 /// every profile's head_rows, with that latency on each profile's chip) has the least
 /// objective; ties go to the smaller latency. What tells the latency from the launch: the
-/// head-bound rows of kernels that read nothing (fills), which do not wait for it. Throws when
-/// no profile has a head-bound vector row.
+/// head-bound rows of kernels that read nothing (fills), which do not pay it; without one the two
+/// trade off one for one, so it throws when no profile has a head-bound vector row that reads
+/// nothing (or none at all).
 [[nodiscard]] inline load_latency_fit fit_load_latency(std::vector<chip_rows> profiles,
                                                        duration max, duration max_body,
                                                        int steps = 100) {
@@ -185,6 +186,15 @@ struct load_latency_fit {
                      "max (us)", max.in(units::us), "a time in [0, 1e6) us");
     PERFCAST_EXPECTS(steps >= 1 && steps <= 100000, "fit_load_latency", "steps",
                      static_cast<double>(steps), "1 to 100000 steps");
+    std::size_t fills = 0;
+    for (const chip_rows& p : profiles) {
+        std::vector<measured_op> write_only;
+        for (const measured_op& m : p.rows)
+            if (!(m.o.bytes_read > data_size{})) write_only.push_back(m);
+        fills += head_rows(p.c, write_only, engine::vector, max_body).size();
+    }
+    PERFCAST_EXPECTS(fills > 0, "fit_load_latency", "head-bound vector rows that read nothing", 0.0,
+                     "at least one (a fill): without one the latency trades off with the launch");
     std::optional<load_latency_fit> best;
     for (int i = 0; i <= steps; ++i) {
         const duration l = max * (static_cast<double>(i) / static_cast<double>(steps));

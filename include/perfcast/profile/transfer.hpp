@@ -17,7 +17,7 @@
 // Measured (docs/validation.md, "Across chips"): a calibration on the shipped 910B1 profile
 // scored on the Qwen3 profile of a 910B3: 34.7 % MAPE uncalibrated, 39.5 % with the whole
 // calibration, 36.8 % transferred (figures of that change; the page has today's); the A100
-// calibration on the H100: 27.4 %, 24.8 % and 24.4 % (median 21.7, 21.3 and 20.7 %), on the A40
+// calibration on the H100: 27.2 %, 25.6 % and 24.2 % (median 21.5, 21.8 and 20.7 %), on the A40
 // 15.7-21.2 % transferred against 18.2-23.0 % uncalibrated over five models (docs/validation.md,
 // "Unseen models and an unseen GPU"). A work factor of a walked type scales its walk too
 // (op::walk_work): on another chip the walk's rate is the target's.

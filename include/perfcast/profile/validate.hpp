@@ -211,19 +211,18 @@ struct error_report {
 }
 
 /// What a calibration's fit rows measured, for scoring other rows against (score_rows):
-/// the median measurement of each op (median_by_op) and the op types of the rows with a
-/// positive finite duration.
+/// the median measurement of each op (median_by_op) and the op types of the rows the model maps
+/// on chip `c` (measured_op_of: the rows a calibration fits).
 struct fit_reference {
     std::map<std::string, double> op_median;
     std::set<std::string, std::less<>> types;
 };
 
-[[nodiscard]] inline fit_reference reference_of(const std::vector<kernel_row>& fit_rows) {
+[[nodiscard]] inline fit_reference reference_of(const chip& c,
+                                                const std::vector<kernel_row>& fit_rows) {
     fit_reference out{median_by_op(fit_rows), {}};
-    for (const kernel_row& r : fit_rows) {
-        if (r.task_duration && is_finite(*r.task_duration) && r.task_duration->in(units::us) > 0)
-            out.types.insert(r.op_type);
-    }
+    for (const kernel_row& r : fit_rows)
+        if (measured_op_of(c, r)) out.types.insert(r.op_type);
     return out;
 }
 
@@ -335,7 +334,7 @@ template <class Filter>
         }
         std::optional<measured_neighbours> near;
         if (near_window > 0) near.emplace(c, split.fit, fit.fitted, near_window);
-        const fit_reference ref = reference_of(split.fit);
+        const fit_reference ref = reference_of(c, split.fit);
         error_report rep =
             score_rows(c, split.test, fit.fitted, keep, near ? &*near : nullptr, &ref);
         out.runs.push_back(

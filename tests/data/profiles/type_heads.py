@@ -8,8 +8,9 @@ Takes the AI_CORE and AI_VECTOR_CORE rows with Block Dim 1, a duration of at mos
 such row), groups them by op type and input shapes, and prints
 each group's median duration. Then each group is predicted by the median of every other group's
 rows (what a model that knew all the other kernels' heads exactly, and nothing of this one's,
-would say) and the absolute percentage errors of all rows are summarized: a floor under any
-prediction that gives a kernel it has not seen the head of the kernels it has (docs/validation.md,
+would say) and the absolute percentage errors of all rows are summarized: an estimate (not a
+bound) of what any prediction that gives a kernel it has not seen the head of the kernels it has
+would miss by (docs/validation.md,
 "Where the error sits"). Standard library only.
 """
 import csv
