@@ -430,8 +430,7 @@ struct breakdown {
     }
     void write(std::ostream& out) const {
         out << "\nby what bounds the model's prediction (overhead: its head), and by whether the "
-               "fit "
-               "rows held the row's op type:\n";
+               "fit rows held the row's op type:\n";
         io::text_table t({"rows", "count", "MAPE", "median APE", "P90 APE"});
         for (const kind& k : kinds) {
             t.add_row({std::string(k.label), std::to_string(k.stats.rows), pct(k.stats.mape),
