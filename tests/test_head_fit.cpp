@@ -125,6 +125,14 @@ TEST_CASE("load latency: a kernel that reads waits for it, a fill does not") {
     p.head[static_cast<std::size_t>(engine::vector)] = {true, duration{0.3, units::us}, {}};
     CHECK(cost(c, add, k, p).head.in(units::us) == doctest::Approx(0.8));
     CHECK(cost(c, zeros, k, p).head.in(units::us) == doctest::Approx(0.3));
+    // One predicate says who waits (cost() and the head fits both ask it): an AI CPU op that
+    // reads does not, its launch holds its own wait.
+    static_assert(waits_for_load(elementwise(4096, dtype::fp16)));
+    static_assert(!waits_for_load(fill(4096, dtype::fp16)));
+    op on_cpu = add;
+    on_cpu.eng = engine::aicpu;
+    CHECK(!waits_for_load(on_cpu));
+    CHECK(cost(c, on_cpu, core_count{1}).head == head_time(c, engine::aicpu, 1));
     // The Ascend presets fold it into their fitted launch (fit_heads finds 0 us on the three fit
     // profiles); the Hopper presets carry it (tests/test_h200.cpp).
     CHECK(chips::default_ascend_overheads.load_latency == duration{});

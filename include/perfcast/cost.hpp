@@ -292,6 +292,75 @@ namespace detail {
 /// calibrate with a measured skinny GEMM).
 inline constexpr std::int64_t split_k_chunk = 256;
 
+/// Whether op `o` waits for its first load, paying the chip's load latency in its head
+/// (chip::overhead.load_latency): a kernel that reads, on the cube and vector engines. A fill
+/// (nothing read) does not, nor does an AI CPU op (its launch holds its own wait).
+[[nodiscard]] constexpr bool waits_for_load(const op& o) noexcept {
+    return o.bytes_read > data_size{} && o.eng != engine::aicpu;
+}
+
+/// The thread blocks a GPU launches for a reduction of `rows` contiguous rows of `length`
+/// elements each (one output per row), as PyTorch's reduce kernel configures them
+/// (pytorch/pytorch aten/src/ATen/native/cuda/Reduce.cuh, setReduceConfig and
+/// ReduceConfig::set_block_dimension; restated, not copied): at most 512 threads a block; a row of
+/// 128 elements or more is read in 16-byte vectors (8 bf16 elements: the measured H200 traces'
+/// 256-thread block for a row of 3000, tests/test_h200.cpp), a 32-lane warp (fewer for a short
+/// row) across it, and up to 512 / lanes rows a block; a thread left with at least min(16 x rows a
+/// block, 256) values splits its row across the block's warps instead (one row a block), and such a
+/// block still left with 256 or more a thread, on a grid no larger than `sms` x (threads an SM
+/// keeps / threads a block), splits it across blocks too. `element_bytes`: the input's element
+/// size; `sms`: the chip's SMs; `threads_per_sm`: chip::overhead.core_threads.
+struct gpu_reduce_launch {
+    std::int64_t blocks = 1;             // thread blocks in the grid
+    std::int64_t threads = 1;            // threads a block
+    std::int64_t values_per_thread = 1;  // elements each thread sums
+};
+[[nodiscard]] constexpr gpu_reduce_launch reduce_launch_of(std::int64_t rows, std::int64_t length,
+                                                           std::int64_t element_bytes,
+                                                           std::int64_t sms,
+                                                           std::int64_t threads_per_sm) noexcept {
+    if (rows < 1 || length < 1 || element_bytes < 1 || sms < 1 || threads_per_sm < 1) return {};
+    constexpr std::int64_t max_threads = 512;
+    constexpr std::int64_t warp = 32;
+    // The largest power of two not above v (v >= 1).
+    const auto floor_pow2 = [](std::int64_t v) {
+        std::int64_t p = 1;
+        while (p <= v / 2) p *= 2;
+        return p;
+    };
+    const auto up = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
+    const std::int64_t vector = element_bytes < 16 ? 16 / element_bytes : 1;
+    const std::int64_t d0 = length >= 128 ? length / vector : length;  // vectors along the row
+    const std::int64_t p0 = d0 < max_threads ? floor_pow2(d0) : max_threads;
+    const std::int64_t p1 = rows < max_threads ? floor_pow2(rows) : max_threads;
+    std::int64_t lanes = p0 < warp ? p0 : warp;
+    const std::int64_t block_rows = p1 < max_threads / lanes ? p1 : max_threads / lanes;
+    lanes = p0 < max_threads / block_rows ? p0 : max_threads / block_rows;
+    gpu_reduce_launch l;
+    l.threads = lanes * block_rows;
+    std::int64_t per_row = lanes;  // threads that share one row
+    const std::int64_t threshold = block_rows * 16 < 256 ? block_rows * 16 : 256;
+    const bool across_warps = up(length, per_row) >= threshold;
+    if (across_warps) per_row *= block_rows;
+    std::int64_t grid = across_warps ? rows : up(rows, block_rows);
+    const std::int64_t target = sms * (threads_per_sm / l.threads);
+    if (across_warps && up(length, per_row) >= 256 && grid <= target) {
+        const std::int64_t vpt = up(length, per_row);
+        const std::int64_t by_grid = up(target, grid);
+        const std::int64_t by_min = up(vpt, 16);
+        const std::int64_t at_least = up(vpt, 256);
+        std::int64_t ctas = by_grid < by_min ? by_grid : by_min;
+        if (ctas < at_least) ctas = at_least;
+        if (ctas > 1) {
+            per_row *= ctas;
+            grid *= ctas;
+        }
+    }
+    l.blocks = grid;
+    l.values_per_thread = up(length, per_row);
+    return l;
+}
+
 /// Head cost of a kernel on `b` cores of engine `e`: launch + per_core x b (the vector engine's
 /// own figures for a vector kernel; AI CPU: its fixed launch), from the parameters' per-engine
 /// override when set, else from the chip.
@@ -408,9 +477,7 @@ namespace detail {
     if (o.vector_ops > 0) r.compute += vector_part_time(c, o, t.work_units, b, p, e);
     r.memory = memory_time_of(c, o, t, b, p);
     r.head = head_time(c, o.eng, b, p);
-    // A kernel that reads pays the chip's load latency (chip::overhead.load_latency) on the cube
-    // and vector engines; a fill does not, nor does an AI CPU op (its launch holds its own).
-    if (o.bytes_read > data_size{} && o.eng != engine::aicpu) r.head += c.overhead.load_latency;
+    if (waits_for_load(o)) r.head += c.overhead.load_latency;
     if (o.first_run) r.head += p.first_run_launch + p.first_run_per_core * static_cast<double>(b);
     r.head += o.extra_head + t.extra_head + o.extra_per_core * static_cast<double>(b);
     // A synchronization of the op's cores at the chip's own head (not a calibrated override:
@@ -666,6 +733,30 @@ namespace detail {
     return t;
 }
 
+/// Tiling `t` of reduce op `o` on a GPU (a chip whose cores keep threads:
+/// chip::overhead.core_threads): one unit per thread block the library launches
+/// (reduce_launch_of), the op's work spread over them, so that a reduction of few rows runs on as
+/// few SMs as its grid holds, each at its per-core rates. Elsewhere (the Ascend presets, whose
+/// kernels loop over the rows on every core, and every other op) `t` as it is.
+[[nodiscard]] constexpr tiling launched(tiling t, const chip& c, const op& o) noexcept {
+    if (o.kind != op_kind::reduce || c.overhead.core_threads < 1) [[likely]]
+        return t;
+    const double rows = o.bytes_written / size_of(o.out_type);
+    const double elements = o.bytes_read / size_of(o.type);
+    // Whole counts of a reduction the factory built (below 2^53, checked; else as it is).
+    if (!(rows >= 1 && rows < 0x1p53 && elements >= rows && elements < 0x1p53)) return t;
+    const auto r = static_cast<std::int64_t>(rows);
+    const auto length = static_cast<std::int64_t>(elements) / r;
+    const double size = size_of(o.type).in(units::B);
+    const std::int64_t bytes = size >= 1 ? static_cast<std::int64_t>(size) : 1;
+    const gpu_reduce_launch l =
+        reduce_launch_of(r, length, bytes, c.vector.cores, c.overhead.core_threads);
+    t.ops_per_unit =
+        static_cast<double>(t.work_units) * t.ops_per_unit / static_cast<double>(l.blocks);
+    t.work_units = l.blocks;
+    return t;
+}
+
 /// `o` in the tiling that `cost` prices (tiling_for, narrowed).
 [[nodiscard]] constexpr op tiled_for(const chip& c, const op& o, core_count limit,
                                      const model_params& p, const engine_spec& e) noexcept {
@@ -710,8 +801,9 @@ namespace detail {
     // winner's tiling beside it (cost() runs in every sweep's inner loop).
     const bool tiles = o.gemm.m > 0 && c.cube_tiles[0].m > 0;
     if (o.eng != engine::cube || (!tiles && !detail::may_split_k(o, limit)))
-        return detail::cost_terms(c, o, detail::walked(detail::as_given(o), c, o, p, e), limit, p,
-                                  e);
+        return detail::cost_terms(
+            c, o, detail::walked(detail::launched(detail::as_given(o), c, o), c, o, p, e), limit, p,
+            e);
     return detail::cost_terms(c, o, detail::narrowed(detail::tiling_for(c, o, limit, p, e), o, e),
                               limit, p, e);
 }

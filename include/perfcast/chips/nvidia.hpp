@@ -55,11 +55,13 @@ inline constexpr overhead_spec default_gpu_overheads{
 /// runs 0.70 us, a 4096-element Add 0.90 us with its inputs in L2 and 1.26 us from HBM: a kernel
 /// that reads waits for its first load and sets up its inputs, one that only writes does not
 /// (overhead_spec::load_latency). `examples/fit_heads --load-latency-max-us 1` on the file's hot
-/// and cold halves gives the load latency 0.71 us (searched in steps of 0.01 us on [0, 1] us: the
-/// least objective of the vector head fit), then cube 0.88 us + 0.004 us per SM and vector 0.70 us
+/// and cold halves gives the load latency 0.70 us (searched in steps of 0.01 us on [0, 1] us: the
+/// least objective of the vector head fit), then cube 0.89 us + 0.004 us per SM and vector 0.71 us
 /// + 0.000 us per SM with it: a reading kernel's launch and load take 1.59 us (cube, plus 0.004 us
-/// per SM) and 1.41 us (vector), a fill's launch 0.70 us (docs/validation.md, "Measured on an
-/// H200", "A fill does not wait for a load"). The latency is the typical reading kernel's extra
+/// per SM) and 1.41 us (vector), a fill's launch 0.71 us (docs/validation.md, "Measured on an
+/// H200", "A fill does not wait for a load"; 0.71 / 0.88 / 0.70 us before reductions ran on the
+/// blocks PyTorch launches, cost.hpp reduce_launch_of, whose small ReduceSum rows had pulled the
+/// fit). The latency is the typical reading kernel's extra
 /// head over a fill (its first load's wait, 0.2 us from L2 and 0.56 us from HBM for the Add, and
 /// its set-up), not a memory round trip. Before it the heads were cube 1.59 us + 0.004 us per SM
 /// and vector 1.37 us + 0.000 us, with fills at twice their time. The vector head and latency are
@@ -70,11 +72,11 @@ inline constexpr overhead_spec default_gpu_overheads{
 /// kernels, over the load latency.
 inline constexpr overhead_spec hopper_overheads = [] {
     overhead_spec o = default_gpu_overheads;
-    o.launch = duration{0.88, units::us};
+    o.launch = duration{0.89, units::us};
     o.per_core = duration{0.004, units::us};
-    o.vector_launch = duration{0.70, units::us};
+    o.vector_launch = duration{0.71, units::us};
     o.vector_per_core = duration{0.000, units::us};
-    o.load_latency = duration{0.71, units::us};
+    o.load_latency = duration{0.70, units::us};
     return o;
 }();
 

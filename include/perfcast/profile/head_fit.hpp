@@ -66,7 +66,7 @@ struct head_row {
         const duration body = k.latency - head_time(c, e, k.cores, p);
         // The load latency (chip::overhead.load_latency) is in the body the search adds to the
         // head, not in the one that picks the rows: a fit of it keeps the same rows.
-        const duration wait = m.o.bytes_read > data_size{} ? c.overhead.load_latency : duration{};
+        const duration wait = waits_for_load(m.o) ? c.overhead.load_latency : duration{};
         if (body - wait > max_body) continue;
         out.push_back({body.in(units::us), static_cast<double>(k.cores), m.measured.in(units::us)});
     }
@@ -188,9 +188,9 @@ struct load_latency_fit {
                      static_cast<double>(steps), "1 to 100000 steps");
     std::size_t fills = 0;
     for (const chip_rows& p : profiles) {
-        std::vector<measured_op> write_only;
+        std::vector<measured_op> write_only;  // the rows that do not wait for a load
         for (const measured_op& m : p.rows)
-            if (!(m.o.bytes_read > data_size{})) write_only.push_back(m);
+            if (!waits_for_load(m.o)) write_only.push_back(m);
         fills += head_rows(p.c, write_only, engine::vector, max_body).size();
     }
     PERFCAST_EXPECTS(fills > 0, "fit_load_latency", "head-bound vector rows that read nothing", 0.0,
