@@ -500,6 +500,25 @@ TEST_CASE("GPU reductions: the blocks PyTorch's reduce kernel launches, and what
     CHECK(global.blocks == 128);
     CHECK(global.values_per_thread == 16);
     CHECK(reduce_launch_of(0, 4096, 2, 132, 2048).blocks == 1);  // nothing to launch: one block
+    // Over a sweep of shapes and element sizes: blocks of 1 to 512 threads, a power of two, and
+    // every element summed by some thread (blocks x threads x values a thread >= rows x length).
+    for (const std::int64_t rows : {1, 3, 7, 16, 100, 393, 4096, 65537, 1 << 22}) {
+        for (const std::int64_t length : {1, 2, 31, 127, 128, 1000, 4096, 32000, 1 << 20}) {
+            for (const std::int64_t bytes : {1, 2, 4, 8}) {
+                CAPTURE(rows);
+                CAPTURE(length);
+                CAPTURE(bytes);
+                const gpu_reduce_launch l = reduce_launch_of(rows, length, bytes, 132, 2048);
+                CHECK(l.threads >= 1);
+                CHECK(l.threads <= 512);
+                CHECK((l.threads & (l.threads - 1)) == 0);
+                CHECK(l.blocks >= 1);
+                CHECK(static_cast<double>(l.blocks) * static_cast<double>(l.threads) *
+                          static_cast<double>(l.values_per_thread) >=
+                      static_cast<double>(rows) * static_cast<double>(length));
+            }
+        }
+    }
 
     // In cost(): a GPU reduction runs on the SMs its grid holds; an Ascend one on every core.
     CHECK(cost(chips::h200_sxm, reduce(16, 4096, dtype::bf16)).cores == 1);

@@ -61,15 +61,14 @@ inline constexpr overhead_spec default_gpu_overheads{
 /// per SM) and 1.41 us (vector), a fill's launch 0.71 us (docs/validation.md, "Measured on an
 /// H200", "A fill does not wait for a load"; 0.71 / 0.88 / 0.70 us before reductions ran on the
 /// blocks PyTorch launches, cost.hpp reduce_launch_of, whose small ReduceSum rows had pulled the
-/// fit). The latency is the typical reading kernel's extra
-/// head over a fill (its first load's wait, 0.2 us from L2 and 0.56 us from HBM for the Add, and
-/// its set-up), not a memory round trip. Before it the heads were cube 1.59 us + 0.004 us per SM
-/// and vector 1.37 us + 0.000 us, with fills at twice their time. The vector head and latency are
-/// fitted with the element walks in place (hopper_walk_rate below) and they with it: each the
-/// other's fit, a fixed point. The A100 keeps the defaults: vidur's A100 rows, which sum an
-/// operator's kernels at 1 us resolution, score worse with Hopper heads (28.6 -> 35.9 %).
-/// Calibrate: `calibrate` fits both heads (`head.cube.*`, `head.vector.*`) from a profile's short
-/// kernels, over the load latency.
+/// fit). The latency is the typical reading kernel's extra head over a fill (its first load's
+/// wait, 0.2 us from L2 and 0.56 us from HBM for the Add, and its set-up), not a memory round
+/// trip. Before it the heads were cube 1.59 us + 0.004 us per SM and vector 1.37 us + 0.000 us,
+/// with fills at twice their time. The vector head and latency are fitted with the element walks
+/// in place (hopper_walk_rate below) and they with it: each the other's fit, a fixed point. The
+/// A100 keeps the defaults: vidur's A100 rows, which sum an operator's kernels at 1 us resolution,
+/// score worse with Hopper heads (28.6 -> 35.9 %). Calibrate: `calibrate` fits both heads
+/// (`head.cube.*`, `head.vector.*`) from a profile's short kernels, over the load latency.
 inline constexpr overhead_spec hopper_overheads = [] {
     overhead_spec o = default_gpu_overheads;
     o.launch = duration{0.89, units::us};
