@@ -303,16 +303,20 @@ inline constexpr std::int64_t split_k_chunk = 256;
 /// elements each (one output per row), as PyTorch's reduce kernel configures them
 /// (pytorch/pytorch aten/src/ATen/native/cuda/Reduce.cuh, setReduceConfig and
 /// ReduceConfig::set_block_dimension; restated, not copied): at most 512 threads a block; a row of
-/// 128 elements or more is read in 16-byte vectors (8 bf16 elements: the measured H200 traces'
-/// 256-thread block for a row of 3000, tests/test_h200.cpp), a 32-lane warp (fewer for a short
+/// 128 elements or more is read in vectors, of 8 elements for 16-bit data (PyTorch's fp16 and bf16
+/// sum and mean kernels: `ReduceOp<c10::BFloat16, ..., 4, 8>` in the H200 traces; its max, min
+/// and norms read 4, not told apart here) and of 4 otherwise; a 32-lane warp (fewer for a short
 /// row) across it, and up to 512 / lanes rows a block; a thread left with at least min(16 x rows a
 /// block, 256) values splits its row across the block's warps instead (one row a block), and such a
 /// block still left with 256 or more a thread, on a grid no larger than `sms` x (threads an SM
 /// keeps / threads a block), splits it across blocks too. `element_bytes`: the input's element
-/// size; `sms`: the chip's SMs; `threads_per_sm`: chip::overhead.core_threads.
+/// size; `sms`: the chip's SMs; `threads_per_sm`: chip::overhead.core_threads. Not modelled:
+/// PyTorch's launches of inputs past 2^31 elements in parts, and its cap of 65535 blocks on the
+/// split across blocks (grid.y).
 struct gpu_reduce_launch {
     std::int64_t blocks = 1;             // thread blocks in the grid
     std::int64_t threads = 1;            // threads a block
+    std::int64_t lanes = 1;              // of them across one row (the block's x size)
     std::int64_t values_per_thread = 1;  // elements each thread sums
 };
 [[nodiscard]] constexpr gpu_reduce_launch reduce_launch_of(std::int64_t rows, std::int64_t length,
@@ -329,7 +333,7 @@ struct gpu_reduce_launch {
         return p;
     };
     const auto up = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
-    const std::int64_t vector = element_bytes < 16 ? 16 / element_bytes : 1;
+    const std::int64_t vector = element_bytes == 2 ? 8 : 4;
     const std::int64_t d0 = length >= 128 ? length / vector : length;  // vectors along the row
     const std::int64_t p0 = d0 < max_threads ? floor_pow2(d0) : max_threads;
     const std::int64_t p1 = rows < max_threads ? floor_pow2(rows) : max_threads;
@@ -338,6 +342,7 @@ struct gpu_reduce_launch {
     lanes = p0 < max_threads / block_rows ? p0 : max_threads / block_rows;
     gpu_reduce_launch l;
     l.threads = lanes * block_rows;
+    l.lanes = lanes;
     std::int64_t per_row = lanes;  // threads that share one row
     const std::int64_t threshold = block_rows * 16 < 256 ? block_rows * 16 : 256;
     const bool across_warps = up(length, per_row) >= threshold;
@@ -424,12 +429,14 @@ namespace detail {
 /// Conversions per work unit of vector op `o` whose arithmetic runs in another dtype than its
 /// data's (arithmetic_type: engine_spec::bf16_computed_as, op::fp32_arithmetic): each element
 /// read in such a dtype converted up, each element written in one converted down, spread evenly
-/// over the op's units. The bytes are taken as all of the op's input (output) dtype: an op
+/// over `units` (the tiling's: a GPU reduction's blocks, `launched`). The bytes are taken as all
+/// of the op's input (output) dtype: an op
 /// writing another dtype besides (TopK's int32 indices) is charged for those too, an over-count.
 /// 0 for a cast (it is the conversion), for an op without arithmetic (a fill, a move:
 /// moves_only) and off the vector engine. A profile row of a type the model does not know is an
 /// elementwise op of one operation per element, and is given its conversions too (docs/model.md).
-[[nodiscard]] constexpr double converted_ops(const engine_spec& e, const op& o) noexcept {
+[[nodiscard]] constexpr double converted_ops(const engine_spec& e, const op& o,
+                                             std::int64_t units) noexcept {
     if (o.eng != engine::vector || o.kind == op_kind::cast || moves_only(o.kind) ||
         !(o.ops_per_unit > 0))
         return 0;
@@ -438,7 +445,7 @@ namespace detail {
     const double out = arithmetic_type(e, o, o.out_type) != o.out_type
                            ? o.bytes_written / size_of(o.out_type)
                            : 0.0;
-    return (in + out) / static_cast<double>(o.work_units);
+    return (in + out) / static_cast<double>(units);
 }
 
 /// The cost terms of `o` (validated) in tiling `t` on at most `limit` cores of `e`. Always
@@ -469,7 +476,7 @@ namespace detail {
         if (o.uncounted) [[unlikely]]
             per_unit *= e.uncounted_work;  // the assumed count, as the engine's kernels run it
         if (o.type == dtype::bf16 || o.out_type == dtype::bf16 || o.fp32_arithmetic) [[unlikely]]
-            per_unit += converted_ops(e, o);
+            per_unit += converted_ops(e, o, t.work_units);
         const cycle_count cycles{static_cast<double>(per_core_units) * per_unit / rate,
                                  units::cycle};
         r.compute = cycles / e.clock / eff;
@@ -725,7 +732,7 @@ namespace detail {
     const double rate = e.ops_per_cycle_for(rate_type(e, o));
     if (o.eng != engine::vector || !(walk > 0) || !(rate > 0)) return t;
     const double elements = o.bytes_written / size_of(o.out_type);  // the output's
-    const double per_unit = elements / static_cast<double>(o.work_units) * rate / walk *
+    const double per_unit = elements / static_cast<double>(t.work_units) * rate / walk *
                             p.vector_efficiency * o.walk_work;
     if (per_unit > t.ops_per_unit) t.ops_per_unit = per_unit;
     t.extra_head = e.walk_head;
