@@ -298,6 +298,10 @@ inline constexpr std::int64_t split_k_chunk = 256;
 [[nodiscard]] constexpr bool waits_for_load(const op& o) noexcept {
     return o.bytes_read > data_size{} && o.eng != engine::aicpu;
 }
+/// The load latency op `o` pays in its head on chip `c` (waits_for_load), else 0.
+[[nodiscard]] constexpr duration load_latency_of(const chip& c, const op& o) noexcept {
+    return waits_for_load(o) ? c.overhead.load_latency : duration{};
+}
 
 /// The thread blocks a GPU launches for a reduction of `rows` contiguous rows of `length`
 /// elements each (one output per row), as PyTorch's reduce kernel configures them
@@ -328,11 +332,8 @@ struct gpu_reduce_launch {
     constexpr std::int64_t warp = 32;
     // The largest power of two not above v (v >= 1).
     const auto floor_pow2 = [](std::int64_t v) {
-        std::int64_t p = 1;
-        while (p <= v / 2) p *= 2;
-        return p;
+        return static_cast<std::int64_t>(std::bit_floor(static_cast<std::uint64_t>(v)));
     };
-    const auto up = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
     const std::int64_t vector = element_bytes == 2 ? 8 : 4;
     const std::int64_t d0 = length >= 128 ? length / vector : length;  // vectors along the row
     const std::int64_t p0 = d0 < max_threads ? floor_pow2(d0) : max_threads;
@@ -345,15 +346,15 @@ struct gpu_reduce_launch {
     l.lanes = lanes;
     std::int64_t per_row = lanes;  // threads that share one row
     const std::int64_t threshold = block_rows * 16 < 256 ? block_rows * 16 : 256;
-    const bool across_warps = up(length, per_row) >= threshold;
+    const bool across_warps = ceil_div(length, per_row) >= threshold;
     if (across_warps) per_row *= block_rows;
-    std::int64_t grid = across_warps ? rows : up(rows, block_rows);
+    std::int64_t grid = across_warps ? rows : ceil_div(rows, block_rows);
     const std::int64_t target = sms * (threads_per_sm / l.threads);
-    if (across_warps && up(length, per_row) >= 256 && grid <= target) {
-        const std::int64_t vpt = up(length, per_row);
-        const std::int64_t by_grid = up(target, grid);
-        const std::int64_t by_min = up(vpt, 16);
-        const std::int64_t at_least = up(vpt, 256);
+    if (across_warps && ceil_div(length, per_row) >= 256 && grid <= target) {
+        const std::int64_t vpt = ceil_div(length, per_row);
+        const std::int64_t by_grid = ceil_div(target, grid);
+        const std::int64_t by_min = ceil_div(vpt, 16);
+        const std::int64_t at_least = ceil_div(vpt, 256);
         std::int64_t ctas = by_grid < by_min ? by_grid : by_min;
         if (ctas < at_least) ctas = at_least;
         if (ctas > 1) {
@@ -362,7 +363,7 @@ struct gpu_reduce_launch {
         }
     }
     l.blocks = grid;
-    l.values_per_thread = up(length, per_row);
+    l.values_per_thread = ceil_div(length, per_row);
     return l;
 }
 
@@ -484,7 +485,7 @@ namespace detail {
     if (o.vector_ops > 0) r.compute += vector_part_time(c, o, t.work_units, b, p, e);
     r.memory = memory_time_of(c, o, t, b, p);
     r.head = head_time(c, o.eng, b, p);
-    if (waits_for_load(o)) r.head += c.overhead.load_latency;
+    r.head += load_latency_of(c, o);
     if (o.first_run) r.head += p.first_run_launch + p.first_run_per_core * static_cast<double>(b);
     r.head += o.extra_head + t.extra_head + o.extra_per_core * static_cast<double>(b);
     // A synchronization of the op's cores at the chip's own head (not a calibrated override:

@@ -66,7 +66,7 @@ struct head_row {
         const duration body = k.latency - head_time(c, e, k.cores, p);
         // The load latency (chip::overhead.load_latency) is in the body the search adds to the
         // head, not in the one that picks the rows: a fit of it keeps the same rows.
-        const duration wait = waits_for_load(m.o) ? c.overhead.load_latency : duration{};
+        const duration wait = load_latency_of(c, m.o);
         if (body - wait > max_body) continue;
         out.push_back({body.in(units::us), static_cast<double>(k.cores), m.measured.in(units::us)});
     }
