@@ -126,7 +126,7 @@ TEST_CASE("error files: unknown op, bad shape, missing batch dimension, non-nume
     const failure op = fail_file("bad_unknown_op.model");
     CHECK(op.line == 3);
     CHECK(op.column == 1);
-    CHECK(has(op.what, "bad_unknown_op.model:3:1: op = \"softmax\", expected matmul, bmm,"));
+    CHECK(has(op.what, "bad_unknown_op.model:3:1: op = \"lstm\", expected matmul, bmm,"));
 
     const failure shape = fail_file("bad_shape.model");
     CHECK(shape.line == 2);

@@ -94,12 +94,33 @@ TEST_CASE("op vocabulary: the model file's kinds are the table's keywords, in ta
     CHECK(keywords_of(op_kinds) ==
           "matmul, bmm, elementwise, gather, topk, cast, reduce, tile, concat, broadcast, "
           "transpose, transfer, generic, attention, flash_attention, grouped_matmul, gmm, fill, "
-          "memset, rowwise, norm, conv or conv2d");
+          "memset, rowwise, norm, conv, conv2d or softmax");
     // batch_matmul is a name, not a listed keyword: accepted, and read as a matmul node.
     const model m = io::parse_model("batch_matmul B*8,1,32;B*8,32,300 fp16\n");
     REQUIRE(m.nodes.size() == 1);
     CHECK(m.nodes[0].kind == op_kind::matmul);
     CHECK(instantiate(m.nodes[0], 2).kind == op_kind::batch_matmul);
+    // A softmax line, a profile's Softmax / LogSoftmax type and PyTorch's CUDA kernel names all
+    // name the one kind; Ascend's fused ScaledMaskedSoftmax and LogSoftmaxV2 stay other ops.
+    const model sm = io::parse_model("softmax B,16,4096 bf16\n");
+    REQUIRE(sm.nodes.size() == 1);
+    const op one = instantiate(sm.nodes[0], 2);
+    CHECK(one.kind == op_kind::softmax);
+    CHECK(one.work_units == 32);  // rows: 2 x 16
+    CHECK(one.bytes_read.in(units::B) == doctest::Approx(32.0 * 4096 * 2));
+    for (const std::string_view type :
+         {"Softmax", "LogSoftmax", "softmax",
+          "void (anonymous namespace)::softmax_warp_forward<c10::BFloat16, c10::BFloat16, float, "
+          "7, false, false>(c10::BFloat16*, c10::BFloat16 const*, int, int, int, bool const*, "
+          "int, bool)",
+          "void at::native::(anonymous namespace)::cunn_SoftMaxForwardReg<c10::BFloat16, float>"}) {
+        CAPTURE(type);
+        const op_row* r = row_for_profiler_type(op_kinds, type);
+        REQUIRE(r != nullptr);
+        CHECK(r->value == op_kind::softmax);
+    }
+    CHECK(row_for_profiler_type(op_kinds, "ScaledMaskedSoftmax") == nullptr);
+    CHECK(row_for_profiler_type(op_kinds, "LogSoftmaxV2") == nullptr);
 }
 
 TEST_CASE("op vocabulary: validate names the broken row") {
@@ -174,10 +195,10 @@ TEST_CASE("made-up op: the model file reads it, and the graph evaluates it from 
     const std::string unknown =
         perfcast_test::message_of([] { (void)io::parse_model("scan B,4 fp16\n", "t.model"); });
     CHECK(unknown.find("op = \"scan\", expected matmul, bmm,") != std::string::npos);
-    CHECK(unknown.find("conv or conv2d (or a `name` or `runtime` line)") != std::string::npos);
+    CHECK(unknown.find("conv2d or softmax (or a `name` or `runtime` line)") != std::string::npos);
     const std::string listed = perfcast_test::message_of(
         [] { (void)io::parse_model("sacn B,4 fp16\n", "t.model", ops_with_scan); });
-    CHECK(listed.find("conv, conv2d or scan (or a") != std::string::npos);
+    CHECK(listed.find("conv2d, softmax or scan (or a") != std::string::npos);
 }
 
 TEST_CASE("made-up op: perfcast op --line costs it") {
@@ -253,6 +274,14 @@ TEST_CASE("perfcast op --line: a library kind as a model-file line is its shortc
     REQUIRE(bmm.status == 0);
     CHECK(bmm_line.out == bmm.out);
     CHECK(bmm.out.find("batch_matmul") != std::string::npos);
+    const auto sm = run_command(cli::op_command, {"--chip", "H200", "--softmax", "65536,4096",
+                                                  "--dtype", "bf16", "--format", "json"});
+    const auto sm_line =
+        run_command(cli::op_command, {"--chip", "H200", "--line", "softmax B,4096 bf16", "--batch",
+                                      "65536", "--format", "json"});
+    REQUIRE(sm.status == 0);
+    CHECK(sm_line.out == sm.out);
+    CHECK(sm.out.find("\"op\": \"softmax\"") != std::string::npos);
     // One op flag at a time; a transfer line is no device op.
     CHECK(run_command(cli::op_command, {"--line", "reduce 8,4 fp16", "--reduce", "8,4"}).status ==
           2);

@@ -38,7 +38,7 @@ namespace perfcast::cli {
 
 namespace op_detail {
 
-inline constexpr std::array<option, 27> options{{
+inline constexpr std::array<option, 28> options{{
     {"chip", "NAME", "chip preset (default 910B1; see `perfcast chips`)"},
     chip_ini_option,
     params_option,
@@ -54,6 +54,7 @@ inline constexpr std::array<option, 27> options{{
     {"ops-per-element", "X", "vector operations per output element (default 1)"},
     {"out-dtype", "T", "output dtype of elementwise / cast (default: same as --dtype)"},
     {"reduce", "ROWS,LEN", "reduce ROWS rows of LEN elements"},
+    {"softmax", "ROWS,LEN", "softmax of ROWS rows of LEN elements (along the last axis)"},
     {"gather", "N", "gather N rows"},
     {"row-bytes", "SIZE", "gathered row size, e.g. 64B (default 64B)"},
     {"table-rows", "N", "rows in the gathered table (default 1000000)"},
@@ -104,13 +105,14 @@ inline std::int64_t int_flag(const parsed_args& a, std::string_view name, std::i
 /// may name.
 inline op op_of(const parsed_args& a, op_vocabulary ops) {
     const dtype t = parse_dtype(a.value_or("dtype", "fp16"));
-    const std::array<std::string_view, 8> kinds{"matmul", "elementwise", "shapes",    "reduce",
-                                                "gather", "topk",        "transpose", "line"};
+    const std::array<std::string_view, 9> kinds{"matmul", "elementwise", "shapes",
+                                                "reduce", "softmax",     "gather",
+                                                "topk",   "transpose",   "line"};
     int given = 0;
     for (std::string_view k : kinds) given += a.has(k) ? 1 : 0;
     if (given != 1) {
         throw usage_error(
-            "give exactly one of --matmul, --elementwise, --shapes, --reduce, "
+            "give exactly one of --matmul, --elementwise, --shapes, --reduce, --softmax, "
             "--gather, --topk, --transpose, --line or --transfer");
     }
     if (a.has("line")) {
@@ -142,6 +144,10 @@ inline op op_of(const parsed_args& a, op_vocabulary ops) {
     if (a.has("reduce")) {
         const auto d = ints(a, "reduce", 2);
         return reduce(d[0], d[1], t);
+    }
+    if (a.has("softmax")) {
+        const auto d = ints(a, "softmax", 2);
+        return softmax(d[0], d[1], t);
     }
     if (a.has("gather")) {
         gather_options go;

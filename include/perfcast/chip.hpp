@@ -94,6 +94,15 @@ struct engine_spec {
     double walk_rate = 0;
     double transpose_rate = 0;
     duration walk_head{};
+    /// Elements per cycle per core of this engine's library softmax (op_kind::softmax) on the
+    /// blocks it launches (softmax_launch_of, cost.hpp): `softmax_warp_rate` where a warp holds
+    /// a whole row (rows of up to 2048 elements and 8 KiB), `softmax_block_rate` where a block of
+    /// up to 1024 threads reduces one row. The body is at least the busiest core's elements at
+    /// that rate. 0: a softmax is priced by its assumed operations on the factory's units (the
+    /// Ascend presets; the GPU presets' rates were measured on an H200: chips/nvidia.hpp).
+    /// Read for the vector engine, on a chip whose cores keep threads (overhead.core_threads).
+    double softmax_warp_rate = 0;
+    double softmax_block_rate = 0;
 
     [[nodiscard]] friend constexpr bool operator==(const engine_spec&, const engine_spec&) = default;
 
@@ -288,7 +297,9 @@ constexpr const chip& validate(const chip& c) {
     }
     for (const auto& [rate, field] :
          {std::pair{c.vector.walk_rate, "vector.walk_rate"},
-          std::pair{c.vector.transpose_rate, "vector.transpose_rate"}}) {
+          std::pair{c.vector.transpose_rate, "vector.transpose_rate"},
+          std::pair{c.vector.softmax_warp_rate, "vector.softmax_warp_rate"},
+          std::pair{c.vector.softmax_block_rate, "vector.softmax_block_rate"}}) {
         PERFCAST_EXPECTS(rate == 0 || (rate >= 1e-6 && rate <= 1e9), where, field, rate,
                          "0 (not modelled) or a rate in [1e-6, 1e9] elements per cycle per core");
     }

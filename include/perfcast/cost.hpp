@@ -367,6 +367,46 @@ struct gpu_reduce_launch {
     return l;
 }
 
+/// The thread blocks a GPU launches for a softmax of `rows` contiguous rows of `width` elements
+/// along the last axis, written in the input's dtype, as PyTorch's CUDA softmax chooses them
+/// (pytorch/pytorch aten/src/ATen/native/cuda/SoftMax.cu, host_softmax, dispatch_softmax_forward
+/// and SoftMaxForward_getBlockSize; restated, not copied): a row of at most 2048 elements and
+/// 8 KiB is held by one warp (`per_warp`; softmax_warp_forward) of min(32, its width rounded up
+/// to a power of two) lanes, two rows a warp when that power is 128 or less, in blocks of 128
+/// threads; a longer row gets a block of its own (cunn_SoftMaxForward*) of min(width, 1024)
+/// threads rounded up to whole warps. `element_bytes`: the input's element size. Not modelled:
+/// which of the block kernels runs (rows in registers, in shared memory, or read three times),
+/// PyTorch's launches of more than 2^30 elements in parts, an fp32 output of 16-bit input (its
+/// warp kernel takes rows of up to 1024 elements and 4 KiB there), and a softmax along another
+/// axis (cunn_SpatialSoftMaxForward).
+struct gpu_softmax_launch {
+    std::int64_t blocks = 1;          // thread blocks in the grid
+    std::int64_t threads = 1;         // threads a block
+    std::int64_t rows_per_block = 1;  // rows a block holds
+    bool per_warp = false;            // a warp holds a whole row (else a block does)
+};
+[[nodiscard]] constexpr gpu_softmax_launch softmax_launch_of(std::int64_t rows, std::int64_t width,
+                                                             std::int64_t element_bytes) noexcept {
+    if (rows < 1 || width < 1 || element_bytes < 1) return {};
+    constexpr std::int64_t warp = 32;
+    gpu_softmax_launch l;
+    if (width <= 2048 && width * element_bytes <= 8192) {
+        const auto pow2 =
+            static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(width)));
+        const std::int64_t lanes = pow2 < warp ? pow2 : warp;
+        constexpr std::int64_t block_threads = 128;
+        l.per_warp = true;
+        l.threads = block_threads;
+        l.rows_per_block = block_threads / lanes * (pow2 <= 128 ? 2 : 1);
+        l.blocks = ceil_div(rows, l.rows_per_block);
+        return l;
+    }
+    const std::int64_t threads = width < 1024 ? width : 1024;
+    l.threads = ceil_div(threads, warp) * warp;
+    l.blocks = rows;
+    return l;
+}
+
 /// Head cost of a kernel on `b` cores of engine `e`: launch + per_core x b (the vector engine's
 /// own figures for a vector kernel; AI CPU: its fixed launch), from the parameters' per-engine
 /// override when set, else from the chip.
@@ -406,7 +446,7 @@ namespace detail {
     constexpr std::uint32_t moves =
         bit(op_kind::gather) | bit(op_kind::tile) | bit(op_kind::concat) | bit(op_kind::broadcast) |
         bit(op_kind::transpose) | bit(op_kind::fill) | bit(op_kind::transfer);
-    static_assert(static_cast<unsigned>(op_kind::conv) < 32, "op_kind fits the mask");
+    static_assert(static_cast<unsigned>(op_kind::softmax) < 32, "op_kind fits the mask");
     return static_cast<unsigned>(k) < 32 && ((moves >> static_cast<unsigned>(k)) & 1U) != 0;
 }
 
@@ -741,14 +781,45 @@ namespace detail {
     return t;
 }
 
+/// Tiling `t` of softmax op `o` on a GPU: one unit per thread block PyTorch launches
+/// (softmax_launch_of), the op's work spread over them, and each unit's output elements at least
+/// at the engine's softmax rate for its kind of block (engine_spec::softmax_warp_rate,
+/// softmax_block_rate; as operations at the engine's rate for the op, times the vector
+/// efficiency, which cost_terms divides by, as walked does; a calibrated factor of the type
+/// scales it through op::walk_work).
+[[nodiscard]] constexpr tiling softmax_launched(tiling t, const op& o, const model_params& p,
+                                                const engine_spec& e) noexcept {
+    const double elements = o.bytes_written / size_of(o.out_type);
+    const std::int64_t rows = o.work_units;  // the factory's: one a row
+    // Whole counts of a softmax the factory built (below 2^53; else as it is).
+    if (!(elements >= static_cast<double>(rows) && elements < 0x1p53)) return t;
+    const double size = size_of(o.type).in(units::B);
+    const gpu_softmax_launch l = softmax_launch_of(rows, static_cast<std::int64_t>(elements) / rows,
+                                                   size >= 1 ? static_cast<std::int64_t>(size) : 1);
+    const double blocks = static_cast<double>(l.blocks);
+    t.ops_per_unit = static_cast<double>(t.work_units) * t.ops_per_unit / blocks;
+    t.work_units = l.blocks;
+    const double softmax_rate = l.per_warp ? e.softmax_warp_rate : e.softmax_block_rate;
+    if (softmax_rate > 0) {
+        const double per_unit = elements / blocks * e.ops_per_cycle_for(rate_type(e, o)) /
+                                softmax_rate * p.vector_efficiency * o.walk_work;
+        if (per_unit > t.ops_per_unit) t.ops_per_unit = per_unit;
+    }
+    return t;
+}
+
 /// Tiling `t` of reduce op `o` on a GPU (a chip whose cores keep threads:
 /// chip::overhead.core_threads): one unit per thread block the library launches
 /// (reduce_launch_of), the op's work spread over them, so that a reduction of few rows runs on as
-/// few SMs as its grid holds, each at its per-core rates. Elsewhere (the Ascend presets, whose
-/// kernels loop over the rows on every core, and every other op) `t` as it is.
-[[nodiscard]] constexpr tiling launched(tiling t, const chip& c, const op& o) noexcept {
-    if (o.kind != op_kind::reduce || c.overhead.core_threads < 1) [[likely]]
+/// few SMs as its grid holds, each at its per-core rates; a softmax on its own blocks
+/// (softmax_launched). Elsewhere (the Ascend presets, whose kernels loop over the rows on every
+/// core, and every other op) `t` as it is.
+[[nodiscard]] constexpr tiling launched(tiling t, const chip& c, const op& o, const model_params& p,
+                                        const engine_spec& e) noexcept {
+    if ((o.kind != op_kind::reduce && o.kind != op_kind::softmax) || c.overhead.core_threads < 1)
+        [[likely]]
         return t;
+    if (o.kind == op_kind::softmax) return softmax_launched(t, o, p, e);
     const double rows = o.bytes_written / size_of(o.out_type);
     const double elements = o.bytes_read / size_of(o.type);
     // Whole counts of a reduction the factory built (below 2^53, checked; else as it is).
@@ -810,8 +881,8 @@ namespace detail {
     const bool tiles = o.gemm.m > 0 && c.cube_tiles[0].m > 0;
     if (o.eng != engine::cube || (!tiles && !detail::may_split_k(o, limit)))
         return detail::cost_terms(
-            c, o, detail::walked(detail::launched(detail::as_given(o), c, o), c, o, p, e), limit, p,
-            e);
+            c, o, detail::walked(detail::launched(detail::as_given(o), c, o, p, e), c, o, p, e),
+            limit, p, e);
     return detail::cost_terms(c, o, detail::narrowed(detail::tiling_for(c, o, limit, p, e), o, e),
                               limit, p, e);
 }

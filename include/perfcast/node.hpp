@@ -338,6 +338,12 @@ inline constexpr std::string_view instantiate_where = "instantiate";
     return rowwise(rows, width, n.type, o);
 }
 
+/// Softmax along the last axis of one shape ROWS..,WIDTH.
+[[nodiscard]] constexpr op softmax_at(const node& n, std::int64_t, const shape& s0) {
+    const std::int64_t width = s0.inner();
+    return softmax(s0.elements("softmax elements") / width, width, n.type);
+}
+
 /// X [N, CIN, H, W]; W [COUT, CIN, KH, KW]; optional Y [N, COUT, HO, WO] (default HO = H, WO =
 /// W: stride 1, "same" padding).
 [[nodiscard]] constexpr op conv_at(const node& n, std::int64_t batch, const shape& x) {
@@ -388,7 +394,7 @@ inline constexpr std::string_view instantiate_where = "instantiate";
 // The library's kinds, in op_kind order. The model file's "expected ..." lists the keywords in
 // this order.
 // clang-format off
-inline constexpr std::array<op_row, 18> op_kinds{{
+inline constexpr std::array<op_row, 19> op_kinds{{
     {op_kind::matmul, "matmul", {"matmul", "bmm"}, engine::cube, {},
      {2, 2, "two shapes A;B ([..., M, K];[..., K, N])"},
      {"MatMul", "MatMulV2", "MatMulV3", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3"},
@@ -440,6 +446,10 @@ inline constexpr std::array<op_row, 18> op_kinds{{
      {2, 3, "shapes X;W (N,CIN,H,W;COUT,CIN,KH,KW), and the output N,COUT,HO,WO unless stride 1, same padding"},
      {"Conv2D", "Conv2DV2", "Conv2DBackpropInput*", "Conv2DBackpropFilter*"},
      detail::conv_at},
+    {op_kind::softmax, "softmax", {"softmax"}, engine::vector, {},
+     {1, 1, "one shape ROWS..,WIDTH (the last axis is normalized)"},
+     {"Softmax", "LogSoftmax", "*softmax_warp_forward*", "*SoftMaxForward*"},
+     detail::softmax_at},
 }};
 // clang-format on
 static_assert(covers_enum<op_kinds>(), "perfcast::op_kinds: one row per op_kind, in order");

@@ -45,6 +45,7 @@ enum class op_kind : unsigned char {
     fill,            // ZerosLike, OnesLike, Fill, memsets: writes only
     rowwise,         // norms, rope, gated activations: parallel over rows
     conv,            // a convolution (or its gradients) as the implicit GEMM it runs as
+    softmax,         // softmax (or log-softmax) along the last axis: one row reduced at a time
 };
 
 /// How a vector kernel walks its elements. Libraries stream contiguous operands of one shape as
@@ -736,6 +737,30 @@ struct rowwise_options {
     r.fp32_arithmetic = o.fp32_arithmetic;
     r.row_threads = o.row_threads;
     r.walk = o.walk;
+    return r;
+}
+
+/// Vector operations per element perfcast assumes for a softmax (a max, a subtraction, an
+/// exponential, a sum and a division, the exponential counted as more than one): an assumption,
+/// as for the profile mapping's other heavy types (op::uncounted); calibration fits a Softmax
+/// type's factor. A GPU preset prices PyTorch's kernels by their measured element rates instead
+/// (engine_spec::softmax_warp_rate, softmax_block_rate; cost.hpp).
+inline constexpr double softmax_ops_per_element = 8;
+
+/// Softmax (or log-softmax: the same kernels) of `rows` rows of `width` elements along the last
+/// axis, written in the input's dtype: a row-parallel op of softmax_ops_per_element operations an
+/// element whose count is assumed (op::uncounted). On a chip whose cores keep threads (the GPU
+/// presets) cost() runs it on the thread blocks PyTorch launches for it (softmax_launch_of).
+[[nodiscard]] constexpr op softmax(std::int64_t rows, std::int64_t width, dtype t) {
+    constexpr std::string_view where = "softmax";
+    detail::expect_dim(rows, where, "rows");
+    detail::expect_dim(width, where, "width");
+    (void)checked_product(rows, width, where, "elements");
+    rowwise_options o;
+    o.ops_per_element = softmax_ops_per_element;
+    op r = rowwise(rows, width, t, o);
+    r.kind = op_kind::softmax;
+    r.uncounted = true;
     return r;
 }
 

@@ -55,13 +55,14 @@ inline constexpr overhead_spec default_gpu_overheads{
 /// runs 0.70 us, a 4096-element Add 0.90 us with its inputs in L2 and 1.26 us from HBM: a kernel
 /// that reads waits for its first load and sets up its inputs, one that only writes does not
 /// (overhead_spec::load_latency). `examples/fit_heads --load-latency-max-us 1` on the file's hot
-/// and cold halves gives the load latency 0.70 us (searched in steps of 0.01 us on [0, 1] us: the
-/// least objective of the vector head fit), then cube 0.89 us + 0.004 us per SM and vector 0.71 us
+/// and cold halves gives the load latency 0.68 us (searched in steps of 0.01 us on [0, 1] us: the
+/// least objective of the vector head fit), then cube 0.91 us + 0.004 us per SM and vector 0.71 us
 /// + 0.000 us per SM with it: a reading kernel's launch and load take 1.59 us (cube, plus 0.004 us
-/// per SM) and 1.41 us (vector), a fill's launch 0.71 us (docs/validation.md, "Measured on an
+/// per SM) and 1.39 us (vector), a fill's launch 0.71 us (docs/validation.md, "Measured on an
 /// H200", "A fill does not wait for a load"; 0.71 / 0.88 / 0.70 us before reductions ran on the
 /// blocks PyTorch launches, cost.hpp reduce_launch_of, whose small ReduceSum rows had pulled the
-/// fit). The latency is the typical reading kernel's extra head over a fill (its first load's
+/// fit; 0.70 / 0.89 / 0.71 us before softmax ran on its own blocks, hopper_softmax_warp_rate
+/// below). The latency is the typical reading kernel's extra head over a fill (its first load's
 /// wait, 0.2 us from L2 and 0.56 us from HBM for the Add, and its set-up), not a memory round
 /// trip. Before it the heads were cube 1.59 us + 0.004 us per SM and vector 1.37 us + 0.000 us,
 /// with fills at twice their time. The vector head and latency are fitted with the element walks
@@ -71,11 +72,11 @@ inline constexpr overhead_spec default_gpu_overheads{
 /// (`head.cube.*`, `head.vector.*`) from a profile's short kernels, over the load latency.
 inline constexpr overhead_spec hopper_overheads = [] {
     overhead_spec o = default_gpu_overheads;
-    o.launch = duration{0.89, units::us};
+    o.launch = duration{0.91, units::us};
     o.per_core = duration{0.004, units::us};
     o.vector_launch = duration{0.71, units::us};
     o.vector_per_core = duration{0.000, units::us};
-    o.load_latency = duration{0.70, units::us};
+    o.load_latency = duration{0.68, units::us};
     return o;
 }();
 
@@ -105,7 +106,8 @@ inline constexpr double hopper_narrow_rows_2 = 0.145;
 /// first kind (rate in steps of 0.01, head of 0.01 us, searched together) and 16 of the second
 /// (steps of 0.005, with that head), with the vector head and load latency of hopper_overheads,
 /// which were refitted with these in place until neither moved (the walk head 0.62 us before
-/// the load latency took 0.04 us more of a reading kernel's head); tests/test_h200.cpp repeats
+/// the load latency took 0.04 us more of a reading kernel's head, 0.58 us before softmax ran on
+/// its own blocks and the latency gave 0.02 us of it back); tests/test_h200.cpp repeats
 /// the search. Shapes and dtypes of none of these rows, measured before this fit
 /// (h200_unseen.csv), score it (docs/validation.md). An assumption for the H100 (same SMs and
 /// library), and for the A100 and the A40 (the same rates in elements per SM cycle; no walk head,
@@ -117,7 +119,25 @@ inline constexpr double hopper_narrow_rows_2 = 0.145;
 /// same-shape Add.
 inline constexpr double hopper_walk_rate = 1.49;
 inline constexpr double hopper_transpose_rate = 0.595;
-inline constexpr duration hopper_walk_head{0.58, units::us};
+inline constexpr duration hopper_walk_head{0.60, units::us};
+
+/// Elements per SM cycle of PyTorch's CUDA softmax along the last axis (engine_spec::
+/// softmax_warp_rate, softmax_block_rate; the launches of softmax_launch_of, cost.hpp), measured
+/// on an H200 (tests/data/gpu/h200/, the main set): `softmax_warp_forward` (a warp a row: [131072,
+/// 128] and [16384, 1024] bf16, 31.8 and 31.7 us) and the block-a-row kernels
+/// (`cunn_SoftMaxForwardReg` / `Smem`: [1..65536, 4096] bf16 hot and cold, [2048, 8192] and
+/// [1024, 16384] hot). Their time follows the busiest SM's elements, not the bytes (a [65536, 4096]
+/// bf16 softmax moves 1.3 TB/s where an Add of that size moves 4.4; 1.69 us more for each row an SM
+/// gets, one row or 497): neither HBM nor the fp32 lanes bound it. Each the least mean
+/// |log(predicted / measured)| on those 22 rows (steps of 0.01, searched together, the heads of
+/// hopper_overheads in place, refitted with these until none moved; tests/test_h200.cpp repeats the
+/// search). The widths of the unseen set (h200_unseen.csv: 256-2048 per warp, 2560-32000 per
+/// block), which this fit did not see, score it (docs/validation.md, "Softmax on the blocks PyTorch
+/// launches"). An assumption for the H100 (same SMs and library) and for the A100 and the A40 (the
+/// same elements per SM cycle). Calibrate: time a softmax of a few hundred MB with rows of 1024 and
+/// of 4096 elements.
+inline constexpr double hopper_softmax_warp_rate = 2.31;
+inline constexpr double hopper_softmax_block_rate = 1.26;
 
 namespace detail {
 
@@ -211,7 +231,9 @@ inline constexpr chip a100_80gb_sxm = validate(chip{
                .ops_per_cycle = detail::gpu_vector_rates(64.0, 64.0, 32.0),
                .walk_rate = hopper_walk_rate,
                .transpose_rate = hopper_transpose_rate,
-               .walk_head = {}},
+               .walk_head = {},
+               .softmax_warp_rate = hopper_softmax_warp_rate,
+               .softmax_block_rate = hopper_softmax_block_rate},
     .aicpu = {},
     .memory = {.hbm_size = data_size{80.0, units::GiB},
                .hbm_bandwidth = bandwidth{2039.0, units::GBps},
@@ -271,7 +293,9 @@ inline constexpr chip h100_sxm = validate(chip{
                .ops_per_cycle = detail::gpu_vector_rates(128.0, 64.0, 64.0),
                .walk_rate = hopper_walk_rate,
                .transpose_rate = hopper_transpose_rate,
-               .walk_head = hopper_walk_head},
+               .walk_head = hopper_walk_head,
+               .softmax_warp_rate = hopper_softmax_warp_rate,
+               .softmax_block_rate = hopper_softmax_block_rate},
     .aicpu = {},
     .memory = {.hbm_size = data_size{80.0, units::GiB},
                .hbm_bandwidth = bandwidth{3.35, units::TBps},
@@ -364,7 +388,9 @@ inline constexpr chip a40_pcie = validate(chip{
                .ops_per_cycle = detail::gpu_vector_rates(128.0, 64.0, 2.0, 1.0),
                .walk_rate = hopper_walk_rate,
                .transpose_rate = hopper_transpose_rate,
-               .walk_head = {}},
+               .walk_head = {},
+               .softmax_warp_rate = hopper_softmax_warp_rate,
+               .softmax_block_rate = hopper_softmax_block_rate},
     .aicpu = {},
     .memory = {.hbm_size = data_size{48.0, units::GiB},
                .hbm_bandwidth = bandwidth{696.0, units::GBps},

@@ -137,7 +137,7 @@ inline constexpr std::array<vector_type_traits, 32> vector_types{{
      .row_reduction = true,
      .fp32_inside = true},
     {"LayerNormGrad", 12, true},
-    {"Softmax", 8, true},
+    {"Softmax", softmax_ops_per_element, true},
     {"ScaledMaskedSoftmax", 10, true},
     {"SoftmaxGrad", 8, true},
     {"ApplyAdamW", 16, true},
