@@ -235,7 +235,8 @@ TEST_CASE("H100 GEMMs, which no fit saw, are predicted within 15 % MAPE uncalibr
     const auto s = profile::score_rows(chips::h100_sxm, rows, {}, gemm);
     REQUIRE(s.overall.rows == 4 * 1044);
     CHECK(s.overall.mape < 0.15);
-    // Every row: 27.2 % (27.4 % before the load latency, 34.6 % before rope and gated activations
+    // Every row: 27.3 % (27.2 % before the Hopper heads were refitted with softmax on PyTorch's
+    // blocks, 27.4 % before the load latency, 34.6 % before rope and gated activations
     // walked; 31.9 % with the A100's heads; docs/validation.md, "Measured on an H200",
     // says why the Hopper presets keep the H200's; 33.6 % before the vector head was refitted
     // with the element walks, 1.40 + 0.001 us per SM -> 1.37 us: vidur sums an operator's kernels

@@ -258,7 +258,8 @@ std::string op_usage() {
            "  perfcast op --chip 910B1 --cube 12 --matmul 128,300,32 --batch 8 --dtype fp16\n"
            "  perfcast op --chip 910B1 --vector 24 --elementwise 4000 --inputs 2 --dtype int64\n"
            "  perfcast op --transfer 4MiB --link pcie5x4\n"
-           "  perfcast op --chip 910B1 --line 'topk B,300 fp16 k=10' --batch 8\n\n" +
+           "  perfcast op --chip 910B1 --line 'topk B,300 fp16 k=10' --batch 8\n"
+           "  perfcast op --chip H200 --softmax 4096,4096 --dtype bf16\n\n" +
            options_text(op_detail::options);
 }
 

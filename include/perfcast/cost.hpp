@@ -390,7 +390,7 @@ struct gpu_softmax_launch {
     if (rows < 1 || width < 1 || element_bytes < 1) return {};
     constexpr std::int64_t warp = 32;
     gpu_softmax_launch l;
-    if (width <= 2048 && width * element_bytes <= 8192) {
+    if (width <= 2048 && element_bytes <= 8192 / width) {  // width x bytes <= 8 KiB, no overflow
         const auto pow2 =
             static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(width)));
         const std::int64_t lanes = pow2 < warp ? pow2 : warp;
@@ -792,7 +792,7 @@ namespace detail {
     const double elements = o.bytes_written / size_of(o.out_type);
     const std::int64_t rows = o.work_units;  // the factory's: one a row
     // Whole counts of a softmax the factory built (below 2^53; else as it is).
-    if (!(elements >= static_cast<double>(rows) && elements < 0x1p53)) return t;
+    if (rows < 1 || !(elements >= static_cast<double>(rows) && elements < 0x1p53)) return t;
     const double size = size_of(o.type).in(units::B);
     const gpu_softmax_launch l = softmax_launch_of(rows, static_cast<std::int64_t>(elements) / rows,
                                                    size >= 1 ? static_cast<std::int64_t>(size) : 1);
@@ -816,8 +816,8 @@ namespace detail {
 /// core, and every other op) `t` as it is.
 [[nodiscard]] constexpr tiling launched(tiling t, const chip& c, const op& o, const model_params& p,
                                         const engine_spec& e) noexcept {
-    if ((o.kind != op_kind::reduce && o.kind != op_kind::softmax) || c.overhead.core_threads < 1)
-        [[likely]]
+    if ((o.kind != op_kind::reduce && o.kind != op_kind::softmax) || c.overhead.core_threads < 1 ||
+        o.eng != engine::vector) [[likely]]
         return t;
     if (o.kind == op_kind::softmax) return softmax_launched(t, o, p, e);
     const double rows = o.bytes_written / size_of(o.out_type);
@@ -869,8 +869,10 @@ namespace detail {
                      o.vector_ops, "a finite count >= 0");
     PERFCAST_EXPECTS(o.syncs >= 0 && o.syncs <= 1000, where, "op.syncs",
                      static_cast<double>(o.syncs), "a count in [0, 1000]");
-    PERFCAST_EXPECTS(o.walk == element_walk::vector || (o.walk_work > 0 && o.walk_work < 1e6),
-                     where, "op.walk_work", o.walk_work, "a factor in (0, 1e6) for a walked op");
+    PERFCAST_EXPECTS((o.walk == element_walk::vector && o.kind != op_kind::softmax) ||
+                         (o.walk_work > 0 && o.walk_work < 1e6),
+                     where, "op.walk_work", o.walk_work,
+                     "a factor in (0, 1e6) for a walked op or a softmax");
     const double rate = e.ops_per_cycle_for(detail::rate_type(e, o));
     PERFCAST_EXPECTS(o.useful_ops == 0 || rate > 0, where, "dtype", name_of(o.type),
                      "a dtype the op's engine supports on this chip");

@@ -448,7 +448,8 @@ inline constexpr std::array<op_row, 19> op_kinds{{
      detail::conv_at},
     {op_kind::softmax, "softmax", {"softmax"}, engine::vector, {},
      {1, 1, "one shape ROWS..,WIDTH (the last axis is normalized)"},
-     {"Softmax", "LogSoftmax", "*softmax_warp_forward*", "*SoftMaxForward*"},
+     {"Softmax", "LogSoftmax", "*::softmax_warp_forward<*", "softmax_warp_forward*",
+      "*cunn_SoftMaxForward*"},
      detail::softmax_at},
 }};
 // clang-format on

@@ -150,9 +150,10 @@ struct op {
     std::uint8_t row_align = 0;
     // Vector ops: how the kernel walks its elements (element_walk; engine_spec::walk_rate).
     element_walk walk = element_walk::vector;
-    // A walked op's work per element relative to the walk's rate (2: half the rate): a
-    // calibrated work factor of its type scales the walk as it scales the rest of its work
-    // (profile calibration's with_work); 1 otherwise.
+    // A walked op's (or a softmax's, on a GPU: engine_spec::softmax_warp_rate) work per element
+    // relative to the walk's rate (2: half the rate): a calibrated work factor of its type
+    // scales the walk as it scales the rest of its work (profile calibration's with_work); 1
+    // otherwise.
     double walk_work = 1;
 
     [[nodiscard]] constexpr flop_count flops() const noexcept {

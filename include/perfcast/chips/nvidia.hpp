@@ -130,12 +130,13 @@ inline constexpr duration hopper_walk_head{0.60, units::us};
 /// bf16 softmax moves 1.3 TB/s where an Add of that size moves 4.4; 1.69 us more for each row an SM
 /// gets, one row or 497): neither HBM nor the fp32 lanes bound it. Each the least mean
 /// |log(predicted / measured)| on those 22 rows (steps of 0.01, searched together, the heads of
-/// hopper_overheads in place, refitted with these until none moved; tests/test_h200.cpp repeats the
-/// search). The widths of the unseen set (h200_unseen.csv: 256-2048 per warp, 2560-32000 per
-/// block), which this fit did not see, score it (docs/validation.md, "Softmax on the blocks PyTorch
-/// launches"). An assumption for the H100 (same SMs and library) and for the A100 and the A40 (the
-/// same elements per SM cycle). Calibrate: time a softmax of a few hundred MB with rows of 1024 and
-/// of 4096 elements.
+/// hopper_overheads in place, refitted with these until none moved; tests/test_h200.cpp checks
+/// the result with a coarser grid and the preset's neighbours): the warp rate rests on the two warp
+/// rows, the block rate on the twenty others. The widths of the unseen set (h200_unseen.csv:
+/// 256-2048 per warp, 2560-32000 per block), which this fit did not use (their rows were looked
+/// at), score it (docs/validation.md, "Softmax on the blocks PyTorch launches"). An assumption for
+/// the H100 (same SMs and library) and for the A100 and the A40 (the same elements per SM cycle).
+/// Calibrate: time a softmax of a few hundred MB with rows of 1024 and of 4096 elements.
 inline constexpr double hopper_softmax_warp_rate = 2.31;
 inline constexpr double hopper_softmax_block_rate = 1.26;
 

@@ -450,7 +450,8 @@ constexpr std::string_view where = "chip_from_ini";
     for (const char* field :
          {"cube.ops_per_cycle", "cube.narrow_rows_4", "cube.narrow_rows_2", "vector.ops_per_cycle",
           "vector.uncounted_work", "vector.walk_rate", "vector.transpose_rate", "vector.walk_head",
-          "aicpu.clock", "aicpu.ops_per_cycle", "memory.hbm_bandwidth", "link", "overhead"}) {
+          "vector.softmax_warp_rate", "vector.softmax_block_rate", "aicpu.clock",
+          "aicpu.ops_per_cycle", "memory.hbm_bandwidth", "link", "overhead"}) {
         take(field);
     }
     try {

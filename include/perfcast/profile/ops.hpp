@@ -116,7 +116,7 @@ struct vector_type_traits {
     bool walks = false;
 };
 
-inline constexpr std::array<vector_type_traits, 32> vector_types{{
+inline constexpr std::array<vector_type_traits, 33> vector_types{{
     {"Exp", 4, true},
     {"Log", 4, true},
     {"Sqrt", 4, true},
@@ -138,6 +138,7 @@ inline constexpr std::array<vector_type_traits, 32> vector_types{{
      .fp32_inside = true},
     {"LayerNormGrad", 12, true},
     {"Softmax", softmax_ops_per_element, true},
+    {"LogSoftmax", softmax_ops_per_element, true},
     {"ScaledMaskedSoftmax", 10, true},
     {"SoftmaxGrad", 8, true},
     {"ApplyAdamW", 16, true},
@@ -430,7 +431,7 @@ namespace detail {
 [[nodiscard]] constexpr bool read_by_name(op_kind k) noexcept {
     return k == op_kind::matmul || k == op_kind::reduce || k == op_kind::cast ||
            k == op_kind::attention || k == op_kind::grouped_matmul || k == op_kind::fill ||
-           k == op_kind::rowwise || k == op_kind::conv;
+           k == op_kind::rowwise || k == op_kind::conv || k == op_kind::softmax;
 }
 
 /// The softmax statistics FlashAttentionScore writes (softmax_max, softmax_sum: [B, N, Sq, 8],
@@ -634,6 +635,18 @@ namespace detail {
     return x;
 }
 
+/// A softmax row (Softmax, LogSoftmax, PyTorch's softmax kernels): the rows and width of its first
+/// input along the last axis; further inputs (a dim or dtype argument a profiler lists) are not
+/// read. Its output is taken in the input's dtype (an fp32 output of 16-bit input, PyTorch's
+/// half-to-float path, is not modelled: docs/model.md).
+[[nodiscard]] inline std::optional<op> softmax_of_row(const kernel_row& r, dtype t) {
+    if (r.input_shapes.empty()) return std::nullopt;
+    const tensor_shape& x = r.input_shapes[0];
+    const auto n = x.elements();
+    if (!n || *n < 1 || x.inner() < 1 || !positive(x)) return std::nullopt;
+    return softmax(*n / x.inner(), x.inner(), t);
+}
+
 /// The dtype the cube multiplies a row's `t` data in: HF32 for fp32 data when the row's
 /// "HF32 Eligible" is YES, or, where the profile does not say, when the op's default allows it
 /// (`hf32_default`: torch_npu.npu.conv.allow_hf32 defaults to True, npu.matmul.allow_hf32 to
@@ -798,6 +811,7 @@ namespace detail {
     if (kind == op_kind::grouped_matmul) return grouped_matmul_of_row(r, *t);
     if (kind == op_kind::fill) return fill_of_row(r, *t);
     if (kind == op_kind::rowwise) return rowwise_of_row(r, *t);
+    if (kind == op_kind::softmax) return softmax_of_row(r, *t);
     if (kind == op_kind::conv) return conv_of_row(r);
     if (kind == op_kind::matmul) {
         const auto g = gemm_of(r);
