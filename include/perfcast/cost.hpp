@@ -755,13 +755,25 @@ namespace detail {
         t.ops_per_unit /= o.row_align < 4 ? e.narrow_rows_2 : e.narrow_rows_4;
     return t;
 }
+/// Tiling `t` whose units carry at least `o`'s output elements at `elements_per_cycle` per core
+/// (a library kernel's measured rate: an element walk's, a softmax's), as operations at `rate`,
+/// the engine's rate for the op, so that cost_terms' compute term holds them; times the vector
+/// efficiency, which cost_terms divides by (the rate is the library's, measured, not a share of a
+/// peak); a calibrated factor of the op's type scales it (op::walk_work).
+[[nodiscard]] constexpr tiling at_least_at(tiling t, const op& o, double rate,
+                                           double elements_per_cycle,
+                                           const model_params& p) noexcept {
+    const double elements = o.bytes_written / size_of(o.out_type);  // the output's
+    const double per_unit = elements / static_cast<double>(t.work_units) * rate /
+                            elements_per_cycle * p.vector_efficiency * o.walk_work;
+    if (per_unit > t.ops_per_unit) t.ops_per_unit = per_unit;
+    return t;
+}
+
 /// Tiling `t` of vector op `o` walked by index or transposed (op::walk) on an engine with a rate
 /// for it (engine_spec::walk_rate / transpose_rate): its units carry at least their output
-/// elements at that rate (as operations at the engine's rate for the op, so that cost_terms'
-/// compute term holds the walk; times the vector efficiency, which cost_terms divides by: the
-/// walk's rate is the library's, measured, not a share of a peak), its head takes
-/// engine_spec::walk_head, and a transposing copy's runs are whole alignment units (its strided
-/// side is in its rate); a calibrated factor of the op's type scales the walk (op::walk_work).
+/// elements at that rate (at_least_at), its head takes engine_spec::walk_head, and a
+/// transposing copy's runs are whole alignment units (its strided side is in its rate).
 /// Without a rate (the Ascend presets), off the vector
 /// engine or for an op walked as vectors, `t` as it is. A tiling, not a cost: cost() keeps one
 /// path for every vector op (a second one, returning this op's cost, slowed its sweep).
@@ -772,39 +784,42 @@ namespace detail {
     const double walk = o.walk == element_walk::transposed ? e.transpose_rate : e.walk_rate;
     const double rate = e.ops_per_cycle_for(rate_type(e, o));
     if (o.eng != engine::vector || !(walk > 0) || !(rate > 0)) return t;
-    const double elements = o.bytes_written / size_of(o.out_type);  // the output's
-    const double per_unit = elements / static_cast<double>(t.work_units) * rate / walk *
-                            p.vector_efficiency * o.walk_work;
-    if (per_unit > t.ops_per_unit) t.ops_per_unit = per_unit;
+    t = at_least_at(t, o, rate, walk, p);
     t.extra_head = e.walk_head;
     if (o.walk == element_walk::transposed && t.run < c.alignment) t.run = c.alignment;
+    return t;
+}
+
+/// Bytes of one `t` element, at least 1 (the launch rules take whole bytes).
+[[nodiscard]] constexpr std::int64_t element_bytes_of(dtype t) noexcept {
+    const double size = size_of(t).in(units::B);
+    return size >= 1 ? static_cast<std::int64_t>(size) : 1;
+}
+
+/// Tiling `t` on `blocks` units (a GPU library's thread blocks), its work spread evenly over them.
+[[nodiscard]] constexpr tiling on_blocks(tiling t, std::int64_t blocks) noexcept {
+    t.ops_per_unit =
+        static_cast<double>(t.work_units) * t.ops_per_unit / static_cast<double>(blocks);
+    t.work_units = blocks;
     return t;
 }
 
 /// Tiling `t` of softmax op `o` on a GPU: one unit per thread block PyTorch launches
 /// (softmax_launch_of), the op's work spread over them, and each unit's output elements at least
 /// at the engine's softmax rate for its kind of block (engine_spec::softmax_warp_rate,
-/// softmax_block_rate; as operations at the engine's rate for the op, times the vector
-/// efficiency, which cost_terms divides by, as walked does; a calibrated factor of the type
-/// scales it through op::walk_work).
+/// softmax_block_rate; at_least_at).
 [[nodiscard]] constexpr tiling softmax_launched(tiling t, const op& o, const model_params& p,
                                                 const engine_spec& e) noexcept {
     const double elements = o.bytes_written / size_of(o.out_type);
     const std::int64_t rows = o.work_units;  // the factory's: one a row
     // Whole counts of a softmax the factory built (below 2^53; else as it is).
     if (rows < 1 || !(elements >= static_cast<double>(rows) && elements < 0x1p53)) return t;
-    const double size = size_of(o.type).in(units::B);
     const gpu_softmax_launch l = softmax_launch_of(rows, static_cast<std::int64_t>(elements) / rows,
-                                                   size >= 1 ? static_cast<std::int64_t>(size) : 1);
-    const double blocks = static_cast<double>(l.blocks);
-    t.ops_per_unit = static_cast<double>(t.work_units) * t.ops_per_unit / blocks;
-    t.work_units = l.blocks;
+                                                   element_bytes_of(o.type));
+    t = on_blocks(t, l.blocks);
     const double softmax_rate = l.per_warp ? e.softmax_warp_rate : e.softmax_block_rate;
-    if (softmax_rate > 0) {
-        const double per_unit = elements / blocks * e.ops_per_cycle_for(rate_type(e, o)) /
-                                softmax_rate * p.vector_efficiency * o.walk_work;
-        if (per_unit > t.ops_per_unit) t.ops_per_unit = per_unit;
-    }
+    if (softmax_rate > 0)
+        t = at_least_at(t, o, e.ops_per_cycle_for(rate_type(e, o)), softmax_rate, p);
     return t;
 }
 
@@ -826,14 +841,9 @@ namespace detail {
     if (!(rows >= 1 && rows < 0x1p53 && elements >= rows && elements < 0x1p53)) return t;
     const auto r = static_cast<std::int64_t>(rows);
     const auto length = static_cast<std::int64_t>(elements) / r;
-    const double size = size_of(o.type).in(units::B);
-    const std::int64_t bytes = size >= 1 ? static_cast<std::int64_t>(size) : 1;
-    const gpu_reduce_launch l =
-        reduce_launch_of(r, length, bytes, c.vector.cores, c.overhead.core_threads);
-    t.ops_per_unit =
-        static_cast<double>(t.work_units) * t.ops_per_unit / static_cast<double>(l.blocks);
-    t.work_units = l.blocks;
-    return t;
+    const gpu_reduce_launch l = reduce_launch_of(r, length, element_bytes_of(o.type),
+                                                 c.vector.cores, c.overhead.core_threads);
+    return on_blocks(t, l.blocks);
 }
 
 /// `o` in the tiling that `cost` prices (tiling_for, narrowed).
