@@ -536,6 +536,28 @@ TEST_CASE("model file: attention, grouped_matmul, fill and rowwise lines") {
     CHECK_THROWS_WITH_AS(bad_walk(), doctest::Contains("vector, indexed or transposed"),
                          io::model_file_error);
 
+    // reduce=1: each row reduced across one GPU thread block (a norm, as the profile mapping's
+    // RmsNorm and LayerNorm): vLLM's block of min(width, 1024) threads; none by default.
+    const model n = io::parse_model(
+        "norm B,4096 bf16 ops=6 reduce=1\n"
+        "norm B,512 bf16 ops=6 reduce=1\n"
+        "norm B,4096 bf16 ops=6\n");
+    REQUIRE(n.nodes.size() == 3);
+    CHECK(instantiate(n.nodes[0], 8) ==
+          rowwise(8, 4096, dtype::bf16, {.ops_per_element = 6, .row_threads = 1024}));
+    CHECK(instantiate(n.nodes[1], 8).row_threads == 512);
+    CHECK(instantiate(n.nodes[2], 8).row_threads == 0);
+    // On a GPU preset the row floor applies to the reduced rows only: 65536 rows of 4096 at
+    // 2048 / 1024 = 2 rows in flight per SM are ceil(65536 / 264) = 249 waves of row_cycles, far
+    // above the 4096-wide rows' bytes at the HBM rate.
+    const chip& h200 = chips::h200_sxm;
+    const double floor_us = 249.0 * (h200.overhead.row_cycles / h200.vector.clock).in(units::us);
+    CHECK(cost(h200, instantiate(n.nodes[0], 65536)).latency.in(units::us) > floor_us);
+    CHECK(cost(h200, instantiate(n.nodes[2], 65536)).latency.in(units::us) < floor_us);
+    const auto not_reduce = [] { (void)io::parse_model("norm B,4096 fp16 reduce=2\n", "n.model"); };
+    CHECK_THROWS_WITH_AS(not_reduce(), doctest::Contains("n.model:1:"), io::model_file_error);
+    CHECK_THROWS_WITH_AS(not_reduce(), doctest::Contains("reduce"), io::model_file_error);
+
     // GQA groups must divide: 32 query heads over 6 KV heads is an error naming the line.
     const auto bad = [] {
         (void)io::parse_model("attention B,32,1,128;B,6,4096,128 bf16\n", "m.model");

@@ -157,7 +157,7 @@ TEST_CASE("onnx: the built-in CTR scenario exported by make_models.py imports to
     const model imported = cli::import_onnx(onnx_dir + "ctr_ranking.onnx", "", r);
     const model scenario = scenario::ctr_ranking_model();
     // Same ops: kind, name, shapes and input dtype line by line (the Softmax node is the
-    // scenario's four softmax kernels; the Reshape to the output is dropped).
+    // scenario's one softmax; the Reshape to the output is dropped).
     REQUIRE(imported.nodes.size() == scenario.nodes.size());
     model reference = scenario;
     for (std::size_t i = 0; i < scenario.nodes.size(); ++i) {
@@ -182,7 +182,7 @@ TEST_CASE("onnx: the built-in CTR scenario exported by make_models.py imports to
             b.flops_per_element = 0;
         }
         CHECK(a.type == b.type);
-        CHECK(a == b);  // every other field too (hand-checked: all 37 equal)
+        CHECK(a == b);  // every other field too (hand-checked: all 34 equal)
     }
     CHECK(r.mapped.at("Softmax") == 1);
     CHECK(r.generic.at("WhereDefault") == 1);
@@ -287,6 +287,37 @@ TEST_CASE("onnx: Debian's libonnx-testdata operator tests map to their kinds") {
     }
 }
 
+TEST_CASE("onnx: Softmax, LogSoftmax and LayerNormalization are one kernel each") {
+    REQUIRE_MESSAGE(std::filesystem::is_directory(testdata),
+                    "install the Debian package libonnx-testdata");
+    // x [B, 4, 5] (opset 13: the axis alone is normalized). Along the last axis: B x 4 rows of
+    // 5; along axis 1: B x 5 rows of 4, said as an approximation (another kernel runs it).
+    const auto one_op = [&](const std::string& test, io::onnx_import& r) {
+        const model m = cli::import_onnx(testdata + test + "/model.onnx", "", r);
+        std::vector<op> device;
+        for (const node& n : m.nodes)
+            if (n.kind != op_kind::transfer) device.push_back(instantiate(n, 3));
+        REQUIRE(device.size() == 1);
+        return device.front();
+    };
+    io::onnx_import last;
+    CHECK(one_op("test_softmax_axis_2", last) == softmax(3 * 4, 5, dtype::fp32));
+    CHECK(last.approximations.empty());
+    io::onnx_import middle;
+    CHECK(one_op("test_softmax_axis_1", middle) == softmax(3 * 5, 4, dtype::fp32));
+    REQUIRE(middle.approximations.size() == 1);
+    CHECK(has(middle.approximations[0], "an axis other than the last"));
+    io::onnx_import log;
+    CHECK(one_op("test_logsoftmax_axis_1", log) == softmax(3 * 5, 4, dtype::fp32));
+    // X [B, 3, 4, 5] normalized over the axes from 2: B x 3 rows of 20, each reduced across one
+    // thread block (vLLM's min(20, 1024) threads), layer_norm_ops_per_element an element.
+    io::onnx_import ln;
+    CHECK(one_op("test_layer_normalization_4d_axis2", ln) ==
+          rowwise(3 * 3, 20, dtype::fp32,
+                  {.ops_per_element = layer_norm_ops_per_element, .row_threads = 20}));
+    CHECK(ln.mapped.at("LayerNormalization") == 1);
+}
+
 TEST_CASE("onnx: libonnx-testdata's strided Conv against a hand count") {
     REQUIRE_MESSAGE(std::filesystem::is_directory(testdata),
                     "install the Debian package libonnx-testdata");
@@ -356,7 +387,7 @@ TEST_CASE("onnx: whatif --model MODEL.onnx takes --batch-dim and --unfused-atten
     const auto unfused = whatif(args);
     REQUIRE(unfused.status == 0);
     CHECK_FALSE(has(unfused.err, "fused into"));
-    // Node by node the scores go out to memory and back through four softmax kernels: slower.
+    // Node by node the scores go out to memory and back through a softmax kernel: slower.
     CHECK(latency_of(unfused) > latency_of(fused));
     // --batch-dim picks the batch; a name the graph does not have is an error naming it.
     args = grid;

@@ -108,6 +108,8 @@ TEST_CASE("op vocabulary: the model file's kinds are the table's keywords, in ta
     CHECK(one.kind == op_kind::softmax);
     CHECK(one.work_units == 32);  // rows: 2 x 16
     CHECK(one.bytes_read.in(units::B) == doctest::Approx(32.0 * 4096 * 2));
+    // The graph node of C++ callers (and the built-in scenario) is the same op.
+    CHECK(instantiate(nodes::softmax(16 * batch_symbol::B, 4096, dtype::bf16), 2) == one);
     for (const std::string_view type :
          {"Softmax", "LogSoftmax", "softmax",
           "void (anonymous namespace)::softmax_warp_forward<c10::BFloat16, c10::BFloat16, float, "

@@ -172,7 +172,7 @@ TEST_CASE("grid errors: limits above the chip's cores, zero streams or batch, em
 TEST_CASE("perfcast whatif: no arguments runs the built-in scenario's default grid") {
     const cli_run r = run_cli({});
     CHECK(r.status == cli::exit_ok);
-    CHECK(has(r.out, "model ctr_ranking (37 nodes) on ascend910b1: 480 deployments"));
+    CHECK(has(r.out, "model ctr_ranking (34 nodes) on ascend910b1: 480 deployments"));
     CHECK(has(r.out, "latency ms"));
     CHECK(has(r.out, "(460 more;"));
 }

@@ -492,7 +492,7 @@ TEST_CASE("perfcast whatif without serving flags is the card ranking, unchanged"
     const cli_run r = run_cli({"--streams", "1-2", "--cube", "12", "--vector", "24", "--batch",
                                "16"});
     REQUIRE(r.status == cli::exit_ok);
-    CHECK(has(r.out, "model ctr_ranking (37 nodes) on ascend910b1: 2 deployments, ranked by QPS"));
+    CHECK(has(r.out, "model ctr_ranking (34 nodes) on ascend910b1: 2 deployments, ranked by QPS"));
     CHECK_FALSE(has(r.out, "analytic M/G/c"));
 }
 

@@ -96,6 +96,7 @@ struct node {
     double ops_per_element = 1;        // elementwise
     bool fp32_arithmetic = false;      // elementwise, rowwise: op::fp32_arithmetic
     element_walk walk = element_walk::vector;  // rowwise: op::walk (a model file's walk=)
+    bool row_reduction = false;  // rowwise: each row reduced across a GPU thread block (reduce=)
     std::int64_t inner = 0;            // elementwise / concat: contiguous run (0: default)
     bool inner_axis_moves = true;      // transpose
     double hot_fraction = 0;           // gather
@@ -325,6 +326,7 @@ inline constexpr std::string_view instantiate_where = "instantiate";
     o.ops_per_element = n.ops_per_element;
     o.fp32_arithmetic = n.fp32_arithmetic;
     o.walk = n.walk;
+    if (n.row_reduction) o.row_threads = row_reduction_threads(width);
     o.out_type = n.out_type;
     o.out_same_as_in = n.out_same_as_in;
     if (n.shape_count >= 2) {

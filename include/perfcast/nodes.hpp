@@ -145,6 +145,13 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
     return detail::make(op_kind::reduce, t, {batched_shape{rows, length}}, "nodes::reduce");
 }
 
+/// Softmax of `rows` rows of `length` elements along the last axis (op.hpp softmax: one kernel).
+[[nodiscard]] constexpr node softmax(batch_dim rows, batch_dim length, dtype t) {
+    detail::expect_dim(rows, "nodes::softmax", "rows");
+    detail::expect_dim(length, "nodes::softmax", "length");
+    return detail::make(op_kind::softmax, t, {batched_shape{rows, length}}, "nodes::softmax");
+}
+
 /// Gathers `indices` rows of `row_elements` elements from a table of `table_rows` rows.
 [[nodiscard]] constexpr node gather(batch_dim indices, std::int64_t row_elements,
                                     std::int64_t table_rows, dtype t, gather_options o = {}) {

@@ -703,6 +703,14 @@ struct rowwise_options {
     element_walk walk = element_walk::vector;
 };
 
+/// Threads of the GPU thread block that reduces one row of `width` elements (a norm): vLLM's
+/// RMSNorm block, min(width, 1024) (csrc/layernorm_kernels.cu: `dim3 block(std::min(hidden_size,
+/// 1024))`), the block the GPU row floor was fitted with (chip::overhead.row_cycles). PyTorch's
+/// own layer norm kernel uses 128 whatever the width (not modelled: docs/model.md).
+[[nodiscard]] constexpr std::int64_t row_reduction_threads(std::int64_t width) noexcept {
+    return width < 1024 ? width : 1024;
+}
+
 /// A row-parallel vector op (RmsNorm, LayerNorm, rotary embedding, SwiGlu): `rows` rows of
 /// `width` input elements, one row at a time per core (a row's reduction or its gate pairs stay
 /// on one core, as CANN's and vLLM's kernels do; an assumption for others). The work units are
@@ -747,6 +755,11 @@ struct rowwise_options {
 /// type's factor. A GPU preset prices PyTorch's kernels by their measured element rates instead
 /// (engine_spec::softmax_warp_rate, softmax_block_rate; cost.hpp).
 inline constexpr double softmax_ops_per_element = 8;
+
+/// Vector operations per element perfcast assumes for a layer norm (a mean, a centred square, a
+/// variance, the normalisation with its scale and bias): an assumption, as softmax's above; the
+/// profile mapping's LayerNorm types and the ONNX importer's LayerNormalization take it.
+inline constexpr double layer_norm_ops_per_element = 8;
 
 /// Softmax (or log-softmax: the same kernels) of `rows` rows of `width` elements along the last
 /// axis, written in the input's dtype: a row-parallel op of softmax_ops_per_element operations an

@@ -59,11 +59,11 @@ inline constexpr std::int64_t concat_row = fields * emb + heads * emb + emb + de
 }  // namespace detail
 
 /// The nodes, in stream order.
-inline constexpr std::array<node, 37> ctr_ranking = [] {
+inline constexpr std::array<node, 34> ctr_ranking = [] {
     using namespace detail;
     using nodes::batch_matmul;
     using nodes::elementwise;
-    return std::array<node, 37>{
+    return std::array<node, 34>{
         // Inputs over PCIe (guide §4).
         nodes::transfer({B, fields}, i64).named("in_item_ids"),
         nodes::transfer({B, dense}, f32).named("in_dense"),
@@ -78,20 +78,14 @@ inline constexpr std::array<node, 37> ctr_ranking = [] {
         // Target attention, before guide §9's rewrites.
         nodes::cast({B, heads, emb}, f16, f32).named("cast_query"),
         nodes::tile({1, recent, emb}, {B * heads, 1, 1}, f32).named("tile_recent"),
-        batch_matmul(B * heads, 1, recent, emb, dtype::hf32, {.out_type = f32})
-            .named("bmm_scores"),
+        batch_matmul(B * heads, 1, recent, emb, dtype::hf32, {.out_type = f32}).named("bmm_scores"),
         nodes::elementwise_broadcast({B, 1}, {1, recent}, i64,
                                      {.out_type = dtype::bool_, .out_same_as_in = false})
             .named("equal_mask"),
         elementwise({B * heads, recent}, f32, {.inputs = 2, .ops_per_element = 2})
             .named("mask_scale"),
-        nodes::reduce(B * heads, recent, f32).named("softmax_max"),
-        elementwise({B * heads, recent}, f32, {.inputs = 2, .ops_per_element = 2})
-            .named("softmax_exp"),
-        nodes::reduce(B * heads, recent, f32).named("softmax_sum"),
-        elementwise({B * heads, recent}, f32, {.inputs = 2}).named("softmax_div"),
-        batch_matmul(B * heads, 1, emb, recent, dtype::hf32, {.out_type = f32})
-            .named("bmm_pool"),
+        nodes::softmax(B * heads, recent, f32).named("softmax"),
+        batch_matmul(B * heads, 1, emb, recent, dtype::hf32, {.out_type = f32}).named("bmm_pool"),
         nodes::cast({B, heads * emb}, f32, f16).named("cast_attention"),
         // Long-term interest: broadcast BMM, padded TopK, gather, mean pool (guide §9, §10).
         batch_matmul(B, 1, longterm, emb, f16, {.broadcast_b = true, .out_type = f32})
@@ -100,15 +94,14 @@ inline constexpr std::array<node, 37> ctr_ranking = [] {
         nodes::gather(B * top, emb, table_rows, f16).named("gather_top_emb"),
         nodes::reduce(B * emb, top, f16).named("pool_top"),
         // Features with default values: Where has a data-dependent output shape (guide §7).
-        nodes::generic(engine::aicpu, {B, defaults}, i64, 1, 8, 8).named("where_default")
-            .dynamic(),
+        nodes::generic(engine::aicpu, {B, defaults}, i64, 1, 8, 8).named("where_default").dynamic(),
         nodes::gather(B * defaults, emb, table_rows, f16).named("gather_default").host(),
         elementwise({B, defaults * emb}, f16, {.inputs = 2}).named("mask_default").host(),
         // MLP.
         nodes::cast({B, dense}, f32, f16).named("cast_dense"),
-        nodes::concat({{B, fields * emb}, {B, heads * emb}, {B, emb}, {B, defaults * emb},
-                       {B, dense}},
-                      concat_row, f16)
+        nodes::concat(
+            {{B, fields * emb}, {B, heads * emb}, {B, emb}, {B, defaults * emb}, {B, dense}},
+            concat_row, f16)
             .named("concat"),
         nodes::matmul(B, 1024, concat_row, f16).named("mlp1"),
         elementwise({B, 1024}, f16, {.inputs = 2, .ops_per_element = 2}).named("bias_relu1"),

@@ -484,6 +484,7 @@ struct key_value {
                 n.inputs = static_cast<int>(lp.integer(kv->value, "inputs", "an integer >= 1"));
             }
             if (const auto* kv = find("fp32")) n.fp32_arithmetic = lp.flag(kv->value, "fp32");
+            if (const auto* kv = find("reduce")) n.row_reduction = lp.flag(kv->value, "reduce");
             if (const auto* kv = find("walk")) {
                 const auto w = parse_in(element_walk_names, kv->value.text);
                 if (!w)

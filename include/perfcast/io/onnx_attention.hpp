@@ -10,7 +10,7 @@
 // (the scaled dot-product attention of Vaswani et al. 2017, "Attention Is All You Need", eq. 1).
 // A graph compiler for the NPU or the GPU runs such a chain as one kernel (FlashAttention, Ascend
 // FlashAttentionScore) that never writes the score matrix out; node by node it would be two
-// GEMMs and four softmax kernels over Lq x Lk scores per head. The chain is recognised only when
+// GEMMs and a softmax kernel over Lq x Lk scores per head. The chain is recognised only when
 // it is unambiguous:
 //  - every tensor inside it has exactly one consumer and is not a graph output (a score matrix
 //    that something else reads must be written out: no fusion);

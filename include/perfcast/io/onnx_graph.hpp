@@ -553,35 +553,33 @@ private:
         return {product(&n, rest, *this), product(&n, len_dims, *this)};
     }
 
-    /// Softmax as its kernels (the built-in scenario's softmax, docs/scenario.md): max, exp of
-    /// the difference, sum, division.
+    /// Softmax or LogSoftmax: one `softmax ROWS,LENGTH` line, as the frameworks run it (one
+    /// kernel: the built-in scenario's softmax, op.hpp softmax), along `axis` (along_axis).
     bool softmax(const onnx_node& n, const std::string& name, const std::string& why) {
         const dims s = shape_of(&n, input(n, 0), "input");
-        const dtype t = type_of(&n, input(n, 0));
         const auto [rows, length] = along_axis(n, s);
-        const dims rl{rows, length};
-        line("reduce", {rl}, t, "", name + "_max", why + ": max");
-        line("elementwise", {rl}, t, "inputs=2 ops=2", name + "_exp", why + ": exp(x - max)");
-        line("reduce", {rl}, t, "", name + "_sum", why + ": sum");
-        line("elementwise", {rl}, t, n.op_type == "LogSoftmax" ? "ops=4" : "", name + "_div",
-             why + (n.op_type == "LogSoftmax" ? ": log of the division" : ": division"));
+        const bool flattened = g_.opset != 0 && g_.opset < 13;  // every dim from the axis
+        if (!flattened && axis_of(n, n.int_attribute("axis", -1), s.size(), "axis") + 1 < s.size())
+            out_.approximations.push_back("node '" + printable(n.name) + "' (" + n.op_type +
+                                          " along an axis other than the last): priced as a "
+                                          "softmax of rows of that axis's length");
+        line("softmax", {{rows, length}}, type_of(&n, input(n, 0)), "", name, why);
         return true;
     }
 
-    /// LayerNormalization over the axes from `axis` (default -1): mean, centred square,
-    /// variance, normalisation with scale and bias (ONNX operator definition, opset 17).
+    /// LayerNormalization over the axes from `axis` (default -1; ONNX operator definition,
+    /// opset 17): one `norm ROWS,WIDTH reduce=1` line of layer_norm_ops_per_element operations an
+    /// element, as the frameworks run it (one kernel, each row reduced across a thread block; the
+    /// profile mapping's LayerNorm).
     bool layer_norm(const onnx_node& n, const std::string& name, const std::string& why) {
         const dims s = shape_of(&n, input(n, 0), "input");
-        const dtype t = type_of(&n, input(n, 0));
         const std::size_t axis = axis_of(n, n.int_attribute("axis", -1), s.size(), "axis");
         const dims len_dims(s.begin() + static_cast<std::ptrdiff_t>(axis), s.end());
         const dims rest(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(axis));
-        const dims rl{product(&n, rest, *this), product(&n, len_dims, *this)};
-        line("reduce", {rl}, t, "", name + "_mean", why + ": mean");
-        line("elementwise", {rl}, t, "inputs=2 ops=2", name + "_sq", why + ": (x - mean)^2");
-        line("reduce", {rl}, t, "", name + "_var", why + ": variance");
-        line("elementwise", {rl}, t, "inputs=3 ops=4", name + "_norm",
-             why + ": (x - mean) / sqrt(var + eps) * scale + bias");
+        line("norm", {{product(&n, rest, *this), product(&n, len_dims, *this)}},
+             type_of(&n, input(n, 0)),
+             "ops=" + ::perfcast::detail::number_text(layer_norm_ops_per_element) + " reduce=1",
+             name, why);
         return true;
     }
 

@@ -101,7 +101,11 @@ struct plan {
 [[nodiscard]] inline std::FILE* open_temp(const output_file& f, const fs::path& target,
                                           std::string& tmp) {
     static std::atomic<unsigned> counter{0};  // outputs may be written from several threads
-    const std::string stem = (target.parent_path() / ("." + target.filename().string())).string();
+    // Appended rather than `"." + string`: GCC 12 warns falsely (-Wrestrict, its bug 105329)
+    // on that operator at -O3 where it is inlined.
+    std::string hidden = ".";
+    hidden += target.filename().string();
+    const std::string stem = (target.parent_path() / hidden).string();
     int err = 0;
     for (int attempt = 0; attempt < 100; ++attempt) {
         // The address of a local differs between processes (ASLR) and the counter within one.

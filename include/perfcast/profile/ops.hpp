@@ -89,8 +89,8 @@ struct vector_type_traits {
     double ops_per_element;
     bool reads_inputs;
     /// A row-parallel type that reduces each row across its GPU thread block (norms): a latency-
-    /// bound row kernel (chip::overhead.row_cycles), with vLLM's RMSNorm block of min(width,
-    /// 1024) threads (csrc/layernorm_kernels.cu: `dim3 block(std::min(hidden_size, 1024))`).
+    /// bound row kernel (chip::overhead.row_cycles), with vLLM's RMSNorm block
+    /// (op.hpp row_reduction_threads; a model file's `reduce=1`).
     /// Rope and SwiGlu work on each element pair alone: no reduction, no floor.
     bool row_reduction = false;
     /// Synchronizations of all the kernel's cores (op::syncs): a compaction (NonZero) counts
@@ -130,9 +130,9 @@ inline constexpr std::array<vector_type_traits, 33> vector_types{{
     {"Gelu", 10, true},
     {"GeluGrad", 12, true},
     {"FastGeluGrad", 10, true},
-    {"LayerNorm", 8, true, true},
+    {"LayerNorm", layer_norm_ops_per_element, true, true},
     {.type = "LayerNormV3",
-     .ops_per_element = 8,
+     .ops_per_element = layer_norm_ops_per_element,
      .reads_inputs = true,
      .row_reduction = true,
      .fp32_inside = true},
@@ -620,7 +620,7 @@ namespace detail {
     rowwise_options o;
     o.ops_per_element = rowwise_ops_of(r.op_type);
     if (const vector_type_traits* k = traits_of(r.op_type); k != nullptr) {
-        if (k->row_reduction) o.row_threads = width < 1024 ? width : 1024;
+        if (k->row_reduction) o.row_threads = row_reduction_threads(width);
         o.fp32_arithmetic = k->fp32_inside;
         if (k->walks) o.walk = element_walk::indexed;
     }
