@@ -49,6 +49,27 @@ void BM_cost_gpu_gemm(benchmark::State& state) {
 }
 BENCHMARK(BM_cost_gpu_gemm)->DenseRange(0, 1);
 
+// The large GPU GEMM's cost() in its two parts: the tile search alone (detail::tiling_for) and
+// the cost terms of the tiling it chose (detail::cost_terms); the rest of cost() is its checks.
+void BM_cost_gpu_gemm_parts(benchmark::State& state) {
+    const op o = matmul(4096, 12288, 4096, dtype::fp16);
+    const chip& c = chips::h100_sxm;
+    const engine_spec& e = c.engine_of(o.eng);
+    const core_count all{e.cores};
+    const auto chosen =
+        detail::narrowed(detail::tiling_for(c, o, all, default_model_params, e), o, e);
+    for (auto _ : state) {
+        if (state.range(0) == 0) {
+            benchmark::DoNotOptimize(detail::tiling_for(c, o, all, default_model_params, e));
+        } else {
+            benchmark::DoNotOptimize(
+                detail::cost_terms(c, o, chosen, all, default_model_params, e));
+        }
+    }
+    state.SetLabel(state.range(0) == 0 ? "tile search" : "cost terms");
+}
+BENCHMARK(BM_cost_gpu_gemm_parts)->DenseRange(0, 1);
+
 // 100 ops (the kinds above, repeated) at every limit 1..24: 2400 evaluations per iteration.
 void BM_cost_sweep_100_ops(benchmark::State& state) {
     const chip& c = chips::ascend910b1;

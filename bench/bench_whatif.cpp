@@ -20,7 +20,7 @@ namespace {
 using namespace perfcast;
 using perfcast::batch_symbol::B;
 
-/// 100 nodes: the built-in scenario's 37 repeated, minus the last 11 (a model with the
+/// 100 nodes: the built-in scenario's 34 three times, minus the last 2 (a model with the
 /// scenario's mix of kinds, transfers, AI CPU and host-launched ops).
 std::vector<node> hundred_ops() {
     std::vector<node> m;

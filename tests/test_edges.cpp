@@ -314,7 +314,7 @@ TEST_CASE("node_eval_table: sized by the grid's core limits, not by the chip's c
     REQUIRE(vector_nodes > 0);
     const node_eval_table t(big, scenario::ctr_ranking, g.batches, g.cube, g.vector);
     // One entry per batch and (node, limit) pair the grid asks for: 2 x (cube + 2 x vector +
-    // others). One entry per core, as before, would be 2 x 37 x 65537 = 4.8 million.
+    // others). One entry per core, as before, would be 2 x 34 x 65537 = 4.5 million.
     const std::size_t expected = 2 * (cube_nodes + 2 * vector_nodes + other_nodes);
     CHECK(t.entries() == expected);
     CHECK(t.bytes() == expected * sizeof(node_eval));

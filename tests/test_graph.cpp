@@ -50,6 +50,9 @@ static_assert((B * 26 + 1).at(4) == 105);
 static_assert((8 * B).per_batch == 8 && batch_dim{32}.fixed == 32);
 static_assert(!batch_dim{0}.valid() && batch_dim{0, 1}.valid() && !batch_dim{-1, 5}.valid());
 static_assert(batched_shape{B, 26}.depends_on_batch() && !batched_shape{1, 300}.depends_on_batch());
+// Graph nodes are constexpr: the scenario's softmax at batch 16 is the op factory's.
+static_assert(instantiate(nodes::softmax(8 * B, 300, dtype::fp32), 16) ==
+              softmax(128, 300, dtype::fp32));
 static_assert(batched_shape{B * 8, 300}.at(16) == shape{128, 300});
 
 // ---- a node is the op.hpp op at every batch ------------------------------------------------
@@ -205,6 +208,8 @@ TEST_CASE("graph errors name the field and the value") {
           }),
           "vector = 0"));
     CHECK(has(error_of([] { (void)nodes::reduce(B * 0, 4, dtype::fp16); }), "rows"));
+    CHECK(has(error_of([] { (void)nodes::softmax(B * 0, 4, dtype::fp16); }), "nodes::softmax"));
+    CHECK(has(error_of([] { (void)nodes::softmax(B, 0, dtype::fp16); }), "length"));
     CHECK(has(error_of([] { (void)nodes::elementwise({B, 4}, dtype::fp16).host(-1 * host_time); }),
               "host_time"));
     // An op that is invalid at some batch only: the message names the node and the batch.

@@ -144,6 +144,37 @@ TEST_CASE("onnx graph: ops outside the table are generic with their bytes, and l
     CHECK(m.nodes.size() == 8);
 }
 
+TEST_CASE("onnx graph: a Softmax before opset 13 normalizes every dimension from its axis") {
+    const onnx_dim b = onnx_dim::batch();
+    const auto d = [](std::int64_t n) { return onnx_dim::of(n); };
+    io::onnx_graph g;
+    g.source = "old.onnx";
+    g.batch_symbol = "batch";
+    g.opset = 11;
+    g.inputs = {tensor("x", {b, d(8), d(32)})};
+    g.outputs = {tensor("p", {b, d(8), d(32)})};
+    // Default axis 1 at opset 11: the input flattened to [B, 8 x 32], one row a sample; the
+    // last axis in memory, so no approximation. At opset 13 the same node is axis -1: B x 8 rows.
+    g.nodes = {op_node("Softmax", "sm", {g.inputs[0]}, {g.outputs[0]})};
+    io::onnx_import r;
+    (void)io::model_of(g, &r);
+    CHECK(r.text.find("softmax B,256 fp32 name=sm") != std::string::npos);
+    CHECK(r.approximations.empty());
+    g.opset = 13;
+    io::onnx_import r13;
+    (void)io::model_of(g, &r13);
+    CHECK(r13.text.find("softmax B*8,32 fp32 name=sm") != std::string::npos);
+    CHECK(r13.approximations.empty());
+    // Axis 1 at opset 13 over [B, 8, 1]: only a 1 after it, still the last axis in memory.
+    g.inputs = {tensor("x", {b, d(8), d(1)})};
+    g.outputs = {tensor("p", {b, d(8), d(1)})};
+    g.nodes = {op_node("Softmax", "sm", {g.inputs[0]}, {g.outputs[0]}, {{"axis", {1}, 0, {}}})};
+    io::onnx_import one;
+    (void)io::model_of(g, &one);
+    CHECK(one.text.find("softmax B,8 fp32 name=sm") != std::string::npos);
+    CHECK(one.approximations.empty());
+}
+
 TEST_CASE("onnx graph: softmax, layer norm, gather, concat, topk, tile, cast, transpose") {
     const onnx_dim b = onnx_dim::batch();
     const auto d = [](std::int64_t n) { return onnx_dim::of(n); };
@@ -357,7 +388,7 @@ TEST_CASE("onnx graph: an attention subgraph becomes one fused attention line") 
                  "Softmax x1") != std::string::npos);
 
     // Node by node: the same two GEMMs' FLOPs, QK^T and PV at 2 x B x 4 x 10 x 10 x 16 each
-    // (integers: exact), and the softmax as its four kernels.
+    // (integers: exact), and the softmax as one softmax line.
     io::onnx_import u;
     const model unfused = io::model_of(g, &u, {.fuse_attention = false});
     CHECK(u.attention == 0);

@@ -309,6 +309,8 @@ TEST_CASE("onnx: Softmax, LogSoftmax and LayerNormalization are one kernel each"
     CHECK(has(middle.approximations[0], "an axis other than the last"));
     io::onnx_import log;
     CHECK(one_op("test_logsoftmax_axis_1", log) == softmax(3 * 5, 4, dtype::fp32));
+    REQUIRE(log.approximations.size() == 1);
+    CHECK(has(log.approximations[0], "LogSoftmax along an axis other than the last"));
     // X [B, 3, 4, 5] normalized over the axes from 2: B x 3 rows of 20, each reduced across one
     // thread block (vLLM's min(20, 1024) threads), layer_norm_ops_per_element an element.
     io::onnx_import ln;

@@ -303,3 +303,48 @@ TEST_CASE("perfcast op --line: a library kind as a model-file line is its shortc
     CHECK(transfer.status == 1);
     CHECK(transfer.err.find("a device op") != std::string::npos);
 }
+
+TEST_CASE("vocabulary: the graph factories of the LLM-era kinds build the model file's nodes") {
+    // nodes:: (C++ callers) and a model file's line (users, the importer) are one vocabulary:
+    // the same node, every field, for each kind the factories cover.
+    using batch_symbol::B;
+    const auto line = [](const std::string& text) {
+        const model m = io::parse_model(text + "\n");
+        REQUIRE(m.nodes.size() == 1);
+        return m.nodes[0];
+    };
+    CHECK(nodes::rowwise({B, 9216}, dtype::fp16,
+                         {.ops_per_element = 4, .walk = element_walk::indexed}) ==
+          line("rowwise B,9216 fp16 ops=4 walk=indexed"));
+    CHECK(nodes::rowwise({B, 2816}, {B, 1408}, dtype::bf16,
+                         {.ops_per_element = 8, .inputs = 2, .fp32_arithmetic = true}) ==
+          line("rowwise B,2816;B,1408 bf16 ops=8 inputs=2 fp32=1"));
+    CHECK(nodes::rowwise({B, 4096}, dtype::bf16, {.ops_per_element = 6, .row_reduction = true}) ==
+          line("norm B,4096 bf16 ops=6 reduce=1"));
+    CHECK(nodes::norm({B, 4096}, dtype::fp16) == line("norm B,4096 fp16 ops=8 reduce=1"));
+    CHECK(nodes::attention({B, 32, 1, 128}, {B, 8, 4096, 128}, dtype::bf16, {.causal = true}) ==
+          line("attention B,32,1,128;B,8,4096,128 bf16 causal=1"));
+    CHECK(nodes::attention({B, 8, 512, 64}, {B, 8, 512, 64}, dtype::fp16, {.backward = true}) ==
+          line("attention B,8,512,64;B,8,512,64 fp16 backward=1"));
+    CHECK(nodes::grouped_matmul({8 * B, 4096}, {8, 4096, 1408}, dtype::bf16) ==
+          line("gmm B*8,4096;8,4096,1408 bf16"));
+    CHECK(nodes::fill({B, 4096}, dtype::fp32) == line("fill B,4096 fp32"));
+    CHECK(nodes::conv({B, 3, 32, 32}, {16, 3, 3, 3}, dtype::fp16) ==
+          line("conv B,3,32,32;16,3,3,3 fp16"));
+    CHECK(nodes::conv({B, 3, 32, 32}, {16, 3, 3, 3}, {B, 16, 16, 16}, dtype::fp16) ==
+          line("conv B,3,32,32;16,3,3,3;B,16,16,16 fp16"));
+    CHECK(nodes::softmax(B, 4096, dtype::bf16) == line("softmax B,4096 bf16"));
+    // And the ops they make at a batch are the op factories' (the norm's block: vLLM's).
+    CHECK(instantiate(nodes::norm({B, 4096}, dtype::bf16, 6), 4) ==
+          rowwise(4, 4096, dtype::bf16, {.ops_per_element = 6, .row_threads = 1024}));
+    CHECK(instantiate(nodes::fill({B, 4096}, dtype::fp32), 2) == fill(2 * 4096, dtype::fp32));
+    // Shapes of the wrong rank are refused where the node is made.
+    CHECK_THROWS_WITH_AS((void)nodes::attention({B, 32, 128}, {B, 8, 4096, 128}, dtype::bf16),
+                         doctest::Contains("nodes::attention"), perfcast::error);
+    CHECK_THROWS_WITH_AS((void)nodes::grouped_matmul({B, 4096}, {4096, 1408}, dtype::bf16),
+                         doctest::Contains("nodes::grouped_matmul"), perfcast::error);
+    CHECK_THROWS_WITH_AS((void)nodes::conv({B, 3, 32}, {16, 3, 3, 3}, dtype::fp16),
+                         doctest::Contains("nodes::conv"), perfcast::error);
+    CHECK_THROWS_WITH_AS((void)nodes::rowwise({B, 64}, dtype::fp16, {.inputs = 0}),
+                         doctest::Contains("nodes::rowwise"), perfcast::error);
+}

@@ -248,6 +248,96 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
     return r;
 }
 
+/// Options of a row-parallel node (nodes::rowwise): the keys of a model file's `rowwise` /
+/// `norm` line (docs/model-file.md).
+struct rowwise_node_options {
+    double ops_per_element = 1;                // ops=: vector operations per output element
+    int inputs = 1;                            // inputs=: full-size inputs read
+    bool fp32_arithmetic = false;              // fp32=: 16-bit data widened to fp32 inside
+    element_walk walk = element_walk::vector;  // walk=: how the kernel walks a row's elements
+    bool row_reduction = false;  // reduce=: each row reduced across one GPU thread block (a norm)
+};
+
+/// A row-parallel op (RmsNorm, LayerNorm, rope, SwiGlu) over the rows of `in` [ROWS.., WIDTH],
+/// or, with `out` [ROWS.., OUT_WIDTH], writing rows of another width (SwiGlu halves it).
+[[nodiscard]] constexpr node rowwise(const batched_shape& in, dtype t,
+                                     rowwise_node_options o = {}) {
+    constexpr std::string_view where = "nodes::rowwise";
+    PERFCAST_EXPECTS(o.ops_per_element > 0 && o.ops_per_element < 1e9, where, "ops_per_element",
+                     o.ops_per_element, "a finite value > 0");
+    PERFCAST_EXPECTS(o.inputs >= 1, where, "inputs", static_cast<double>(o.inputs), ">= 1");
+    node r = detail::make(op_kind::rowwise, t, {in}, where);
+    r.ops_per_element = o.ops_per_element;
+    if (o.inputs > 1) r.inputs = o.inputs;  // one input: the model file's default (0)
+    r.fp32_arithmetic = o.fp32_arithmetic;
+    r.walk = o.walk;
+    r.row_reduction = o.row_reduction;
+    return r;
+}
+[[nodiscard]] constexpr node rowwise(const batched_shape& in, const batched_shape& out, dtype t,
+                                     rowwise_node_options o = {}) {
+    node r = rowwise(in, t, o);
+    r.shapes[r.shape_count++] = out;
+    return r;
+}
+
+/// A norm over the rows of `in` [ROWS.., WIDTH]: a row-parallel op whose rows are each reduced
+/// across one GPU thread block (nodes::rowwise with row_reduction), `ops_per_element` operations
+/// an element (layer_norm_ops_per_element by default, the profile mapping's LayerNorm).
+[[nodiscard]] constexpr node norm(const batched_shape& in, dtype t,
+                                  double ops_per_element = layer_norm_ops_per_element) {
+    return rowwise(in, t, {.ops_per_element = ops_per_element, .row_reduction = true});
+}
+
+/// Options of an attention node: the keys of a model file's `attention` line.
+struct attention_node_options {
+    bool causal = false;    // causal=: keep only the causal query-key pairs
+    bool backward = false;  // backward=: the backward pass (FlashAttentionScoreGrad)
+};
+
+/// Fused attention (op.hpp attention) of Q `q` [B, Nq, Sq, D] over K `k` [B, Nkv, Skv, D].
+[[nodiscard]] constexpr node attention(const batched_shape& q, const batched_shape& k, dtype t,
+                                       attention_node_options o = {}) {
+    constexpr std::string_view where = "nodes::attention";
+    PERFCAST_EXPECTS(q.rank == 4 && k.rank == 4, where, "rank",
+                     static_cast<double>(q.rank == 4 ? k.rank : q.rank),
+                     "Q B,Nq,Sq,D and K B,Nkv,Skv,D (rank 4)");
+    node r = detail::make(op_kind::attention, t, {q, k}, where);
+    r.causal = o.causal;
+    r.backward = o.backward;
+    return r;
+}
+
+/// Grouped GEMM (MoE) of `x` [T, K] tokens over `w` [E, K, N] experts, the tokens spread evenly.
+[[nodiscard]] constexpr node grouped_matmul(const batched_shape& x, const batched_shape& w,
+                                            dtype t) {
+    constexpr std::string_view where = "nodes::grouped_matmul";
+    PERFCAST_EXPECTS(x.rank == 2 && w.rank == 3, where, "rank",
+                     static_cast<double>(x.rank == 2 ? w.rank : x.rank), "X T,K and W E,K,N");
+    return detail::make(op_kind::grouped_matmul, t, {x, w}, where);
+}
+
+/// A fill (or memset) writing the elements of `s`, reading nothing.
+[[nodiscard]] constexpr node fill(const batched_shape& s, dtype t) {
+    return detail::make(op_kind::fill, t, {s}, "nodes::fill");
+}
+
+/// A 2-D convolution of `x` [N, CIN, H, W] by `w` [COUT, CIN, KH, KW], stride 1 and "same"
+/// padding; with `y` [N, COUT, HO, WO] another output size (strides and padding through it).
+[[nodiscard]] constexpr node conv(const batched_shape& x, const batched_shape& w, dtype t) {
+    constexpr std::string_view where = "nodes::conv";
+    PERFCAST_EXPECTS(x.rank == 4 && w.rank == 4, where, "rank",
+                     static_cast<double>(x.rank == 4 ? w.rank : x.rank),
+                     "X N,CIN,H,W and W COUT,CIN,KH,KW (rank 4)");
+    return detail::make(op_kind::conv, t, {x, w}, where);
+}
+[[nodiscard]] constexpr node conv(const batched_shape& x, const batched_shape& w,
+                                  const batched_shape& y, dtype t) {
+    node r = conv(x, w, t);
+    r.shapes[r.shape_count++] = y;
+    return r;
+}
+
 /// A node of `row`'s kind with `shapes` and dtype `t` and nothing else set: how the model file
 /// and `perfcast op --line` make a node of a kind without keys of its own (an extension's). For
 /// a kind outside op_kinds the node points at `row`, which must outlive it (a namespace-scope

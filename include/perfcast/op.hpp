@@ -704,9 +704,10 @@ struct rowwise_options {
 };
 
 /// Threads of the GPU thread block that reduces one row of `width` elements (a norm): vLLM's
-/// RMSNorm block, min(width, 1024) (csrc/layernorm_kernels.cu: `dim3 block(std::min(hidden_size,
-/// 1024))`), the block the GPU row floor was fitted with (chip::overhead.row_cycles). PyTorch's
-/// own layer norm kernel uses 128 whatever the width (not modelled: docs/model.md).
+/// RMSNorm block, min(width, 1024) (https://github.com/vllm-project/vllm,
+/// csrc/layernorm_kernels.cu: `dim3 block(std::min(hidden_size, 1024))`), the block the GPU row
+/// floor was fitted with (chip::overhead.row_cycles). PyTorch's own layer norm kernel uses 128
+/// whatever the width (not modelled: docs/model.md).
 [[nodiscard]] constexpr std::int64_t row_reduction_threads(std::int64_t width) noexcept {
     return width < 1024 ? width : 1024;
 }

@@ -35,6 +35,7 @@
 #include "../dtype.hpp"
 #include "../error.hpp"
 #include "../graph.hpp"
+#include "../op.hpp"
 #include "model_file.hpp"
 #include "onnx_attention.hpp"
 #include "onnx_types.hpp"
@@ -540,30 +541,38 @@ private:
         return static_cast<std::size_t>(a);
     }
 
-    /// Rows and length of a softmax-like op along `axis` (opset < 13: every dim from the axis).
-    std::pair<onnx_dim, onnx_dim> along_axis(const onnx_node& n, const dims& s) const {
+    /// Rows and length of a softmax-like op along `axis` (opset < 13: every dim from the axis),
+    /// and whether that is the input's last axis in memory (no dimension after it but 1s).
+    struct along {
+        onnx_dim rows, length;
+        bool innermost = true;
+    };
+    along along_axis(const onnx_node& n, const dims& s) const {
         const std::int64_t deflt = g_.opset != 0 && g_.opset < 13 ? 1 : -1;
         const std::size_t axis = axis_of(n, n.int_attribute("axis", deflt), s.size(), "axis");
         const bool flattened = g_.opset != 0 && g_.opset < 13;
         dims len_dims(s.begin() + static_cast<std::ptrdiff_t>(axis),
                       flattened ? s.end() : s.begin() + static_cast<std::ptrdiff_t>(axis) + 1);
         dims rest(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(axis));
-        if (!flattened)
-            rest.insert(rest.end(), s.begin() + static_cast<std::ptrdiff_t>(axis) + 1, s.end());
-        return {product(&n, rest, *this), product(&n, len_dims, *this)};
+        bool innermost = true;
+        if (!flattened) {
+            for (auto d = s.begin() + static_cast<std::ptrdiff_t>(axis) + 1; d != s.end(); ++d) {
+                innermost = innermost && d->per_batch == 0 && d->fixed == 1;
+                rest.push_back(*d);
+            }
+        }
+        return {product(&n, rest, *this), product(&n, len_dims, *this), innermost};
     }
 
     /// Softmax or LogSoftmax: one `softmax ROWS,LENGTH` line, as the frameworks run it (one
     /// kernel: the built-in scenario's softmax, op.hpp softmax), along `axis` (along_axis).
     bool softmax(const onnx_node& n, const std::string& name, const std::string& why) {
-        const dims s = shape_of(&n, input(n, 0), "input");
-        const auto [rows, length] = along_axis(n, s);
-        const bool flattened = g_.opset != 0 && g_.opset < 13;  // every dim from the axis
-        if (!flattened && axis_of(n, n.int_attribute("axis", -1), s.size(), "axis") + 1 < s.size())
+        const along a = along_axis(n, shape_of(&n, input(n, 0), "input"));
+        if (!a.innermost)
             out_.approximations.push_back("node '" + printable(n.name) + "' (" + n.op_type +
                                           " along an axis other than the last): priced as a "
                                           "softmax of rows of that axis's length");
-        line("softmax", {{rows, length}}, type_of(&n, input(n, 0)), "", name, why);
+        line("softmax", {{a.rows, a.length}}, type_of(&n, input(n, 0)), "", name, why);
         return true;
     }
 

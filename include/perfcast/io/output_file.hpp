@@ -101,8 +101,8 @@ struct plan {
 [[nodiscard]] inline std::FILE* open_temp(const output_file& f, const fs::path& target,
                                           std::string& tmp) {
     static std::atomic<unsigned> counter{0};  // outputs may be written from several threads
-    // Appended rather than `"." + string`: GCC 12 warns falsely (-Wrestrict, its bug 105329)
-    // on that operator at -O3 where it is inlined.
+    // Appended rather than `"." + string`: GCC 12 warns falsely on that operator at -O3 where
+    // it is inlined (-Wrestrict, https://gcc.gnu.org/bugzilla/show_bug.cgi?id=105329).
     std::string hidden = ".";
     hidden += target.filename().string();
     const std::string stem = (target.parent_path() / hidden).string();

@@ -37,7 +37,7 @@ imports them and checks op counts and FLOPs against a hand count.
   a tensor no exported node computes is declared in value_info with its shape ("batch*8": 8 x B)
   and produced by no node. Ops ONNX has no single node for are exported as one with the same
   inputs and operations per element: the fused bias + ReLU and the mask-and-scale (2 inputs,
-  2 operations) as PRelu, the four softmax kernels as one Softmax, the AI CPU default-value
+  2 operations) as PRelu, the softmax as one Softmax, the AI CPU default-value
   Where as an op of a custom domain (costed by its bytes). ONNX cannot say host dispatch,
   dynamic shapes, hot rows, HF32 or a matmul's wider output: tests/test_onnx_import.cpp lists
   them.
