@@ -256,6 +256,48 @@ TEST_CASE("anchored: a hand-written minimal profile") {
                 evaluate_node(b1, p.m.nodes[3], batch_size{2}, all_cores(b1)).cost.latency));
 }
 
+TEST_CASE("anchored: norm, gated and softmax rows keep their kinds and rows") {
+    // At B = 4 on an H200: an RmsNorm over [4 x 32, 4096] tokens (rule 2: 128 = 32 x B), a
+    // SwiGlu that halves the width, a Softmax over [4, 8, 1024] (rule 1). Each becomes a node of
+    // its own kind (not an elementwise node over its output), with the rows that scale with the
+    // batch and the width that does not, and reproduces its measurement where it was measured.
+    constexpr std::string_view csv =
+        "Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
+        "Output Shapes,Output Data Types\n"
+        "RmsNorm,AI_VECTOR_CORE,6.5,132,\"128,4096;4096\",BF16;BF16,\"128,4096\",BF16\n"
+        "SwiGlu,AI_VECTOR_CORE,9.25,132,\"128,2816\",BF16,\"128,1408\",BF16\n"
+        "Softmax,AI_VECTOR_CORE,5.75,132,\"4,8,1024\",FLOAT,\"4,8,1024\",FLOAT\n";
+    const auto t = profile::parse_kernel_details(csv);
+    REQUIRE(t.rows.size() == 3);
+    const chip& h200 = chips::h200_sxm;
+    const profile::anchored_profile p = profile::anchor_profile(h200, t.rows, 4);
+    REQUIRE(p.anchors.size() == 3);
+    CHECK(p.unmapped == 0);
+    CHECK(p.batch_dependent == 3);
+    CHECK(close(profile::profiled_time(h200, p), p.measured));
+    using batch_symbol::B;
+    // The norm: rows 32 x B of 4096, reduced across a thread block (the GPU row floor), the
+    // op_of op at the profiled batch (its 6 operations an element, fp32 inside).
+    CHECK(p.m.nodes[0].kind == node_kind::rowwise);
+    CHECK(p.m.nodes[0].shapes[0] == batched_shape{32 * B, 4096});
+    CHECK(p.m.nodes[0].row_reduction);
+    const op norm_at_4 = instantiate(p.m.nodes[0], 4);
+    const op mapped = *profile::op_of(t.rows[0]);
+    CHECK(norm_at_4.work_units == mapped.work_units);
+    CHECK(norm_at_4.row_threads == mapped.row_threads);
+    CHECK(norm_at_4.fp32_arithmetic == mapped.fp32_arithmetic);
+    CHECK(instantiate(p.m.nodes[0], 8).work_units == 2 * mapped.work_units);
+    // SwiGlu: the input's width in, the output's out, walked element by element on a GPU.
+    CHECK(p.m.nodes[1].kind == node_kind::rowwise);
+    REQUIRE(p.m.nodes[1].shape_count == 2);
+    CHECK(p.m.nodes[1].shapes[1] == batched_shape{32 * B, 1408});
+    CHECK(p.m.nodes[1].walk == element_walk::indexed);
+    CHECK_FALSE(p.m.nodes[1].row_reduction);
+    // Softmax: B x 8 rows of 1024, on the blocks PyTorch launches at every batch.
+    CHECK(p.m.nodes[2].kind == node_kind::softmax);
+    CHECK(instantiate(p.m.nodes[2], 16) == softmax(16 * 8, 1024, dtype::fp32));
+}
+
 TEST_CASE("perfcast whatif PROFILE.csv --batch B") {
     const cli_run r = run_cli({train, "--batch", "4", "--streams", "1", "--cube", "12,24",
                                "--vector", "24,48"});

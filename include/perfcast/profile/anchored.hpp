@@ -205,9 +205,39 @@ namespace detail {
             node nd = nodes::reduce(rows, length, *t);
             return nd;
         }
+        const vector_type_traits* traits = traits_of(r.op_type);
+        // Row-parallel kinds keep their rows (a norm's, a softmax's): the output's rows for a
+        // rowwise row and the first input's for a softmax, as op_of reads them, the last axis the
+        // row; a row whose last axis scales with the batch falls through to elementwise.
+        if (o.kind == op_kind::rowwise || o.kind == op_kind::softmax) {
+            const auto in_s = batch_rule(r.input_shapes[0], batch, lm);
+            const batched_shape& rs = o.kind == op_kind::softmax && in_s ? *in_s : *out_s;
+            if (in_s && in_s->rank >= 1 && rs.rank >= 1 &&
+                !(*in_s)[in_s->rank - 1].depends_on_batch() &&
+                !rs[rs.rank - 1].depends_on_batch()) {
+                batched_shape lead;
+                for (std::size_t i = 0; i + 1 < rs.rank; ++i) lead.push_back(rs[i]);
+                const batch_dim rows = elements_of(lead);
+                const batch_dim width = (*in_s)[in_s->rank - 1];
+                if (o.kind == op_kind::softmax) return nodes::softmax(rows, width, *t);
+                nodes::rowwise_node_options ro;
+                ro.ops_per_element = o.ops_per_unit / static_cast<double>(rs[rs.rank - 1].fixed) *
+                                     (o.uncounted ? uncounted_work : 1.0);
+                ro.fp32_arithmetic = o.fp32_arithmetic;
+                ro.walk = o.walk;
+                ro.row_reduction = o.row_threads > 0;
+                node nd = rs[rs.rank - 1] == width
+                              ? nodes::rowwise({rows, width}, *t, ro)
+                              : nodes::rowwise({rows, width}, {rows, rs[rs.rank - 1]}, *t, ro);
+                if (o.out_type != *t) {
+                    nd.out_same_as_in = false;
+                    nd.out_type = o.out_type;
+                }
+                return nd;
+            }
+        }
         // Elementwise over the output: the node reads `inputs` x output elements (op_of reads at
         // most an output's worth of each input: the anchor absorbs the difference at B).
-        const vector_type_traits* traits = traits_of(r.op_type);
         elementwise_options eo;
         eo.inputs = static_cast<int>(std::max<std::size_t>(1, r.input_shapes.size()));
         eo.ops_per_element = (traits ? traits->ops_per_element : 1.0) * factor;
