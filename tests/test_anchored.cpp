@@ -284,18 +284,58 @@ TEST_CASE("anchored: norm, gated and softmax rows keep their kinds and rows") {
     const op norm_at_4 = instantiate(p.m.nodes[0], 4);
     const op mapped = *profile::op_of(t.rows[0]);
     CHECK(norm_at_4.work_units == mapped.work_units);
+    CHECK(norm_at_4.ops_per_unit == doctest::Approx(mapped.ops_per_unit).epsilon(1e-12));
     CHECK(norm_at_4.row_threads == mapped.row_threads);
     CHECK(norm_at_4.fp32_arithmetic == mapped.fp32_arithmetic);
     CHECK(instantiate(p.m.nodes[0], 8).work_units == 2 * mapped.work_units);
-    // SwiGlu: the input's width in, the output's out, walked element by element on a GPU.
+    // SwiGlu: the input's width in, the output's out (its operations per output element),
+    // walked element by element on a GPU.
     CHECK(p.m.nodes[1].kind == node_kind::rowwise);
     REQUIRE(p.m.nodes[1].shape_count == 2);
+    CHECK(p.m.nodes[1].shapes[0] == batched_shape{32 * B, 2816});
     CHECK(p.m.nodes[1].shapes[1] == batched_shape{32 * B, 1408});
+    CHECK(instantiate(p.m.nodes[1], 4).ops_per_unit ==
+          doctest::Approx(profile::op_of(t.rows[1])->ops_per_unit).epsilon(1e-12));
     CHECK(p.m.nodes[1].walk == element_walk::indexed);
     CHECK_FALSE(p.m.nodes[1].row_reduction);
     // Softmax: B x 8 rows of 1024, on the blocks PyTorch launches at every batch.
     CHECK(p.m.nodes[2].kind == node_kind::softmax);
     CHECK(instantiate(p.m.nodes[2], 16) == softmax(16 * 8, 1024, dtype::fp32));
+
+    // A type's own calibrated factor scales its operations and drops the row floor, as op_of
+    // applies it (profile/ops.hpp with_work).
+    profile::calibration cal;
+    cal.work_factor["RmsNorm"] = 2;
+    const profile::anchored_profile f = profile::anchor_profile(h200, t.rows, 4, cal);
+    CHECK_FALSE(f.m.nodes[0].row_reduction);
+    CHECK(instantiate(f.m.nodes[0], 4).ops_per_unit ==
+          doctest::Approx(profile::op_of(t.rows[0], cal)->ops_per_unit).epsilon(1e-12));
+    CHECK(close(profile::profiled_time(h200, f, cal), f.measured));
+
+    // On the 910B1 a type whose count is assumed (op::uncounted) carries the engine's factor for
+    // assumed counts in its operations (the node's op is counted); an fp32 output of bf16 input
+    // keeps its dtype; a skip input as large as the first is read too.
+    constexpr std::string_view ascend_csv =
+        "Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
+        "Output Shapes,Output Data Types\n"
+        "LayerNormV3,AI_VECTOR_CORE,40.5,48,\"4,1024,4096;4096;4096\",FLOAT16;FLOAT16;FLOAT16,"
+        "\"4,1024,4096;4,1024,1;4,1024,1\",FLOAT16;FLOAT;FLOAT\n"
+        "RmsNorm,AI_VECTOR_CORE,20.25,48,\"4,1024,4096;4,1024,4096\",BF16;BF16,"
+        "\"4,1024,4096\",FLOAT\n";
+    const auto at = profile::parse_kernel_details(ascend_csv);
+    REQUIRE(at.rows.size() == 2);
+    const profile::anchored_profile a = profile::anchor_profile(b1, at.rows, 4);
+    REQUIRE(a.m.nodes.size() == 2);
+    const op ln = *profile::op_of(at.rows[0]);
+    REQUIRE(ln.uncounted);
+    CHECK(b1.vector.uncounted_work > 1);
+    CHECK(instantiate(a.m.nodes[0], 4).ops_per_unit ==
+          doctest::Approx(ln.ops_per_unit * b1.vector.uncounted_work).epsilon(1e-12));
+    CHECK(a.m.nodes[0].shapes[0] == batched_shape{1024 * B, 4096});
+    CHECK_FALSE(a.m.nodes[1].out_same_as_in);
+    CHECK(a.m.nodes[1].out_type == dtype::fp32);
+    CHECK(a.m.nodes[1].inputs == 2);
+    CHECK(close(profile::profiled_time(b1, a), a.measured));
 }
 
 TEST_CASE("perfcast whatif PROFILE.csv --batch B") {

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace perfcast;
@@ -173,6 +174,57 @@ TEST_CASE("onnx graph: a Softmax before opset 13 normalizes every dimension from
     (void)io::model_of(g, &one);
     CHECK(one.text.find("softmax B,8 fp32 name=sm") != std::string::npos);
     CHECK(one.approximations.empty());
+}
+
+TEST_CASE("onnx graph: RMSNormalization and ONNX Runtime's fused norms are one norm line each") {
+    const onnx_dim b = onnx_dim::batch();
+    const auto d = [](std::int64_t n) { return onnx_dim::of(n); };
+    const onnx_tensor x = tensor("x", {b, d(16), d(64)});
+    const onnx_tensor gamma = weight("gamma", {d(64)});
+    const auto ort = [](onnx_node n) {
+        n.domain = "com.microsoft";
+        return n;
+    };
+    io::onnx_graph g;
+    g.source = "norms.onnx";
+    g.batch_symbol = "batch";
+    g.opset = 23;
+    g.inputs = {x, tensor("skip", {b, d(16), d(64)})};
+    g.outputs = {tensor("y5", {b, d(16), d(64)})};
+    g.nodes = {
+        op_node("RMSNormalization", "rms", {x, gamma}, {tensor("y1", {b, d(16), d(64)})}),
+        ort(op_node("SimplifiedLayerNormalization", "simplified", {x, gamma},
+                    {tensor("y2", {b, d(16), d(64)})})),
+        ort(op_node("SkipLayerNormalization", "skip_ln", {x, g.inputs[1], gamma, gamma},
+                    {tensor("y3", {b, d(16), d(64)})})),
+        ort(op_node("SkipSimplifiedLayerNormalization", "skip_rms", {x, g.inputs[1], gamma},
+                    {tensor("y4", {b, d(16), d(64)})})),
+        // Another of ONNX Runtime's ops: not mapped, costed by its bytes.
+        ort(op_node("FastGelu", "gelu", {x}, {tensor("y5", {b, d(16), d(64)})})),
+    };
+    io::onnx_import r;
+    const model m = io::model_of(g, &r);
+    const auto has = [&](std::string_view line) { return r.text.find(line) != std::string::npos; };
+    // The rows are every dimension before the last (B x 16), the width the last (64); the RMS
+    // forms 6 operations an element, the layer norm 8, a Skip form one more (the add) and the
+    // skip as a second full-size input.
+    CHECK(has("norm B*16,64 fp32 ops=6 reduce=1 name=rms"));
+    CHECK(has("norm B*16,64 fp32 ops=6 reduce=1 name=simplified"));
+    CHECK(has("norm B*16,64 fp32 ops=9 inputs=2 reduce=1 name=skip_ln"));
+    CHECK(has("norm B*16,64 fp32 ops=7 inputs=2 reduce=1 name=skip_rms"));
+    CHECK(r.mapped.at("SkipLayerNormalization") == 1);
+    CHECK(r.generic.at("FastGelu") == 1);
+    // At batch 2: 32 rows of 64, reading the input and the skip (2 x 32 x 64 elements).
+    std::vector<op> norms;
+    for (const node& n : m.nodes)
+        if (n.kind == op_kind::rowwise) norms.push_back(instantiate(n, 2));
+    REQUIRE(norms.size() == 4);
+    CHECK(norms[2] == rowwise(32, 64, dtype::fp32,
+                              {.ops_per_element = layer_norm_ops_per_element + 1,
+                               .read_elements = 2 * 32 * 64,
+                               .row_threads = 64}));
+    CHECK(norms[0] == rowwise(32, 64, dtype::fp32,
+                              {.ops_per_element = rms_norm_ops_per_element, .row_threads = 64}));
 }
 
 TEST_CASE("onnx graph: softmax, layer norm, gather, concat, topk, tile, cast, transpose") {

@@ -762,6 +762,11 @@ inline constexpr double softmax_ops_per_element = 8;
 /// profile mapping's LayerNorm types and the ONNX importer's LayerNormalization take it.
 inline constexpr double layer_norm_ops_per_element = 8;
 
+/// Vector operations per element perfcast assumes for an RMS norm (the square, the mean, the
+/// reciprocal root, the scaling and the scale): an assumption, as the layer norm's above; the
+/// profile mapping's RmsNorm type and the ONNX importer's RMS norms take it.
+inline constexpr double rms_norm_ops_per_element = 6;
+
 /// Softmax (or log-softmax: the same kernels) of `rows` rows of `width` elements along the last
 /// axis, written in the input's dtype: a row-parallel op of softmax_ops_per_element operations an
 /// element whose count is assumed (op::uncounted). On a chip whose cores keep threads (the GPU

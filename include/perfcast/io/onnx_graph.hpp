@@ -342,7 +342,8 @@ private:
             return;
         }
         try {
-            if (onnx_domain && map_known(n, name, why)) {
+            if ((onnx_domain && map_known(n, name, why)) ||
+                (n.domain == "com.microsoft" && map_onnxruntime(n, name, why))) {
                 mapped(n);
                 return;
             }
@@ -382,6 +383,22 @@ private:
         ++out_.generic[n.op_type];
     }
 
+    /// ONNX Runtime's fused norms (domain com.microsoft, the transformer optimizer's output for
+    /// BERT and LLM exports; docs/ContribOperators.md of github.com/microsoft/onnxruntime):
+    /// SimplifiedLayerNormalization is an RMS norm; the Skip forms add a skip input (and a bias)
+    /// to the input before normalizing its last axis: one more full-size input and one more
+    /// operation an element.
+    bool map_onnxruntime(const onnx_node& n, const std::string& name, const std::string& why) {
+        const std::string_view op = n.op_type;
+        if (op == "SimplifiedLayerNormalization")
+            return norm(n, rms_norm_ops_per_element, 1, name, why);
+        if (op == "SkipLayerNormalization")
+            return norm(n, layer_norm_ops_per_element + 1, 2, name, why);
+        if (op == "SkipSimplifiedLayerNormalization")
+            return norm(n, rms_norm_ops_per_element + 1, 2, name, why);
+        return false;
+    }
+
     bool map_known(const onnx_node& n, const std::string& name, const std::string& why) {
         const std::string_view op = n.op_type;
         if (op == "MatMul" || op == "Gemm") return matmul(n, name, why);
@@ -390,7 +407,8 @@ private:
         }
         if (listed(reduce_ops, op)) return reduce(n, name, why, "");
         if (op == "Softmax" || op == "LogSoftmax") return softmax(n, name, why);
-        if (op == "LayerNormalization") return layer_norm(n, name, why);
+        if (op == "LayerNormalization") return norm(n, layer_norm_ops_per_element, 1, name, why);
+        if (op == "RMSNormalization") return norm(n, rms_norm_ops_per_element, 1, name, why);
         if (op == "Gather") return gather(n, name, why);
         if (op == "GatherElements" || op == "GatherND") return copy(n, name, why, 2);
         if (op == "Concat") return concat(n, name, why);
@@ -576,19 +594,21 @@ private:
         return true;
     }
 
-    /// LayerNormalization over the axes from `axis` (default -1; ONNX operator definition,
-    /// opset 17): one `norm ROWS,WIDTH reduce=1` line of layer_norm_ops_per_element operations an
-    /// element, as the frameworks run it (one kernel, each row reduced across a thread block; the
-    /// profile mapping's LayerNorm).
-    bool layer_norm(const onnx_node& n, const std::string& name, const std::string& why) {
+    /// A norm over the axes from `axis` (default -1: LayerNormalization and RMSNormalization,
+    /// ONNX operator definitions, opsets 17 and 23; ONNX Runtime's fused norms, which have no
+    /// axis before the last): one `norm ROWS,WIDTH ops=X reduce=1` line, as the frameworks run it
+    /// (one kernel, each row reduced across a thread block; the profile mapping's LayerNorm and
+    /// RmsNorm), reading `inputs` full-size tensors (a Skip form's skip is the second).
+    bool norm(const onnx_node& n, double ops, int inputs, const std::string& name,
+              const std::string& why) {
         const dims s = shape_of(&n, input(n, 0), "input");
         const std::size_t axis = axis_of(n, n.int_attribute("axis", -1), s.size(), "axis");
         const dims len_dims(s.begin() + static_cast<std::ptrdiff_t>(axis), s.end());
         const dims rest(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(axis));
+        std::string keys = "ops=" + ::perfcast::detail::number_text(ops);
+        if (inputs > 1) keys += " inputs=" + std::to_string(inputs);
         line("norm", {{product(&n, rest, *this), product(&n, len_dims, *this)}},
-             type_of(&n, input(n, 0)),
-             "ops=" + ::perfcast::detail::number_text(layer_norm_ops_per_element) + " reduce=1",
-             name, why);
+             type_of(&n, input(n, 0)), keys + " reduce=1", name, why);
         return true;
     }
 

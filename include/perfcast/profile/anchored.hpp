@@ -209,7 +209,7 @@ namespace detail {
         // Row-parallel kinds keep their rows (a norm's, a softmax's): the output's rows for a
         // rowwise row and the first input's for a softmax, as op_of reads them, the last axis the
         // row; a row whose last axis scales with the batch falls through to elementwise.
-        if (o.kind == op_kind::rowwise || o.kind == op_kind::softmax) {
+        if ((o.kind == op_kind::rowwise || o.kind == op_kind::softmax) && !r.input_shapes.empty()) {
             const auto in_s = batch_rule(r.input_shapes[0], batch, lm);
             const batched_shape& rs = o.kind == op_kind::softmax && in_s ? *in_s : *out_s;
             if (in_s && in_s->rank >= 1 && rs.rank >= 1 &&
@@ -226,6 +226,13 @@ namespace detail {
                 ro.fp32_arithmetic = o.fp32_arithmetic;
                 ro.walk = o.walk;
                 ro.row_reduction = o.row_threads > 0;
+                // The full-size inputs (a Skip norm's skip, a gate listed apart): those as large as
+                // the first; gamma, beta, cos and sin are small and left to the anchor.
+                const auto first = r.input_shapes[0].elements();
+                ro.inputs = static_cast<int>(std::count_if(
+                    r.input_shapes.begin(), r.input_shapes.end(),
+                    [&](const tensor_shape& x) { return first && x.elements() == first; }));
+                if (ro.inputs < 1) ro.inputs = 1;
                 node nd = rs[rs.rank - 1] == width
                               ? nodes::rowwise({rows, width}, *t, ro)
                               : nodes::rowwise({rows, width}, {rows, rs[rs.rank - 1]}, *t, ro);

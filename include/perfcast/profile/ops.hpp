@@ -147,7 +147,7 @@ inline constexpr std::array<vector_type_traits, 33> vector_types{{
     {"OnesLike", 1, false},
     {"Fill", 1, false},
     {.type = "RmsNorm",
-     .ops_per_element = 6,
+     .ops_per_element = rms_norm_ops_per_element,
      .reads_inputs = true,
      .row_reduction = true,
      .fp32_inside = true},
@@ -905,8 +905,9 @@ namespace detail {
                    (kind == op_kind::cast && perfcast::detail::widens(*t, e.out_type))) {
             e.walk = element_walk::indexed;
         }
-        // A kernel writes every output it lists: ApplyAdamW its var, m and v, LayerNormV3 its
-        // y, mean and rstd. The work stays the first output's elements.
+        // A kernel writes every output it lists: ApplyAdamW its var, m and v. The work stays the
+        // first output's elements. (A norm row is rowwise_of_row's: its y only, the mean and
+        // rstd a row each.)
         if (r.output_shapes.size() > 1 && !list) {
             if (const auto all = r.output_bytes(); all && *all > e.bytes_written)
                 e.bytes_written = *all;
