@@ -38,7 +38,7 @@ namespace perfcast::cli {
 
 namespace op_detail {
 
-inline constexpr std::array<option, 28> options{{
+inline constexpr std::array<option, 29> options{{
     {"chip", "NAME", "chip preset (default 910B1; see `perfcast chips`)"},
     chip_ini_option,
     params_option,
@@ -55,6 +55,7 @@ inline constexpr std::array<option, 28> options{{
     {"out-dtype", "T", "output dtype of elementwise / cast (default: same as --dtype)"},
     {"reduce", "ROWS,LEN", "reduce ROWS rows of LEN elements"},
     {"softmax", "ROWS,LEN", "softmax of ROWS rows of LEN elements (along the last axis)"},
+    {"norm", "ROWS,WIDTH", "norm of ROWS rows of WIDTH, each reduced across a GPU block (ops: 8)"},
     {"gather", "N", "gather N rows"},
     {"row-bytes", "SIZE", "gathered row size, e.g. 64B (default 64B)"},
     {"table-rows", "N", "rows in the gathered table (default 1000000)"},
@@ -105,14 +106,14 @@ inline std::int64_t int_flag(const parsed_args& a, std::string_view name, std::i
 /// may name.
 inline op op_of(const parsed_args& a, op_vocabulary ops) {
     const dtype t = parse_dtype(a.value_or("dtype", "fp16"));
-    const std::array<std::string_view, 9> kinds{"matmul", "elementwise", "shapes",
-                                                "reduce", "softmax",     "gather",
-                                                "topk",   "transpose",   "line"};
+    const std::array<std::string_view, 10> kinds{"matmul",    "elementwise", "shapes", "reduce",
+                                                 "softmax",   "norm",        "gather", "topk",
+                                                 "transpose", "line"};
     int given = 0;
     for (std::string_view k : kinds) given += a.has(k) ? 1 : 0;
     if (given != 1) {
         throw usage_error(
-            "give exactly one of --matmul, --elementwise, --shapes, --reduce, --softmax, "
+            "give exactly one of --matmul, --elementwise, --shapes, --reduce, --softmax, --norm, "
             "--gather, --topk, --transpose, --line or --transfer");
     }
     if (a.has("line")) {
@@ -148,6 +149,16 @@ inline op op_of(const parsed_args& a, op_vocabulary ops) {
     if (a.has("softmax")) {
         const auto d = ints(a, "softmax", 2);
         return softmax(d[0], d[1], t);
+    }
+    if (a.has("norm")) {
+        // The model file's `norm B,WIDTH ops=X reduce=1` (X: --ops-per-element, else a layer
+        // norm's): each row reduced across one GPU thread block.
+        const auto d = ints(a, "norm", 2);
+        const double per_element =
+            a.has("ops-per-element") ? eo.ops_per_element : layer_norm_ops_per_element;
+        return rowwise(
+            d[0], d[1], t,
+            {.ops_per_element = per_element, .row_threads = row_reduction_threads(d[1])});
     }
     if (a.has("gather")) {
         gather_options go;
