@@ -288,36 +288,29 @@ TEST_CASE("perfcast op --line: a library kind as a model-file line is its shortc
     REQUIRE(bmm.status == 0);
     CHECK(bmm_line.out == bmm.out);
     CHECK(bmm.out.find("batch_matmul") != std::string::npos);
+    // The H200 flags below against their model-file lines at B = 65536 (json: every field).
+    const auto h200_line = [](std::string_view text) {
+        return run_command(cli::op_command, {"--chip", "H200", "--line", text, "--batch", "65536",
+                                             "--format", "json"});
+    };
     const auto sm = run_command(cli::op_command, {"--chip", "H200", "--softmax", "65536,4096",
                                                   "--dtype", "bf16", "--format", "json"});
-    const auto sm_line =
-        run_command(cli::op_command, {"--chip", "H200", "--line", "softmax B,4096 bf16", "--batch",
-                                      "65536", "--format", "json"});
     REQUIRE(sm.status == 0);
-    CHECK(sm_line.out == sm.out);
+    CHECK(h200_line("softmax B,4096 bf16").out == sm.out);
     CHECK(sm.out.find("\"op\": \"softmax\"") != std::string::npos);
     // --norm is the model file's norm line with reduce=1: a layer norm's operations by default,
     // --ops-per-element for another (an RMS norm's 6).
     const auto nm = run_command(cli::op_command, {"--chip", "H200", "--norm", "65536,4096",
                                                   "--dtype", "bf16", "--format", "json"});
-    const auto nm_line =
-        run_command(cli::op_command, {"--chip", "H200", "--line", "norm B,4096 bf16 ops=8 reduce=1",
-                                      "--batch", "65536", "--format", "json"});
     REQUIRE(nm.status == 0);
-    CHECK(nm_line.out == nm.out);
+    CHECK(h200_line("norm B,4096 bf16 ops=8 reduce=1").out == nm.out);
     const auto rms =
         run_command(cli::op_command, {"--chip", "H200", "--norm", "65536,4096", "--dtype", "bf16",
                                       "--ops-per-element", "6", "--format", "json"});
-    const auto rms_line =
-        run_command(cli::op_command, {"--chip", "H200", "--line", "norm B,4096 bf16 ops=6 reduce=1",
-                                      "--batch", "65536", "--format", "json"});
     REQUIRE(rms.status == 0);
-    CHECK(rms_line.out == rms.out);
+    CHECK(h200_line("norm B,4096 bf16 ops=6 reduce=1").out == rms.out);
     CHECK(rms.out != nm.out);
-    const auto plain =
-        run_command(cli::op_command, {"--chip", "H200", "--line", "norm B,4096 bf16 ops=8",
-                                      "--batch", "65536", "--format", "json"});
-    CHECK(plain.out != nm.out);  // without reduce=1: no row floor
+    CHECK(h200_line("norm B,4096 bf16 ops=8").out != nm.out);  // without reduce=1: no row floor
     // One op flag at a time; a transfer line is no device op.
     CHECK(run_command(cli::op_command, {"--line", "reduce 8,4 fp16", "--reduce", "8,4"}).status ==
           2);
