@@ -3,14 +3,18 @@
 #include <doctest/doctest.h>
 
 #include <perfcast/chips.hpp>
+#include <perfcast/profile/kernel_details.hpp>
 #include <perfcast/profile/transfer.hpp>
+#include <perfcast/profile/validate.hpp>
 
 #include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 #include "support.hpp"
 
+#include <cstddef>
 #include <fstream>
 #include <string>
+#include <string_view>
 
 using namespace perfcast;
 
@@ -44,16 +48,90 @@ TEST_CASE(
     CHECK(to.per_core_time.at("ApplyAdamW").in(units::us) ==
           doctest::Approx(expected / 12.0).epsilon(1e-12));  // 0.25 us = 3 us / 12
     CHECK(a.vector.clock != g.vector.clock);  // else the scaling above would prove nothing
-    // The vector efficiency the factors were fitted against goes with them; everything bound to
-    // the chip is back at the defaults.
-    CHECK(to.params.vector_efficiency == 0.55);
-    model_params defaults;
-    defaults.vector_efficiency = 0.55;
-    CHECK(to.params == defaults);
+    // The vector efficiency the factors were fitted against goes with them (for the ops they
+    // scale: params_for, below); everything bound to the chip is back at the defaults.
+    CHECK(to.factor_vector_efficiency == 0.55);
+    CHECK(to.params == model_params{});
     CHECK(to.runtime.empty());
+    // Carried again, the factors keep the efficiency of their first fit, not the defaults'.
+    CHECK(profile::transferred(to, g, a).factor_vector_efficiency == 0.55);
     // The same chip: the fixed times unchanged.
     CHECK(profile::transferred(from, a, a).fixed_time.at("LayerNormV3") ==
           from.fixed_time.at("LayerNormV3"));
+}
+
+TEST_CASE("params_for: the factors' vector efficiency for the vector ops a factor scales, only") {
+    profile::calibration cal;
+    cal.work_factor = {{"RmsNorm", 0.99}, {"Add[same,same|fp16;fp16]", 3.0}};
+    cal.unseen_heavy_factor = 0.9;
+    cal.factor_vector_efficiency = 0.07;
+    op vec;
+    vec.eng = engine::vector;
+    op cube = vec;
+    cube.eng = engine::cube;
+    const double start = model_params{}.vector_efficiency;
+    REQUIRE(start != 0.07);
+    CHECK(cal.params_for(vec, "RmsNorm").vector_efficiency == 0.07);  // its own factor
+    CHECK(cal.params_for(vec, "Add", "Add[same,same|fp16;fp16]").vector_efficiency == 0.07);
+    CHECK(cal.params_for(vec, "Add", "Add[same,same|fp32;fp32]").vector_efficiency == start);
+    CHECK(cal.params_for(vec, "Add").vector_efficiency == start);
+    CHECK(cal.params_for(vec, "Gelu").vector_efficiency == 0.07);       // heavy: the unseen factor
+    CHECK(cal.params_for(vec, "Cast").vector_efficiency == start);      // no factor scales it
+    CHECK(cal.params_for(cube, "RmsNorm").vector_efficiency == start);  // applied() skips cube ops
+    // Heavy types without a factor of their own take none when the fit had no heavy types.
+    cal.unseen_heavy_factor = 1;
+    CHECK(cal.params_for(vec, "Gelu").vector_efficiency == start);
+    // Not set (every calibration but a transferred one): params' own, whatever the op.
+    cal.factor_vector_efficiency = 0;
+    cal.params.vector_efficiency = 0.3;
+    CHECK(cal.params_for(vec, "RmsNorm").vector_efficiency == 0.3);
+    CHECK(cal.params_for(vec, "Cast").vector_efficiency == 0.3);
+}
+
+TEST_CASE(
+    "transferred to the H200: types without a factor priced as uncalibrated, the rest with "
+    "their factors' efficiency") {
+    // An A100 calibration of vLLM's kernels as calibrate fits vidur's rows (docs/validation.md,
+    // "Across chips": vector efficiency 0.068 against factors near 1), carried to the H200's
+    // PyTorch kernels: before params_for, attention and every type without a factor ran at the
+    // fitted 0.068 and the FlashAttention rows were predicted up to 6x their time.
+    profile::calibration from;
+    from.params.vector_efficiency = 0.068;
+    from.work_factor = {{"RmsNorm", 0.99}};
+    from.unseen_heavy_factor = 0.91;
+    const chip& h200 = chips::get_chip("H200");
+    const profile::calibration to =
+        profile::transferred(from, chips::get_chip("a100-80gb-sxm"), h200);
+    profile::calibration as_fitted;  // the H200's defaults, the factors at their efficiency
+    as_fitted.params.vector_efficiency = 0.068;
+    as_fitted.work_factor = from.work_factor;
+    as_fitted.unseen_heavy_factor = from.unseen_heavy_factor;
+    const auto rows = profile::read_kernel_details_file(PERFCAST_SOURCE_DIR
+                                                        "/tests/data/gpu/h200/h200_kernels.csv")
+                          .rows;
+    std::size_t uncalibrated = 0, factored = 0, attention_slowed = 0;
+    for (const profile::kernel_row& r : rows) {
+        const auto t = profile::predict_row(h200, r, to);
+        REQUIRE(t);
+        const std::string_view type = r.op_type;
+        if (type == "RmsNorm" || profile::is_heavy_type(type)) {
+            const auto f = profile::predict_row(h200, r, as_fitted);
+            REQUIRE(f);
+            CHECK(t->predicted == f->predicted);
+            ++factored;
+        } else {
+            const auto u = profile::predict_row(h200, r);
+            REQUIRE(u);
+            CHECK(t->predicted == u->predicted);
+            ++uncalibrated;
+            if (type == "FlashAttentionScore" &&
+                profile::predict_row(h200, r, as_fitted)->predicted > 2.0 * u->predicted)
+                ++attention_slowed;  // what the whole efficiency carried did
+        }
+    }
+    CHECK(factored >= 100);      // RmsNorm, Exp, Gelu, Tanh, Sigmoid, Silu, Softmax, LayerNorm
+    CHECK(uncalibrated >= 400);  // GEMMs, attention, Add, Mul, Cast, fills, ...
+    CHECK(attention_slowed >= 10);
 }
 
 TEST_CASE("validate --transfer-from needs --params and scores without a fit") {

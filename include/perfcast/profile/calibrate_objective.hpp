@@ -113,9 +113,9 @@ struct param_space {
                                      const calibration& cal) {
     double s = 0;
     for (const measured_op& m : rows) {
+        const op o = cal.applied(m.o, m.type, m.pattern_key);
         s += std::abs(
-            cost(c, cal.applied(m.o, m.type, m.pattern_key), core_count{m.cores}, cal.params)
-                    .latency /
+            cost(c, o, core_count{m.cores}, cal.params_for(o, m.type, m.pattern_key)).latency /
                 m.measured -
             1.0);
     }

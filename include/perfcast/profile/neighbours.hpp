@@ -67,7 +67,8 @@ public:
             const auto m = measured_op_of(c, r, cal);
             if (!m) continue;
             const double model_us =
-                cost(c, m->o, core_count{m->cores}, cal.params).latency.in(units::us);
+                cost(c, m->o, core_count{m->cores}, cal.params_for(m->o, m->type, m->pattern_key))
+                    .latency.in(units::us);
             const double measured_us = m->measured.in(units::us);
             if (!(model_us > 0) || !(measured_us > 0)) continue;
             points_[key_of(r)].push_back({std::log(model_us), std::log(measured_us / model_us)});

@@ -278,6 +278,13 @@ struct calibration {
     // The factor of a heavy type (is_heavy_type) without one of its own (1: none).
     double unseen_heavy_factor = 1;
 
+    // The vector efficiency the work factors were fitted against, where it is not params' (0:
+    // params'). A calibration carried to another chip (transferred) sets it: a factor means a
+    // kernel's work only beside the efficiency it was fitted with (the two trade off:
+    // calibrate_options.hpp), so the vector ops a factor scales keep that efficiency, and the
+    // rest, types the calibration has no factor for, run at the target's (params_for).
+    double factor_vector_efficiency = 0;
+
     // Runtime-path settings (runtime.hpp; params keys `runtime.KEY`), applied over the preset
     // and the model file's runtime line by whoever evaluates a deployment.
     std::vector<runtime_setting> runtime;
@@ -338,6 +345,19 @@ struct calibration {
         o.extra_head += time_at(fixed_time, key);
         o.extra_per_core += time_at(per_core_time, key);
         return o;
+    }
+
+    /// The parameters op `o` of `type` (its pattern_key, "" for none) is priced with: params,
+    /// with factor_vector_efficiency where that is set and `o` is vector work that a factor
+    /// scales (its key's own, or the unseen heavy factor of a heavy type without one).
+    [[nodiscard]] model_params params_for(const op& o, std::string_view type,
+                                          std::string_view pattern_key = {}) const {
+        model_params p = params;
+        if (factor_vector_efficiency > 0 && o.eng == engine::vector &&
+            (work_factor.contains(key_of(type, pattern_key)) ||
+             (is_heavy_type(type) && unseen_heavy_factor != 1)))
+            p.vector_efficiency = factor_vector_efficiency;
+        return p;
     }
 
 private:

@@ -6,7 +6,10 @@
 //    kernels' code, the same on every chip that runs the same kernels. With them goes the vector
 //    efficiency they were fitted against: the two trade off (a low efficiency and small factors
 //    fit the rows as the default one and large factors do: calibrate_options.hpp), so a factor
-//    means the kernel's work only together with the efficiency beside it;
+//    means the kernel's work only together with the efficiency beside it. That efficiency prices
+//    the vector ops the factors scale (calibration::factor_vector_efficiency, params_for), and
+//    no other: a type the calibration has no factor for, and attention's vector part, run at the
+//    target's default, as uncalibrated;
 //  - per op type, a fixed time: scalar set-up of the kernel, also its code's, fitted in
 //    microseconds of the fitted chip's clock; carried as cycles, so scaled by the ratio of the
 //    vector clocks;
@@ -19,7 +22,9 @@
 // calibration, 36.8 % transferred (figures of that change; the page has today's); the A100
 // calibration on the H100: 27.2 %, 25.6 % and 24.2 % (median 21.5, 21.8 and 20.7 %), on the A40
 // 15.7-21.2 % transferred against 18.2-23.0 % uncalibrated over five models (docs/validation.md,
-// "Unseen models and an unseen GPU"). A work factor of a walked type scales its walk too
+// "Unseen models and an unseen GPU"); on the H200's PyTorch kernels 21.2 % transferred against
+// 18.1 % uncalibrated (51.4 % while the fitted efficiency priced every type: "Measured on an
+// H200"). A work factor of a walked type scales its walk too
 // (op::walk_work): on another chip the walk's rate is the target's.
 #pragma once
 
@@ -29,9 +34,9 @@
 namespace perfcast::profile {
 
 /// `from`, fitted on chip `fitted_on`, as a calibration for chip `target`: the per-type work
-/// factors, the unseen-heavy factor and the vector efficiency they were fitted against kept, the
-/// fixed times and times per core scaled by the vector clocks' ratio, every chip-bound parameter
-/// at its default.
+/// factors, the unseen-heavy factor and the vector efficiency they were fitted against kept (as
+/// factor_vector_efficiency: for the ops they scale), the fixed times and times per core scaled
+/// by the vector clocks' ratio, every chip-bound parameter at its default.
 [[nodiscard]] inline calibration transferred(const calibration& from, const chip& fitted_on,
                                              const chip& target) {
     PERFCAST_EXPECTS(target.vector.clock > frequency{}, "transferred", "target vector clock",
@@ -39,7 +44,8 @@ namespace perfcast::profile {
     calibration to;
     to.work_factor = from.work_factor;
     to.unseen_heavy_factor = from.unseen_heavy_factor;
-    to.params.vector_efficiency = from.params.vector_efficiency;
+    to.factor_vector_efficiency = from.factor_vector_efficiency > 0 ? from.factor_vector_efficiency
+                                                                    : from.params.vector_efficiency;
     const double cycles_ratio = fitted_on.vector.clock / target.vector.clock;
     for (const auto& [type, t] : from.fixed_time) to.fixed_time.emplace(type, t * cycles_ratio);
     for (const auto& [type, t] : from.per_core_time)

@@ -142,7 +142,8 @@ struct error_report {
     out.task = r.task_text;
     out.cores = m->cores;
     out.measured = m->measured;
-    const op_cost k = cost(c, m->o, core_count{m->cores}, cal.params);
+    const op_cost k =
+        cost(c, m->o, core_count{m->cores}, cal.params_for(m->o, m->type, m->pattern_key));
     out.predicted = k.latency;
     out.bound = k.bound;
     out.model_ape = std::abs(out.predicted / out.measured - 1.0);
