@@ -325,9 +325,10 @@ TEST_CASE("rowwise: ceil(rows / cores) x one row's time; with few rows the width
           2.0 * one);
 }
 
-TEST_CASE("rowwise on a GPU: waves of rows in flight, each holding its block for row_cycles") {
-    // By hand, A100: 108 SMs at 1410 MHz, 2048 resident threads per SM, 3243 cycles per row.
-    // A norm of 2048 rows of 4096 fp16: 1024-thread blocks, 2 rows in flight per SM, 216
+TEST_CASE("rowwise on a GPU: waves of rows in flight, each holding its block per trip over it") {
+    // By hand, A100: 108 SMs at 1410 MHz, 2048 resident threads per SM, 810.75 cycles per trip
+    // of a block's threads over its row (3243 for a row of four trips).
+    // A norm of 2048 rows of 4096 fp16: 1024-thread blocks, 4 trips, 2 rows in flight per SM, 216
     // at once: ceil(2048 / 216) = 10 waves x 3243 / 1.41e9 s = 23.0 us, above the memory term
     // (16 MiB read and written, resident in one 20 MiB L2 partition, at the SMs' 20 B/cycle:
     // 5.5 us), so latency = head (3 + 0.02 x 108 us) + the floor.
@@ -336,13 +337,36 @@ TEST_CASE("rowwise on a GPU: waves of rows in flight, each holding its block for
     const op_cost k = cost(a100, norm);
     CHECK(k.latency.in(units::us) ==
           doctest::Approx(3.0 + 0.02 * 108 + 10.0 * 3243.0 / 1.41e9 * 1e6).epsilon(1e-9));
-    // Narrower blocks keep more rows in flight: 512 threads, 4 rows per SM, 5 waves.
+    // Narrower blocks keep more rows in flight and walk each in more trips: 512 threads, 4 rows
+    // per SM, 5 waves of 8 trips, the same floor (as PyTorch's 128-thread blocks would have).
     const op narrow = rowwise(2048, 4096, dtype::fp16, {.ops_per_element = 6, .row_threads = 512});
     CHECK(cost(a100, narrow).latency.in(units::us) ==
-          doctest::Approx(3.0 + 0.02 * 108 + 5.0 * 3243.0 / 1.41e9 * 1e6).epsilon(1e-9));
+          doctest::Approx(3.0 + 0.02 * 108 + 5.0 * 8.0 * 810.75 / 1.41e9 * 1e6).epsilon(1e-9));
+    // Rows in flight that do not divide the rows evenly still count whole waves: 2000 rows of
+    // 512-thread blocks, ceil(2000 / 432) = 5 waves, as 2048.
+    CHECK(cost(a100, rowwise(2000, 4096, dtype::fp16, {.ops_per_element = 6, .row_threads = 512}))
+              .latency == cost(a100, narrow).latency);
+    // The trips: ceil(width / threads), each thread's steps over the row.
+    CHECK(norm.row_trips == 4);
+    CHECK(narrow.row_trips == 8);
+    CHECK(rowwise(8, 4097, dtype::fp16, {.row_threads = 1024}).row_trips == 5);
+    CHECK(rowwise(8, 1000, dtype::fp16, {.row_threads = 1000}).row_trips == 1);
+    // Rows twice as wide at the same block take twice the trips: 8192 wide, 10 waves x 8 trips x
+    // 810.75 cycles = 46.0 us (the memory term, 32 MiB each way, stays under it).
+    const op wide = rowwise(2048, 8192, dtype::fp16, {.ops_per_element = 6, .row_threads = 1024});
+    CHECK(cost(a100, wide).latency.in(units::us) ==
+          doctest::Approx(3.0 + 0.02 * 108 + 80.0 * 810.75 / 1.41e9 * 1e6).epsilon(1e-9));
+    // One trip: 2048 rows of 1000 on 1000-thread blocks (2 in flight per SM), 10 waves x 810.75
+    // cycles = 5.75 us: the floor is a quarter of the 4096-wide rows', and the memory term
+    // (4 MB each way) may pass it.
+    const op one_trip =
+        rowwise(2048, 1000, dtype::fp16, {.ops_per_element = 6, .row_threads = 1000});
+    CHECK(cost(a100, one_trip).latency.in(units::us) >=
+          doctest::Approx(3.0 + 0.02 * 108 + 10.0 * 810.75 / 1.41e9 * 1e6).epsilon(1e-9));
+    CHECK(cost(a100, one_trip).latency.in(units::us) < 3.0 + 0.02 * 108 + 23.0 / 2);
     // Without a row latency (the Ascend presets, or a GPU with it cleared) no floor: faster.
     chip plain = a100;
-    plain.overhead.row_cycles = {};
+    plain.overhead.row_trip_cycles = {};
     CHECK(cost(plain, norm).latency < k.latency);
     CHECK(cost(plain, norm).latency.in(units::us) < 3.0 + 0.02 * 108 + 10.0);
     // A row op that reduces nothing (rope, SwiGlu: the default) and a plain vector op get none.
@@ -549,12 +573,14 @@ TEST_CASE("model file: attention, grouped_matmul, fill and rowwise lines") {
     CHECK(instantiate(n.nodes[2], 8).row_threads == 0);
     // On a GPU preset the row floor applies to the reduced rows only: 65536 rows of 4096 at
     // 2048 / 1024 = 2 rows in flight per SM on 132 SMs are ceil(65536 / 264) = 249 waves of
-    // row_cycles (408 us), above the 4096-wide rows' bytes at the HBM rate (280 us): the body is
-    // the floor. Without reduce=1 the same line is priced by its bytes, under the floor.
+    // 4 trips of row_trip_cycles (408 us), above the 4096-wide rows' bytes at the HBM rate (280
+    // us): the body is the floor. Without reduce=1 the same line is priced by its bytes, under
+    // the floor.
     const chip& h200 = chips::h200_sxm;
     REQUIRE(h200.vector.cores == 132);
     REQUIRE(h200.overhead.core_threads == 2048);
-    const double floor_us = 249.0 * (h200.overhead.row_cycles / h200.vector.clock).in(units::us);
+    const double floor_us =
+        249.0 * 4.0 * (h200.overhead.row_trip_cycles / h200.vector.clock).in(units::us);
     const op_cost reduced = cost(h200, instantiate(n.nodes[0], 65536));
     // Tolerance: the two sides are the same product of doubles, computed in another order.
     CHECK((reduced.latency - reduced.head).in(units::us) ==

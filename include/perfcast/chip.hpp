@@ -165,11 +165,12 @@ struct overhead_spec {
     duration host_dispatch{};  // host time to launch one op when the graph is not sunk (guide §3)
     duration aicpu_launch{};   // fixed cost of an AI CPU op
     // Latency-bound row kernels (rowwise ops whose row is one GPU thread block, with a block-wide
-    // reduction): each row holds its block for at least row_cycles (vector clock), and a core
-    // keeps core_threads / op::row_threads rows in flight, so the body is at least
-    // ceil(rows / (cores x rows in flight)) x row_cycles. 0: no such floor (the Ascend presets:
-    // a core loops over its rows in one kernel).
-    cycle_count row_cycles{};
+    // reduction): each row holds its block for at least row_trip_cycles (vector clock) per trip
+    // of its threads over the row (op::row_trips: ceil(width / threads), each a dependent load),
+    // and a core keeps core_threads / op::row_threads rows in flight, so the body is at least
+    // ceil(rows / (cores x rows in flight)) x trips x row_trip_cycles. 0: no such floor (the
+    // Ascend presets: a core loops over its rows in one kernel).
+    cycle_count row_trip_cycles{};
     std::int64_t core_threads = 0;
     // What a kernel that reads pays in its head over one that only writes (a fill): its first
     // load's wait and the rest of a reading kernel's set-up. Added to the head of every cube and
@@ -354,9 +355,9 @@ constexpr const chip& validate(const chip& c) {
                       "overhead.host_dispatch", time_range);
     detail::expect_in(c.overhead.aicpu_launch.in(units::us), 0, detail::max_overhead_us,
                       "overhead.aicpu_launch", time_range);
-    // 0 .. 1e9 cycles per row; 0 .. 1e6 resident threads per core (an SM holds 2048).
-    detail::expect_in(c.overhead.row_cycles.in(units::cycle), 0, 1e9, "overhead.row_cycles",
-                      "0 (no row floor) or a count in [0, 1e9] cycles");
+    // 0 .. 1e9 cycles per trip; 0 .. 1e6 resident threads per core (an SM holds 2048).
+    detail::expect_in(c.overhead.row_trip_cycles.in(units::cycle), 0, 1e9,
+                      "overhead.row_trip_cycles", "0 (no row floor) or a count in [0, 1e9] cycles");
     detail::expect_in(static_cast<double>(c.overhead.core_threads), 0, 1e6, "overhead.core_threads",
                       "0 .. 1e6 resident threads per core");
     detail::expect_in(c.overhead.load_latency.in(units::us), 0, detail::max_overhead_us,

@@ -532,13 +532,16 @@ namespace detail {
     // calibration fits the rest per op type, and the compaction rows do not pull the shared head).
     if (o.syncs > 0) r.head += static_cast<double>(o.syncs) * head_time(c, o.eng, b);
     duration body = max_d(r.compute, r.memory) + (1.0 - p.overlap) * min_d(r.compute, r.memory);
-    // A latency-bound row kernel (chip::overhead.row_cycles): waves of rows in flight.
-    if (o.row_threads > 0 && c.overhead.core_threads > 0 && c.overhead.row_cycles > cycle_count{} &&
-        o.eng == engine::vector) {
+    // A latency-bound row kernel (chip::overhead.row_trip_cycles): waves of rows in flight, each
+    // row its trips over the row.
+    if (o.row_threads > 0 && c.overhead.core_threads > 0 &&
+        c.overhead.row_trip_cycles > cycle_count{} && o.eng == engine::vector) {
         std::int64_t in_flight = c.overhead.core_threads / o.row_threads;
         if (in_flight < 1) in_flight = 1;
         const std::int64_t waves = ceil_div(t.work_units, b64 * in_flight);
-        body = max_d(body, static_cast<double>(waves) * c.overhead.row_cycles / e.clock);
+        const std::int64_t trips = o.row_trips > 1 ? o.row_trips : 1;
+        body =
+            max_d(body, static_cast<double>(waves * trips) * c.overhead.row_trip_cycles / e.clock);
     }
     r.latency = r.head + body;
     r.core_time = r.latency * static_cast<double>(b);

@@ -122,6 +122,9 @@ struct op {
     // Rowwise ops that reduce each row across one GPU thread block (norms): the block's threads,
     // which with chip::overhead.core_threads set the rows a core keeps in flight; 0: none.
     std::int64_t row_threads = 0;
+    // Their trips over the row: each thread's loads of it, ceil(width / row_threads) (rowwise);
+    // each trip holds the block for chip::overhead.row_trip_cycles.
+    std::int64_t row_trips = 0;
     // Fixed time of this kernel beyond the engine's head (scalar set-up, argument loads):
     // calibration fits one per op type (profile/calibrate.hpp); factories leave it 0.
     duration extra_head{};
@@ -694,7 +697,7 @@ struct rowwise_options {
     bool out_same_as_in = true;
     /// Threads of the GPU thread block that reduces one row (a norm; profile/ops.hpp sets it
     /// for the norm types); 0: the row is not reduced across a block (rope, SwiGlu), no row
-    /// floor. Used only on a chip with a row latency (chip::overhead.row_cycles).
+    /// floor. Used only on a chip with a row latency (chip::overhead.row_trip_cycles).
     std::int64_t row_threads = 0;
     bool fp32_arithmetic = false;  // 16-bit data widened to fp32 inside (op::fp32_arithmetic)
     /// How the kernel walks the row's elements (op::walk): element_walk::indexed for a kernel
@@ -706,8 +709,9 @@ struct rowwise_options {
 /// Threads of the GPU thread block that reduces one row of `width` elements (a norm): vLLM's
 /// RMSNorm block, min(width, 1024) (https://github.com/vllm-project/vllm,
 /// csrc/layernorm_kernels.cu: `dim3 block(std::min(hidden_size, 1024))`), the block the GPU row
-/// floor was fitted with (chip::overhead.row_cycles). PyTorch's own layer norm kernel uses 128
-/// whatever the width (not modelled: docs/model.md).
+/// floor was fitted with (chip::overhead.row_trip_cycles). PyTorch's own layer norm kernel uses
+/// 128 whatever the width (not modelled: docs/model.md; with the floor in trips over the row, a
+/// narrower block's longer rows and its more rows in flight cancel out for rows of 1024 and more).
 [[nodiscard]] constexpr std::int64_t row_reduction_threads(std::int64_t width) noexcept {
     return width < 1024 ? width : 1024;
 }
@@ -746,6 +750,7 @@ struct rowwise_options {
     r.run = detail::bytes_of(width, t);
     r.fp32_arithmetic = o.fp32_arithmetic;
     r.row_threads = o.row_threads;
+    r.row_trips = o.row_threads > 0 ? ceil_div(width, o.row_threads) : 0;
     r.walk = o.walk;
     return r;
 }

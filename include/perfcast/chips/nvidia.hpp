@@ -39,12 +39,16 @@ inline constexpr overhead_spec default_gpu_overheads{
     .vector_per_core = duration{0.02, units::us},
     .host_dispatch = duration{8.0, units::us},
     .aicpu_launch = duration{30.0, units::us},
-    // A norm's thread block holds its row for 3243 SM cycles (2.3 us at the A100's 1410 MHz):
-    // fitted, not measured: the uncalibrated MAPE of the A100 fit split of vidur's Llama-2-7B
-    // profile (every row of tensor-parallel degree 1 and <= 1024 tokens), lowest at 2.3 of 0 ..
-    // 5 us (docs/validation.md "Row kernels on a GPU"); kept in cycles for the other GPUs (an
-    // assumption). Calibrate: a type's fitted work factor replaces the floor.
-    .row_cycles = cycle_count{3243.0, units::cycle},
+    // A norm's thread block holds its row for 3243 SM cycles (2.3 us at the A100's 1410 MHz) at
+    // 4096 elements, four trips of its 1024 threads over the row: 810.75 cycles a trip. Fitted,
+    // not measured: the uncalibrated MAPE of the A100 fit split of vidur's Llama-2-7B profile
+    // (every row of tensor-parallel degree 1 and <= 1024 tokens, all 4096 wide), lowest at 2.3 of
+    // 0 .. 5 us (docs/validation.md "Row kernels on a GPU"); kept in cycles for the other GPUs (an
+    // assumption). Per trip, from the kernel's code: vLLM's rms_norm_kernel
+    // (csrc/layernorm_kernels.cu, as vidur profiled it) walks the row twice in strides of the
+    // block, each step a load that waits on memory; other widths were scored, not fitted
+    // (docs/validation.md). Calibrate: a type's fitted work factor replaces the floor.
+    .row_trip_cycles = cycle_count{3243.0 / 4.0, units::cycle},
     // Resident threads per SM, compute capability 8.0 and 9.0 (CUDA C++ Programming Guide,
     // "Technical Specifications per Compute Capability": 2048).
     .core_threads = 2048,

@@ -54,7 +54,7 @@ inline std::int64_t product(const std::vector<std::int64_t>& d, std::size_t from
 /// Scales the op's vector work by its type's own work factor `f`, its element walk's included
 /// (op::walk_work): calibrate's stage 2 fits a factor so (calibrate_stages.hpp) and
 /// calibration::applied applies it so. A type's fitted factor describes its whole measured time,
-/// so the chip's row-kernel floor (chip::overhead.row_cycles) no longer applies to it.
+/// so the chip's row-kernel floor (chip::overhead.row_trip_cycles) no longer applies to it.
 [[nodiscard]] inline op with_work(op o, double f) {
     o.useful_ops *= f;
     o.ops_per_unit *= f;
@@ -89,7 +89,7 @@ struct vector_type_traits {
     double ops_per_element;
     bool reads_inputs;
     /// A row-parallel type that reduces each row across its GPU thread block (norms): a latency-
-    /// bound row kernel (chip::overhead.row_cycles), with vLLM's RMSNorm block
+    /// bound row kernel (chip::overhead.row_trip_cycles), with vLLM's RMSNorm block
     /// (op.hpp row_reduction_threads; a model file's `reduce=1`).
     /// Rope and SwiGlu work on each element pair alone: no reduction, no floor.
     bool row_reduction = false;
