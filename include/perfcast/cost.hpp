@@ -539,9 +539,10 @@ namespace detail {
         std::int64_t in_flight = c.overhead.core_threads / o.row_threads;
         if (in_flight < 1) in_flight = 1;
         const std::int64_t waves = ceil_div(t.work_units, b64 * in_flight);
-        const std::int64_t trips = o.row_trips > 1 ? o.row_trips : 1;
+        const double trips = o.row_trips > 1 ? static_cast<double>(o.row_trips) : 1.0;
+        // In doubles: waves x trips of a huge row count could pass int64's range.
         body =
-            max_d(body, static_cast<double>(waves * trips) * c.overhead.row_trip_cycles / e.clock);
+            max_d(body, static_cast<double>(waves) * trips * c.overhead.row_trip_cycles / e.clock);
     }
     r.latency = r.head + body;
     r.core_time = r.latency * static_cast<double>(b);
