@@ -223,6 +223,13 @@ TEST_CASE("onnx: bad input is an error naming the file, node, field and what was
     const std::string unknown = import_error("bad_unknown_op.onnx");
     CHECK(has(unknown, "node 'mystery' (Mystery): output 'y' shape = \"unknown\""));
     CHECK(has(import_error("missing.onnx"), "a readable ONNX model file"));
+    // Raw bytes that are not the tensor's elements: refused before shape inference, which would
+    // copy them past its buffer (libonnx 1.12's ParseData; the fuzzer's finding, kept in
+    // tests/fuzz/corpus/onnx/).
+    CHECK(has(import_error("bad_raw_data.onnx"),
+              "bad_raw_data.onnx: initializer 'axes' raw_data = \"5 bytes\", expected 8 bytes: "
+              "dims [1] of 8-byte elements"));
+    CHECK(has(import_error("../../fuzz/corpus/onnx/crash_raw_data.onnx"), "raw_data ="));
     // --batch-dim names a dimension the graph does not have.
     try {
         io::onnx_import r;

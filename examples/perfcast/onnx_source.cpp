@@ -126,6 +126,89 @@ void set_batch(onnx::TypeProto* t, const std::string& symbol, std::int64_t first
     }
 }
 
+/// Bytes of one element of ONNX data type `t` (TensorProto::DataType), 0 for types without a
+/// fixed size (STRING, UNDEFINED, types this library does not know).
+std::size_t element_bytes(int t) {
+    switch (t) {
+        case onnx::TensorProto::UINT8:
+        case onnx::TensorProto::INT8:
+        case onnx::TensorProto::BOOL: return 1;
+        case onnx::TensorProto::UINT16:
+        case onnx::TensorProto::INT16:
+        case onnx::TensorProto::FLOAT16:
+        case onnx::TensorProto::BFLOAT16: return 2;
+        case onnx::TensorProto::FLOAT:
+        case onnx::TensorProto::INT32:
+        case onnx::TensorProto::UINT32: return 4;
+        case onnx::TensorProto::DOUBLE:
+        case onnx::TensorProto::INT64:
+        case onnx::TensorProto::UINT64:
+        case onnx::TensorProto::COMPLEX64: return 8;
+        case onnx::TensorProto::COMPLEX128: return 16;
+        default: return 0;
+    }
+}
+
+/// A tensor whose raw bytes are not its dims' elements is an error naming it: libonnx 1.12's
+/// shape inference copies raw data into a vector sized by whole elements (onnx::ParseData), so
+/// such a tensor (an axes input of 5 bytes) writes past the vector, or through a null pointer.
+void check_tensor(const onnx::TensorProto& t, const std::string& path, const std::string& where) {
+    if (!t.has_raw_data()) return;
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) return;  // inference refuses those
+    const std::string field = where + " '" + t.name() + "' raw_data";
+    const std::size_t size = element_bytes(t.data_type());
+    if (size == 0) {
+        fail(path, field, "data type " + std::to_string(t.data_type()),
+             "raw data only for a numeric data type");
+    }
+    std::uint64_t elements = 1;
+    std::string dims;
+    for (const auto d : t.dims()) {
+        dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+        if (d < 0 || (d > 0 && elements > std::numeric_limits<std::uint64_t>::max() /
+                                              static_cast<std::uint64_t>(d) / size)) {
+            fail(path, where + " '" + t.name() + "' dims", "[" + dims + "]",
+                 "dimensions >= 0 whose product fits in 64 bits");
+        }
+        elements *= static_cast<std::uint64_t>(d);
+    }
+    if (t.raw_data().size() != elements * size) {
+        fail(path, field, std::to_string(t.raw_data().size()) + " bytes",
+             std::to_string(elements * size) + " bytes: dims [" + dims + "] of " +
+                 std::to_string(size) + "-byte elements");
+    }
+}
+
+/// check_tensor on every tensor of graph `g`: its initializers (sparse ones' values and
+/// indices), its nodes' tensor attributes and, recursively, their subgraphs.
+void check_tensors(const onnx::GraphProto& g, const std::string& path) {
+    for (const auto& t : g.initializer()) check_tensor(t, path, "initializer");
+    for (const auto& s : g.sparse_initializer()) {
+        check_tensor(s.values(), path, "sparse initializer values");
+        check_tensor(s.indices(), path, "sparse initializer indices");
+    }
+    for (const auto& n : g.node()) {
+        const std::string where = "node '" + n.name() + "' (" + n.op_type() + ") attribute";
+        for (const auto& a : n.attribute()) {
+            if (a.has_t()) check_tensor(a.t(), path, where + " '" + a.name() + "' tensor");
+            for (const auto& t : a.tensors())
+                check_tensor(t, path, where + " '" + a.name() + "' tensor");
+            if (a.has_sparse_tensor()) {
+                check_tensor(a.sparse_tensor().values(), path,
+                             where + " '" + a.name() + "' values");
+                check_tensor(a.sparse_tensor().indices(), path,
+                             where + " '" + a.name() + "' indices");
+            }
+            for (const auto& st : a.sparse_tensors()) {
+                check_tensor(st.values(), path, where + " '" + a.name() + "' values");
+                check_tensor(st.indices(), path, where + " '" + a.name() + "' indices");
+            }
+            if (a.has_g()) check_tensors(a.g(), path);
+            for (const auto& sub : a.graphs()) check_tensors(sub, path);
+        }
+    }
+}
+
 shape_map infer(const onnx::ModelProto& original, const std::set<std::string>& initializers,
                 const std::string& symbol, std::int64_t first, std::int64_t probe) {
     onnx::ModelProto m = original;
@@ -184,6 +267,14 @@ io::onnx_graph parse_onnx_graph(std::string_view bytes, const std::string& path,
              "an ONNX model with an IR version >= 1 and a graph");
     }
     const onnx::GraphProto& g = model.graph();
+    check_tensors(g, path);
+    for (const auto& f : model.functions()) {
+        for (const auto& n : f.node()) {
+            for (const auto& a : n.attribute()) {
+                if (a.has_t()) check_tensor(a.t(), path, "function '" + f.name() + "' tensor");
+            }
+        }
+    }
 
     io::onnx_graph out;
     out.source = path;

@@ -45,6 +45,9 @@ imports them and checks op counts and FLOPs against a hand count.
   Add (bias), Relu and Reshape, a made-up stack (no published model).
 - bad_dynamic_seq.onnx: a graph whose input has a second dynamic dimension (seq): an error.
 - bad_unknown_op.onnx: an op of an unknown domain, whose output shape inference cannot know.
+- bad_raw_data.onnx: a ReduceSum whose axes initializer (one INT64) holds 5 raw bytes, not 8:
+  an error naming it (libonnx's shape inference would copy past its buffer; the fuzzer found
+  it).
 - not_onnx.onnx, truncated.onnx: bytes that are not an ONNX model.
 """
 import os
@@ -355,12 +358,26 @@ def bad_models():
         [helper.make_tensor_value_info("y", F32, None)])
     save(helper.make_model(g, opset_imports=OPSET + [helper.make_opsetid("com.example", 1)]),
          "bad_unknown_op.onnx")
+    bad_raw_data()
     with open(os.path.join(HERE, "not_onnx.onnx"), "w") as f:
         f.write("name ctr\nmatmul B,13;13,64 fp32\n")
     with open(os.path.join(HERE, "dlrm.onnx"), "rb") as f:
         data = f.read()
     with open(os.path.join(HERE, "truncated.onnx"), "wb") as f:
         f.write(data[: len(data) // 2])
+
+
+def bad_raw_data():
+    axes = onnx.TensorProto()
+    axes.name = "axes"
+    axes.data_type = onnx.TensorProto.INT64
+    axes.dims.append(1)
+    axes.raw_data = b"\x01\x00\x00\x00\x00"  # 5 bytes for one 8-byte element
+    g = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x", "axes"], ["y"], name="sum", keepdims=0)],
+        "raw_data", [helper.make_tensor_value_info("x", F32, ["batch", 64])],
+        [helper.make_tensor_value_info("y", F32, None)], initializer=[axes])
+    save(helper.make_model(g, opset_imports=OPSET), "bad_raw_data.onnx")
 
 
 if __name__ == "__main__":
