@@ -179,33 +179,36 @@ void check_tensor(const onnx::TensorProto& t, const std::string& path, const std
     }
 }
 
+void check_tensors(const onnx::GraphProto& g, const std::string& path);
+
+/// check_tensor on a sparse tensor's values and indices.
+void check_sparse(const onnx::SparseTensorProto& t, const std::string& path,
+                  const std::string& where) {
+    check_tensor(t.values(), path, where + " values");
+    check_tensor(t.indices(), path, where + " indices");
+}
+
+/// check_tensor on the tensors of node attribute `a` (`where`: the node), and check_tensors on
+/// its subgraphs.
+void check_attribute(const onnx::AttributeProto& a, const std::string& path,
+                     const std::string& where) {
+    const std::string at = where + " attribute '" + a.name() + "'";
+    if (a.has_t()) check_tensor(a.t(), path, at + " tensor");
+    for (const auto& t : a.tensors()) check_tensor(t, path, at + " tensor");
+    if (a.has_sparse_tensor()) check_sparse(a.sparse_tensor(), path, at);
+    for (const auto& st : a.sparse_tensors()) check_sparse(st, path, at);
+    if (a.has_g()) check_tensors(a.g(), path);
+    for (const auto& sub : a.graphs()) check_tensors(sub, path);
+}
+
 /// check_tensor on every tensor of graph `g`: its initializers (sparse ones' values and
 /// indices), its nodes' tensor attributes and, recursively, their subgraphs.
 void check_tensors(const onnx::GraphProto& g, const std::string& path) {
     for (const auto& t : g.initializer()) check_tensor(t, path, "initializer");
-    for (const auto& s : g.sparse_initializer()) {
-        check_tensor(s.values(), path, "sparse initializer values");
-        check_tensor(s.indices(), path, "sparse initializer indices");
-    }
+    for (const auto& s : g.sparse_initializer()) check_sparse(s, path, "sparse initializer");
     for (const auto& n : g.node()) {
-        const std::string where = "node '" + n.name() + "' (" + n.op_type() + ") attribute";
-        for (const auto& a : n.attribute()) {
-            if (a.has_t()) check_tensor(a.t(), path, where + " '" + a.name() + "' tensor");
-            for (const auto& t : a.tensors())
-                check_tensor(t, path, where + " '" + a.name() + "' tensor");
-            if (a.has_sparse_tensor()) {
-                check_tensor(a.sparse_tensor().values(), path,
-                             where + " '" + a.name() + "' values");
-                check_tensor(a.sparse_tensor().indices(), path,
-                             where + " '" + a.name() + "' indices");
-            }
-            for (const auto& st : a.sparse_tensors()) {
-                check_tensor(st.values(), path, where + " '" + a.name() + "' values");
-                check_tensor(st.indices(), path, where + " '" + a.name() + "' indices");
-            }
-            if (a.has_g()) check_tensors(a.g(), path);
-            for (const auto& sub : a.graphs()) check_tensors(sub, path);
-        }
+        for (const auto& a : n.attribute())
+            check_attribute(a, path, "node '" + n.name() + "' (" + n.op_type() + ")");
     }
 }
 
@@ -270,9 +273,8 @@ io::onnx_graph parse_onnx_graph(std::string_view bytes, const std::string& path,
     check_tensors(g, path);
     for (const auto& f : model.functions()) {
         for (const auto& n : f.node()) {
-            for (const auto& a : n.attribute()) {
-                if (a.has_t()) check_tensor(a.t(), path, "function '" + f.name() + "' tensor");
-            }
+            for (const auto& a : n.attribute())
+                check_attribute(a, path, "function '" + f.name() + "' node '" + n.name() + "'");
         }
     }
 
