@@ -350,6 +350,148 @@ inline std::size_t write_profile(std::ostream& out, const std::vector<mlp_row>& 
     return n;
 }
 
+/// One measurement row of vidur's attention.csv (vidur/profiling/attention/attention_wrapper.py):
+/// sarathi's attention forward, timed by the kineto profiler, fp16 (main.py), over a paged KV
+/// cache of `block_size`-token blocks at random places. Decode: `batch` sequences, one new
+/// token each, attending to their kv_cache_size cached tokens and itself; prefill: one sequence,
+/// a chunk of `chunk` tokens attending causally to its kv_cache_size cached tokens and itself.
+struct attention_row {
+    std::size_t line = 0;  // line in attention.csv
+    std::int64_t n_q_head = 0;
+    std::int64_t n_kv_head = 0;
+    std::int64_t n_embd = 0;
+    std::int64_t tp = 0;  // num_tensor_parallel_workers
+    std::int64_t batch = 0;
+    std::int64_t chunk = 0;     // prefill_chunk_size (0 for decode)
+    std::int64_t kv_cache = 0;  // kv_cache_size
+    bool prefill = false;
+    double us = 0;  // the attn_prefill (prefill) or attn_decode (decode) statistic
+};
+
+namespace detail {
+[[nodiscard]] inline bool to_bool(std::string_view s, const std::string& source, std::size_t line,
+                                  std::string_view column) {
+    if (s == "True" || s == "true" || s == "1") return true;
+    if (s == "False" || s == "false" || s == "0") return false;
+    fail(source, line, std::string(column) + ": '" + std::string(s) + "' is not True/False");
+}
+[[nodiscard]] inline std::int64_t to_count(std::string_view s, const std::string& source,
+                                           std::size_t line, std::string_view column) {
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc{} || end != s.data() + s.size() || v < 0)
+        fail(source, line,
+             std::string(column) + ": '" + std::string(s) + "' is not an integer >= 0");
+    return v;
+}
+}  // namespace detail
+
+/// Reads vidur's attention.csv (or a cut of it holding at least the columns named below).
+/// A row without a time for its phase (vidur leaves the other phase's columns empty) is an
+/// error naming the file, line and column, as are non-numeric values, heads that do not divide
+/// by tp, a prefill row without a chunk or of a batch other than 1, and a decode row with one.
+[[nodiscard]] inline std::vector<attention_row> read_attention(std::istream& in, std::string source,
+                                                               statistic stat = statistic::median) {
+    profile::csv_reader r(in, source);
+    if (!r.next()) detail::fail(source, 1, "empty file (expected vidur's attention.csv header)");
+    const auto find = [&](std::string_view column) {
+        for (std::size_t i = 0; i < r.record().size(); ++i)
+            if (r.record()[i] == column) return i;
+        detail::fail(source, 1, "no column '" + std::string(column) + "'");
+    };
+    const std::string st(name_of(stat));
+    const std::size_t c_decode = find("time_stats.attn_decode." + st),
+                      c_prefill = find("time_stats.attn_prefill." + st), c_q = find("n_q_head"),
+                      c_kv = find("n_kv_head"), c_embd = find("n_embd"),
+                      c_tp = find("num_tensor_parallel_workers"), c_batch = find("batch_size"),
+                      c_chunk = find("prefill_chunk_size"), c_cache = find("kv_cache_size"),
+                      c_phase = find("is_prefill");
+    std::vector<attention_row> rows;
+    while (r.next()) {
+        const profile::csv_record& f = r.record();
+        attention_row a;
+        a.line = f.line();
+        a.n_q_head = detail::to_int(f[c_q], source, a.line, "n_q_head");
+        a.n_kv_head = detail::to_int(f[c_kv], source, a.line, "n_kv_head");
+        a.n_embd = detail::to_int(f[c_embd], source, a.line, "n_embd");
+        a.tp = detail::to_int(f[c_tp], source, a.line, "num_tensor_parallel_workers");
+        a.batch = detail::to_int(f[c_batch], source, a.line, "batch_size");
+        a.chunk = detail::to_count(f[c_chunk], source, a.line, "prefill_chunk_size");
+        a.kv_cache = detail::to_count(f[c_cache], source, a.line, "kv_cache_size");
+        a.prefill = detail::to_bool(f[c_phase], source, a.line, "is_prefill");
+        if (a.n_embd % a.n_q_head != 0)
+            detail::fail(source, a.line, "n_embd is not a multiple of n_q_head");
+        if (a.n_q_head % a.tp != 0 || a.n_kv_head % a.tp != 0)
+            detail::fail(source, a.line,
+                         "n_q_head or n_kv_head is not a multiple of "
+                         "num_tensor_parallel_workers");
+        if (a.n_q_head % a.n_kv_head != 0)
+            detail::fail(source, a.line, "n_q_head is not a multiple of n_kv_head");
+        if (a.prefill && (a.chunk < 1 || a.batch != 1))
+            detail::fail(source, a.line,
+                         "a prefill row needs prefill_chunk_size >= 1 and "
+                         "batch_size 1 (vidur's AttentionInput::is_valid)");
+        if (!a.prefill && (a.chunk != 0 || a.kv_cache < 1))
+            detail::fail(source, a.line,
+                         "a decode row needs prefill_chunk_size 0 and "
+                         "kv_cache_size >= 1 (vidur's AttentionInput::is_valid)");
+        const std::size_t c = a.prefill ? c_prefill : c_decode;
+        const std::string_view column =
+            a.prefill ? "time_stats.attn_prefill" : "time_stats.attn_decode";
+        const auto ms = detail::to_ms(f[c], source, a.line, column);
+        if (!ms) detail::fail(source, a.line, std::string(column) + ": no time (expected > 0 ms)");
+        a.us = *ms * 1000.0;
+        rows.push_back(a);
+    }
+    return rows;
+}
+
+/// The kernel row of one attention measurement: a FlashAttentionScore in BNSD shapes, fp16,
+/// Q [B, Nq/tp, S, D], K and V [B, Nkv/tp, kv_cache + S, D] (S = 1 decode, the chunk prefill),
+/// without a mask input: every query-key pair priced. A decode row's one query sees every key;
+/// a prefill chunk is causal, but the measured kernel's time grows as if it computed every pair
+/// of the S x (kv_cache + S) rectangle: at tensor-parallel degree 1 a chunk's own S^2 part costs
+/// 3.96 ps a pair and head, the cached part 3.4-3.5 (the full-square reading), where the causal
+/// reading would make its kept pairs cost 2.3 times the cached ones (docs/validation.md,
+/// "Attention on the A100: vidur's paged kernels").
+[[nodiscard]] inline kernel_line kernel_of(const attention_row& a, int block_dim = a100_sms) {
+    using detail::shape;
+    const std::int64_t d = a.n_embd / a.n_q_head;
+    const std::int64_t s = a.prefill ? a.chunk : 1;
+    const std::int64_t keys = a.kv_cache + s;
+    const std::int64_t hq = a.n_q_head / a.tp;
+    const std::int64_t hkv = a.n_kv_head / a.tp;
+    kernel_line k;
+    k.name = std::string(a.prefill ? "attn_prefill" : "attn_decode") +
+             " B=" + std::to_string(a.batch) + " S=" + std::to_string(s) +
+             " kv=" + std::to_string(a.kv_cache) + " tp=" + std::to_string(a.tp) +
+             " line=" + std::to_string(a.line);
+    k.type = "FlashAttentionScore";
+    k.core = "AI_CORE";
+    k.duration_us = a.us;
+    k.block_dim = block_dim;
+    const std::string q = shape({a.batch, hq, s, d});
+    const std::string kv = shape({a.batch, hkv, keys, d});
+    k.input_shapes = q + ";" + kv + ";" + kv;
+    k.input_types = "fp16;fp16;fp16";
+    k.output_shapes = q;
+    k.output_types = "fp16";
+    return k;
+}
+
+/// Writes the kernel rows of attention measurements `rows` (header first); returns their number.
+inline std::size_t write_profile(std::ostream& out, const std::vector<attention_row>& rows,
+                                 int block_dim = a100_sms) {
+    write_header(out);
+    for (const attention_row& a : rows) write_row(out, kernel_of(a, block_dim));
+    return rows.size();
+}
+
+/// The fit / test split of attention measurements: tensor-parallel degrees 1 and 2 (32 and 16
+/// heads of Llama-2-7B per GPU) are for fitting, 4 and 8 held out (fewer heads, so fewer thread
+/// blocks for the same shapes: what the fit rows do not show).
+[[nodiscard]] constexpr bool in_fit_split(const attention_row& a) noexcept { return a.tp <= 2; }
+
 /// The measurement rows split by `in_fit_split`.
 struct split_rows {
     std::vector<mlp_row> fit;
@@ -360,6 +502,24 @@ struct split_rows {
     split_rows s;
     for (const mlp_row& m : rows) (in_fit_split(m) ? s.fit : s.test).push_back(m);
     return s;
+}
+
+/// Attention measurement rows split by `in_fit_split`.
+struct attention_split {
+    std::vector<attention_row> fit;
+    std::vector<attention_row> test;
+};
+
+[[nodiscard]] inline attention_split split(const std::vector<attention_row>& rows) {
+    attention_split s;
+    for (const attention_row& a : rows) (in_fit_split(a) ? s.fit : s.test).push_back(a);
+    return s;
+}
+
+/// Whether `header` (a CSV's first line) is vidur's attention.csv rather than its mlp.csv.
+[[nodiscard]] constexpr bool is_attention_header(std::string_view header) noexcept {
+    return header.find("time_stats.attn_decode.") != std::string_view::npos ||
+           header.find("time_stats.attn_prefill.") != std::string_view::npos;
 }
 
 }  // namespace perfcast::vidur

@@ -1,10 +1,13 @@
-// vidur_to_kernel_details: vidur's per-operator GPU profile (mlp.csv) -> perfcast's minimal
-// kernel_details subset (docs/profiles.md), so the model can be scored and fitted on GPU
-// measurements with `perfcast validate` / `perfcast calibrate`. The mapping is in vidur.hpp.
+// vidur_to_kernel_details: vidur's per-operator GPU profiles (mlp.csv, attention.csv) ->
+// perfcast's minimal kernel_details subset (docs/profiles.md), so the model can be scored and
+// fitted on GPU measurements with `perfcast validate` / `perfcast calibrate`. The mapping is in
+// vidur.hpp; which profile a file is, its header says.
 //
 //   vidur_to_kernel_details MLP.csv [-o OUT.csv]        every measurement (stdout without -o)
 //   vidur_to_kernel_details MLP.csv --split DIR         DIR/fit.csv: tp 1 and <= 1024 tokens;
 //                                                       DIR/test.csv: the rest
+//   vidur_to_kernel_details ATTENTION.csv --split DIR   DIR/fit.csv: tp 1 and 2; DIR/test.csv:
+//                                                       tp 4 and 8
 //   options: --stat median|mean (default median), --block-dim N (default 108, the A100's SMs)
 //
 // Example (docs/validation.md):
@@ -27,14 +30,15 @@
 namespace {
 
 constexpr std::string_view usage =
-    "Usage: vidur_to_kernel_details MLP.csv [-o OUT.csv] [--stat median|mean] [--block-dim N]\n"
-    "       vidur_to_kernel_details MLP.csv --split DIR [--stat median|mean] [--block-dim N]\n"
+    "Usage: vidur_to_kernel_details PROFILE.csv [-o OUT.csv] [--stat median|mean] [--block-dim N]\n"
+    "       vidur_to_kernel_details PROFILE.csv --split DIR [--stat median|mean] [--block-dim N]\n"
     "\n"
-    "Converts vidur's per-operator profile (mlp.csv: time_stats.<op>.<stat> in ms) into the\n"
-    "minimal kernel_details subset perfcast reads, one row per (operator, measurement).\n"
-    "--split writes DIR/fit.csv (tensor-parallel degree 1, num_tokens <= 1024) and\n"
-    "DIR/test.csv (the rest; DIR is made if missing); without it every row goes to OUT.csv\n"
-    "(default: stdout).\n";
+    "Converts vidur's per-operator profile (mlp.csv or attention.csv: time_stats.<op>.<stat>\n"
+    "in ms; the header says which) into the minimal kernel_details subset perfcast reads, one\n"
+    "row per (operator, measurement): attention as FlashAttentionScore rows. --split writes\n"
+    "DIR/fit.csv (mlp.csv: tensor-parallel degree 1, num_tokens <= 1024; attention.csv:\n"
+    "degrees 1 and 2) and DIR/test.csv (the rest; DIR is made if missing); without it every\n"
+    "row goes to OUT.csv (default: stdout).\n";
 
 struct arguments {
     std::string input;
@@ -86,7 +90,7 @@ arguments parse(int argc, char** argv) {
             usage_error("unexpected argument '" + std::string(w) + "'");
         }
     }
-    if (a.input.empty()) usage_error("needs MLP.csv");
+    if (a.input.empty()) usage_error("needs PROFILE.csv");
     if (a.output && a.split_dir) usage_error("-o and --split exclude each other");
     return a;
 }
@@ -97,6 +101,36 @@ std::ofstream open_output(const std::string& path) {
     return f;
 }
 
+// Writes `rows` (mlp or attention measurements) as the arguments ask.
+template <class Row>
+void convert(const arguments& a, const std::vector<Row>& rows) {
+    if (a.split_dir) {
+        const auto s = perfcast::vidur::split(rows);
+        // DIR is made when it is not there (a file in its way is reported by open_output).
+        std::error_code ec;
+        std::filesystem::create_directories(*a.split_dir, ec);
+        auto fit = open_output(*a.split_dir + "/fit.csv");
+        auto test = open_output(*a.split_dir + "/test.csv");
+        const std::size_t nf = perfcast::vidur::write_profile(fit, s.fit, a.block_dim);
+        const std::size_t nt = perfcast::vidur::write_profile(test, s.test, a.block_dim);
+        fit.close();
+        test.close();
+        if (!fit || !test) throw perfcast::error("vidur_to_kernel_details: write failed");
+        std::cerr << "fit.csv: " << nf << " kernel rows from " << s.fit.size()
+                  << " measurements; test.csv: " << nt << " kernel rows from " << s.test.size()
+                  << " measurements (" << name_of(a.stat) << ")\n";
+    } else if (a.output) {
+        auto out = open_output(*a.output);
+        const std::size_t n = perfcast::vidur::write_profile(out, rows, a.block_dim);
+        out.close();
+        if (!out) throw perfcast::error("vidur_to_kernel_details: write failed");
+        std::cerr << *a.output << ": " << n << " kernel rows from " << rows.size()
+                  << " measurements (" << name_of(a.stat) << ")\n";
+    } else {
+        (void)perfcast::vidur::write_profile(std::cout, rows, a.block_dim);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,31 +138,14 @@ int main(int argc, char** argv) {
     try {
         std::ifstream in(a.input, std::ios::binary);
         if (!in) throw perfcast::error("vidur_to_kernel_details: cannot read '" + a.input + "'");
-        const auto rows = perfcast::vidur::read_mlp(in, a.input, a.stat);
-        if (a.split_dir) {
-            const auto s = perfcast::vidur::split(rows);
-            // DIR is made when it is not there (a file in its way is reported by open_output).
-            std::error_code ec;
-            std::filesystem::create_directories(*a.split_dir, ec);
-            auto fit = open_output(*a.split_dir + "/fit.csv");
-            auto test = open_output(*a.split_dir + "/test.csv");
-            const std::size_t nf = perfcast::vidur::write_profile(fit, s.fit, a.block_dim);
-            const std::size_t nt = perfcast::vidur::write_profile(test, s.test, a.block_dim);
-            fit.close();
-            test.close();
-            if (!fit || !test) throw perfcast::error("vidur_to_kernel_details: write failed");
-            std::cerr << "fit.csv: " << nf << " kernel rows from " << s.fit.size()
-                      << " measurements; test.csv: " << nt << " kernel rows from "
-                      << s.test.size() << " measurements (" << name_of(a.stat) << ")\n";
-        } else if (a.output) {
-            auto out = open_output(*a.output);
-            const std::size_t n = perfcast::vidur::write_profile(out, rows, a.block_dim);
-            out.close();
-            if (!out) throw perfcast::error("vidur_to_kernel_details: write failed");
-            std::cerr << *a.output << ": " << n << " kernel rows from " << rows.size()
-                      << " measurements (" << name_of(a.stat) << ")\n";
+        std::string header;
+        std::getline(in, header);
+        in.clear();
+        in.seekg(0);
+        if (perfcast::vidur::is_attention_header(header)) {
+            convert(a, perfcast::vidur::read_attention(in, a.input, a.stat));
         } else {
-            (void)perfcast::vidur::write_profile(std::cout, rows, a.block_dim);
+            convert(a, perfcast::vidur::read_mlp(in, a.input, a.stat));
         }
     } catch (const std::exception& e) {
         std::cerr << e.what() << '\n';

@@ -445,3 +445,119 @@ TEST_CASE("calibrated on Llama-2-7B's small-token rows, other models' A100 rows 
     }
     CHECK(sum / files <= 0.10);
 }
+
+namespace {
+
+const std::string attention_csv =
+    PERFCAST_SOURCE_DIR "/tests/data/gpu/vidur_a100_llama2-7b_attention.csv";
+
+std::vector<vidur::attention_row> read_attention_rows() {
+    std::ifstream f(attention_csv, std::ios::binary);
+    REQUIRE(f.good());
+    return vidur::read_attention(f, attention_csv);
+}
+
+std::vector<profile::kernel_row> as_profile(const std::vector<vidur::attention_row>& rows,
+                                            const std::string& name) {
+    std::ostringstream out;
+    (void)vidur::write_profile(out, rows);
+    return profile::parse_kernel_details(out.str(), name).rows;
+}
+
+}  // namespace
+
+TEST_CASE("vidur A100 attention: 1754 measurements, decode and prefill, ms read as us") {
+    const auto rows = read_attention_rows();
+    REQUIRE(rows.size() == 1754);
+    // Counts per tensor-parallel degree and phase, as tests/data/README.md lists them.
+    std::size_t decode[9] = {}, prefill[9] = {};
+    for (const auto& a : rows) (a.prefill ? prefill : decode)[a.tp] += 1;
+    CHECK(decode[1] == 349);
+    CHECK(prefill[1] == 255);
+    CHECK(decode[2] == 174);
+    CHECK(prefill[2] == 88);
+    CHECK(decode[4] == 265);
+    CHECK(prefill[4] == 173);
+    CHECK(decode[8] == 176);
+    CHECK(prefill[8] == 274);
+    // The first data row: tp 1, one sequence over 32 cached tokens, 0.009000000000000001 ms.
+    CHECK(rows[0].line == 2);
+    CHECK_FALSE(rows[0].prefill);
+    CHECK(rows[0].batch == 1);
+    CHECK(rows[0].kv_cache == 32);
+    CHECK(rows[0].us == doctest::Approx(9.0));
+    // Its kernel row: Q [1, 32, 1, 128], K and V [1, 32, 33, 128] (the new token's key too).
+    const auto k = vidur::kernel_of(rows[0]);
+    CHECK(k.type == "FlashAttentionScore");
+    CHECK(k.input_shapes == "1,32,1,128;1,32,33,128;1,32,33,128");
+    CHECK(k.output_shapes == "1,32,1,128");
+    CHECK(k.name == "attn_decode B=1 S=1 kv=32 tp=1 line=2");
+    // A prefill row at tp 8 (4 heads): a chunk over its cached tokens, no mask input.
+    const auto last = vidur::kernel_of(rows.back());
+    REQUIRE(rows.back().prefill);
+    CHECK(last.input_shapes == "1,4,4032,128;1,4,4096,128;1,4,4096,128");
+    CHECK(last.input_types == "fp16;fp16;fp16");
+    // The split: degrees 1 and 2 fit, 4 and 8 held out.
+    const auto s = vidur::split(rows);
+    CHECK(s.fit.size() == 349 + 255 + 174 + 88);
+    CHECK(s.test.size() == 265 + 173 + 176 + 274);
+}
+
+TEST_CASE("vidur attention reader: errors name the file, line and column") {
+    const auto read = [](const std::string& text) {
+        std::istringstream in(text);
+        return vidur::read_attention(in, "a.csv");
+    };
+    const std::string header =
+        "n_embd,n_q_head,n_kv_head,num_tensor_parallel_workers,batch_size,prefill_chunk_size,"
+        "kv_cache_size,is_prefill,time_stats.attn_decode.median,time_stats.attn_prefill.median\n";
+    CHECK(read(header + "4096,32,32,1,4,0,64,False,0.02,\n").size() == 1);
+    CHECK_THROWS_WITH_AS((void)read("n_embd\n1\n"),
+                         doctest::Contains("no column 'time_stats.attn_decode.median'"),
+                         perfcast::error);
+    // A decode row without its time; a prefill row of batch 2; heads that tp does not divide;
+    // a phase that is not True/False; a decode row with a chunk.
+    CHECK_THROWS_WITH_AS((void)read(header + "4096,32,32,1,4,0,64,False,,0.3\n"),
+                         doctest::Contains("a.csv:2: time_stats.attn_decode: no time"),
+                         perfcast::error);
+    CHECK_THROWS_WITH_AS((void)read(header + "4096,32,32,1,2,128,0,True,,0.3\n"),
+                         doctest::Contains("a.csv:2: a prefill row needs"), perfcast::error);
+    CHECK_THROWS_WITH_AS((void)read(header + "4096,32,32,3,4,0,64,False,0.02,\n"),
+                         doctest::Contains("not a multiple of num_tensor_parallel_workers"),
+                         perfcast::error);
+    CHECK_THROWS_WITH_AS((void)read(header + "4096,32,32,1,4,0,64,maybe,0.02,\n"),
+                         doctest::Contains("is_prefill: 'maybe'"), perfcast::error);
+    CHECK_THROWS_WITH_AS((void)read(header + "4096,32,32,1,4,16,64,False,0.02,\n"),
+                         doctest::Contains("a decode row needs"), perfcast::error);
+    CHECK_THROWS_WITH_AS((void)read(header + "4096,32,32,1,4,0,x,False,0.02,\n"),
+                         doctest::Contains("kv_cache_size: 'x'"), perfcast::error);
+    // The converter tells the two files apart by their headers.
+    CHECK(vidur::is_attention_header(header));
+    CHECK_FALSE(vidur::is_attention_header("time_stats.emb.median,n_head"));
+}
+
+TEST_CASE("A100 attention: the block floor, fitted on degrees 1 and 2, holds on 4 and 8" *
+          doctest::test_suite("heavy")) {
+    // Decode rows of the held-out degrees (fewer heads: other block counts for the same shapes).
+    // Measured 16.1 % without the floor and 7.9 % with it (docs/validation.md, "Attention on the
+    // A100: vidur's paged kernels"); 12 % lies between, so the check fails without the floor.
+    const auto s = vidur::split(read_attention_rows());
+    const auto test = as_profile(s.test, "test.csv");
+    const auto decode = [](const profile::kernel_row& r) {
+        return r.name.starts_with("attn_decode");
+    };
+    chip no_floor = chips::a100_80gb_sxm;
+    no_floor.overhead.attention_unit_cycles = {};
+    const auto with = profile::score_rows(chips::a100_80gb_sxm, test, {}, decode);
+    const auto without = profile::score_rows(no_floor, test, {}, decode);
+    REQUIRE(with.overall.rows == 265 + 176);
+    CHECK(with.overall.mape < 0.12);
+    CHECK(without.overall.mape > 0.12);
+    // Every held-out row, uncalibrated: 27.1 %, under the issue's 35 % for an unseen data set
+    // (the prefill rows are under-predicted by about half: the kernel's 64-row blocks at one or
+    // two per SM, which the model does not price; docs/validation.md).
+    const auto all = profile::score_rows(chips::a100_80gb_sxm, test, {},
+                                         [](const profile::kernel_row&) { return true; });
+    REQUIRE(all.overall.rows == 888);
+    CHECK(all.overall.mape < 0.35);
+}

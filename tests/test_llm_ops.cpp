@@ -151,6 +151,69 @@ TEST_CASE("attention: the compute term is the cube time plus the softmax on the 
     CHECK(cost(c, o).compute.in(units::s) == doctest::Approx(expected).epsilon(1e-12));
 }
 
+TEST_CASE("attention: a GQA decode step packs each KV head's query heads into one block") {
+    // B 8, 32 query heads over 8 KV heads, one query row: 8 x 8 blocks of 4 rows, not 8 x 32.
+    const op packed = attention(
+        {.batch = 8, .q_heads = 32, .kv_heads = 8, .q_len = 1, .kv_len = 1000, .head_dim = 128},
+        dtype::bf16);
+    CHECK(packed.work_units == 64);
+    // Two query rows: blocks of query rows per head as before, 8 x 32 x ceil(2 / 128).
+    const op two = attention(
+        {.batch = 8, .q_heads = 32, .kv_heads = 8, .q_len = 2, .kv_len = 1000, .head_dim = 128},
+        dtype::bf16);
+    CHECK(two.work_units == 256);
+    // Without GQA a decode step has a block per query head.
+    const op mha = attention(
+        {.batch = 8, .q_heads = 32, .kv_heads = 32, .q_len = 1, .kv_len = 1000, .head_dim = 128},
+        dtype::bf16);
+    CHECK(mha.work_units == 256);
+    // The work is the same whichever way it is cut.
+    CHECK(packed.flops() == mha.flops());
+    CHECK(packed.ops_per_unit == doctest::Approx(4.0 * mha.ops_per_unit).epsilon(1e-12));
+}
+
+TEST_CASE("attention: keys are split across idle cores (split-KV), in chunks of 256 or more") {
+    // A100 (108 SMs): 1 x 4 heads x 1 query block = 4 blocks over 4096 keys: split by
+    // min(108 / 4, 4096 / 256) = 16, so 64 blocks; fp32 partial outputs of each split.
+    const op o = attention(
+        {.batch = 1, .q_heads = 4, .kv_heads = 4, .q_len = 100, .kv_len = 4096, .head_dim = 128},
+        dtype::fp16);
+    CHECK(o.k_depth == 4096);
+    const op_cost k = cost(chips::a100_80gb_sxm, o);
+    CHECK(k.cores == 64);
+    // Partial sums: O is 4 x 100 x 128 fp16 = 102,400 B written, 51,200 elements; 16 splits of
+    // fp32 partials written and read back: 16 x 51,200 x 4 B = 3,276,800 B each way.
+    CHECK(k.bytes.in(units::B) == (o.bytes_read + o.bytes_written).in(units::B) + 2.0 * 3276800.0);
+    // Fewer than 512 keys: no split (one chunk is 256), 4 blocks on 4 SMs.
+    const op short_kv = attention(
+        {.batch = 1, .q_heads = 4, .kv_heads = 4, .q_len = 100, .kv_len = 500, .head_dim = 128},
+        dtype::fp16);
+    CHECK(cost(chips::a100_80gb_sxm, short_kv).cores == 4);
+}
+
+TEST_CASE("attention on the A100: each wave of blocks holds its SMs 5000 cycles over its bytes") {
+    // B 64 sequences of one token over 33 keys, 32 heads: 2048 blocks on 108 SMs, 19 waves.
+    const chip& c = chips::a100_80gb_sxm;
+    const op o = attention(
+        {.batch = 64, .q_heads = 32, .kv_heads = 32, .q_len = 1, .kv_len = 33, .head_dim = 128},
+        dtype::fp16);
+    REQUIRE(o.work_units == 2048);
+    REQUIRE(c.overhead.attention_unit_cycles.in(units::cycle) == 5000.0);
+    const op_cost k = cost(c, o);
+    const double floor_s = 19.0 * 5000.0 / c.cube.clock.in(units::Hz);
+    // The floor binds: the body is 19 x 5000 cycles plus the memory time, over the head.
+    CHECK(k.latency.in(units::s) ==
+          doctest::Approx(k.head.in(units::s) + floor_s + k.memory.in(units::s)).epsilon(1e-12));
+    // Without the floor the same step is priced at its bytes and FLOPs alone: 26.7 against 94.1
+    // us (vidur measured 97 us: tests/data/gpu/vidur_a100_llama2-7b_attention.csv, line 65).
+    chip no_floor = c;
+    no_floor.overhead.attention_unit_cycles = {};
+    CHECK(cost(no_floor, o).latency.in(units::s) < 0.3 * k.latency.in(units::s));
+    // The Hopper presets set no floor (their heads are fitted on cuDNN's attention).
+    CHECK(chips::h100_sxm.overhead.attention_unit_cycles.in(units::cycle) == 0.0);
+    CHECK(chips::a40_pcie.overhead.attention_unit_cycles.in(units::cycle) == 5000.0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Attention rows of real profiles.
 

@@ -307,19 +307,24 @@ TEST_CASE("presets: shared overheads live in one place") {
     CHECK(chips::default_ascend_overheads.vector_per_core.in(units::us) == doctest::Approx(0.12));
     CHECK(chips::default_gpu_overheads.vector_launch == chips::default_gpu_overheads.launch);
     CHECK(chips::default_gpu_overheads.vector_per_core == chips::default_gpu_overheads.per_core);
-    // Hopper: only the four head figures and the load latency differ (tests/test_h200.cpp checks
-    // the fit). Before the load latency the heads were 1.59 us (cube) and 1.37 us (vector); a
-    // reading kernel's are now 0.91 + 0.68 = 1.59 us and 0.71 + 0.68 = 1.39 us, a fill's 0.71 us.
+    // Hopper: only the four head figures, the load latency and the attention block floor differ
+    // (tests/test_h200.cpp checks the fit). Before the load latency the heads were 1.59 us (cube)
+    // and 1.37 us (vector); a reading kernel's are now 0.91 + 0.68 = 1.59 us and 0.71 + 0.68 =
+    // 1.39 us, a fill's 0.71 us. The block floor is the Ampere presets' (fitted on vidur's A100
+    // attention); Hopper sets none.
     overhead_spec h = chips::hopper_overheads;
     CHECK(h.launch.in(units::us) == doctest::Approx(0.91));
     CHECK(h.vector_launch.in(units::us) == doctest::Approx(0.71));
     CHECK(h.load_latency.in(units::us) == doctest::Approx(0.68));
+    CHECK(h.attention_unit_cycles == cycle_count{});
     CHECK(chips::default_gpu_overheads.load_latency == duration{});
+    CHECK(chips::default_gpu_overheads.attention_unit_cycles.in(units::cycle) == 5000.0);
     h.launch = chips::default_gpu_overheads.launch;
     h.per_core = chips::default_gpu_overheads.per_core;
     h.vector_launch = chips::default_gpu_overheads.vector_launch;
     h.vector_per_core = chips::default_gpu_overheads.vector_per_core;
     h.load_latency = chips::default_gpu_overheads.load_latency;
+    h.attention_unit_cycles = chips::default_gpu_overheads.attention_unit_cycles;
     CHECK(h == chips::default_gpu_overheads);
     // GA102: only the resident threads differ (CUDA guide, compute capability 8.6: 1536).
     overhead_spec g = chips::ga102_overheads;

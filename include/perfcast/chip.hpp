@@ -172,6 +172,15 @@ struct overhead_spec {
     // Ascend presets: a core loops over its rows in one kernel).
     cycle_count row_trip_cycles{};
     std::int64_t core_threads = 0;
+    // Fused attention (op_kind::attention) on a GPU: each thread block (a work unit: a query
+    // block of one head of one sequence, a decode step's group of query heads sharing a KV
+    // head, or a split of its keys) holds its SM for at least
+    // attention_unit_cycles (the engine's clock) beyond the time its bytes take at the SM's share
+    // of HBM, so the body is at least waves x attention_unit_cycles + the memory time, waves =
+    // ceil(units / cores): what a decode step over short KV caches costs, where neither the
+    // FLOPs nor the bytes do. 0: no such floor (the Ascend presets: a core loops over its blocks
+    // in one kernel; the Hopper presets: their attention heads are fitted on cuDNN kernels).
+    cycle_count attention_unit_cycles{};
     // What a kernel that reads pays in its head over one that only writes (a fill): its first
     // load's wait and the rest of a reading kernel's set-up. Added to the head of every cube and
     // vector op that reads (op::bytes_read > 0), calibrated head or not; not to an AI CPU op's.
@@ -358,6 +367,9 @@ constexpr const chip& validate(const chip& c) {
     // 0 .. 1e9 cycles per trip; 0 .. 1e6 resident threads per core (an SM holds 2048).
     detail::expect_in(c.overhead.row_trip_cycles.in(units::cycle), 0, 1e9,
                       "overhead.row_trip_cycles", "0 (no row floor) or a count in [0, 1e9] cycles");
+    detail::expect_in(c.overhead.attention_unit_cycles.in(units::cycle), 0, 1e9,
+                      "overhead.attention_unit_cycles",
+                      "0 (no attention floor) or a count in [0, 1e9] cycles");
     detail::expect_in(static_cast<double>(c.overhead.core_threads), 0, 1e6, "overhead.core_threads",
                       "0 .. 1e6 resident threads per core");
     detail::expect_in(c.overhead.load_latency.in(units::us), 0, detail::max_overhead_us,

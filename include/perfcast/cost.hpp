@@ -544,6 +544,13 @@ namespace detail {
         body =
             max_d(body, static_cast<double>(waves) * trips * c.overhead.row_trip_cycles / e.clock);
     }
+    // Fused attention on a chip with a per-block floor (chip::overhead.attention_unit_cycles):
+    // each wave of thread blocks pays it on top of the memory time.
+    if (o.kind == op_kind::attention && c.overhead.attention_unit_cycles > cycle_count{}) {
+        body = max_d(
+            body, static_cast<double>(per_core_units) * c.overhead.attention_unit_cycles / e.clock +
+                      r.memory);
+    }
     r.latency = r.head + body;
     r.core_time = r.latency * static_cast<double>(b);
     r.bound = r.head >= r.compute && r.head >= r.memory ? bound_kind::overhead

@@ -551,7 +551,10 @@ struct attention_shape {
 ///    on the vector cores (cost.hpp; the cube and vector times add: each block's softmax waits
 ///    for its QK^T and its PV for the softmax, an assumption of no overlap);
 ///  - memory: Q, K, V read and O written (backward also O and dO read, dQ, dK, dV written); K
-///    and V re-read by every query block beyond the first, served by L2.
+///    and V re-read by every query block beyond the first, served by L2;
+///  - work units: (batch, query head, 128-row query block); a decode step under grouped-query
+///    attention, (batch, KV head): its group of query heads are one block's rows;
+///  - depth: the keys (op::k_depth), which cost.hpp splits over cores the units leave idle.
 /// Every kept pair is priced: the compute term is never below FLOPs / peak cube rate.
 [[nodiscard]] constexpr op attention(const attention_shape& a, dtype t) {
     constexpr std::string_view where = "attention";
@@ -582,8 +585,17 @@ struct attention_shape {
     r.out_type = t;
     r.useful_ops = 2.0 * bn * pairs * static_cast<double>(a.head_dim) *
                    (a.backward ? attention_backward_factor : 1.0);
-    r.work_units = checked_product(checked_product(a.batch, a.q_heads, where, "batch*q_heads"),
-                                   q_blocks, where, "work units");
+    // A decode step under grouped-query attention (one query row, several query heads per KV
+    // head) runs each KV head's query heads as the rows of one block, so that K and V are read
+    // once per group (FlashAttention's seqlenq_ngroups_swapped, cuDNN's and FlashDecoding's GQA
+    // packing): B x Nkv blocks of group rows, not B x Nq blocks of one row.
+    const bool packed = a.q_len == 1 && a.q_heads > a.kv_heads;
+    r.work_units =
+        packed ? checked_product(checked_product(a.batch, a.kv_heads, where, "batch*kv_heads"),
+                                 ceil_div(a.q_heads / a.kv_heads, attention_block_rows), where,
+                                 "work units")
+               : checked_product(checked_product(a.batch, a.q_heads, where, "batch*q_heads"),
+                                 q_blocks, where, "work units");
     r.ops_per_unit = r.useful_ops / static_cast<double>(r.work_units);
     r.vector_ops = bn * pairs *
                    ((a.backward ? attention_vector_ops_backward : attention_vector_ops_forward) +
@@ -598,6 +610,10 @@ struct attention_shape {
     const double kept = pairs / (static_cast<double>(a.q_len) * static_cast<double>(a.kv_len));
     r.reread = 2.0 * kv * per_q_head * static_cast<double>(q_blocks - 1) * kept;
     r.run = static_cast<double>(a.head_dim) * size_of(t);
+    // The keys are the depth a kernel splits when its query blocks leave cores idle
+    // (FlashAttention's split-KV, num_splits; CANN IncreFlashAttention's flash decoding):
+    // cost.hpp's split-K, in chunks of split_k_chunk keys, partial outputs in fp32.
+    r.k_depth = a.kv_len;
     return r;
 }
 

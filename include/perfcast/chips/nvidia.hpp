@@ -52,6 +52,18 @@ inline constexpr overhead_spec default_gpu_overheads{
     // Resident threads per SM, compute capability 8.0 and 9.0 (CUDA C++ Programming Guide,
     // "Technical Specifications per Compute Capability": 2048).
     .core_threads = 2048,
+    // A fused-attention thread block holds its SM for 5000 cycles (3.5 us at the A100's 1410
+    // MHz) beyond its bytes' time: FlashAttention-2's split-KV kernel (the paged KV cache vLLM
+    // and sarathi serve from) computes a full 64-row tile over each 128-key block whatever its
+    // one query row. Fitted, not measured: the uncalibrated MAPE of the decode rows of vidur's
+    // A100 Llama-2-7B attention profile at tensor-parallel degrees 1 and 2 (523 rows of
+    // tests/data/gpu/vidur_a100_llama2-7b_attention.csv), lowest at 5000 of 0 .. 7000 cycles in
+    // steps of 250 (20.6 % without the floor, 13.5 % with it); the degrees 4 and 8 were held out
+    // (docs/validation.md, "Attention on the A100: vidur's paged kernels"). Kept in cycles for
+    // the A40 (the same kernels on GA102: an assumption); the Hopper presets set none (their
+    // heads are fitted on cuDNN's attention, which packs a decode step's heads otherwise).
+    // Calibrate: time a decode step at batch 1 and 64 over a 32-token KV cache.
+    .attention_unit_cycles = cycle_count{5000.0, units::cycle},
 };
 
 /// Overheads of the Hopper presets (H100 SXM, H200): the GPU defaults with the kernel heads fitted
@@ -81,6 +93,7 @@ inline constexpr overhead_spec hopper_overheads = [] {
     o.vector_launch = duration{0.71, units::us};
     o.vector_per_core = duration{0.000, units::us};
     o.load_latency = duration{0.68, units::us};
+    o.attention_unit_cycles = cycle_count{};
     return o;
 }();
 
