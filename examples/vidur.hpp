@@ -114,14 +114,47 @@ namespace detail {
                           std::string(what));
 }
 
+/// An integer of at least `min` (1: a count of heads, tokens, ...; 0: a length that may be
+/// empty).
 [[nodiscard]] inline std::int64_t to_int(std::string_view s, const std::string& source,
-                                         std::size_t line, std::string_view column) {
+                                         std::size_t line, std::string_view column,
+                                         std::int64_t min = 1) {
     std::int64_t v = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (s.empty() || ec != std::errc{} || end != s.data() + s.size() || v < 1)
-        fail(source, line, std::string(column) + ": '" + std::string(s) +
-                               "' is not a positive integer");
+    if (s.empty() || ec != std::errc{} || end != s.data() + s.size() || v < min)
+        fail(source, line,
+             std::string(column) + ": '" + std::string(s) + "' is not " +
+                 (min == 1 ? "a positive integer" : "an integer >= 0"));
     return v;
+}
+
+/// The header of a vidur CSV (read from `r`), to find its columns by name.
+class header_columns {
+public:
+    header_columns(profile::csv_reader& r, std::string source, std::string_view file)
+        : source_(std::move(source)) {
+        if (!r.next())
+            fail(source_, 1, "empty file (expected vidur's " + std::string(file) + " header)");
+        for (std::size_t i = 0; i < r.record().size(); ++i) names_.emplace_back(r.record()[i]);
+    }
+    /// The index of `column`; an error naming the file when it has none.
+    [[nodiscard]] std::size_t operator()(std::string_view column) const {
+        for (std::size_t i = 0; i < names_.size(); ++i)
+            if (names_[i] == column) return i;
+        fail(source_, 1, "no column '" + std::string(column) + "'");
+    }
+
+private:
+    std::string source_;
+    std::vector<std::string> names_;
+};
+
+/// True / False (also true / false, 1 / 0).
+[[nodiscard]] inline bool to_bool(std::string_view s, const std::string& source, std::size_t line,
+                                  std::string_view column) {
+    if (s == "True" || s == "true" || s == "1") return true;
+    if (s == "False" || s == "false" || s == "0") return false;
+    fail(source, line, std::string(column) + ": '" + std::string(s) + "' is not True/False");
 }
 
 /// A time in ms, or nothing for an empty field (vidur leaves out operators it did not time).
@@ -168,12 +201,7 @@ inline void write_field(std::ostream& out, std::string_view f) {
 [[nodiscard]] inline std::vector<mlp_row> read_mlp(std::istream& in, std::string source,
                                                    statistic stat = statistic::median) {
     profile::csv_reader r(in, source);
-    if (!r.next()) detail::fail(source, 1, "empty file (expected vidur's mlp.csv header)");
-    const auto find = [&](std::string_view column) {
-        for (std::size_t i = 0; i < r.record().size(); ++i)
-            if (r.record()[i] == column) return i;
-        detail::fail(source, 1, "no column '" + std::string(column) + "'");
-    };
+    const detail::header_columns find(r, source, "mlp.csv");
     std::array<std::size_t, op_names.size()> time_col{};
     for (std::size_t i = 0; i < op_names.size(); ++i)
         time_col[i] = find("time_stats." + std::string(op_names[i]) + "." +
@@ -198,14 +226,7 @@ inline void write_field(std::ostream& out, std::string_view f) {
         m.vocab_size = num(c_vocab, "vocab_size");
         m.num_tokens = num(c_tokens, "num_tokens");
         m.tp = num(c_tp, "num_tensor_parallel_workers");
-        const std::string_view g = f[c_gated];
-        if (g == "True" || g == "true" || g == "1") {
-            m.gated = true;
-        } else if (g == "False" || g == "false" || g == "0") {
-            m.gated = false;
-        } else {
-            detail::fail(source, m.line, "use_gated_mlp: '" + std::string(g) + "' is not True/False");
-        }
+        m.gated = detail::to_bool(f[c_gated], source, m.line, "use_gated_mlp");
         if (m.n_embd % m.n_head != 0)
             detail::fail(source, m.line, "n_embd is not a multiple of n_head");
         const std::array<std::pair<std::int64_t, std::string_view>, 5> split_by_tp{{
@@ -368,24 +389,6 @@ struct attention_row {
     double us = 0;  // the attn_prefill (prefill) or attn_decode (decode) statistic
 };
 
-namespace detail {
-[[nodiscard]] inline bool to_bool(std::string_view s, const std::string& source, std::size_t line,
-                                  std::string_view column) {
-    if (s == "True" || s == "true" || s == "1") return true;
-    if (s == "False" || s == "false" || s == "0") return false;
-    fail(source, line, std::string(column) + ": '" + std::string(s) + "' is not True/False");
-}
-[[nodiscard]] inline std::int64_t to_count(std::string_view s, const std::string& source,
-                                           std::size_t line, std::string_view column) {
-    std::int64_t v = 0;
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (s.empty() || ec != std::errc{} || end != s.data() + s.size() || v < 0)
-        fail(source, line,
-             std::string(column) + ": '" + std::string(s) + "' is not an integer >= 0");
-    return v;
-}
-}  // namespace detail
-
 /// Reads vidur's attention.csv (or a cut of it holding at least the columns named below).
 /// A row without a time for its phase (vidur leaves the other phase's columns empty) is an
 /// error naming the file, line and column, as are non-numeric values, heads that do not divide
@@ -393,12 +396,7 @@ namespace detail {
 [[nodiscard]] inline std::vector<attention_row> read_attention(std::istream& in, std::string source,
                                                                statistic stat = statistic::median) {
     profile::csv_reader r(in, source);
-    if (!r.next()) detail::fail(source, 1, "empty file (expected vidur's attention.csv header)");
-    const auto find = [&](std::string_view column) {
-        for (std::size_t i = 0; i < r.record().size(); ++i)
-            if (r.record()[i] == column) return i;
-        detail::fail(source, 1, "no column '" + std::string(column) + "'");
-    };
+    const detail::header_columns find(r, source, "attention.csv");
     const std::string st(name_of(stat));
     const std::size_t c_decode = find("time_stats.attn_decode." + st),
                       c_prefill = find("time_stats.attn_prefill." + st), c_q = find("n_q_head"),
@@ -416,8 +414,8 @@ namespace detail {
         a.n_embd = detail::to_int(f[c_embd], source, a.line, "n_embd");
         a.tp = detail::to_int(f[c_tp], source, a.line, "num_tensor_parallel_workers");
         a.batch = detail::to_int(f[c_batch], source, a.line, "batch_size");
-        a.chunk = detail::to_count(f[c_chunk], source, a.line, "prefill_chunk_size");
-        a.kv_cache = detail::to_count(f[c_cache], source, a.line, "kv_cache_size");
+        a.chunk = detail::to_int(f[c_chunk], source, a.line, "prefill_chunk_size", 0);
+        a.kv_cache = detail::to_int(f[c_cache], source, a.line, "kv_cache_size", 0);
         a.prefill = detail::to_bool(f[c_phase], source, a.line, "is_prefill");
         if (a.n_embd % a.n_q_head != 0)
             detail::fail(source, a.line, "n_embd is not a multiple of n_q_head");
