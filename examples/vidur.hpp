@@ -490,27 +490,18 @@ inline std::size_t write_profile(std::ostream& out, const std::vector<attention_
 /// blocks for the same shapes: what the fit rows do not show).
 [[nodiscard]] constexpr bool in_fit_split(const attention_row& a) noexcept { return a.tp <= 2; }
 
-/// The measurement rows split by `in_fit_split`.
-struct split_rows {
-    std::vector<mlp_row> fit;
-    std::vector<mlp_row> test;
+/// Measurement rows (mlp_row or attention_row) split by `in_fit_split`.
+template <class Row>
+struct split_of {
+    std::vector<Row> fit;
+    std::vector<Row> test;
 };
+using split_rows = split_of<mlp_row>;
 
-[[nodiscard]] inline split_rows split(const std::vector<mlp_row>& rows) {
-    split_rows s;
-    for (const mlp_row& m : rows) (in_fit_split(m) ? s.fit : s.test).push_back(m);
-    return s;
-}
-
-/// Attention measurement rows split by `in_fit_split`.
-struct attention_split {
-    std::vector<attention_row> fit;
-    std::vector<attention_row> test;
-};
-
-[[nodiscard]] inline attention_split split(const std::vector<attention_row>& rows) {
-    attention_split s;
-    for (const attention_row& a : rows) (in_fit_split(a) ? s.fit : s.test).push_back(a);
+template <class Row>
+[[nodiscard]] split_of<Row> split(const std::vector<Row>& rows) {
+    split_of<Row> s;
+    for (const Row& m : rows) (in_fit_split(m) ? s.fit : s.test).push_back(m);
     return s;
 }
 

@@ -214,6 +214,25 @@ TEST_CASE("attention on the A100: each wave of blocks holds its SMs 5000 cycles 
     CHECK(chips::a40_pcie.overhead.attention_unit_cycles.in(units::cycle) == 5000.0);
 }
 
+TEST_CASE("attention on the Ampere presets: its compute at 0.65 of the rate, GEMMs unchanged") {
+    const chip& c = chips::a100_80gb_sxm;
+    REQUIRE(c.cube.attention_share == 0.65);
+    CHECK(chips::a40_pcie.cube.attention_share == 0.65);
+    CHECK(chips::h100_sxm.cube.attention_share == 1.0);
+    CHECK(chips::ascend910b1.cube.attention_share == 1.0);
+    chip full = c;
+    full.cube.attention_share = 1.0;
+    // A prefill chunk, compute-bound: its compute term (GEMMs and softmax) divided by the share.
+    const op o = attention(
+        {.batch = 1, .q_heads = 32, .kv_heads = 32, .q_len = 2048, .kv_len = 2048, .head_dim = 128},
+        dtype::fp16);
+    CHECK(cost(c, o).compute.in(units::s) ==
+          doctest::Approx(cost(full, o).compute.in(units::s) / 0.65).epsilon(1e-12));
+    // A GEMM is not attention: the share does not touch it.
+    const op g = matmul(2048, 4096, 4096, dtype::fp16);
+    CHECK(cost(c, g).latency == cost(full, g).latency);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Attention rows of real profiles.
 

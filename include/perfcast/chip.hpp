@@ -84,6 +84,11 @@ struct engine_spec {
     /// of tiled or split GEMMs (cost.hpp detail::narrowed): a chip with shares needs `cube_tiles`.
     double narrow_rows_4 = 1.0;
     double narrow_rows_2 = 1.0;
+    /// Share of this engine's rate the library's fused attention keeps (op_kind::attention: its
+    /// GEMMs and softmax together, cost.hpp): 1 on every preset but the Ampere ones, whose value
+    /// is fitted on FlashAttention-2's paged split-KV kernel (chips/nvidia.hpp). Read for the
+    /// cube engine.
+    double attention_share = 1.0;
     /// Elements per cycle per core of this engine's kernels that walk their elements by index
     /// (op::walk, element_walk::indexed: an operand broadcast along an axis, a widening cast) and
     /// of its transposing copies (element_walk::transposed), and the fixed time such a kernel
@@ -302,7 +307,8 @@ constexpr const chip& validate(const chip& c) {
     detail::validate_engine(c.aicpu, "aicpu.cores", "aicpu.clock", "aicpu.ops_per_cycle",
                             "aicpu.uncounted_work", false);
     for (const auto& [share, field] : {std::pair{c.cube.narrow_rows_4, "cube.narrow_rows_4"},
-                                       std::pair{c.cube.narrow_rows_2, "cube.narrow_rows_2"}}) {
+                                       std::pair{c.cube.narrow_rows_2, "cube.narrow_rows_2"},
+                                       std::pair{c.cube.attention_share, "cube.attention_share"}}) {
         PERFCAST_EXPECTS(share > 0 && share <= 1, where, field, share, "a share in (0, 1]");
     }
     for (const auto& [rate, field] :

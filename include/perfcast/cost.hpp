@@ -523,6 +523,8 @@ namespace detail {
         r.compute = cycles / e.clock / eff;
     }
     if (o.vector_ops > 0) r.compute += vector_part_time(c, o, t.work_units, b, p, e);
+    // Fused attention at the share of the rate the chip's attention kernels keep.
+    if (o.kind == op_kind::attention) r.compute = r.compute / e.attention_share;
     r.memory = memory_time_of(c, o, t, b, p);
     r.head = head_time(c, o.eng, b, p);
     r.head += load_latency_of(c, o);
