@@ -1,8 +1,10 @@
 // The model against measured GPU operators: vidur's A100 profile of Llama-2-7B layers
 // (tests/data/gpu/vidur_a100_llama2-7b_mlp.csv, origin in tests/data/README.md), converted by
 // examples/vidur.hpp into the minimal kernel_details subset, calibrated on the fit split
-// (tensor-parallel degree 1, <= 1024 tokens) and scored on the rest. docs/validation.md has the
-// figures; here only what is structural or has a margin that does not depend on tuning.
+// (tensor-parallel degree 1, <= 1024 tokens) and scored on the rest; and its attention profile
+// (tests/data/gpu/vidur_a100_llama2-7b_attention.csv), fitted on degrees 1 and 2, scored on 4 and
+// 8. docs/validation.md has the figures; here only what is structural or has a margin that does
+// not depend on tuning.
 #include <doctest/doctest.h>
 
 #include <perfcast/chips.hpp>
