@@ -505,6 +505,29 @@ TEST_CASE("vidur A100 attention: 1754 measurements, decode and prefill, ms read 
     CHECK(s.test.size() == 265 + 173 + 176 + 274);
 }
 
+TEST_CASE("vidur A100 Llama-3-8B attention (FlashInfer): GQA rows, 585 measurements") {
+    const std::string path =
+        PERFCAST_SOURCE_DIR "/tests/data/gpu/vidur_a100_llama3-8b_attention.csv";
+    std::ifstream f(path, std::ios::binary);
+    REQUIRE(f.good());
+    const auto rows = vidur::read_attention(f, path);
+    REQUIRE(rows.size() == 585);
+    std::size_t decode = 0, prefill = 0;
+    for (const auto& a : rows) (a.prefill ? prefill : decode) += 1;
+    CHECK(decode == 512);
+    CHECK(prefill == 73);
+    // The first row: a 64-token chunk with nothing cached, 0.011 ms; 32 query over 8 KV heads.
+    REQUIRE(rows[0].prefill);
+    CHECK(rows[0].us == doctest::Approx(11.0));
+    const auto k = vidur::kernel_of(rows[0]);
+    CHECK(k.input_shapes == "1,32,64,128;1,8,64,128;1,8,64,128");
+    // A decode step of degree 4: 8 query heads over 2 KV heads per GPU.
+    const auto last = vidur::kernel_of(rows.back());
+    REQUIRE_FALSE(rows.back().prefill);
+    CHECK(rows.back().tp == 4);
+    CHECK(last.input_shapes == "101,8,1,128;101,2,9729,128;101,2,9729,128");
+}
+
 TEST_CASE("vidur attention reader: errors name the file, line and column") {
     const auto read = [](const std::string& text) {
         std::istringstream in(text);
