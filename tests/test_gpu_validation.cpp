@@ -39,9 +39,10 @@ std::vector<vidur::mlp_row> read_vidur(vidur::statistic stat = vidur::statistic:
     return vidur::read_mlp(f, vidur_csv, stat);
 }
 
-/// The rows as the converter writes them, read back by the profile reader.
-std::vector<profile::kernel_row> as_profile(const std::vector<vidur::mlp_row>& rows,
-                                            const std::string& name) {
+/// The rows (mlp or attention measurements) as the converter writes them, read back by the
+/// profile reader.
+template <class Row>
+std::vector<profile::kernel_row> as_profile(const std::vector<Row>& rows, const std::string& name) {
     std::ostringstream out;
     (void)vidur::write_profile(out, rows);
     return profile::parse_kernel_details(out.str(), name).rows;
@@ -457,13 +458,6 @@ std::vector<vidur::attention_row> read_attention_rows() {
     std::ifstream f(attention_csv, std::ios::binary);
     REQUIRE(f.good());
     return vidur::read_attention(f, attention_csv);
-}
-
-std::vector<profile::kernel_row> as_profile(const std::vector<vidur::attention_row>& rows,
-                                            const std::string& name) {
-    std::ostringstream out;
-    (void)vidur::write_profile(out, rows);
-    return profile::parse_kernel_details(out.str(), name).rows;
 }
 
 }  // namespace

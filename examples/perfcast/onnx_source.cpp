@@ -126,27 +126,15 @@ void set_batch(onnx::TypeProto* t, const std::string& symbol, std::int64_t first
     }
 }
 
-/// Bytes of one element of ONNX data type `t` (TensorProto::DataType), 0 for types without a
-/// fixed size (STRING, UNDEFINED, types this library does not know).
+/// Bytes of one element of ONNX data type `t` (TensorProto::DataType): a perfcast dtype's
+/// (io::dtype_of_onnx), the complex types' two floats, and 0 for types without a fixed size
+/// (STRING, UNDEFINED, types this library does not know).
 std::size_t element_bytes(int t) {
-    switch (t) {
-        case onnx::TensorProto::UINT8:
-        case onnx::TensorProto::INT8:
-        case onnx::TensorProto::BOOL: return 1;
-        case onnx::TensorProto::UINT16:
-        case onnx::TensorProto::INT16:
-        case onnx::TensorProto::FLOAT16:
-        case onnx::TensorProto::BFLOAT16: return 2;
-        case onnx::TensorProto::FLOAT:
-        case onnx::TensorProto::INT32:
-        case onnx::TensorProto::UINT32: return 4;
-        case onnx::TensorProto::DOUBLE:
-        case onnx::TensorProto::INT64:
-        case onnx::TensorProto::UINT64:
-        case onnx::TensorProto::COMPLEX64: return 8;
-        case onnx::TensorProto::COMPLEX128: return 16;
-        default: return 0;
-    }
+    if (const auto d = io::dtype_of_onnx(t))
+        return static_cast<std::size_t>(size_of(*d).in(units::B));
+    if (t == onnx::TensorProto::COMPLEX64) return 8;
+    if (t == onnx::TensorProto::COMPLEX128) return 16;
+    return 0;
 }
 
 /// A tensor whose raw bytes are not its dims' elements is an error naming it: libonnx 1.12's
