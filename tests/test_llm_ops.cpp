@@ -233,6 +233,37 @@ TEST_CASE("attention on the Ampere presets: its compute at 0.65 of the rate, GEM
     CHECK(cost(c, g).latency == cost(full, g).latency);
 }
 
+TEST_CASE(
+    "attention on the Ampere presets: at 0.8 of that share when its units fill no core twice") {
+    const chip& c = chips::a100_80gb_sxm;
+    REQUIRE(c.cube.attention_unfilled_share == 0.8);
+    CHECK(chips::a40_pcie.cube.attention_unfilled_share == 0.8);
+    CHECK(chips::h100_sxm.cube.attention_unfilled_share == 1.0);
+    CHECK(chips::ascend910b1.cube.attention_unfilled_share == 1.0);
+    chip filled = c;
+    filled.cube.attention_unfilled_share = 1.0;
+    // A prefill chunk of 1408 tokens over 4 heads (tensor-parallel degree 8 of a 32-head model):
+    // 4 x ceil(1408 / 128) = 44 units, split in two over the keys (108 / 44 SMs): 88 <= 108.
+    const op few = attention(
+        {.batch = 1, .q_heads = 4, .kv_heads = 4, .q_len = 1408, .kv_len = 1408, .head_dim = 128},
+        dtype::fp16);
+    REQUIRE(few.work_units == 44);
+    CHECK(cost(c, few).compute.in(units::s) ==
+          doctest::Approx(cost(filled, few).compute.in(units::s) / 0.8).epsilon(1e-12));
+    // On 40 SMs the 44 units outnumber the cores: the share does not apply.
+    CHECK(cost(c, few, core_count{40}) == cost(filled, few, core_count{40}));
+    // 32 heads of 2048 rows: 512 units on 108 SMs, untouched.
+    const op many = attention(
+        {.batch = 1, .q_heads = 32, .kv_heads = 32, .q_len = 2048, .kv_len = 2048, .head_dim = 128},
+        dtype::fp16);
+    CHECK(cost(c, many) == cost(filled, many));
+    // The share is validated like the others: in (0, 1].
+    chip bad = c;
+    bad.cube.attention_unfilled_share = 0;
+    CHECK_THROWS_WITH_AS((void)validate(bad), doctest::Contains("cube.attention_unfilled_share"),
+                         perfcast::error);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Attention rows of real profiles.
 

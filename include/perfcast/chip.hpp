@@ -89,6 +89,11 @@ struct engine_spec {
     /// is fitted on FlashAttention-2's paged split-KV kernel (chips/nvidia.hpp). Read for the
     /// cube engine.
     double attention_share = 1.0;
+    /// Share of that rate a fused attention keeps when its work units (after the split over
+    /// its keys) do not outnumber the cores it may use, so that no core holds more than one:
+    /// 1 (no such loss) on every preset but the Ampere ones, whose value is fitted on
+    /// FlashAttention-2's paged kernels (chips/nvidia.hpp). Read for the cube engine.
+    double attention_unfilled_share = 1.0;
     /// Elements per cycle per core of this engine's kernels that walk their elements by index
     /// (op::walk, element_walk::indexed: an operand broadcast along an axis, a widening cast) and
     /// of its transposing copies (element_walk::transposed), and the fixed time such a kernel
@@ -306,9 +311,11 @@ constexpr const chip& validate(const chip& c) {
                             "vector.uncounted_work", true);
     detail::validate_engine(c.aicpu, "aicpu.cores", "aicpu.clock", "aicpu.ops_per_cycle",
                             "aicpu.uncounted_work", false);
-    for (const auto& [share, field] : {std::pair{c.cube.narrow_rows_4, "cube.narrow_rows_4"},
-                                       std::pair{c.cube.narrow_rows_2, "cube.narrow_rows_2"},
-                                       std::pair{c.cube.attention_share, "cube.attention_share"}}) {
+    for (const auto& [share, field] :
+         {std::pair{c.cube.narrow_rows_4, "cube.narrow_rows_4"},
+          std::pair{c.cube.narrow_rows_2, "cube.narrow_rows_2"},
+          std::pair{c.cube.attention_share, "cube.attention_share"},
+          std::pair{c.cube.attention_unfilled_share, "cube.attention_unfilled_share"}}) {
         PERFCAST_EXPECTS(share > 0 && share <= 1, where, field, share, "a share in (0, 1]");
     }
     for (const auto& [rate, field] :

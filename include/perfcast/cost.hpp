@@ -523,8 +523,12 @@ namespace detail {
         r.compute = cycles / e.clock / eff;
     }
     if (o.vector_ops > 0) r.compute += vector_part_time(c, o, t.work_units, b, p, e);
-    // Fused attention at the share of the rate the chip's attention kernels keep.
-    if (o.kind == op_kind::attention) r.compute = r.compute / e.attention_share;
+    // Fused attention at the share of the rate the chip's attention kernels keep, and at a share
+    // of that when its units leave no core more than one (engine_spec::attention_unfilled_share).
+    if (o.kind == op_kind::attention) {
+        r.compute = r.compute / e.attention_share;
+        if (t.work_units <= limit.value) r.compute = r.compute / e.attention_unfilled_share;
+    }
     r.memory = memory_time_of(c, o, t, b, p);
     r.head = head_time(c, o.eng, b, p);
     r.head += load_latency_of(c, o);

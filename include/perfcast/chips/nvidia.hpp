@@ -235,6 +235,19 @@ inline constexpr std::array<tile_shape, max_cube_tiles> gpu_gemm_tiles{{
 /// profile's attention rows fit the cube efficiency.
 inline constexpr double ampere_attention_share = 0.65;
 
+/// The share of that rate the same kernel keeps on the Ampere presets when the attention's work
+/// units (128-row query blocks of a head, times the split over keys) are no more than the SMs
+/// (engine_spec::attention_unfilled_share): an SM then holds one unit, at most two 64-row
+/// blocks of one head, and the prefill chunks of few heads (tensor-parallel degrees 4 and 8)
+/// ran slower than the share above prices. Fitted, not measured: the uncalibrated MAPE of every
+/// row of degrees 1 and 2 of the same profile (866 rows, the block floor and the share above in
+/// place), lowest at 0.8 of 0.6 .. 1 in steps of 0.05 (16.2 % at 1, 15.6 % at 0.8); degrees 4
+/// and 8 held out: 20.1 -> 16.3 % (docs/validation.md, "Attention on the A100: vidur's paged
+/// kernels"). A threshold of half the SMs (one 64-row block an SM) fitted worse (16.0 %) and was
+/// not kept. The A40 takes it too (an assumption); the Hopper presets keep 1. Calibrate: a
+/// profile's attention rows of few heads fit the cube efficiency.
+inline constexpr double ampere_attention_unfilled_share = 0.8;
+
 /// NVIDIA A100 80GB SXM4. 108 SMs, boost 1410 MHz (A100 datasheet / Ampere whitepaper).
 /// Dense tensor peaks (datasheet): FP16/BF16 312 TFLOPS -> 312e12 / (2 x 108 x 1.41e9) = 1024
 /// MAC/cycle/SM; INT8 624 TOPS -> 2048; TF32 156 TFLOPS -> 512 (our hf32); FP64 tensor 19.5
@@ -257,7 +270,8 @@ inline constexpr chip a100_80gb_sxm = validate(chip{
                  {dtype::fp32, 64.0},
                  {dtype::fp64, 64.0},
              }),
-             .attention_share = ampere_attention_share},
+             .attention_share = ampere_attention_share,
+             .attention_unfilled_share = ampere_attention_unfilled_share},
     .vector = {.cores = 108,
                .clock = frequency{1410.0, units::MHz},
                .ops_per_cycle = detail::gpu_vector_rates(64.0, 64.0, 32.0),
@@ -415,7 +429,8 @@ inline constexpr chip a40_pcie = validate(chip{
                  {dtype::fp32, 128.0},
                  {dtype::fp64, 2.0},
              }),
-             .attention_share = ampere_attention_share},
+             .attention_share = ampere_attention_share,
+             .attention_unfilled_share = ampere_attention_unfilled_share},
     .vector = {.cores = 84,
                .clock = frequency{1740.0, units::MHz},
                .ops_per_cycle = detail::gpu_vector_rates(128.0, 64.0, 2.0, 1.0),
