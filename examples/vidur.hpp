@@ -145,6 +145,12 @@ public:
             if (names_[i] == column) return i;
         fail(source_, 1, "no column '" + std::string(column) + "'");
     }
+    /// The index of `column`, or nothing when the file has none.
+    [[nodiscard]] std::optional<std::size_t> optional(std::string_view column) const {
+        for (std::size_t i = 0; i < names_.size(); ++i)
+            if (names_[i] == column) return i;
+        return std::nullopt;
+    }
 
 private:
     std::string source_;
@@ -389,6 +395,9 @@ struct attention_row {
     std::int64_t kv_cache = 0;  // kv_cache_size
     bool prefill = false;
     double us = 0;  // the attn_prefill (prefill) or attn_decode (decode) statistic
+    // attention_backend is AttentionBackend.FLASHINFER (FlashInfer's kernels); otherwise, or
+    // without the column, FlashAttention-2's (AttentionBackend.FLASH_ATTENTION).
+    bool flashinfer = false;
 };
 
 /// Reads vidur's attention.csv (or a cut of it holding at least the columns named below).
@@ -406,6 +415,7 @@ struct attention_row {
                       c_tp = find("num_tensor_parallel_workers"), c_batch = find("batch_size"),
                       c_chunk = find("prefill_chunk_size"), c_cache = find("kv_cache_size"),
                       c_phase = find("is_prefill");
+    const std::optional<std::size_t> c_backend = find.optional("attention_backend");
     std::vector<attention_row> rows;
     while (r.next()) {
         const profile::csv_record& f = r.record();
@@ -419,6 +429,16 @@ struct attention_row {
         a.chunk = detail::to_int(f[c_chunk], source, a.line, "prefill_chunk_size", 0);
         a.kv_cache = detail::to_int(f[c_cache], source, a.line, "kv_cache_size", 0);
         a.prefill = detail::to_bool(f[c_phase], source, a.line, "is_prefill");
+        if (c_backend) {
+            const std::string_view backend = f[*c_backend];
+            if (backend != "AttentionBackend.FLASHINFER" &&
+                backend != "AttentionBackend.FLASH_ATTENTION")
+                detail::fail(source, a.line,
+                             "attention_backend: '" + std::string(backend) +
+                                 "' (expected AttentionBackend.FLASHINFER or "
+                                 "AttentionBackend.FLASH_ATTENTION)");
+            a.flashinfer = backend == "AttentionBackend.FLASHINFER";
+        }
         if (a.n_embd % a.n_q_head != 0)
             detail::fail(source, a.line, "n_embd is not a multiple of n_q_head");
         if (a.n_q_head % a.tp != 0 || a.n_kv_head % a.tp != 0)
@@ -447,13 +467,16 @@ struct attention_row {
 }
 
 /// The kernel row of one attention measurement: a FlashAttentionScore in BNSD shapes, fp16,
-/// Q [B, Nq/tp, S, D], K and V [B, Nkv/tp, kv_cache + S, D] (S = 1 decode, the chunk prefill),
-/// without a mask input: every query-key pair priced. A decode row's one query sees every key;
-/// a prefill chunk is causal, but the measured kernel's time grows as if it computed every pair
-/// of the S x (kv_cache + S) rectangle: at tensor-parallel degree 1 a chunk's own S^2 part costs
+/// Q [B, Nq/tp, S, D], K and V [B, Nkv/tp, kv_cache + S, D] (S = 1 decode, the chunk prefill).
+/// A decode row's one query sees every key: no mask input. A prefill chunk is causal, but
+/// FlashAttention-2's measured kernel's time grows as if it computed every pair of the
+/// S x (kv_cache + S) rectangle: at tensor-parallel degree 1 a chunk's own S^2 part costs
 /// 3.96 ps a pair and head, the cached part 3.4-3.5 (the full-square reading), where the causal
-/// reading would make its kept pairs cost 2.3 times the cached ones (docs/validation.md,
-/// "Attention on the A100: vidur's paged kernels").
+/// reading would make its kept pairs cost 2.3 times the cached ones; so no mask input either.
+/// FlashInfer's prefill skips the pairs above the diagonal (its 16384-token chunk with nothing
+/// cached, 3.58 ms at tensor-parallel degree 4, would be 98 % of the tensor peak as a full
+/// square): a causal mask input, [2048, 2048] bool, as the profile mapping reads one
+/// (docs/validation.md, "Attention on the A100: vidur's paged kernels").
 [[nodiscard]] inline kernel_line kernel_of(const attention_row& a, int block_dim = a100_sms) {
     using detail::shape;
     const std::int64_t d = a.n_embd / a.n_q_head;
@@ -474,6 +497,10 @@ struct attention_row {
     const std::string kv = shape({a.batch, hkv, keys, d});
     k.input_shapes = q + ";" + kv + ";" + kv;
     k.input_types = "fp16;fp16;fp16";
+    if (a.prefill && a.flashinfer) {
+        k.input_shapes += ";2048,2048";
+        k.input_types += ";bool";
+    }
     k.output_shapes = q;
     k.output_types = "fp16";
     return k;

@@ -505,16 +505,23 @@ TEST_CASE("vidur A100 Llama-3-8B attention (FlashInfer): GQA rows, 585 measureme
     std::ifstream f(path, std::ios::binary);
     REQUIRE(f.good());
     const auto rows = vidur::read_attention(f, path);
-    REQUIRE(rows.size() == 585);
-    std::size_t decode = 0, prefill = 0;
-    for (const auto& a : rows) (a.prefill ? prefill : decode) += 1;
+    REQUIRE(rows.size() == 1154);
+    std::size_t decode = 0, prefill = 0, prefill_tp4 = 0, flashinfer = 0;
+    for (const auto& a : rows) {
+        (a.prefill ? prefill : decode) += 1;
+        if (a.prefill && a.tp == 4) ++prefill_tp4;
+        if (a.flashinfer) ++flashinfer;
+    }
     CHECK(decode == 512);
-    CHECK(prefill == 73);
-    // The first row: a 64-token chunk with nothing cached, 0.011 ms; 32 query over 8 KV heads.
+    CHECK(prefill == 73 + 569);
+    CHECK(prefill_tp4 == 569);
+    CHECK(flashinfer == rows.size());
+    // The first row: a 64-token chunk with nothing cached, 0.011 ms; 32 query over 8 KV heads;
+    // FlashInfer's prefill is causal (the mask input).
     REQUIRE(rows[0].prefill);
     CHECK(rows[0].us == doctest::Approx(11.0));
     const auto k = vidur::kernel_of(rows[0]);
-    CHECK(k.input_shapes == "1,32,64,128;1,8,64,128;1,8,64,128");
+    CHECK(k.input_shapes == "1,32,64,128;1,8,64,128;1,8,64,128;2048,2048");
     // A decode step of degree 4: 8 query heads over 2 KV heads per GPU.
     const auto last = vidur::kernel_of(rows.back());
     REQUIRE_FALSE(rows.back().prefill);
@@ -522,28 +529,34 @@ TEST_CASE("vidur A100 Llama-3-8B attention (FlashInfer): GQA rows, 585 measureme
     CHECK(last.input_shapes == "101,8,1,128;101,2,9729,128;101,2,9729,128");
 }
 
-TEST_CASE(
-    "A100 Llama-3-8B attention, which no fit saw: the prefill chunks with the unfilled share" *
-    doctest::test_suite("heavy")) {
-    // FlashInfer's 64-token chunks (73 rows): 32 units before the split over the keys, never
-    // more than the A100's 108 SMs. Measured 24.2 % with engine_spec::attention_unfilled_share
-    // (fitted on the Llama-2-7B rows of degrees 1 and 2) and 36.0 % without it
-    // (docs/validation.md, "Attention on the A100: vidur's paged kernels"); 30 % lies between.
+TEST_CASE("A100 Llama-3-8B attention, which no fit saw: every row, and the chunks of one head set" *
+          doctest::test_suite("heavy")) {
     const std::string path =
         PERFCAST_SOURCE_DIR "/tests/data/gpu/vidur_a100_llama3-8b_attention.csv";
     std::ifstream f(path, std::ios::binary);
     REQUIRE(f.good());
     const auto rows = as_profile(vidur::read_attention(f, path), "l3.csv");
-    const auto prefill = [](const profile::kernel_row& r) {
-        return r.name.starts_with("attn_prefill");
+    const auto any = [](const profile::kernel_row&) { return true; };
+    const auto tp1_prefill = [](const profile::kernel_row& r) {
+        return r.name.starts_with("attn_prefill") && r.name.find(" tp=1 ") != std::string::npos;
     };
     chip filled = chips::a100_80gb_sxm;
     filled.cube.attention_unfilled_share = 1.0;
-    const auto with = profile::score_rows(chips::a100_80gb_sxm, rows, {}, prefill);
-    const auto without = profile::score_rows(filled, rows, {}, prefill);
+    // FlashInfer's 64-token chunks at degree 1 (73 rows): 32 units, at most 96 after the split
+    // over the keys, never more than the A100's 108 SMs. Measured 25.3 % with
+    // engine_spec::attention_unfilled_share (fitted on the Llama-2-7B rows of degrees 1 and 2)
+    // and 37.0 % without it (docs/validation.md, "Attention on the A100: vidur's paged
+    // kernels"); 30 % lies between.
+    const auto with = profile::score_rows(chips::a100_80gb_sxm, rows, {}, tp1_prefill);
+    const auto without = profile::score_rows(filled, rows, {}, tp1_prefill);
     REQUIRE(with.overall.rows == 73);
     CHECK(with.overall.mape < 0.30);
     CHECK(without.overall.mape > 0.30);
+    // Every row (1154): 32.4 %, under the issue's 35 % for an unseen data set; its degree-4
+    // prefill rows are the largest error (docs/validation.md).
+    const auto all = profile::score_rows(chips::a100_80gb_sxm, rows, {}, any);
+    REQUIRE(all.overall.rows == 1154);
+    CHECK(all.overall.mape < 0.35);
 }
 
 TEST_CASE("vidur attention reader: errors name the file, line and column") {
@@ -574,6 +587,27 @@ TEST_CASE("vidur attention reader: errors name the file, line and column") {
                          doctest::Contains("a decode row needs"), perfcast::error);
     CHECK_THROWS_WITH_AS((void)read(header + "4096,32,32,1,4,0,x,False,0.02,\n"),
                          doctest::Contains("kv_cache_size: 'x'"), perfcast::error);
+    // The backend column is optional; FlashInfer's prefill chunks are written causal (a
+    // [2048, 2048] mask input), FlashAttention-2's and decode rows without a mask.
+    const std::string with_backend =
+        "n_embd,n_q_head,n_kv_head,num_tensor_parallel_workers,batch_size,prefill_chunk_size,"
+        "kv_cache_size,is_prefill,time_stats.attn_decode.median,time_stats.attn_prefill.median,"
+        "attention_backend\n";
+    const auto both = read(with_backend +
+                           "4096,32,8,4,1,64,0,True,,0.011,AttentionBackend.FLASHINFER\n"
+                           "4096,32,8,4,1,64,0,True,,0.011,AttentionBackend.FLASH_ATTENTION\n"
+                           "4096,32,8,4,3,0,64,False,0.02,,AttentionBackend.FLASHINFER\n");
+    REQUIRE(both.size() == 3);
+    CHECK(both[0].flashinfer);
+    CHECK_FALSE(both[1].flashinfer);
+    CHECK(vidur::kernel_of(both[0]).input_shapes == "1,8,64,128;1,2,64,128;1,2,64,128;2048,2048");
+    CHECK(vidur::kernel_of(both[0]).input_types == "fp16;fp16;fp16;bool");
+    CHECK(vidur::kernel_of(both[1]).input_shapes == "1,8,64,128;1,2,64,128;1,2,64,128");
+    CHECK(vidur::kernel_of(both[2]).input_shapes == "3,8,1,128;3,2,65,128;3,2,65,128");
+    CHECK_THROWS_WITH_AS(
+        (void)read(with_backend + "4096,32,8,4,1,64,0,True,,0.011,AttentionBackend.XFORMERS\n"),
+        doctest::Contains("a.csv:2: attention_backend: 'AttentionBackend.XFORMERS'"),
+        perfcast::error);
     // The converter tells the two files apart by their headers.
     CHECK(vidur::is_attention_header(header));
     CHECK_FALSE(vidur::is_attention_header("time_stats.emb.median,n_head"));
@@ -596,9 +630,9 @@ TEST_CASE("A100 attention: the block floor and shares, fitted on degrees 1 and 2
     REQUIRE(with.overall.rows == 265 + 176);
     CHECK(with.overall.mape < 0.12);
     CHECK(without.overall.mape > 0.12);
-    // Every held-out row, uncalibrated: 16.3 % with the Ampere attention shares (both fitted on
-    // degrees 1 and 2 too), 20.1 % without the share of attentions whose units fill no SM twice,
-    // 27.1 % without either; 18 % and 24 % lie between, under the issue's 35 % for an unseen data
+    // Every held-out row, uncalibrated: 14.8 % with the Ampere attention shares (both fitted on
+    // degrees 1 and 2 too), 18.7 % without the share of attentions whose units fill no SM twice,
+    // 29.3 % without either; 17 % and 24 % lie between, under the issue's 35 % for an unseen data
     // set (docs/validation.md, "Attention on the A100: vidur's paged kernels").
     const auto any = [](const profile::kernel_row&) { return true; };
     chip filled = chips::a100_80gb_sxm;
@@ -609,8 +643,8 @@ TEST_CASE("A100 attention: the block floor and shares, fitted on degrees 1 and 2
     const auto all_filled = profile::score_rows(filled, test, {}, any);
     const auto all_no_share = profile::score_rows(no_share, test, {}, any);
     REQUIRE(all.overall.rows == 888);
-    CHECK(all.overall.mape < 0.18);
-    CHECK(all_filled.overall.mape > 0.18);
+    CHECK(all.overall.mape < 0.17);
+    CHECK(all_filled.overall.mape > 0.17);
     CHECK(all_filled.overall.mape < 0.24);
     CHECK(all_no_share.overall.mape > 0.24);
 }

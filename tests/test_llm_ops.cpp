@@ -264,6 +264,30 @@ TEST_CASE(
                          perfcast::error);
 }
 
+TEST_CASE("attention: more units than cores share the cores, no whole wave more (cube part)") {
+    // 8 heads x ceil(1728 / 128) = 112 units on the A100's 108 SMs: no split over the keys (the
+    // units outnumber the cores), so the busiest SM computes 112 / 108 units, not 2.
+    const chip& c = chips::a100_80gb_sxm;
+    const op o = attention(
+        {.batch = 1, .q_heads = 8, .kv_heads = 2, .q_len = 1728, .kv_len = 1728, .head_dim = 128},
+        dtype::fp16);
+    REQUIRE(o.work_units == 112);
+    const model_params& p = default_model_params;
+    const double cube_s = 112.0 / 108.0 * o.ops_per_unit /
+                          (c.cube.ops_per_cycle_for(dtype::fp16) * c.cube.clock.in(units::Hz)) /
+                          p.cube_efficiency;
+    // The softmax part keeps whole waves (vector_part_time: ceil(112 / 108) = 2).
+    const double vector_s = detail::vector_part_time(c, o, 112, 108, p, c.cube).in(units::s);
+    // 1e-12: the same products in another order (doubles).
+    CHECK(cost(c, o).compute.in(units::s) ==
+          doctest::Approx((cube_s + vector_s) / c.cube.attention_share).epsilon(1e-12));
+    // A GEMM keeps whole waves: 112 tiles of 128 x 256 on 108 SMs, two waves.
+    const op g = matmul(128 * 8, 256 * 14, 4096, dtype::fp16);
+    REQUIRE(g.work_units == 112);
+    CHECK(detail::busiest_units(g, detail::as_given(g), 108, 2) == 2.0);
+    CHECK(detail::busiest_units(o, detail::as_given(o), 108, 2) == doctest::Approx(112.0 / 108.0));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Attention rows of real profiles.
 

@@ -439,6 +439,23 @@ namespace detail {
     return cycles / v.clock / p.vector_efficiency;
 }
 
+/// Units the busiest of `b` cores computes on the cube, of `per_core_units` = ceil(units / b)
+/// whole waves: those, or for a fused attention with more units than cores, units / b. An
+/// attention's thread blocks are small (a 64- or 128-row query block of one head, or a split of
+/// its keys) and several stay resident on an SM, so the last wave's few blocks share the SMs
+/// with the others instead of adding a wave: FlashInfer's prefill at tensor-parallel degree 4
+/// over 1664 and 1728 tokens (104 and 112 units on the A100's 108 SMs) took 128 and 136 us,
+/// where whole waves would double the second (docs/validation.md, "Attention on the A100:
+/// vidur's paged kernels"). The softmax part (vector_part_time) and the block floor
+/// (chip::overhead.attention_unit_cycles) keep whole waves: the softmax's share fitted vidur's
+/// A100 rows of degrees 1 and 2 no better (15.2 against 15.2 % MAPE), an assumption.
+[[nodiscard]] constexpr double busiest_units(const op& o, const tiling& t, std::int64_t b,
+                                             std::int64_t per_core_units) noexcept {
+    if (o.kind == op_kind::attention && t.work_units > b) [[unlikely]]
+        return static_cast<double>(t.work_units) / static_cast<double>(b);
+    return static_cast<double>(per_core_units);
+}
+
 /// Whether ops of kind `k` only move data (no arithmetic to widen for).
 [[nodiscard]] constexpr bool moves_only(op_kind k) noexcept {
     // One test of a bit mask (cost() runs in every sweep's inner loop).
@@ -518,7 +535,7 @@ namespace detail {
             per_unit *= e.uncounted_work;  // the assumed count, as the engine's kernels run it
         if (o.type == dtype::bf16 || o.out_type == dtype::bf16 || o.fp32_arithmetic) [[unlikely]]
             per_unit += converted_ops(e, o, t.work_units);
-        const cycle_count cycles{static_cast<double>(per_core_units) * per_unit / rate,
+        const cycle_count cycles{busiest_units(o, t, b64, per_core_units) * per_unit / rate,
                                  units::cycle};
         r.compute = cycles / e.clock / eff;
     }

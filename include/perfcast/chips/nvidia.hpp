@@ -243,9 +243,12 @@ inline constexpr double ampere_attention_share = 0.65;
 /// row of degrees 1 and 2 of the same profile (866 rows, the block floor and the share above in
 /// place), lowest at 0.8 of 0.6 .. 1 in steps of 0.05 (16.2 % at 1, 15.6 % at 0.8); degrees 4
 /// and 8 held out: 20.1 -> 16.3 % (docs/validation.md, "Attention on the A100: vidur's paged
-/// kernels"). A threshold of half the SMs (one 64-row block an SM) fitted worse (16.0 %) and was
-/// not kept. The A40 takes it too (an assumption); the Hopper presets keep 1. Calibrate: a
-/// profile's attention rows of few heads fit the cube efficiency.
+/// kernels"); with the shared waves of cost.hpp detail::busiest_units the same grids still pick
+/// 0.8 (15.2 %), held out 14.8 %. FlashInfer's prefill of few heads (the Llama-3-8B file) runs
+/// faster than this prices: a share of FlashAttention-2's kernel, not of every library's. A
+/// threshold of half the SMs (one 64-row block an SM) fitted worse (16.0 %) and was not kept. The
+/// A40 takes it too (an assumption); the Hopper presets keep 1. Calibrate: a profile's attention
+/// rows of few heads fit the cube efficiency.
 inline constexpr double ampere_attention_unfilled_share = 0.8;
 
 /// NVIDIA A100 80GB SXM4. 108 SMs, boost 1410 MHz (A100 datasheet / Ampere whitepaper).
