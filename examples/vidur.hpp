@@ -13,19 +13,20 @@
 // SiluAndMul, VocabParallelEmbedding, each sized for tensor-parallel degree tp.
 //
 // Each (operator, measurement row) becomes one kernel row:
+// clang-format off
 //   op                        Type                Accelerator Core  inputs -> output (T tokens)
-//   emb                       GatherV2            AI_VECTOR_CORE    [V/tp, E] fp16; [T] int64 ->
-//   [T, E] input_layernorm, post_attention_layernorm  RmsNorm             AI_VECTOR_CORE    [T, E];
-//   [E] -> [T, E] attn_pre_proj             MatMul              AI_CORE           [T, E]; [(H + 2
-//   Hkv) D / tp, E] -> [T, (H + 2 Hkv) D / tp] attn_rope                 ApplyRotaryPosEmb
-//   AI_VECTOR_CORE    [T, (H + Hkv) D / tp]; [T, D]; [T] int64 -> [T, (H + Hkv) D / tp]
-//   attn_post_proj            MatMul              AI_CORE           [T, H D / tp]; [E, H D / tp] ->
-//   [T, E] mlp_up_proj               MatMul              AI_CORE           [T, E]; [g I / tp, E] ->
-//   [T, g I / tp]   (g = 2 gated, else 1) mlp_act (gated)           SwiGlu AI_VECTOR_CORE    [T, I
-//   / tp]; [T, I / tp] -> [T, I / tp] mlp_act (not gated)       Gelu                AI_VECTOR_CORE
-//   [T, I / tp] -> [T, I / tp] mlp_down_proj             MatMul              AI_CORE           [T,
-//   I / tp]; [E, I / tp] -> [T, E] add                       Add                 AI_VECTOR_CORE [T,
-//   E]; [T, E] -> [T, E]
+//   emb                       GatherV2            AI_VECTOR_CORE    [V/tp, E] fp16; [T] int64 -> [T, E]
+//   input_layernorm,
+//   post_attention_layernorm  RmsNorm             AI_VECTOR_CORE    [T, E]; [E] -> [T, E]
+//   attn_pre_proj             MatMul              AI_CORE           [T, E]; [(H + 2 Hkv) D / tp, E] -> [T, (H + 2 Hkv) D / tp]
+//   attn_rope                 ApplyRotaryPosEmb   AI_VECTOR_CORE    [T, (H + Hkv) D / tp]; [T, D]; [T] int64 -> [T, (H + Hkv) D / tp]
+//   attn_post_proj            MatMul              AI_CORE           [T, H D / tp]; [E, H D / tp] -> [T, E]
+//   mlp_up_proj               MatMul              AI_CORE           [T, E]; [g I / tp, E] -> [T, g I / tp]   (g = 2 gated, else 1)
+//   mlp_act (gated)           SwiGlu              AI_VECTOR_CORE    [T, I / tp]; [T, I / tp] -> [T, I / tp]
+//   mlp_act (not gated)       Gelu                AI_VECTOR_CORE    [T, I / tp] -> [T, I / tp]
+//   mlp_down_proj             MatMul              AI_CORE           [T, I / tp]; [E, I / tp] -> [T, E]
+//   add                       Add                 AI_VECTOR_CORE    [T, E]; [T, E] -> [T, E]
+// clang-format on
 // with E = n_embd, I = n_expanded_embd, H = n_head, Hkv = n_kv_head, D = E / H, V = vocab_size.
 // MatMul weights are written [N, K] as torch stores a Linear weight (A[M,K] x B[N,K]^T, as in
 // the 910B1 profile). Type names are the CANN op types of the same computations (GatherV2,
@@ -141,8 +142,7 @@ public:
     }
     /// The index of `column`; an error naming the file when it has none.
     [[nodiscard]] std::size_t operator()(std::string_view column) const {
-        for (std::size_t i = 0; i < names_.size(); ++i)
-            if (names_[i] == column) return i;
+        if (const auto i = optional(column)) return *i;
         fail(source_, 1, "no column '" + std::string(column) + "'");
     }
     /// The index of `column`, or nothing when the file has none.
