@@ -29,6 +29,26 @@ namespace {
 
 const std::string real_dir = PERFCAST_SOURCE_DIR "/tests/data/profiles/real/";
 
+/// The A100 with its cube engine's `share` at 1, after checking the presets' own: `ampere` on
+/// the A100 and the A40, 1 on the H100 and the 910B1.
+chip without_share(double engine_spec::*share, double ampere) {
+    const chip& c = chips::a100_80gb_sxm;
+    REQUIRE(c.cube.*share == ampere);
+    CHECK(chips::a40_pcie.cube.*share == ampere);
+    CHECK(chips::h100_sxm.cube.*share == 1.0);
+    CHECK(chips::ascend910b1.cube.*share == 1.0);
+    chip full = c;
+    full.cube.*share = 1.0;
+    return full;
+}
+
+/// That chip `c` with its cube engine's `share` at `v` fails validation, naming `field`.
+void check_share_validated(const chip& c, double engine_spec::*share, double v, const char* field) {
+    chip bad = c;
+    bad.cube.*share = v;
+    CHECK_THROWS_WITH_AS((void)validate(bad), doctest::Contains(field), perfcast::error);
+}
+
 /// The first row of `type` in a real kernel_details file.
 profile::kernel_row first_row_of(const std::string& file, std::string_view type) {
     const profile::kernel_table t = profile::read_kernel_details_file(real_dir + file);
@@ -216,12 +236,7 @@ TEST_CASE("attention on the A100: each wave of blocks holds its SMs 5000 cycles 
 
 TEST_CASE("attention on the Ampere presets: its compute at 0.65 of the rate, GEMMs unchanged") {
     const chip& c = chips::a100_80gb_sxm;
-    REQUIRE(c.cube.attention_share == 0.65);
-    CHECK(chips::a40_pcie.cube.attention_share == 0.65);
-    CHECK(chips::h100_sxm.cube.attention_share == 1.0);
-    CHECK(chips::ascend910b1.cube.attention_share == 1.0);
-    chip full = c;
-    full.cube.attention_share = 1.0;
+    const chip full = without_share(&engine_spec::attention_share, 0.65);
     // A prefill chunk, compute-bound: its compute term (GEMMs and softmax) divided by the share.
     const op o = attention(
         {.batch = 1, .q_heads = 32, .kv_heads = 32, .q_len = 2048, .kv_len = 2048, .head_dim = 128},
@@ -236,12 +251,7 @@ TEST_CASE("attention on the Ampere presets: its compute at 0.65 of the rate, GEM
 TEST_CASE(
     "attention on the Ampere presets: at 0.8 of that share when its units fill no core twice") {
     const chip& c = chips::a100_80gb_sxm;
-    REQUIRE(c.cube.attention_unfilled_share == 0.8);
-    CHECK(chips::a40_pcie.cube.attention_unfilled_share == 0.8);
-    CHECK(chips::h100_sxm.cube.attention_unfilled_share == 1.0);
-    CHECK(chips::ascend910b1.cube.attention_unfilled_share == 1.0);
-    chip filled = c;
-    filled.cube.attention_unfilled_share = 1.0;
+    const chip filled = without_share(&engine_spec::attention_unfilled_share, 0.8);
     // A prefill chunk of 1408 tokens over 4 heads (tensor-parallel degree 8 of a 32-head model):
     // 4 x ceil(1408 / 128) = 44 units, split in two over the keys (108 / 44 SMs): 88 <= 108.
     const op few = attention(
@@ -258,10 +268,8 @@ TEST_CASE(
         dtype::fp16);
     CHECK(cost(c, many) == cost(filled, many));
     // The share is validated like the others: in (0, 1].
-    chip bad = c;
-    bad.cube.attention_unfilled_share = 0;
-    CHECK_THROWS_WITH_AS((void)validate(bad), doctest::Contains("cube.attention_unfilled_share"),
-                         perfcast::error);
+    check_share_validated(c, &engine_spec::attention_unfilled_share, 0,
+                          "cube.attention_unfilled_share");
 }
 
 TEST_CASE("attention: more units than cores share the cores, no whole wave more (cube part)") {
@@ -286,6 +294,154 @@ TEST_CASE("attention: more units than cores share the cores, no whole wave more 
     REQUIRE(g.work_units == 112);
     CHECK(detail::busiest_units(g, detail::as_given(g), 108, 2) == 2.0);
     CHECK(detail::busiest_units(o, detail::as_given(o), 108, 2) == doctest::Approx(112.0 / 108.0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// FlashInfer's layout (attention_kernel::flashinfer), from its plan's source (op.hpp).
+
+namespace {
+/// Attention of `q_len` queries of 8 heads over `kv_len` keys of 2 (a Llama-3-8B layer at a
+/// tensor-parallel degree of 4), causal, in FlashInfer's layout with chunks of at least `chunk`.
+op flashinfer_attention(std::int64_t q_len, std::int64_t kv_len, std::int64_t chunk = 512) {
+    return attention({.batch = 1,
+                      .q_heads = 8,
+                      .kv_heads = 2,
+                      .q_len = q_len,
+                      .kv_len = kv_len,
+                      .head_dim = 128,
+                      .causal = true,
+                      .kernel = attention_kernel::flashinfer,
+                      .kv_chunk_min = chunk},
+                     dtype::fp16);
+}
+}  // namespace
+
+TEST_CASE("attention in FlashInfer's layout: a KV head's query heads packed in 128-row blocks") {
+    // 1728 queries x 4 heads a group = 6912 packed rows = 54 blocks of 128, per KV head: 108.
+    const op o = flashinfer_attention(1728, 15552);
+    CHECK(o.work_units == 108);
+    CHECK(o.kv_chunk_min == 512);
+    // No padding (6912 = 54 x 128): the work spread evenly. K and V read once per block of
+    // each KV head's group: 53 re-reads of K (2 x 15552 x 128 x 2 bytes) and V, of the kept part.
+    CHECK(o.ops_per_unit == doctest::Approx(o.useful_ops / 108).epsilon(1e-12));
+    const double k_bytes = 2.0 * 15552 * 128 * 2;
+    const double kept = causal_pairs(1728, 15552) / (1728.0 * 15552.0);
+    CHECK(o.reread.in(units::B) == doctest::Approx(2 * k_bytes * 53 * kept).epsilon(1e-12));
+    // FlashAttention-2's layout of the same attention: 8 heads x ceil(1728 / 128) = 112 blocks.
+    attention_shape a{.batch = 1, .q_heads = 8, .kv_heads = 2, .q_len = 1728, .kv_len = 15552};
+    CHECK(attention(a, dtype::fp16).work_units == 112);
+    CHECK(attention(a, dtype::fp16).kv_chunk_min == 0);
+    // 17 queries: 68 packed rows, one 128-row block a KV head, its 60 padding rows computed too.
+    const op padded = flashinfer_attention(17, 17);
+    CHECK(padded.work_units == 2);
+    CHECK(padded.ops_per_unit == doctest::Approx(padded.useful_ops / 2 * 128 / 68).epsilon(1e-12));
+    // 16 queries: 64 packed rows, one smaller block, priced by its rows.
+    const op small = flashinfer_attention(16, 16);
+    CHECK(small.work_units == 2);
+    CHECK(small.ops_per_unit == doctest::Approx(small.useful_ops / 2).epsilon(1e-12));
+    // A chunk of fewer than one key is an error naming it.
+    a.kernel = attention_kernel::flashinfer;
+    a.kv_chunk_min = 0;
+    CHECK_THROWS_WITH_AS((void)attention(a, dtype::fp16), doctest::Contains("kv_chunk_min"),
+                         perfcast::error);
+}
+
+TEST_CASE("attention in FlashInfer's layout: its keys split as its plan splits them") {
+    const core_count sms{108};  // the A100's: a grid of at most 216 blocks, two an SM
+    // 108 blocks: room for 2 chunks of 7776 keys each, 216 blocks, each writing its partial
+    // output (1 x 8 x 1728 x 128 fp16, 3,538,944 bytes) for the merge.
+    const op o = flashinfer_attention(1728, 15552);
+    const detail::tiling t = detail::split_k(o, detail::as_given(o), sms);
+    CHECK(t.work_units == 216);
+    CHECK(t.partials.in(units::B) == 2 * 3538944.0);
+    CHECK(t.ops_per_unit == doctest::Approx(o.ops_per_unit / 2).epsilon(1e-12));
+    // 1792 queries: 56 blocks a KV head, 112 > 108: no split, and whole waves (two blocks on
+    // some SMs run at once), not FlashAttention-2's shared ones.
+    const op big = flashinfer_attention(1792, 16128);
+    CHECK(detail::split_k(big, detail::as_given(big), sms).work_units == 112);
+    CHECK(detail::busiest_units(big, detail::as_given(big), 108, 2) == 2.0);
+    // 64 queries over 2560 cached keys (2624 in all): 4 blocks, room for 54 chunks, but none
+    // under 512 keys: ceil(2624 / 512) = 6 chunks, 24 blocks; with FlashInfer's later 128, 21.
+    const op chunk = flashinfer_attention(64, 2624);
+    REQUIRE(chunk.work_units == 4);
+    CHECK(detail::split_k(chunk, detail::as_given(chunk), sms).work_units == 24);
+    const op later = flashinfer_attention(64, 2624, flashinfer_kv_chunk_min);
+    CHECK(detail::split_k(later, detail::as_given(later), sms).work_units == 84);
+    // 512 keys are one chunk: no split.
+    const op one = flashinfer_attention(64, 512);
+    CHECK(detail::split_k(one, detail::as_given(one), sms).work_units == 4);
+}
+
+TEST_CASE("attention: a causal mask's last block sees every key; no core computes less") {
+    // 512 queries over themselves: 32 blocks, one an SM. The last sees 512 keys where the
+    // average sees 513 / 2: the busiest core computes 512 x 512 / (512 x 513 / 2) = 1024 / 513
+    // average blocks' work, cube and softmax parts both.
+    const chip& c = chips::a100_80gb_sxm;
+    const op o = flashinfer_attention(512, 512);
+    REQUIRE(o.work_units == 32);
+    CHECK(o.heaviest_unit == doctest::Approx(1024.0 / 513.0).epsilon(1e-12));
+    op even = o;
+    even.heaviest_unit = 1;
+    CHECK(cost(c, o).compute.in(units::s) ==
+          doctest::Approx(cost(c, even).compute.in(units::s)*1024.0 / 513.0).epsilon(1e-12));
+    // A split keeps whole chunks: 544 keys in chunks of 512 and 32, the heaviest block a full
+    // chunk, 2 x 512 / 544 times the causal ratio.
+    const op split = flashinfer_attention(544, 544);
+    const detail::tiling t = detail::split_k(split, detail::as_given(split), core_count{108});
+    REQUIRE(t.work_units == 2 * 2 * 17);
+    CHECK(t.heaviest == doctest::Approx(split.heaviest_unit * 1024.0 / 544.0).epsilon(1e-12));
+    // Without a mask the blocks are even; with many more blocks than cores the average decides.
+    CHECK(attention({.q_len = 512, .kv_len = 512}, dtype::fp16).heaviest_unit == 1.0);
+    attention_shape wide{.q_heads = 32, .kv_heads = 32, .q_len = 2048, .kv_len = 2048};
+    wide.causal = true;
+    const op many = attention(wide, dtype::fp16);
+    op many_even = many;
+    many_even.heaviest_unit = 1;
+    CHECK(cost(c, many) == cost(c, many_even));
+}
+
+TEST_CASE("FlashInfer on the Ampere presets: 0.55 of the rate on one block an SM, else the full") {
+    const chip& c = chips::a100_80gb_sxm;
+    const chip filled = without_share(&engine_spec::flashinfer_unfilled_share, 0.55);
+    // 32 blocks on 108 SMs: the share.
+    const op few = flashinfer_attention(512, 512);
+    CHECK(cost(c, few).compute.in(units::s) ==
+          doctest::Approx(cost(filled, few).compute.in(units::s) / 0.55).epsilon(1e-12));
+    // 216 blocks after the split: the full rate.
+    const op many = flashinfer_attention(1728, 15552);
+    CHECK(cost(c, many) == cost(filled, many));
+    // FlashAttention-2's shares are its own kernel's: they do not touch FlashInfer's.
+    chip fa2_free = c;
+    fa2_free.cube.attention_share = 1.0;
+    fa2_free.cube.attention_unfilled_share = 1.0;
+    CHECK(cost(fa2_free, few) == cost(c, few));
+    CHECK(cost(fa2_free, many) == cost(c, many));
+    // Validated like the others: in (0, 1].
+    check_share_validated(c, &engine_spec::flashinfer_unfilled_share, 1.5,
+                          "cube.flashinfer_unfilled_share");
+}
+
+TEST_CASE("attention rows: FlashInfer's kernels by their type, a release after '@'") {
+    const auto row = [](const std::string& type) {
+        const std::string text =
+            "Type,Accelerator Core,Duration(us),Input Shapes,Input Data Types,Output Shapes,"
+            "Output Data Types\n" +
+            type +
+            ",AI_CORE,40,\"1,8,64,128;1,2,2624,128;1,2,2624,128;2048,2048\","
+            "fp16;fp16;fp16;bool,\"1,8,64,128\",fp16\n";
+        return profile::parse_kernel_details(text, "fi.csv").rows.at(0);
+    };
+    const auto old = profile::op_of(row("BatchPrefillWithPagedKVCache@0.0.6"));
+    const auto now = profile::op_of(row("flashinfer::BatchPrefillWithPagedKVCacheKernel<false>"));
+    const auto fa2 = profile::op_of(row("FlashAttentionScore"));
+    REQUIRE(old.has_value());
+    REQUIRE(now.has_value());
+    REQUIRE(fa2.has_value());
+    CHECK(*old == flashinfer_attention(64, 2624));
+    CHECK(*now == flashinfer_attention(64, 2624, flashinfer_kv_chunk_min));
+    CHECK(fa2->kv_chunk_min == 0);
+    CHECK(fa2->work_units == 8);  // 8 heads x one 128-row block
+    CHECK_FALSE(profile::detail::flashinfer_chunk_of("BatchDecodeWithPagedKVCache").has_value());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -657,6 +813,29 @@ TEST_CASE("model file: attention, grouped_matmul, fill and rowwise lines") {
                                                   dtype::bf16));
     CHECK(instantiate(m.nodes[2], 2) ==
           grouped_matmul_even(32, 8, 1024, 4096, dtype::bf16, {.out_type = dtype::bf16}));
+    // kernel=flashinfer: FlashInfer's layout; kv_chunk= its fewest keys a split (128 by default).
+    const model fi = io::parse_model(
+        "attention B,8,64,128;B,2,2624,128 fp16 causal=1 kernel=flashinfer kv_chunk=512\n"
+        "attention B,8,64,128;B,2,2624,128 fp16 causal=1 kernel=flashinfer\n"
+        "attention B,8,64,128;B,2,2624,128 fp16 causal=1 kernel=flash_attention\n");
+    REQUIRE(fi.nodes.size() == 3);
+    CHECK(instantiate(fi.nodes[0], 1) == flashinfer_attention(64, 2624));
+    CHECK(instantiate(fi.nodes[1], 1) == flashinfer_attention(64, 2624, flashinfer_kv_chunk_min));
+    CHECK(instantiate(fi.nodes[2], 1).kv_chunk_min == 0);
+    const auto bad_fi = [](const std::string& keys) {
+        (void)io::parse_model("attention B,8,64,128;B,2,2624,128 fp16 " + keys + "\n", "fi.model");
+    };
+    CHECK_THROWS_WITH_AS(bad_fi("kernel=xformers"),
+                         doctest::Contains("fi.model:1:47: kernel = \"xformers\""),
+                         io::model_file_error);
+    CHECK_THROWS_WITH_AS(bad_fi("kernel=xformers"),
+                         doctest::Contains("expected flash_attention or flashinfer"),
+                         io::model_file_error);
+    CHECK_THROWS_WITH_AS(bad_fi("kernel=flashinfer kv_chunk=0"),
+                         doctest::Contains("fi.model:1:67: kv_chunk = \"0\""),
+                         io::model_file_error);
+    CHECK_THROWS_WITH_AS(bad_fi("kv_chunk=512"), doctest::Contains("(kernel=flashinfer)"),
+                         io::model_file_error);
     CHECK(instantiate(m.nodes[3], 3) == fill(3 * 4096, dtype::fp32));
     CHECK(instantiate(m.nodes[4], 5) == rowwise(5, 4096, dtype::bf16, {.ops_per_element = 6}));
     CHECK(instantiate(m.nodes[5], 7) ==

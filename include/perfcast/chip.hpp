@@ -94,6 +94,13 @@ struct engine_spec {
     /// 1 (no such loss) on every preset but the Ampere ones, whose value is fitted on
     /// FlashAttention-2's paged kernels (chips/nvidia.hpp). Read for the cube engine.
     double attention_unfilled_share = 1.0;
+    /// Share of this engine's rate FlashInfer's attention (attention_kernel::flashinfer) keeps
+    /// when its blocks do not outnumber the cores it may use, so that each SM holds one of the two
+    /// its plan gives it (four warps, not eight): 1 (no such loss) on every preset but the Ampere
+    /// ones, whose value is fitted on FlashInfer's kernels (chips/nvidia.hpp). With more blocks it
+    /// keeps the engine's full rate (attention_share is FlashAttention-2's). Read for the cube
+    /// engine.
+    double flashinfer_unfilled_share = 1.0;
     /// Elements per cycle per core of this engine's kernels that walk their elements by index
     /// (op::walk, element_walk::indexed: an operand broadcast along an axis, a widening cast) and
     /// of its transposing copies (element_walk::transposed), and the fixed time such a kernel
@@ -315,7 +322,8 @@ constexpr const chip& validate(const chip& c) {
          {std::pair{c.cube.narrow_rows_4, "cube.narrow_rows_4"},
           std::pair{c.cube.narrow_rows_2, "cube.narrow_rows_2"},
           std::pair{c.cube.attention_share, "cube.attention_share"},
-          std::pair{c.cube.attention_unfilled_share, "cube.attention_unfilled_share"}}) {
+          std::pair{c.cube.attention_unfilled_share, "cube.attention_unfilled_share"},
+          std::pair{c.cube.flashinfer_unfilled_share, "cube.flashinfer_unfilled_share"}}) {
         PERFCAST_EXPECTS(share > 0 && share <= 1, where, field, share, "a share in (0, 1]");
     }
     for (const auto& [rate, field] :

@@ -208,11 +208,13 @@ struct tiling {
     std::int64_t per_core_units = 0;
     duration extra_head{};
     data_size run{};
+    double heaviest = 1;
 };
 
 /// The op's own tiling.
 [[nodiscard]] constexpr tiling as_given(const op& o) noexcept {
-    return {o.work_units, o.ops_per_unit, o.reread, data_size{}, 0, duration{}, o.run};
+    return {o.work_units, o.ops_per_unit, o.reread,       data_size{}, 0,
+            duration{},   o.run,          o.heaviest_unit};
 }
 
 constexpr bandwidth min_bw(bandwidth a, bandwidth b) noexcept { return a < b ? a : b; }
@@ -423,10 +425,12 @@ struct gpu_softmax_launch {
 namespace detail {
 /// Time of a cube op's vector part (op::vector_ops, attention's softmax) in fp32 on the vector
 /// cores that pair with the op's b cube cores (vector cores / cube cores of them each: 2 on the
-/// 910B, 1 on a GPU, whose SMs are both engines), the work spread over the same `units`.
+/// 910B, 1 on a GPU, whose SMs are both engines), the work spread over the same `units`, the
+/// busiest core computing at least the heaviest unit's (`heaviest` average units:
+/// tiling::heaviest).
 [[nodiscard]] constexpr duration vector_part_time(const chip& c, const op& o, std::int64_t units,
                                                   int b, const model_params& p,
-                                                  const engine_spec& e) {
+                                                  const engine_spec& e, double heaviest = 1) {
     const engine_spec& v = c.vector;
     const double rate = v.ops_per_cycle_for(dtype::fp32);
     if (!(rate > 0) || v.cores < 1 || e.cores < 1) return duration{};
@@ -434,25 +438,34 @@ namespace detail {
     if (vb < 1) vb = 1;
     if (vb > units) vb = units;
     const double per_unit = o.vector_ops / static_cast<double>(units);
-    const cycle_count cycles{static_cast<double>(ceil_div(units, vb)) * per_unit / rate,
+    const auto busiest = static_cast<double>(ceil_div(units, vb));
+    const cycle_count cycles{(busiest > heaviest ? busiest : heaviest) * per_unit / rate,
                              units::cycle};
     return cycles / v.clock / p.vector_efficiency;
 }
 
 /// Units the busiest of `b` cores computes on the cube, of `per_core_units` = ceil(units / b)
-/// whole waves: those, or for a fused attention with more units than cores, units / b. An
-/// attention's thread blocks are small (a 64- or 128-row query block of one head, or a split of
-/// its keys) and several stay resident on an SM, so the last wave's few blocks share the SMs
-/// with the others instead of adding a wave: FlashInfer's prefill at tensor-parallel degree 4
-/// over 1664 and 1728 tokens (104 and 112 units on the A100's 108 SMs) took 128 and 136 us,
-/// where whole waves would double the second (docs/validation.md, "Attention on the A100:
-/// vidur's paged kernels"). The softmax part (vector_part_time) and the block floor
-/// (chip::overhead.attention_unit_cycles) keep whole waves: the softmax's share fitted vidur's
-/// A100 rows of degrees 1 and 2 no better (15.2 against 15.2 % MAPE), an assumption.
+/// whole waves: those, or for a fused attention in FlashAttention-2's layout with more units
+/// than cores, units / b. Its thread blocks are small (a 64- or 128-row query block of one head,
+/// or a split of its keys) and several stay resident on an SM, so the last wave's few blocks
+/// share the SMs with the others instead of adding a wave: on vidur's A100 Llama-2-7B rows of
+/// degrees 4 and 8, held out, 16.3 -> 14.8 % (docs/validation.md, "Attention on the A100:
+/// vidur's paged kernels"). FlashInfer's layout (op::kv_chunk_min) keeps whole waves: its plan
+/// holds two blocks an SM, and an SM given two runs both at once (at a degree of 4 over 1792
+/// tokens, 112 blocks without a split took 1184 us, 1728 tokens in 216 blocks of half the keys
+/// 682 us); on the profile's rows read first whole waves scored 10.3 %, shared ones 11.0 %. The
+/// softmax part (vector_part_time) and the block floor (chip::overhead.attention_unit_cycles)
+/// keep whole waves: the softmax's share fitted vidur's A100 rows of degrees 1 and 2 no better
+/// (15.2 against 15.2 % MAPE), an assumption. An attention's busiest core computes at least its
+/// heaviest unit (tiling::heaviest: a causal mask's last query block).
 [[nodiscard]] constexpr double busiest_units(const op& o, const tiling& t, std::int64_t b,
                                              std::int64_t per_core_units) noexcept {
-    if (o.kind == op_kind::attention && t.work_units > b) [[unlikely]]
-        return static_cast<double>(t.work_units) / static_cast<double>(b);
+    if (o.kind == op_kind::attention) [[unlikely]] {
+        const double units = t.work_units > b && o.kv_chunk_min == 0
+                                 ? static_cast<double>(t.work_units) / static_cast<double>(b)
+                                 : static_cast<double>(per_core_units);
+        return units > t.heaviest ? units : t.heaviest;  // a causal mask's heaviest unit
+    }
     return static_cast<double>(per_core_units);
 }
 
@@ -539,12 +552,16 @@ namespace detail {
                                  units::cycle};
         r.compute = cycles / e.clock / eff;
     }
-    if (o.vector_ops > 0) r.compute += vector_part_time(c, o, t.work_units, b, p, e);
+    if (o.vector_ops > 0) r.compute += vector_part_time(c, o, t.work_units, b, p, e, t.heaviest);
     // Fused attention at the share of the rate the chip's attention kernels keep, and at a share
     // of that when its units leave no core more than one (engine_spec::attention_unfilled_share).
     if (o.kind == op_kind::attention) {
-        r.compute = r.compute / e.attention_share;
-        if (t.work_units <= limit.value) r.compute = r.compute / e.attention_unfilled_share;
+        if (o.kv_chunk_min > 0) [[unlikely]] {
+            if (t.work_units <= limit.value) r.compute = r.compute / e.flashinfer_unfilled_share;
+        } else {
+            r.compute = r.compute / e.attention_share;
+            if (t.work_units <= limit.value) r.compute = r.compute / e.attention_unfilled_share;
+        }
     }
     r.memory = memory_time_of(c, o, t, b, p);
     r.head = head_time(c, o.eng, b, p);
@@ -592,6 +609,10 @@ namespace detail {
 /// pass reads back and adds.
 [[nodiscard]] constexpr bool may_split_k(const op& o, std::int64_t units,
                                          core_count limit) noexcept {
+    // FlashInfer's attention (op::kv_chunk_min): while two blocks an SM leave room for two
+    // chunks a block and its keys are more than one chunk (flashinfer_split).
+    if (o.kv_chunk_min > 0) [[unlikely]]
+        return o.k_depth > o.kv_chunk_min && units <= limit.value;
     return o.k_depth >= 2 * split_k_chunk && units < limit.value;
 }
 [[nodiscard]] constexpr bool may_split_k(const op& o, core_count limit) noexcept {
@@ -603,11 +624,35 @@ namespace detail {
                            units::B};  // fp32 sums
     t.work_units *= ks;
     t.ops_per_unit /= static_cast<double>(ks);
+    if (o.kind == op_kind::attention) [[unlikely]]
+        t.heaviest *= static_cast<double>(ks) * static_cast<double>(ceil_div(o.k_depth, ks)) /
+                      static_cast<double>(o.k_depth);
+    return t;
+}
+/// Tiling `t` of attention `o` in FlashInfer's layout (op::kv_chunk_min) with its keys split as
+/// FlashInfer's plan splits them (PrefillBinarySearchKVChunkSize: the smallest chunk of at least
+/// kv_chunk_min keys whose blocks, t's times the chunks, fit a grid of two an SM,
+/// num_blocks_per_sm = 2; in keys here, in pages there), each block writing its partial output
+/// in the output's dtype for a merge kernel to read back (VariableLengthMergeStates; the 4-byte
+/// log-sum-exp of each row and head beside it is left out). Called where may_split_k holds.
+[[nodiscard]] constexpr tiling flashinfer_split(const op& o, tiling t, core_count limit) noexcept {
+    const std::int64_t most = 2 * limit.value / t.work_units;  // >= 2 where may_split_k holds
+    std::int64_t chunk = ceil_div(o.k_depth, most);
+    if (chunk < o.kv_chunk_min) chunk = o.kv_chunk_min;
+    const std::int64_t chunks = ceil_div(o.k_depth, chunk);
+    if (chunks <= 1) return t;
+    t.partials = o.bytes_written * static_cast<double>(chunks);
+    t.heaviest *=
+        static_cast<double>(chunks) * static_cast<double>(chunk) / static_cast<double>(o.k_depth);
+    t.work_units *= chunks;
+    t.ops_per_unit /= static_cast<double>(chunks);
     return t;
 }
 /// Tiling `t` of `o` split along K as far as the cores and the depth allow (or `t` as it is).
 [[nodiscard]] constexpr tiling split_k(const op& o, const tiling& t, core_count limit) noexcept {
     if (!may_split_k(o, t.work_units, limit)) return t;
+    if (o.kv_chunk_min > 0) [[unlikely]]
+        return flashinfer_split(o, t, limit);
     const std::int64_t by_cores = limit.value / t.work_units;
     const std::int64_t by_depth = o.k_depth / split_k_chunk;
     const std::int64_t ks = by_cores < by_depth ? by_cores : by_depth;
@@ -649,6 +694,7 @@ namespace detail {
     r.work_units = t.work_units;
     r.ops_per_unit = t.ops_per_unit;
     r.reread = t.reread;
+    r.heaviest_unit = t.heaviest;
     r.bytes_written += t.partials;
     r.bytes_read += t.partials;
     return r;

@@ -113,6 +113,8 @@ struct node {
     transfer_dir direction = transfer_dir::to_device;  // transfer
     bool causal = false;                               // attention: a causal mask
     bool backward = false;  // attention: the backward pass (FlashAttentionScoreGrad)
+    attention_kernel attn_kernel = attention_kernel::flash_attention;  // attention: kernel=
+    std::int64_t kv_chunk_min = flashinfer_kv_chunk_min;               // attention: kv_chunk=
 
     // Dispatch.
     dispatch mode = dispatch::graph;
@@ -300,7 +302,9 @@ inline constexpr std::string_view instantiate_where = "instantiate";
                       .kv_len = s1[2],
                       .head_dim = s0[3],
                       .causal = n.causal,
-                      .backward = n.backward},
+                      .backward = n.backward,
+                      .kernel = n.attn_kernel,
+                      .kv_chunk_min = n.kv_chunk_min},
                      n.type);
 }
 
@@ -431,7 +435,8 @@ inline constexpr std::array<op_row, 19> op_kinds{{
     {op_kind::attention, "attention", {"attention", "flash_attention"}, engine::cube, {},
      {2, 2, "two shapes Q;K (B,Nq,Sq,D;B,Nkv,Skv,D)"},
      {"FlashAttentionScore*", "PromptFlashAttention*", "IncreFlashAttention*",
-      "FusedInferAttentionScore*", "*flash_fwd*", "*flash_bwd*", "*paged_attention*"},
+      "FusedInferAttentionScore*", "*flash_fwd*", "*flash_bwd*", "*paged_attention*",
+      "*BatchPrefillWith*"},
      detail::attention_at},
     {op_kind::grouped_matmul, "grouped_matmul", {"grouped_matmul", "gmm"}, engine::cube, {},
      {2, 2, "two shapes X;W (T,K;E,K,N)"}, {"GroupedMatmul*"}, detail::grouped_matmul_at},

@@ -293,6 +293,8 @@ struct rowwise_node_options {
 struct attention_node_options {
     bool causal = false;    // causal=: keep only the causal query-key pairs
     bool backward = false;  // backward=: the backward pass (FlashAttentionScoreGrad)
+    attention_kernel kernel = attention_kernel::flash_attention;  // kernel=: its blocks' layout
+    std::int64_t kv_chunk_min = flashinfer_kv_chunk_min;  // kv_chunk=: FlashInfer's fewest keys
 };
 
 /// Fused attention (op.hpp attention) of Q `q` [B, Nq, Sq, D] over K `k` [B, Nkv, Skv, D].
@@ -305,6 +307,8 @@ struct attention_node_options {
     node r = detail::make(op_kind::attention, t, {q, k}, where);
     r.causal = o.causal;
     r.backward = o.backward;
+    r.attn_kernel = o.kernel;
+    r.kv_chunk_min = o.kv_chunk_min;
     return r;
 }
 

@@ -68,6 +68,44 @@ inline constexpr std::array<enum_entry<element_walk>, 3> element_walk_names{{
 }};
 static_assert(covers_enum<element_walk_names>());
 
+/// How a fused attention kernel lays its work out in thread blocks (attention_shape::kernel): the
+/// units cost.hpp prices and how it splits the keys.
+enum class attention_kernel : std::uint8_t {
+    /// FlashAttention-2's layout (Dao 2023), taken for cuDNN's and CANN's kernels too (an
+    /// assumption): a block per batch, query head and 128-row query block (a decode step under
+    /// grouped-query attention packs its group); the keys split as a GEMM's K when the blocks
+    /// leave cores idle (cost.hpp split_k).
+    flash_attention,
+    /// FlashInfer's batch prefill (BatchPrefillWithPagedKVCache / RaggedKVCache, which vLLM,
+    /// SGLang and sarathi-serve also run their decode steps through): the query rows of a KV
+    /// head's group packed into one block's rows, 128-row blocks when more than 64 rows are
+    /// packed, else 64; the keys split in chunks of at least attention_shape::kv_chunk_min so
+    /// that the blocks fill two an SM (cost.hpp flashinfer_split). Source: FlashInfer's
+    /// PrefillSplitQOKVIndptr and PrefillBinarySearchKVChunkSize (include/flashinfer/attention/
+    /// handler.cuh, v0.0.5-v0.1.6; scheduler.cuh since), num_blocks_per_sm = 2.
+    flashinfer,
+};
+
+/// attention_kernel's names, as model files write them (`kernel=flashinfer`).
+inline constexpr std::array<enum_entry<attention_kernel>, 2> attention_kernel_names{{
+    {attention_kernel::flash_attention, "flash_attention"},
+    {attention_kernel::flashinfer, "flashinfer"},
+}};
+static_assert(covers_enum<attention_kernel_names>());
+
+/// Packed query rows of FlashInfer's block: 128 past 64 rows (its warp layout k4x1x2: four warps
+/// of two 16-row fragments), else one smaller block (PrefillSplitQOKVIndptr's choice by the
+/// average packed rows, FlashInfer v0.0.5 on).
+inline constexpr std::int64_t flashinfer_block_rows = 128;
+inline constexpr std::int64_t flashinfer_small_block_rows = 64;
+
+/// Fewest keys FlashInfer's split gives a block: 128 (min_kv_chunk_size = max(128 / page_size,
+/// 1) pages in PrefillSplitQOKVIndptr, FlashInfer v0.0.7 of 2024-06-30 onwards, and v0.0.5).
+inline constexpr std::int64_t flashinfer_kv_chunk_min = 128;
+/// The same in FlashInfer v0.0.6 (2024-06-21; 512 / page_size pages), the release vidur's A100
+/// Llama-3-8B attention profile was measured with (tests/data/README.md).
+inline constexpr std::int64_t flashinfer_0_0_6_kv_chunk_min = 512;
+
 /// Cube base tile (output block one core computes at a time): 128 x 256. Source: derived from the
 /// 910B L0C buffer, l0_c_size = 131072 B in CANN 8.1.RC1 Ascend910B*.ini, holding 128 x 256 fp32
 /// accumulators (4 B each). An assumption for other chips; calibrate with measured GEMMs.
@@ -153,6 +191,14 @@ struct op {
     std::uint8_t row_align = 0;
     // Vector ops: how the kernel walks its elements (element_walk; engine_spec::walk_rate).
     element_walk walk = element_walk::vector;
+    // Fused attention under a causal mask: the work of its heaviest unit (the last query block,
+    // which sees every key) over the average unit's, q_len x kv_len / kept pairs; cost.hpp's
+    // busiest core computes at least that many average units. 1: even units.
+    double heaviest_unit = 1;
+    // Fused attention in FlashInfer's layout (attention_kernel::flashinfer): the fewest keys its
+    // split of the keys (op::k_depth) gives a block (cost.hpp flashinfer_split); 0: not that
+    // layout (the keys split as a GEMM's K).
+    std::int64_t kv_chunk_min = 0;
     // A walked op's (or a softmax's, on a GPU: engine_spec::softmax_warp_rate) work per element
     // relative to the walk's rate (2: half the rate): a calibrated work factor of its type
     // scales the walk as it scales the rest of its work (profile calibration's with_work); 1
@@ -528,6 +574,8 @@ struct attention_shape {
     bool causal = false;    // lower-triangular mask: blocks above the diagonal are skipped
     bool backward = false;  // FlashAttentionScoreGrad: 2.5x the forward GEMM work
     bool dropout = false;   // a dropout mask is applied to P
+    attention_kernel kernel = attention_kernel::flash_attention;  // its blocks' layout
+    std::int64_t kv_chunk_min = flashinfer_kv_chunk_min;  // flashinfer: fewest keys a split gives
     [[nodiscard]] friend constexpr bool operator==(const attention_shape&,
                                                    const attention_shape&) = default;
 };
@@ -553,8 +601,13 @@ struct attention_shape {
 ///  - memory: Q, K, V read and O written (backward also O and dO read, dQ, dK, dV written); K
 ///    and V re-read by every query block beyond the first, served by L2;
 ///  - work units: (batch, query head, 128-row query block); a decode step under grouped-query
-///    attention, (batch, KV head): its group of query heads are one block's rows;
-///  - depth: the keys (op::k_depth), which cost.hpp splits over cores the units leave idle.
+///    attention, (batch, KV head): its group of query heads are one block's rows; in
+///    FlashInfer's layout (attention_shape::kernel) every q_len packs its group so, in 128-row
+///    blocks past 64 packed rows (padding priced), one block up to 64;
+///  - depth: the keys (op::k_depth), which cost.hpp splits over cores the units leave idle (in
+///    FlashInfer's layout as its plan does: op::kv_chunk_min);
+///  - a causal mask's heaviest unit (op::heaviest_unit): the last query block sees every key,
+///    so a core computes at least q_len x kv_len / kept pairs average units' work.
 /// Every kept pair is priced: the compute term is never below FLOPs / peak cube rate.
 [[nodiscard]] constexpr op attention(const attention_shape& a, dtype t) {
     constexpr std::string_view where = "attention";
@@ -597,6 +650,33 @@ struct attention_shape {
                : checked_product(checked_product(a.batch, a.q_heads, where, "batch*q_heads"),
                                  q_blocks, where, "work units");
     r.ops_per_unit = r.useful_ops / static_cast<double>(r.work_units);
+    // Each query head reads its KV head's K and V once per query block.
+    double k_v_reads =
+        static_cast<double>(a.q_heads / a.kv_heads) * static_cast<double>(q_blocks - 1);
+    if (a.kernel == attention_kernel::flashinfer) {
+        // FlashInfer's blocks: a KV head's query heads packed as rows (every q_len, not only a
+        // decode step's), 128 of them a block past 64 packed rows, one block up to 64 (its
+        // smaller tiles, 64 or 16 rows by the release, left to the chip's per-block floor as
+        // FlashAttention-2's decode blocks are: their rows are priced as they are). K and V are
+        // read once per block of the group.
+        PERFCAST_EXPECTS(a.kv_chunk_min >= 1, where, "kv_chunk_min",
+                         static_cast<double>(a.kv_chunk_min), "a key count >= 1");
+        const std::int64_t rows =
+            checked_product(a.q_len, a.q_heads / a.kv_heads, where, "packed query rows");
+        const bool big = rows > flashinfer_small_block_rows;
+        const std::int64_t tiles = big ? ceil_div(rows, flashinfer_block_rows) : 1;
+        r.work_units =
+            checked_product(checked_product(a.batch, a.kv_heads, where, "batch*kv_heads"), tiles,
+                            where, "work units");
+        const double padded = static_cast<double>(big ? tiles * flashinfer_block_rows : rows);
+        r.ops_per_unit =
+            r.useful_ops / static_cast<double>(r.work_units) * padded / static_cast<double>(rows);
+        r.kv_chunk_min = a.kv_chunk_min;
+        k_v_reads = static_cast<double>(tiles - 1);
+    }
+    // Under a causal mask the last query block sees every key: the heaviest unit.
+    if (a.causal)
+        r.heaviest_unit = static_cast<double>(a.q_len) * static_cast<double>(a.kv_len) / pairs;
     r.vector_ops = bn * pairs *
                    ((a.backward ? attention_vector_ops_backward : attention_vector_ops_forward) +
                     (a.dropout ? attention_vector_ops_dropout : 0.0));
@@ -604,11 +684,9 @@ struct attention_shape {
     const data_size kv = detail::bytes_of(kv_elems, t);
     r.bytes_read = a.backward ? 3.0 * q + 2.0 * kv : q + 2.0 * kv;
     r.bytes_written = a.backward ? q + 2.0 * kv : q;
-    // Each query head reads its KV head's K and V once per query block.
-    const double per_q_head = static_cast<double>(a.q_heads / a.kv_heads);
     // A causal mask skips the blocks above the diagonal: their K and V are not read either.
     const double kept = pairs / (static_cast<double>(a.q_len) * static_cast<double>(a.kv_len));
-    r.reread = 2.0 * kv * per_q_head * static_cast<double>(q_blocks - 1) * kept;
+    r.reread = 2.0 * kv * k_v_reads * kept;
     r.run = static_cast<double>(a.head_dim) * size_of(t);
     // The keys are the depth a kernel splits when its query blocks leave cores idle
     // (FlashAttention's split-KV, num_splits; CANN IncreFlashAttention's flash decoding):

@@ -251,6 +251,23 @@ inline constexpr double ampere_attention_share = 0.65;
 /// rows of few heads fit the cube efficiency.
 inline constexpr double ampere_attention_unfilled_share = 0.8;
 
+/// The share of the tensor-core rate FlashInfer's batch prefill kernel keeps on the Ampere
+/// presets when its blocks are no more than the SMs (engine_spec::flashinfer_unfilled_share):
+/// its plan gives an SM two blocks of four warps (num_blocks_per_sm = 2, each block half the
+/// SM's shared memory), and an SM holding one keeps its tensor cores busy a little over half the
+/// time. With more blocks than SMs FlashInfer's kernel is priced at the engine's full rate, no
+/// share: the 28 prompts of 13056-16384 tokens with nothing cached in vidur's A100 Llama-3-8B
+/// profile (1024-1066 blocks, 10 waves) then score 3.2 % (median -1.1 %); FlashAttention-2's
+/// share above is its own kernel's. Fitted, not measured: the uncalibrated MAPE of the 585 rows
+/// of that profile read first (tensor-parallel degree 1's decode steps and 64-token prefill
+/// chunks, degree 4's decode steps; tests/data/README.md), lowest at 0.55 of 0.4 .. 1 in steps
+/// of 0.05 (13.1 % at 1, 10.3 % at 0.55); the 569 degree-4 prefill rows read second held out:
+/// 26.0 -> 15.1 % (docs/validation.md, "Attention on the A100: FlashInfer's plan"). The A40
+/// takes it too (an assumption: the same kernel on GA102); the Hopper presets keep 1 (FlashInfer
+/// runs other kernels there, not measured here). Calibrate: a profile's attention rows of few
+/// blocks fit the cube efficiency.
+inline constexpr double ampere_flashinfer_unfilled_share = 0.55;
+
 /// NVIDIA A100 80GB SXM4. 108 SMs, boost 1410 MHz (A100 datasheet / Ampere whitepaper).
 /// Dense tensor peaks (datasheet): FP16/BF16 312 TFLOPS -> 312e12 / (2 x 108 x 1.41e9) = 1024
 /// MAC/cycle/SM; INT8 624 TOPS -> 2048; TF32 156 TFLOPS -> 512 (our hf32); FP64 tensor 19.5
@@ -274,7 +291,8 @@ inline constexpr chip a100_80gb_sxm = validate(chip{
                  {dtype::fp64, 64.0},
              }),
              .attention_share = ampere_attention_share,
-             .attention_unfilled_share = ampere_attention_unfilled_share},
+             .attention_unfilled_share = ampere_attention_unfilled_share,
+             .flashinfer_unfilled_share = ampere_flashinfer_unfilled_share},
     .vector = {.cores = 108,
                .clock = frequency{1410.0, units::MHz},
                .ops_per_cycle = detail::gpu_vector_rates(64.0, 64.0, 32.0),
@@ -433,7 +451,8 @@ inline constexpr chip a40_pcie = validate(chip{
                  {dtype::fp64, 2.0},
              }),
              .attention_share = ampere_attention_share,
-             .attention_unfilled_share = ampere_attention_unfilled_share},
+             .attention_unfilled_share = ampere_attention_unfilled_share,
+             .flashinfer_unfilled_share = ampere_flashinfer_unfilled_share},
     .vector = {.cores = 84,
                .clock = frequency{1740.0, units::MHz},
                .ops_per_cycle = detail::gpu_vector_rates(128.0, 64.0, 2.0, 1.0),

@@ -474,6 +474,20 @@ struct key_value {
             n = nodes::of_row(*row, shapes, t);
             if (const auto* kv = find("causal")) n.causal = lp.flag(kv->value, "causal");
             if (const auto* kv = find("backward")) n.backward = lp.flag(kv->value, "backward");
+            if (const auto* kv = find("kernel")) {
+                const auto named = parse_in(attention_kernel_names, kv->value.text);
+                if (!named) {
+                    lp.fail(kv->value.column, "kernel", kv->value.text,
+                            choices_of(attention_kernel_names));
+                }
+                n.attn_kernel = *named;
+            }
+            if (const auto* kv = find("kv_chunk")) {
+                constexpr std::string_view expected = "a key count >= 1 (kernel=flashinfer)";
+                n.kv_chunk_min = lp.integer(kv->value, "kv_chunk", expected);
+                if (n.kv_chunk_min < 1 || n.attn_kernel != attention_kernel::flashinfer)
+                    lp.fail(kv->value.column, "kv_chunk", kv->value.text, expected);
+            }
             (void)instantiate(n, 1);  // GQA groups and K's batch and head dim, checked here
         } else if (which == op_kind::rowwise) {
             n = nodes::of_row(*row, shapes, t);

@@ -502,6 +502,17 @@ namespace detail {
     return hq % 128 == 0 ? hq / 128 : 1;
 }
 
+/// For an op type naming one of FlashInfer's batch prefill kernels (BatchPrefillWithPagedKVCache,
+/// BatchPrefillWithRaggedKVCache, with a profiler's decoration around the name), which lay an
+/// attention out in their own blocks (attention_kernel::flashinfer), the fewest keys their split
+/// gives a block: flashinfer_kv_chunk_min, or flashinfer_0_0_6_kv_chunk_min for a type ending in
+/// "@0.0.6" (a converter's mark of that release, whose plan split later). Else nothing.
+[[nodiscard]] constexpr std::optional<std::int64_t> flashinfer_chunk_of(
+    std::string_view type) noexcept {
+    if (type.find("BatchPrefillWith") == std::string_view::npos) return std::nullopt;
+    return type.ends_with("@0.0.6") ? flashinfer_0_0_6_kv_chunk_min : flashinfer_kv_chunk_min;
+}
+
 /// The attention a FlashAttentionScore-like row describes, from its shapes (the layout is not
 /// in kernel_details, so it is read from them):
 ///  - rank-4 Q and K: BNSD, or BSND when the softmax statistics [B, N, Sq, 8] say so;
@@ -515,7 +526,7 @@ namespace detail {
 /// full [S, S] mask of a self-attention is the causal band (below); any other mask is applied
 /// element by element over every pair (sparse mode 0): dense. A FlashAttentionScore's input 4
 /// (Grad: 5) is the dropout mask when it is UINT8 (or untyped). A type with Grad or bwd in its
-/// name is the backward pass.
+/// name is the backward pass. FlashInfer's kernels (flashinfer_chunk_of) take its layout.
 [[nodiscard]] inline std::optional<op> attention_of_row(const kernel_row& r, dtype t) {
     if (r.input_shapes.size() < 2) return std::nullopt;
     const tensor_shape& q = r.input_shapes[0];
@@ -579,6 +590,10 @@ namespace detail {
         const tensor_shape& m = r.input_shapes[i];
         a.causal =
             (m.rank() == 2 && m.dims[0] == 2048 && m.dims[1] == 2048) || square_self_mask(m, a);
+    }
+    if (const auto chunk = flashinfer_chunk_of(r.op_type)) {
+        a.kernel = attention_kernel::flashinfer;
+        a.kv_chunk_min = *chunk;
     }
     if (r.op_type.starts_with("FlashAttentionScore")) {
         // The dropout mask is UINT8 bits: another tensor there (a grad row whose profiler left
