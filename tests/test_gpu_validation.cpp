@@ -552,30 +552,33 @@ TEST_CASE(
     filled.cube.flashinfer_unfilled_share = 1.0;
     // engine_spec::flashinfer_unfilled_share, fitted on the first set: 10.3 % with it, 13.1 %
     // without (docs/validation.md, "Attention on the A100: FlashInfer's plan"); 11.7 % lies
-    // between.
-    const auto fit_with = profile::score_rows(chips::a100_80gb_sxm, rows, {}, first);
-    const auto fit_without = profile::score_rows(filled, rows, {}, first);
-    REQUIRE(fit_with.overall.rows == 585);
-    CHECK(fit_with.overall.mape < 0.117);
-    CHECK(fit_without.overall.mape > 0.117);
-    // The second set, held out from that fit: 15.1 % with the share, 26.0 % without; 20 % lies
-    // between.
-    const auto held_with = profile::score_rows(chips::a100_80gb_sxm, rows, {}, second);
-    const auto held_without = profile::score_rows(filled, rows, {}, second);
-    REQUIRE(held_with.overall.rows == 569);
-    CHECK(held_with.overall.mape < 0.20);
-    CHECK(held_without.overall.mape > 0.20);
-    // Every row: 12.7 % in FlashInfer's layout; 33.0 % when the same rows are read as
+    // between. The second set, held out from that fit: 14.9 % with the share, 26.2 % without;
+    // 20 % lies between.
+    const auto with_and_without = [&](const auto& which, std::size_t rows_in, double between,
+                                      const std::string& set) {
+        const auto with = profile::score_rows(chips::a100_80gb_sxm, rows, {}, which);
+        const auto without = profile::score_rows(filled, rows, {}, which);
+        MESSAGE(set, ": ", with.overall.mape * 100, " %, without the share ",
+                without.overall.mape * 100, " %");
+        REQUIRE(with.overall.rows == rows_in);
+        CHECK(with.overall.mape < between);
+        CHECK(without.overall.mape > between);
+    };
+    with_and_without(first, 585, 0.117, "first set");
+    with_and_without(second, 569, 0.20, "second set");
+    // Every row: 12.6 % in FlashInfer's layout; 34.7 % when the same rows are read as
     // FlashAttention-2's kernel (their type FlashAttentionScore, that kernel's layout and shares),
-    // as before the layout was built; 22 % lies between, both under the 35 %.
+    // as before the layout was built (32.4 % then, before a causal mask's heaviest block); 22 %
+    // lies between.
     auto as_fa2 = rows;
     for (auto& r : as_fa2) r.op_type = "FlashAttentionScore";
     const auto all = profile::score_rows(chips::a100_80gb_sxm, rows, {}, any);
     const auto all_fa2 = profile::score_rows(chips::a100_80gb_sxm, as_fa2, {}, any);
     REQUIRE(all.overall.rows == 1154);
+    MESSAGE("every row: ", all.overall.mape * 100, " %, as FlashAttention-2's ",
+            all_fa2.overall.mape * 100, " %");
     CHECK(all.overall.mape < 0.22);
     CHECK(all_fa2.overall.mape > 0.22);
-    CHECK(all_fa2.overall.mape < 0.35);
 }
 
 TEST_CASE("vidur attention reader: errors name the file, line and column") {

@@ -331,6 +331,11 @@ TEST_CASE("attention in FlashInfer's layout: a KV head's query heads packed in 1
     attention_shape a{.batch = 1, .q_heads = 8, .kv_heads = 2, .q_len = 1728, .kv_len = 15552};
     CHECK(attention(a, dtype::fp16).work_units == 112);
     CHECK(attention(a, dtype::fp16).kv_chunk_min == 0);
+    // A head dim of 256: 64-row blocks (FlashInfer's choice), 108 a KV head.
+    attention_shape wide_heads{
+        .batch = 1, .q_heads = 8, .kv_heads = 2, .q_len = 1728, .kv_len = 15552, .head_dim = 256};
+    wide_heads.kernel = attention_kernel::flashinfer;
+    CHECK(attention(wide_heads, dtype::fp16).work_units == 216);
     // 17 queries: 68 packed rows, one 128-row block a KV head, its 60 padding rows computed too.
     const op padded = flashinfer_attention(17, 17);
     CHECK(padded.work_units == 2);
@@ -372,24 +377,35 @@ TEST_CASE("attention in FlashInfer's layout: its keys split as its plan splits t
     CHECK(detail::split_k(one, detail::as_given(one), sms).work_units == 4);
 }
 
-TEST_CASE("attention: a causal mask's last block sees every key; no core computes less") {
-    // 512 queries over themselves: 32 blocks, one an SM. The last sees 512 keys where the
-    // average sees 513 / 2: the busiest core computes 512 x 512 / (512 x 513 / 2) = 1024 / 513
-    // average blocks' work, cube and softmax parts both.
+TEST_CASE("attention: a causal mask's last blocks see the most keys; no core computes less") {
+    // 512 queries over themselves, FlashInfer's layout: 16 blocks a KV head of 128 packed rows,
+    // 32 queries each; 32 blocks in all, one an SM. The last block keeps the pairs of the last
+    // 32 queries, 512 x 513 / 2 - 480 x 481 / 2 = 15888, where the average keeps 131328 / 16:
+    // the busiest core computes 15888 x 16 / 131328 average blocks' work, cube and softmax.
     const chip& c = chips::a100_80gb_sxm;
     const op o = flashinfer_attention(512, 512);
     REQUIRE(o.work_units == 32);
-    CHECK(o.heaviest_unit == doctest::Approx(1024.0 / 513.0).epsilon(1e-12));
+    const double ratio = 15888.0 * 16.0 / 131328.0;
+    CHECK(o.heaviest_unit == doctest::Approx(ratio).epsilon(1e-12));
     op even = o;
     even.heaviest_unit = 1;
     CHECK(cost(c, o).compute.in(units::s) ==
-          doctest::Approx(cost(c, even).compute.in(units::s)*1024.0 / 513.0).epsilon(1e-12));
+          doctest::Approx(cost(c, even).compute.in(units::s)*ratio).epsilon(1e-12));
     // A split keeps whole chunks: 544 keys in chunks of 512 and 32, the heaviest block a full
-    // chunk, 2 x 512 / 544 times the causal ratio.
+    // chunk, 2 x 512 / 544 times the causal ratio (17 blocks: (148240 - 131328) x 17 / 148240).
     const op split = flashinfer_attention(544, 544);
+    CHECK(split.heaviest_unit == doctest::Approx(16912.0 * 17.0 / 148240.0).epsilon(1e-12));
     const detail::tiling t = detail::split_k(split, detail::as_given(split), core_count{108});
     REQUIRE(t.work_units == 2 * 2 * 17);
     CHECK(t.heaviest == doctest::Approx(split.heaviest_unit * 1024.0 / 544.0).epsilon(1e-12));
+    // One block a head: even, whatever the mask (FlashInfer's 64 packed rows; 64 queries of
+    // FlashAttention-2's 128-row block).
+    CHECK(flashinfer_attention(16, 16).heaviest_unit == 1.0);
+    CHECK(attention({.q_len = 64, .kv_len = 64, .causal = true}, dtype::fp16).heaviest_unit == 1.0);
+    // More queries than keys: the first 4032 of 4096 queries see none, so the last of the 32
+    // blocks keeps every pair, 32 average blocks' work and no more.
+    CHECK(attention({.q_len = 4096, .kv_len = 64, .causal = true}, dtype::fp16).heaviest_unit ==
+          doctest::Approx(32.0).epsilon(1e-12));
     // Without a mask the blocks are even; with many more blocks than cores the average decides.
     CHECK(attention({.q_len = 512, .kv_len = 512}, dtype::fp16).heaviest_unit == 1.0);
     attention_shape wide{.q_heads = 32, .kv_heads = 32, .q_len = 2048, .kv_len = 2048};
@@ -398,6 +414,10 @@ TEST_CASE("attention: a causal mask's last block sees every key; no core compute
     op many_even = many;
     many_even.heaviest_unit = 1;
     CHECK(cost(c, many) == cost(c, many_even));
+    // cost() checks the factor of a hand-built op.
+    many_even.heaviest_unit = 0.5;
+    CHECK_THROWS_WITH_AS((void)cost(c, many_even), doctest::Contains("op.heaviest_unit"),
+                         perfcast::error);
 }
 
 TEST_CASE("FlashInfer on the Ampere presets: 0.55 of the rate on one block an SM, else the full") {

@@ -341,6 +341,11 @@ TEST_CASE("vocabulary: the graph factories of the LLM-era kinds build the model 
           line("attention B,32,1,128;B,8,4096,128 bf16 causal=1"));
     CHECK(nodes::attention({B, 8, 512, 64}, {B, 8, 512, 64}, dtype::fp16, {.backward = true}) ==
           line("attention B,8,512,64;B,8,512,64 fp16 backward=1"));
+    CHECK(nodes::attention({B, 8, 64, 128}, {B, 2, 2624, 128}, dtype::fp16,
+                           {.causal = true,
+                            .kernel = attention_kernel::flashinfer,
+                            .kv_chunk_min = flashinfer_0_0_6_kv_chunk_min}) ==
+          line("attention B,8,64,128;B,2,2624,128 fp16 causal=1 kernel=flashinfer kv_chunk=512"));
     CHECK(nodes::grouped_matmul({8 * B, 4096}, {8, 4096, 1408}, dtype::bf16) ==
           line("gmm B*8,4096;8,4096,1408 bf16"));
     CHECK(nodes::fill({B, 4096}, dtype::fp32) == line("fill B,4096 fp32"));

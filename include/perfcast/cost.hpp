@@ -453,11 +453,12 @@ namespace detail {
 /// vidur's paged kernels"). FlashInfer's layout (op::kv_chunk_min) keeps whole waves: its plan
 /// holds two blocks an SM, and an SM given two runs both at once (at a degree of 4 over 1792
 /// tokens, 112 blocks without a split took 1184 us, 1728 tokens in 216 blocks of half the keys
-/// 682 us); on the profile's rows read first whole waves scored 10.3 %, shared ones 11.0 %. The
-/// softmax part (vector_part_time) and the block floor (chip::overhead.attention_unit_cycles)
-/// keep whole waves: the softmax's share fitted vidur's A100 rows of degrees 1 and 2 no better
-/// (15.2 against 15.2 % MAPE), an assumption. An attention's busiest core computes at least its
-/// heaviest unit (tiling::heaviest: a causal mask's last query block).
+/// 682 us); on the profile's rows read first whole waves scored 10.3 %, shared ones 11.0 %
+/// (measured with a causal heaviest unit of rows, not blocks). The softmax part (vector_part_time)
+/// and the block floor (chip::overhead.attention_unit_cycles) keep whole waves: the softmax's share
+/// fitted vidur's A100 rows of degrees 1 and 2 no better (15.2 against 15.2 % MAPE), an assumption.
+/// An attention's busiest core computes at least its heaviest unit (tiling::heaviest: a causal
+/// mask's last query block).
 [[nodiscard]] constexpr double busiest_units(const op& o, const tiling& t, std::int64_t b,
                                              std::int64_t per_core_units) noexcept {
     if (o.kind == op_kind::attention) [[unlikely]] {
@@ -606,7 +607,8 @@ namespace detail {
 
 /// `o` split along K when it has fewer output tiles than `limit` cores and a deep K: K in chunks
 /// of at least split_k_chunk across the idle cores, each writing fp32 partial sums that a final
-/// pass reads back and adds.
+/// pass reads back and adds. An attention in FlashInfer's layout (op::kv_chunk_min) splits as
+/// that library's plan does instead (flashinfer_split).
 [[nodiscard]] constexpr bool may_split_k(const op& o, std::int64_t units,
                                          core_count limit) noexcept {
     // FlashInfer's attention (op::kv_chunk_min): while two blocks an SM leave room for two
@@ -959,6 +961,12 @@ namespace detail {
                      o.vector_ops, "a finite count >= 0");
     PERFCAST_EXPECTS(o.syncs >= 0 && o.syncs <= 1000, where, "op.syncs",
                      static_cast<double>(o.syncs), "a count in [0, 1000]");
+    // An attention's own fields (read on its paths only).
+    PERFCAST_EXPECTS(o.kind != op_kind::attention ||
+                         (o.heaviest_unit >= 1 && o.heaviest_unit < 1e18 && o.kv_chunk_min >= 0),
+                     where, o.kv_chunk_min >= 0 ? "op.heaviest_unit" : "op.kv_chunk_min",
+                     o.kv_chunk_min >= 0 ? o.heaviest_unit : static_cast<double>(o.kv_chunk_min),
+                     o.kv_chunk_min >= 0 ? "a factor in [1, 1e18)" : "a key count >= 0");
     PERFCAST_EXPECTS((o.walk == element_walk::vector && o.kind != op_kind::softmax) ||
                          (o.walk_work > 0 && o.walk_work < 1e6),
                      where, "op.walk_work", o.walk_work,

@@ -98,6 +98,8 @@ static_assert(covers_enum<attention_kernel_names>());
 /// average packed rows, FlashInfer v0.0.5 on).
 inline constexpr std::int64_t flashinfer_block_rows = 128;
 inline constexpr std::int64_t flashinfer_small_block_rows = 64;
+/// Head dim from which FlashInfer's blocks keep 64 rows (the same choice: head_dim < 256 for 128).
+inline constexpr std::int64_t flashinfer_wide_head_dim = 256;
 
 /// Fewest keys FlashInfer's split gives a block: 128 (min_kv_chunk_size = max(128 / page_size,
 /// 1) pages in PrefillSplitQOKVIndptr, FlashInfer v0.0.7 of 2024-06-30 onwards, and v0.0.5).
@@ -590,6 +592,37 @@ struct attention_shape {
     return kv * (kv + 1) / 2;  // the first q_len - kv_len queries see no key
 }
 
+namespace detail {
+/// causal_pairs in doubles, for the fractional query counts of packed blocks; 0 for no queries
+/// or no keys.
+[[nodiscard]] constexpr double causal_pairs_of(double q, double kv) noexcept {
+    if (q <= 0 || kv <= 0) return 0;
+    if (q <= kv) return q * (kv - q) + q * (q + 1) / 2;
+    return kv * (kv + 1) / 2;
+}
+/// The kept pairs of a causal attention's heaviest query block over its average block's: `blocks`
+/// blocks of `block_queries` queries each (the last one the rest), the queries the last q_len of
+/// kv_len positions, so that the last full block or the partial one after it is the heaviest.
+/// 1 for one block; never more than `blocks`.
+[[nodiscard]] constexpr double causal_heaviest(std::int64_t q_len, std::int64_t kv_len,
+                                               double block_queries, std::int64_t blocks) noexcept {
+    if (blocks <= 1) return 1;
+    const auto q = static_cast<double>(q_len);
+    const auto kv = static_cast<double>(kv_len);
+    const double all = causal_pairs_of(q, kv);
+    if (!(all > 0)) return 1;
+    // Kept pairs of the last t queries: all, less those of the queries before them.
+    const auto last = [&](double t) { return all - causal_pairs_of(q - t, kv - t); };
+    double tail = q - block_queries * static_cast<double>(blocks - 1);
+    if (!(tail > 0) || tail > block_queries) tail = block_queries;
+    const double end = last(tail);
+    const double before = last(tail + block_queries) - end;
+    const double heaviest = end > before ? end : before;
+    const double r = heaviest * static_cast<double>(blocks) / all;
+    return r > 1 ? r : 1;
+}
+}  // namespace detail
+
 /// Fused attention (FlashAttention, FlashAttentionScore and its grad, Prompt/IncreFlashAttention,
 /// FusedInferAttentionScore, paged attention) as cube work and vector work:
 ///  - cube: QK^T and PV, head_dim MACs each per kept query-key pair, so 4 x B x Nq x pairs x D
@@ -653,30 +686,45 @@ struct attention_shape {
     // Each query head reads its KV head's K and V once per query block.
     double k_v_reads =
         static_cast<double>(a.q_heads / a.kv_heads) * static_cast<double>(q_blocks - 1);
+    // A head's query blocks and the queries of each (a causal mask's heaviest block, below).
+    std::int64_t head_blocks = packed ? 1 : q_blocks;
+    auto block_queries = static_cast<double>(attention_block_rows);
+    double padding = 1;  // padded rows over rows, which ops_per_unit already prices
     if (a.kernel == attention_kernel::flashinfer) {
         // FlashInfer's blocks: a KV head's query heads packed as rows (every q_len, not only a
-        // decode step's), 128 of them a block past 64 packed rows, one block up to 64 (its
-        // smaller tiles, 64 or 16 rows by the release, left to the chip's per-block floor as
-        // FlashAttention-2's decode blocks are: their rows are priced as they are). K and V are
-        // read once per block of the group.
+        // decode step's), past 64 packed rows 128 of them a block (64 from a head dim of 256),
+        // one block up to 64 (its smaller tiles, 64 or 16 rows by the release, left to the
+        // chip's per-block floor as FlashAttention-2's decode blocks are: their rows are priced
+        // as they are). K and V are read once per block of the group.
         PERFCAST_EXPECTS(a.kv_chunk_min >= 1, where, "kv_chunk_min",
                          static_cast<double>(a.kv_chunk_min), "a key count >= 1");
         const std::int64_t rows =
             checked_product(a.q_len, a.q_heads / a.kv_heads, where, "packed query rows");
         const bool big = rows > flashinfer_small_block_rows;
-        const std::int64_t tiles = big ? ceil_div(rows, flashinfer_block_rows) : 1;
+        const std::int64_t block_rows = a.head_dim < flashinfer_wide_head_dim
+                                            ? flashinfer_block_rows
+                                            : flashinfer_small_block_rows;
+        const std::int64_t tiles = big ? ceil_div(rows, block_rows) : 1;
         r.work_units =
             checked_product(checked_product(a.batch, a.kv_heads, where, "batch*kv_heads"), tiles,
                             where, "work units");
-        const double padded = static_cast<double>(big ? tiles * flashinfer_block_rows : rows);
+        const double padded = big ? static_cast<double>(tiles) * static_cast<double>(block_rows)
+                                  : static_cast<double>(rows);
         r.ops_per_unit =
             r.useful_ops / static_cast<double>(r.work_units) * padded / static_cast<double>(rows);
         r.kv_chunk_min = a.kv_chunk_min;
         k_v_reads = static_cast<double>(tiles - 1);
+        head_blocks = tiles;
+        padding = padded / static_cast<double>(rows);
+        block_queries = static_cast<double>(block_rows) /
+                        static_cast<double>(a.q_heads / a.kv_heads);  // a group's rows a query
     }
-    // Under a causal mask the last query block sees every key: the heaviest unit.
-    if (a.causal)
-        r.heaviest_unit = static_cast<double>(a.q_len) * static_cast<double>(a.kv_len) / pairs;
+    // Under a causal mask a head's last query blocks see the most keys: the heaviest unit.
+    if (a.causal) {
+        const double heaviest =
+            detail::causal_heaviest(a.q_len, a.kv_len, block_queries, head_blocks) / padding;
+        r.heaviest_unit = heaviest > 1 ? heaviest : 1;
+    }
     r.vector_ops = bn * pairs *
                    ((a.backward ? attention_vector_ops_backward : attention_vector_ops_forward) +
                     (a.dropout ? attention_vector_ops_dropout : 0.0));
@@ -690,7 +738,8 @@ struct attention_shape {
     r.run = static_cast<double>(a.head_dim) * size_of(t);
     // The keys are the depth a kernel splits when its query blocks leave cores idle
     // (FlashAttention's split-KV, num_splits; CANN IncreFlashAttention's flash decoding):
-    // cost.hpp's split-K, in chunks of split_k_chunk keys, partial outputs in fp32.
+    // cost.hpp's split-K, in chunks of split_k_chunk keys, partial outputs in fp32; in
+    // FlashInfer's layout as its plan splits them (cost.hpp flashinfer_split, op::kv_chunk_min).
     r.k_depth = a.kv_len;
     return r;
 }

@@ -257,15 +257,15 @@ inline constexpr double ampere_attention_unfilled_share = 0.8;
 /// SM's shared memory), and an SM holding one keeps its tensor cores busy a little over half the
 /// time. With more blocks than SMs FlashInfer's kernel is priced at the engine's full rate, no
 /// share: the 28 prompts of 13056-16384 tokens with nothing cached in vidur's A100 Llama-3-8B
-/// profile (1024-1066 blocks, 10 waves) then score 3.2 % (median -1.1 %); FlashAttention-2's
-/// share above is its own kernel's. Fitted, not measured: the uncalibrated MAPE of the 585 rows
-/// of that profile read first (tensor-parallel degree 1's decode steps and 64-token prefill
-/// chunks, degree 4's decode steps; tests/data/README.md), lowest at 0.55 of 0.4 .. 1 in steps
-/// of 0.05 (13.1 % at 1, 10.3 % at 0.55); the 569 degree-4 prefill rows read second held out:
-/// 26.0 -> 15.1 % (docs/validation.md, "Attention on the A100: FlashInfer's plan"). The A40
-/// takes it too (an assumption: the same kernel on GA102); the Hopper presets keep 1 (FlashInfer
-/// runs other kernels there, not measured here). Calibrate: a profile's attention rows of few
-/// blocks fit the cube efficiency.
+/// profile (816-1024 blocks, 8-10 waves of 108) then score 3.2 % (median -1.1 %), a choice made
+/// after seeing them; FlashAttention-2's share above is its own kernel's. Fitted, not measured: the
+/// uncalibrated MAPE of the 585 rows of that profile read first (tensor-parallel degree 1's decode
+/// steps and 64-token prefill chunks, degree 4's decode steps; tests/data/README.md), lowest at
+/// 0.55 of 0.4 .. 1 in steps of 0.05 (13.1 % at 1, 10.3 % at 0.55); the 569 degree-4 prefill rows
+/// read second held out: 26.2 -> 14.9 % (docs/validation.md, "Attention on the A100: FlashInfer's
+/// plan"). The A40 takes it too (an assumption: the same kernel on GA102); the Hopper presets keep
+/// 1 (FlashInfer runs other kernels there, not measured here). Calibrate: a profile's attention
+/// rows of few blocks fit the cube efficiency.
 inline constexpr double ampere_flashinfer_unfilled_share = 0.55;
 
 /// NVIDIA A100 80GB SXM4. 108 SMs, boost 1410 MHz (A100 datasheet / Ampere whitepaper).
