@@ -302,7 +302,6 @@ TEST_CASE("ini: bf16 vector arithmetic follows the file's intrinsic map") {
     other_factor.cube.narrow_rows_2 = 0.5;  // nor the GEMM shares of unaligned rows
     other_factor.cube.attention_share = 0.7;  // nor the attention kernels' share
     other_factor.cube.attention_unfilled_share = 0.9;
-    other_factor.cube.flashinfer_unfilled_share = 0.6;
     other_factor.vector.walk_rate = 2.5;    // nor the rates of walked element-wise kernels
     other_factor.vector.walk_head = perfcast::duration{0.3, units::us};
     other_factor.vector.softmax_block_rate = 0.9;  // nor the softmax kernels' rates
@@ -311,15 +310,13 @@ TEST_CASE("ini: bf16 vector arithmetic follows the file's intrinsic map") {
     CHECK(p.spec.cube.narrow_rows_2 == 0.5);
     CHECK(p.spec.cube.attention_share == 0.7);
     CHECK(p.spec.cube.attention_unfilled_share == 0.9);
-    CHECK(p.spec.cube.flashinfer_unfilled_share == 0.6);
     CHECK(p.spec.vector.walk_rate == 2.5);
     CHECK(p.spec.vector.walk_head.in(units::us) == doctest::Approx(0.3));
     CHECK(p.spec.vector.softmax_block_rate == 0.9);
-    for (const char* field :
-         {"vector.uncounted_work", "cube.narrow_rows_4", "cube.narrow_rows_2",
-          "cube.attention_share", "cube.attention_unfilled_share", "cube.flashinfer_unfilled_share",
-          "vector.walk_rate", "vector.transpose_rate", "vector.walk_head",
-          "vector.softmax_warp_rate", "vector.softmax_block_rate"}) {
+    for (const char* field : {"vector.uncounted_work", "cube.narrow_rows_4", "cube.narrow_rows_2",
+                              "cube.attention_share", "cube.attention_unfilled_share",
+                              "vector.walk_rate", "vector.transpose_rate", "vector.walk_head",
+                              "vector.softmax_warp_rate", "vector.softmax_block_rate"}) {
         CAPTURE(field);
         CHECK(std::find(p.from_base.begin(), p.from_base.end(), field) != p.from_base.end());
     }

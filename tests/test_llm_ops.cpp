@@ -42,13 +42,6 @@ chip without_share(double engine_spec::*share, double ampere) {
     return full;
 }
 
-/// That chip `c` with its cube engine's `share` at `v` fails validation, naming `field`.
-void check_share_validated(const chip& c, double engine_spec::*share, double v, const char* field) {
-    chip bad = c;
-    bad.cube.*share = v;
-    CHECK_THROWS_WITH_AS((void)validate(bad), doctest::Contains(field), perfcast::error);
-}
-
 /// The first row of `type` in a real kernel_details file.
 profile::kernel_row first_row_of(const std::string& file, std::string_view type) {
     const profile::kernel_table t = profile::read_kernel_details_file(real_dir + file);
@@ -268,8 +261,10 @@ TEST_CASE(
         dtype::fp16);
     CHECK(cost(c, many) == cost(filled, many));
     // The share is validated like the others: in (0, 1].
-    check_share_validated(c, &engine_spec::attention_unfilled_share, 0,
-                          "cube.attention_unfilled_share");
+    chip bad = c;
+    bad.cube.attention_unfilled_share = 0;
+    CHECK_THROWS_WITH_AS((void)validate(bad), doctest::Contains("cube.attention_unfilled_share"),
+                         perfcast::error);
 }
 
 TEST_CASE("attention: more units than cores share the cores, no whole wave more (cube part)") {
@@ -420,25 +415,39 @@ TEST_CASE("attention: a causal mask's last blocks see the most keys; no core com
                          perfcast::error);
 }
 
-TEST_CASE("FlashInfer on the Ampere presets: 0.55 of the rate on one block an SM, else the full") {
+TEST_CASE("FlashInfer on the Ampere presets: the full rate, the unfilled share, a merge per row") {
     const chip& c = chips::a100_80gb_sxm;
-    const chip filled = without_share(&engine_spec::flashinfer_unfilled_share, 0.55);
-    // 32 blocks on 108 SMs: the share.
+    REQUIRE(c.overhead.attention_merge_cycles.in(units::cycle) == 1000.0);
+    CHECK(chips::a40_pcie.overhead.attention_merge_cycles.in(units::cycle) == 1000.0);
+    CHECK(chips::h100_sxm.overhead.attention_merge_cycles == cycle_count{});
+    CHECK(chips::ascend910b1.overhead.attention_merge_cycles == cycle_count{});
+    chip filled = c;
+    filled.cube.attention_unfilled_share = 1.0;
+    chip no_merge = c;
+    no_merge.overhead.attention_merge_cycles = {};
+    // 32 blocks on 108 SMs, not split (512 keys): the share of one block an SM, no merge.
     const op few = flashinfer_attention(512, 512);
     CHECK(cost(c, few).compute.in(units::s) ==
-          doctest::Approx(cost(filled, few).compute.in(units::s) / 0.55).epsilon(1e-12));
-    // 216 blocks after the split: the full rate.
+          doctest::Approx(cost(filled, few).compute.in(units::s) / 0.8).epsilon(1e-12));
+    CHECK(cost(c, few) == cost(no_merge, few));
+    // 216 blocks after the split: the full rate, then the merge of 1728 rows x 8 heads, 128 an
+    // SM at 1000 cycles of 1410 MHz each: 90.78 us after the attention.
     const op many = flashinfer_attention(1728, 15552);
-    CHECK(cost(c, many) == cost(filled, many));
-    // FlashAttention-2's shares are its own kernel's: they do not touch FlashInfer's.
+    CHECK(cost(c, many).compute == cost(filled, many).compute);
+    const double merge_us = 1728.0 * 8 / 108 * 1000 / 1410.0;
+    CHECK(cost(c, many).latency.in(units::us)-cost(no_merge, many).latency.in(units::us) ==
+          doctest::Approx(merge_us).epsilon(1e-9));
+    // FlashAttention-2's share of the full rate is its own kernel's: it does not touch
+    // FlashInfer's.
     chip fa2_free = c;
     fa2_free.cube.attention_share = 1.0;
-    fa2_free.cube.attention_unfilled_share = 1.0;
     CHECK(cost(fa2_free, few) == cost(c, few));
     CHECK(cost(fa2_free, many) == cost(c, many));
-    // Validated like the others: in (0, 1].
-    check_share_validated(c, &engine_spec::flashinfer_unfilled_share, 1.5,
-                          "cube.flashinfer_unfilled_share");
+    // Validated like the other cycle counts: in [0, 1e9].
+    chip bad = c;
+    bad.overhead.attention_merge_cycles = cycle_count{-1.0, units::cycle};
+    CHECK_THROWS_WITH_AS((void)validate(bad), doctest::Contains("overhead.attention_merge_cycles"),
+                         perfcast::error);
 }
 
 TEST_CASE("attention rows: FlashInfer's kernels by their type, a release after '@'") {

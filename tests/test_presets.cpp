@@ -317,14 +317,17 @@ TEST_CASE("presets: shared overheads live in one place") {
     CHECK(h.vector_launch.in(units::us) == doctest::Approx(0.71));
     CHECK(h.load_latency.in(units::us) == doctest::Approx(0.68));
     CHECK(h.attention_unit_cycles == cycle_count{});
+    CHECK(h.attention_merge_cycles == cycle_count{});
     CHECK(chips::default_gpu_overheads.load_latency == duration{});
     CHECK(chips::default_gpu_overheads.attention_unit_cycles.in(units::cycle) == 5000.0);
+    CHECK(chips::default_gpu_overheads.attention_merge_cycles.in(units::cycle) == 1000.0);
     h.launch = chips::default_gpu_overheads.launch;
     h.per_core = chips::default_gpu_overheads.per_core;
     h.vector_launch = chips::default_gpu_overheads.vector_launch;
     h.vector_per_core = chips::default_gpu_overheads.vector_per_core;
     h.load_latency = chips::default_gpu_overheads.load_latency;
     h.attention_unit_cycles = chips::default_gpu_overheads.attention_unit_cycles;
+    h.attention_merge_cycles = chips::default_gpu_overheads.attention_merge_cycles;
     CHECK(h == chips::default_gpu_overheads);
     // GA102: only the resident threads differ (CUDA guide, compute capability 8.6: 1536).
     overhead_spec g = chips::ga102_overheads;

@@ -92,15 +92,9 @@ struct engine_spec {
     /// Share of that rate a fused attention keeps when its work units (after the split over
     /// its keys) do not outnumber the cores it may use, so that no core holds more than one:
     /// 1 (no such loss) on every preset but the Ampere ones, whose value is fitted on
-    /// FlashAttention-2's paged kernels (chips/nvidia.hpp). Read for the cube engine.
+    /// FlashAttention-2's paged kernels (chips/nvidia.hpp). Of the engine's full rate in
+    /// FlashInfer's layout, which attention_share does not touch. Read for the cube engine.
     double attention_unfilled_share = 1.0;
-    /// Share of this engine's rate FlashInfer's attention (attention_kernel::flashinfer) keeps
-    /// when its blocks do not outnumber the cores it may use, so that each SM holds one of the two
-    /// its plan gives it (four warps, not eight): 1 (no such loss) on every preset but the Ampere
-    /// ones, whose value is fitted on FlashInfer's kernels (chips/nvidia.hpp). With more blocks it
-    /// keeps the engine's full rate (attention_share is FlashAttention-2's). Read for the cube
-    /// engine.
-    double flashinfer_unfilled_share = 1.0;
     /// Elements per cycle per core of this engine's kernels that walk their elements by index
     /// (op::walk, element_walk::indexed: an operand broadcast along an axis, a widening cast) and
     /// of its transposing copies (element_walk::transposed), and the fixed time such a kernel
@@ -198,6 +192,11 @@ struct overhead_spec {
     // FLOPs nor the bytes do. 0: no such floor (the Ascend presets: a core loops over its blocks
     // in one kernel; the Hopper presets: their attention heads are fitted on cuDNN kernels).
     cycle_count attention_unit_cycles{};
+    // Fused attention in FlashInfer's layout whose keys its plan split (op::kv_chunk_min): the
+    // kernel that merges the splits' partial outputs holds an SM this long per query row and
+    // head (the engine's clock), after the attention (cost.hpp). 0: not priced (every preset but
+    // the Ampere ones, whose value is fitted on FlashInfer v0.0.6's merge: chips/nvidia.hpp).
+    cycle_count attention_merge_cycles{};
     // What a kernel that reads pays in its head over one that only writes (a fill): its first
     // load's wait and the rest of a reading kernel's set-up. Added to the head of every cube and
     // vector op that reads (op::bytes_read > 0), calibrated head or not; not to an AI CPU op's.
@@ -322,8 +321,7 @@ constexpr const chip& validate(const chip& c) {
          {std::pair{c.cube.narrow_rows_4, "cube.narrow_rows_4"},
           std::pair{c.cube.narrow_rows_2, "cube.narrow_rows_2"},
           std::pair{c.cube.attention_share, "cube.attention_share"},
-          std::pair{c.cube.attention_unfilled_share, "cube.attention_unfilled_share"},
-          std::pair{c.cube.flashinfer_unfilled_share, "cube.flashinfer_unfilled_share"}}) {
+          std::pair{c.cube.attention_unfilled_share, "cube.attention_unfilled_share"}}) {
         PERFCAST_EXPECTS(share > 0 && share <= 1, where, field, share, "a share in (0, 1]");
     }
     for (const auto& [rate, field] :
@@ -391,6 +389,9 @@ constexpr const chip& validate(const chip& c) {
     detail::expect_in(c.overhead.attention_unit_cycles.in(units::cycle), 0, 1e9,
                       "overhead.attention_unit_cycles",
                       "0 (no attention floor) or a count in [0, 1e9] cycles");
+    detail::expect_in(c.overhead.attention_merge_cycles.in(units::cycle), 0, 1e9,
+                      "overhead.attention_merge_cycles",
+                      "0 (no merge priced) or a count in [0, 1e9] cycles");
     detail::expect_in(static_cast<double>(c.overhead.core_threads), 0, 1e6, "overhead.core_threads",
                       "0 .. 1e6 resident threads per core");
     detail::expect_in(c.overhead.load_latency.in(units::us), 0, detail::max_overhead_us,

@@ -454,9 +454,10 @@ namespace detail {
 /// holds two blocks an SM, and an SM given two runs both at once (at a degree of 4 over 1792
 /// tokens, 112 blocks without a split took 1184 us, 1728 tokens in 216 blocks of half the keys
 /// 682 us); on the profile's rows read first whole waves scored 10.3 %, shared ones 11.0 %
-/// (measured with a causal heaviest unit of rows, not blocks). The softmax part (vector_part_time)
-/// and the block floor (chip::overhead.attention_unit_cycles) keep whole waves: the softmax's share
-/// fitted vidur's A100 rows of degrees 1 and 2 no better (15.2 against 15.2 % MAPE), an assumption.
+/// (measured before its merge was priced, with a share of 0.55 and a causal heaviest unit of
+/// rows, not blocks). The softmax part (vector_part_time) and the block floor
+/// (chip::overhead.attention_unit_cycles) keep whole waves: the softmax's share fitted vidur's A100
+/// rows of degrees 1 and 2 no better (15.2 against 15.2 % MAPE), an assumption.
 /// An attention's busiest core computes at least its heaviest unit (tiling::heaviest: a causal
 /// mask's last query block).
 [[nodiscard]] constexpr double busiest_units(const op& o, const tiling& t, std::int64_t b,
@@ -554,15 +555,12 @@ namespace detail {
         r.compute = cycles / e.clock / eff;
     }
     if (o.vector_ops > 0) r.compute += vector_part_time(c, o, t.work_units, b, p, e, t.heaviest);
-    // Fused attention at the share of the rate the chip's attention kernels keep, and at a share
-    // of that when its units leave no core more than one (engine_spec::attention_unfilled_share).
+    // Fused attention at the share of the rate the chip's FlashAttention-2 kernels keep
+    // (FlashInfer's at the full rate), and at a share of that when its units leave no core more
+    // than one (engine_spec::attention_unfilled_share, both layouts).
     if (o.kind == op_kind::attention) {
-        if (o.kv_chunk_min > 0) [[unlikely]] {
-            if (t.work_units <= limit.value) r.compute = r.compute / e.flashinfer_unfilled_share;
-        } else {
-            r.compute = r.compute / e.attention_share;
-            if (t.work_units <= limit.value) r.compute = r.compute / e.attention_unfilled_share;
-        }
+        if (o.kv_chunk_min == 0) r.compute = r.compute / e.attention_share;
+        if (t.work_units <= limit.value) r.compute = r.compute / e.attention_unfilled_share;
     }
     r.memory = memory_time_of(c, o, t, b, p);
     r.head = head_time(c, o.eng, b, p);
@@ -573,6 +571,13 @@ namespace detail {
     // calibration fits the rest per op type, and the compaction rows do not pull the shared head).
     if (o.syncs > 0) r.head += static_cast<double>(o.syncs) * head_time(c, o.eng, b);
     duration body = max_d(r.compute, r.memory) + (1.0 - p.overlap) * min_d(r.compute, r.memory);
+    // FlashInfer's merge of a split's partial outputs (chip::overhead.attention_merge_cycles), a
+    // kernel after the attention's: its rows (query rows x heads: the output's bytes over a
+    // row's, op::run) spread over the cores.
+    if (o.kv_chunk_min > 0 && t.partials > data_size{} &&
+        c.overhead.attention_merge_cycles > cycle_count{}) [[unlikely]]
+        body += o.bytes_written / o.run / static_cast<double>(limit.value) *
+                c.overhead.attention_merge_cycles / e.clock;
     // A latency-bound row kernel (chip::overhead.row_trip_cycles): waves of rows in flight, each
     // row its trips over the row.
     if (o.row_threads > 0 && c.overhead.core_threads > 0 &&

@@ -64,6 +64,23 @@ inline constexpr overhead_spec default_gpu_overheads{
     // heads are fitted on cuDNN's attention, which packs a decode step's heads otherwise).
     // Calibrate: time a decode step at batch 1 and 64 over a 32-token KV cache.
     .attention_unit_cycles = cycle_count{5000.0, units::cycle},
+    // FlashInfer's merge of a split attention's partial outputs holds an SM 1000 cycles (0.71 us
+    // at 1410 MHz) per query row and head: v0.0.6's VariableLengthMergeStates launches a
+    // 128-thread block for each. With it FlashInfer's kernel runs at the engine's full rate past
+    // one block an SM and at the share FlashAttention-2's rows fitted (0.8,
+    // ampere_attention_unfilled_share) under it. Fitted, not measured: the uncalibrated MAPE of
+    // the 585 rows of vidur's A100 Llama-3-8B profile read first (tensor-parallel degree 1's
+    // decode steps and 64-token prefill chunks, degree 4's decode steps; tests/data/README.md) on
+    // a grid of 0 .. 2000 cycles jointly with that share from 0.5 to 1 (steps of 100-300 cycles
+    // and 0.05, then 800 .. 1200 by 100 at 0.8), lowest at 1000 and 0.8 (9.3 %; 10.3 % without
+    // the merge at its best share there, 0.55; the ridge from 0.7 / 800 to 0.85 / 1200 within
+    // 0.3 points); the 569 degree-4
+    // prefill rows read second held out (docs/validation.md, "Attention on the A100: FlashInfer's
+    // plan"). FlashInfer releases from v0.1 merge in a persistent kernel, not measured here (an
+    // assumption that it costs the same); the A40 takes the same cycles (an assumption); the
+    // Hopper presets none (FlashInfer runs other kernels there). Calibrate: time a chunk of
+    // 64 tokens over 448 and 512 cached ones, the first unsplit, the second split.
+    .attention_merge_cycles = cycle_count{1000.0, units::cycle},
 };
 
 /// Overheads of the Hopper presets (H100 SXM, H200): the GPU defaults with the kernel heads fitted
@@ -94,6 +111,7 @@ inline constexpr overhead_spec hopper_overheads = [] {
     o.vector_per_core = duration{0.000, units::us};
     o.load_latency = duration{0.68, units::us};
     o.attention_unit_cycles = cycle_count{};
+    o.attention_merge_cycles = cycle_count{};
     return o;
 }();
 
@@ -244,29 +262,13 @@ inline constexpr double ampere_attention_share = 0.65;
 /// place), lowest at 0.8 of 0.6 .. 1 in steps of 0.05 (16.2 % at 1, 15.6 % at 0.8); degrees 4
 /// and 8 held out: 20.1 -> 16.3 % (docs/validation.md, "Attention on the A100: vidur's paged
 /// kernels"); with the shared waves of cost.hpp detail::busiest_units the same grids still pick
-/// 0.8 (15.2 %), held out 14.8 %. FlashInfer's prefill of few heads (the Llama-3-8B file) runs
-/// faster than this prices: a share of FlashAttention-2's kernel, not of every library's. A
+/// 0.8 (15.2 %), held out 14.8 %. FlashInfer's layout takes it too, of its full rate: its
+/// merge's cycles (default_gpu_overheads.attention_merge_cycles) were fitted jointly with it on
+/// FlashInfer's rows and found 0.8 as well. A
 /// threshold of half the SMs (one 64-row block an SM) fitted worse (16.0 %) and was not kept. The
 /// A40 takes it too (an assumption); the Hopper presets keep 1. Calibrate: a profile's attention
 /// rows of few heads fit the cube efficiency.
 inline constexpr double ampere_attention_unfilled_share = 0.8;
-
-/// The share of the tensor-core rate FlashInfer's batch prefill kernel keeps on the Ampere
-/// presets when its blocks are no more than the SMs (engine_spec::flashinfer_unfilled_share):
-/// its plan gives an SM two blocks of four warps (num_blocks_per_sm = 2, each block half the
-/// SM's shared memory), and an SM holding one keeps its tensor cores busy a little over half the
-/// time. With more blocks than SMs FlashInfer's kernel is priced at the engine's full rate, no
-/// share: the 28 prompts of 13056-16384 tokens with nothing cached in vidur's A100 Llama-3-8B
-/// profile (816-1024 blocks, 8-10 waves of 108) then score 3.2 % (median -1.1 %), a choice made
-/// after seeing them; FlashAttention-2's share above is its own kernel's. Fitted, not measured: the
-/// uncalibrated MAPE of the 585 rows of that profile read first (tensor-parallel degree 1's decode
-/// steps and 64-token prefill chunks, degree 4's decode steps; tests/data/README.md), lowest at
-/// 0.55 of 0.4 .. 1 in steps of 0.05 (13.1 % at 1, 10.3 % at 0.55); the 569 degree-4 prefill rows
-/// read second held out: 26.2 -> 14.9 % (docs/validation.md, "Attention on the A100: FlashInfer's
-/// plan"). The A40 takes it too (an assumption: the same kernel on GA102); the Hopper presets keep
-/// 1 (FlashInfer runs other kernels there, not measured here). Calibrate: a profile's attention
-/// rows of few blocks fit the cube efficiency.
-inline constexpr double ampere_flashinfer_unfilled_share = 0.55;
 
 /// NVIDIA A100 80GB SXM4. 108 SMs, boost 1410 MHz (A100 datasheet / Ampere whitepaper).
 /// Dense tensor peaks (datasheet): FP16/BF16 312 TFLOPS -> 312e12 / (2 x 108 x 1.41e9) = 1024
@@ -291,8 +293,7 @@ inline constexpr chip a100_80gb_sxm = validate(chip{
                  {dtype::fp64, 64.0},
              }),
              .attention_share = ampere_attention_share,
-             .attention_unfilled_share = ampere_attention_unfilled_share,
-             .flashinfer_unfilled_share = ampere_flashinfer_unfilled_share},
+             .attention_unfilled_share = ampere_attention_unfilled_share},
     .vector = {.cores = 108,
                .clock = frequency{1410.0, units::MHz},
                .ops_per_cycle = detail::gpu_vector_rates(64.0, 64.0, 32.0),
@@ -451,8 +452,7 @@ inline constexpr chip a40_pcie = validate(chip{
                  {dtype::fp64, 2.0},
              }),
              .attention_share = ampere_attention_share,
-             .attention_unfilled_share = ampere_attention_unfilled_share,
-             .flashinfer_unfilled_share = ampere_flashinfer_unfilled_share},
+             .attention_unfilled_share = ampere_attention_unfilled_share},
     .vector = {.cores = 84,
                .clock = frequency{1740.0, units::MHz},
                .ops_per_cycle = detail::gpu_vector_rates(128.0, 64.0, 2.0, 1.0),
