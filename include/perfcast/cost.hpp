@@ -625,15 +625,19 @@ namespace detail {
 [[nodiscard]] constexpr bool may_split_k(const op& o, core_count limit) noexcept {
     return may_split_k(o, o.work_units, limit);
 }
-/// Tiling `t` of `o` split in `ks` > 1 along K.
-[[nodiscard]] constexpr tiling split_in(const op& o, tiling t, std::int64_t ks) noexcept {
+/// Tiling `t` of `o` split in `ks` > 1 along K, in chunks of `chunk` (0: ceil(K / ks)); an
+/// attention's heaviest unit is then a whole chunk (tiling::heaviest).
+[[nodiscard]] constexpr tiling split_in(const op& o, tiling t, std::int64_t ks,
+                                        std::int64_t chunk = 0) noexcept {
     t.partials = data_size{o.bytes_written / size_of(o.out_type) * static_cast<double>(ks) * 4.0,
                            units::B};  // fp32 sums
     t.work_units *= ks;
     t.ops_per_unit /= static_cast<double>(ks);
-    if (o.kind == op_kind::attention) [[unlikely]]
-        t.heaviest *= static_cast<double>(ks) * static_cast<double>(ceil_div(o.k_depth, ks)) /
-                      static_cast<double>(o.k_depth);
+    if (o.kind == op_kind::attention) [[unlikely]] {
+        if (chunk == 0) chunk = ceil_div(o.k_depth, ks);
+        t.heaviest *=
+            static_cast<double>(ks) * static_cast<double>(chunk) / static_cast<double>(o.k_depth);
+    }
     return t;
 }
 /// Tiling `t` of attention `o` in FlashInfer's layout (op::kv_chunk_min) with its keys split as
@@ -648,11 +652,8 @@ namespace detail {
     if (chunk < o.kv_chunk_min) chunk = o.kv_chunk_min;
     const std::int64_t chunks = ceil_div(o.k_depth, chunk);
     if (chunks <= 1) return t;
-    t.partials = o.bytes_written * static_cast<double>(chunks);
-    t.heaviest *=
-        static_cast<double>(chunks) * static_cast<double>(chunk) / static_cast<double>(o.k_depth);
-    t.work_units *= chunks;
-    t.ops_per_unit /= static_cast<double>(chunks);
+    t = split_in(o, t, chunks, chunk);
+    t.partials = o.bytes_written * static_cast<double>(chunks);  // the output's dtype, not fp32
     return t;
 }
 /// Tiling `t` of `o` split along K as far as the cores and the depth allow (or `t` as it is).

@@ -582,24 +582,24 @@ struct attention_shape {
                                                    const attention_shape&) = default;
 };
 
+namespace detail {
+/// causal_pairs in doubles, also for the fractional query counts of packed blocks; 0 for no
+/// queries or no keys.
+[[nodiscard]] constexpr double causal_pairs_of(double q, double kv) noexcept {
+    if (q <= 0 || kv <= 0) return 0;
+    if (q <= kv) return q * (kv - q) + q * (q + 1) / 2;
+    return kv * (kv + 1) / 2;  // the first q - kv queries see no key
+}
+}  // namespace detail
+
 /// Query-key pairs a causal mask keeps, the queries being the last q_len of kv_len positions
 /// (bottom-right alignment, as with a KV cache): query i (from 0) sees kv_len - q_len + i + 1
 /// keys. q_len = kv_len = S keeps S (S + 1) / 2 pairs: about half.
 [[nodiscard]] constexpr double causal_pairs(std::int64_t q_len, std::int64_t kv_len) noexcept {
-    const auto q = static_cast<double>(q_len);
-    const auto kv = static_cast<double>(kv_len);
-    if (q <= kv) return q * (kv - q) + q * (q + 1) / 2;
-    return kv * (kv + 1) / 2;  // the first q_len - kv_len queries see no key
+    return detail::causal_pairs_of(static_cast<double>(q_len), static_cast<double>(kv_len));
 }
 
 namespace detail {
-/// causal_pairs in doubles, for the fractional query counts of packed blocks; 0 for no queries
-/// or no keys.
-[[nodiscard]] constexpr double causal_pairs_of(double q, double kv) noexcept {
-    if (q <= 0 || kv <= 0) return 0;
-    if (q <= kv) return q * (kv - q) + q * (q + 1) / 2;
-    return kv * (kv + 1) / 2;
-}
 /// The kept pairs of a causal attention's heaviest query block over its average block's: `blocks`
 /// blocks of `block_queries` queries each (the last one the rest), the queries the last q_len of
 /// kv_len positions, so that the last full block or the partial one after it is the heaviest.
