@@ -8,7 +8,8 @@
 //                                                       DIR/test.csv: the rest
 //   vidur_to_kernel_details ATTENTION.csv --split DIR   DIR/fit.csv: tp 1 and 2; DIR/test.csv:
 //                                                       tp 4 and 8
-//   options: --stat median|mean (default median), --block-dim N (default 108, the A100's SMs)
+//   options: --stat median|mean (default median), --block-dim N (default 108, the A100's SMs),
+//            --chip NAME (the preset whose SMs are the block dim: --chip a40 for an A40 file)
 //
 // Example (docs/validation.md):
 //   vidur_to_kernel_details tests/data/gpu/vidur_a100_llama2-7b_mlp.csv --split /tmp/a100
@@ -25,20 +26,26 @@
 #include <system_error>
 #include <vector>
 
+#include <perfcast/chips.hpp>
+
 #include "vidur.hpp"
 
 namespace {
 
 constexpr std::string_view usage =
-    "Usage: vidur_to_kernel_details PROFILE.csv [-o OUT.csv] [--stat median|mean] [--block-dim N]\n"
-    "       vidur_to_kernel_details PROFILE.csv --split DIR [--stat median|mean] [--block-dim N]\n"
+    "Usage: vidur_to_kernel_details PROFILE.csv [-o OUT.csv] [--stat median|mean]\n"
+    "                               [--block-dim N | --chip NAME]\n"
+    "       vidur_to_kernel_details PROFILE.csv --split DIR [--stat median|mean]\n"
+    "                               [--block-dim N | --chip NAME]\n"
     "\n"
     "Converts vidur's per-operator profile (mlp.csv or attention.csv: time_stats.<op>.<stat>\n"
     "in ms; the header says which) into the minimal kernel_details subset perfcast reads, one\n"
-    "row per (operator, measurement): attention as FlashAttentionScore rows. --split writes\n"
-    "DIR/fit.csv (mlp.csv: tensor-parallel degree 1, num_tokens <= 1024; attention.csv:\n"
-    "degrees 1 and 2) and DIR/test.csv (the rest; DIR is made if missing); without it every\n"
-    "row goes to OUT.csv (default: stdout).\n";
+    "row per (operator, measurement): attention as FlashAttentionScore rows (FlashInfer's\n"
+    "backend as BatchPrefillWithPagedKVCache@0.0.6). --split writes DIR/fit.csv (mlp.csv:\n"
+    "tensor-parallel degree 1, num_tokens <= 1024; attention.csv: degrees 1 and 2) and\n"
+    "DIR/test.csv (the rest; DIR is made if missing); without it every row goes to OUT.csv\n"
+    "(default: stdout). Each row's Block Dim is --block-dim, or the SMs of the --chip preset\n"
+    "(vidur's files do not name their GPU); default 108, the A100's.\n";
 
 struct arguments {
     std::string input;
@@ -55,6 +62,7 @@ struct arguments {
 
 arguments parse(int argc, char** argv) {
     arguments a;
+    bool block_dim_given = false, chip_given = false;
     std::vector<std::string_view> args(argv + 1, argv + argc);
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string_view w = args[i];
@@ -82,6 +90,18 @@ arguments parse(int argc, char** argv) {
             const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), a.block_dim);
             if (ec != std::errc{} || end != s.data() + s.size() || a.block_dim < 1)
                 usage_error("--block-dim needs a positive integer, not '" + s + "'");
+            if (chip_given) usage_error("--block-dim and --chip exclude each other");
+            block_dim_given = true;
+        } else if (w == "--chip") {
+            const std::string s = value();
+            const auto c = perfcast::chips::find_chip(s);
+            if (!c) {
+                usage_error("--chip is one of " + perfcast::chips::known_chip_names() + ", not '" +
+                            s + "'");
+            }
+            if (block_dim_given) usage_error("--block-dim and --chip exclude each other");
+            a.block_dim = c->cube.cores;
+            chip_given = true;
         } else if (w.starts_with("-")) {
             usage_error("unknown option '" + std::string(w) + "'");
         } else if (a.input.empty()) {

@@ -451,13 +451,13 @@ TEST_CASE("calibrated on Llama-2-7B's small-token rows, other models' A100 rows 
 
 namespace {
 
-const std::string attention_csv =
-    PERFCAST_SOURCE_DIR "/tests/data/gpu/vidur_a100_llama2-7b_attention.csv";
-
-std::vector<vidur::attention_row> read_attention_rows() {
-    std::ifstream f(attention_csv, std::ios::binary);
+/// The rows of a vidur attention file of tests/data/gpu/.
+std::vector<vidur::attention_row> read_attention_rows(
+    const std::string& file = "vidur_a100_llama2-7b_attention.csv") {
+    const std::string path = PERFCAST_SOURCE_DIR "/tests/data/gpu/" + file;
+    std::ifstream f(path, std::ios::binary);
     REQUIRE(f.good());
-    return vidur::read_attention(f, attention_csv);
+    return vidur::read_attention(f, path);
 }
 
 }  // namespace
@@ -500,11 +500,7 @@ TEST_CASE("vidur A100 attention: 1754 measurements, decode and prefill, ms read 
 }
 
 TEST_CASE("vidur A100 Llama-3-8B attention (FlashInfer): GQA rows, 585 measurements") {
-    const std::string path =
-        PERFCAST_SOURCE_DIR "/tests/data/gpu/vidur_a100_llama3-8b_attention.csv";
-    std::ifstream f(path, std::ios::binary);
-    REQUIRE(f.good());
-    const auto rows = vidur::read_attention(f, path);
+    const auto rows = read_attention_rows("vidur_a100_llama3-8b_attention.csv");
     REQUIRE(rows.size() == 1154);
     std::size_t decode = 0, prefill = 0, prefill_tp4 = 0, flashinfer = 0;
     for (const auto& a : rows) {
@@ -537,11 +533,8 @@ TEST_CASE(
     "A100 Llama-3-8B attention (FlashInfer): its plan's layout, the rows read first fit its "
     "merge, the second held out" *
     doctest::test_suite("heavy")) {
-    const std::string path =
-        PERFCAST_SOURCE_DIR "/tests/data/gpu/vidur_a100_llama3-8b_attention.csv";
-    std::ifstream f(path, std::ios::binary);
-    REQUIRE(f.good());
-    const auto rows = as_profile(vidur::read_attention(f, path), "l3.csv");
+    const auto rows =
+        as_profile(read_attention_rows("vidur_a100_llama3-8b_attention.csv"), "l3.csv");
     const auto any = [](const profile::kernel_row&) { return true; };
     // The second set read (tests/data/README.md): the degree-4 prefill rows.
     const auto second = [](const profile::kernel_row& r) {
@@ -579,6 +572,95 @@ TEST_CASE(
             all_fa2.overall.mape * 100, " %");
     CHECK(all.overall.mape < 0.22);
     CHECK(all_fa2.overall.mape > 0.22);
+}
+
+namespace {
+
+std::vector<vidur::attention_row> read_a40_attention() {
+    return read_attention_rows("vidur_a40_llama2-7b_attention.csv");
+}
+
+/// The rows of the A40 file read first (its lines 2-1081: tests/data/README.md); the others,
+/// lines 1082-2109, were held out from that reading.
+bool read_first(const vidur::attention_row& a) { return a.line <= 1081; }
+
+}  // namespace
+
+TEST_CASE("vidur A40 attention: 2108 measurements, the rows read first and those held out") {
+    const auto rows = read_a40_attention();
+    REQUIRE(rows.size() == 2108);
+    // Counts per set, degree and phase, as tests/data/README.md lists them.
+    std::size_t first[9][2] = {}, second[9][2] = {};
+    for (const auto& a : rows) (read_first(a) ? first : second)[a.tp][a.prefill ? 1 : 0] += 1;
+    const std::size_t first_counts[4][2] = {{261, 78}, {172, 73}, {171, 78}, {176, 71}};
+    const std::size_t second_counts[4][2] = {{174, 82}, {175, 77}, {171, 88}, {174, 87}};
+    const int degrees[4] = {1, 2, 4, 8};
+    for (std::size_t i = 0; i < 4; ++i) {
+        CAPTURE(degrees[i]);
+        for (std::size_t phase = 0; phase < 2; ++phase) {
+            CHECK(first[degrees[i]][phase] == first_counts[i][phase]);
+            CHECK(second[degrees[i]][phase] == second_counts[i][phase]);
+        }
+    }
+    std::size_t n_first = 0;
+    for (const auto& a : rows) n_first += read_first(a) ? 1U : 0U;
+    CHECK(n_first == 1080);
+    // The first row held out: tp 1, 44 sequences over 640 cached tokens, 0.788 ms.
+    const auto& h = rows[1080];
+    CHECK(h.line == 1082);
+    CHECK_FALSE(h.prefill);
+    CHECK(h.batch == 44);
+    CHECK(h.kv_cache == 640);
+    CHECK(h.us == doctest::Approx(788.0));
+    // FlashAttention-2's kernel, as the A100 Llama-2-7B rows: no mask on a prefill chunk.
+    CHECK_FALSE(h.flashinfer);
+    const auto k = vidur::kernel_of(rows[1079]);
+    REQUIRE(rows[1079].prefill);
+    CHECK(k.type == "FlashAttentionScore");
+    CHECK(k.input_shapes == "1,4,4032,128;1,4,4096,128;1,4,4096,128");
+}
+
+TEST_CASE(
+    "A40 attention, held out: uncalibrated within the goal, FlashAttention-2's softmax at the "
+    "A100's rate per SM" *
+    doctest::test_suite("heavy")) {
+    const auto rows = read_a40_attention();
+    std::vector<vidur::attention_row> first, second;
+    for (const auto& a : rows) (read_first(a) ? first : second).push_back(a);
+    const auto as_a40 = [](const std::vector<vidur::attention_row>& set, const std::string& name) {
+        std::ostringstream out;
+        (void)vidur::write_profile(out, set, chips::a40_pcie.cube.cores);
+        return profile::parse_kernel_details(out.str(), name).rows;
+    };
+    const auto first_rows = as_a40(first, "first.csv");
+    const auto second_rows = as_a40(second, "second.csv");
+    // The softmax at the A40's FP32 rate (128 a clock per SM), as before
+    // chips::ampere_attention_softmax_rate.
+    chip fp32_rate = chips::a40_pcie;
+    fp32_rate.vector.attention_softmax_rate = 0;
+    // docs/validation.md, "Attention on the A40": the first set 19.3 -> 16.5 %, the second, held
+    // out from that reading, 17.3 -> 14.4 %; 17.9 and 15.8 % lie between. Both within the
+    // issue's 35 % for an unseen data set.
+    const auto scored = [&](const std::vector<profile::kernel_row>& set, double between,
+                            const std::string& name) {
+        const auto with = profile::score_rows(chips::a40_pcie, set, {}, any_row);
+        const auto without = profile::score_rows(fp32_rate, set, {}, any_row);
+        MESSAGE(name, ": ", with.overall.mape * 100, " %, the softmax at the FP32 rate ",
+                without.overall.mape * 100, " %");
+        REQUIRE(with.overall.rows == set.size());
+        CHECK(with.overall.mape < between);
+        CHECK(without.overall.mape > between);
+        CHECK(with.overall.mape <= 0.35);
+    };
+    scored(first_rows, 0.179, "rows read first");
+    scored(second_rows, 0.158, "rows held out");
+    // Calibrated on the rows read first, the held-out ones: 10.9 % (docs/validation.md); 12 %
+    // bounds it with the margin of a refit's search.
+    const auto fitted =
+        profile::calibrate(chips::a40_pcie, profile::measured_ops(chips::a40_pcie, first_rows));
+    const auto held = profile::score_rows(chips::a40_pcie, second_rows, fitted.fitted, any_row);
+    MESSAGE("held out, calibrated on the rows read first: ", held.overall.mape * 100, " %");
+    CHECK(held.overall.mape < 0.12);
 }
 
 TEST_CASE("vidur attention reader: errors name the file, line and column") {

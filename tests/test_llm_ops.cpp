@@ -291,6 +291,42 @@ TEST_CASE("attention: more units than cores share the cores, no whole wave more 
     CHECK(detail::busiest_units(o, detail::as_given(o), 108, 2) == doctest::Approx(112.0 / 108.0));
 }
 
+TEST_CASE("attention: the Ampere presets run the softmax part at 64 operations per SM cycle") {
+    // 32 heads of 2048 rows over 2048 keys: 512 units; the softmax's attention_vector_ops_forward
+    // fp32 operations per score, 32 x 2048 x 2048 x 10 of them.
+    const op o = attention(
+        {.batch = 1, .q_heads = 32, .kv_heads = 32, .q_len = 2048, .kv_len = 2048, .head_dim = 128},
+        dtype::fp16);
+    REQUIRE(o.work_units == 512);
+    REQUIRE(o.vector_ops == doctest::Approx(32.0 * 2048 * 2048 * attention_vector_ops_forward));
+    const model_params& p = default_model_params;
+    // The A40: ceil(512 / 84) = 7 units on the busiest SM, each 1/512 of the operations, at 64 a
+    // cycle (chips::ampere_attention_softmax_rate), not the 128 FP32 lanes of its SM.
+    const chip& a40 = chips::a40_pcie;
+    REQUIRE(a40.vector.ops_per_cycle_for(dtype::fp32) == 128.0);
+    const double expected =
+        7.0 * o.vector_ops / 512.0 / 64.0 / a40.vector.clock.in(units::Hz) / p.vector_efficiency;
+    // 1e-12: the same products in another order (doubles).
+    CHECK(detail::vector_part_time(a40, o, 512, 84, p, a40.cube).in(units::s) ==
+          doctest::Approx(expected).epsilon(1e-12));
+    // Unset (0), the engine's FP32 rate: half that time on the A40.
+    chip fp32_rate = a40;
+    fp32_rate.vector.attention_softmax_rate = 0;
+    CHECK(detail::vector_part_time(fp32_rate, o, 512, 84, p, fp32_rate.cube).in(units::s) ==
+          doctest::Approx(expected / 2).epsilon(1e-12));
+    CHECK(cost(a40, o).compute > cost(fp32_rate, o).compute);
+    // The A100's FP32 lanes are 64: the rate changes nothing there; the Hopper presets keep 0.
+    chip a100_fp32 = chips::a100_80gb_sxm;
+    a100_fp32.vector.attention_softmax_rate = 0;
+    CHECK(cost(chips::a100_80gb_sxm, o) == cost(a100_fp32, o));
+    CHECK(chips::h100_sxm.vector.attention_softmax_rate == 0);
+    // Validated like the engine's other rates: 0 or in [1e-6, 1e9].
+    chip bad = a40;
+    bad.vector.attention_softmax_rate = -1;
+    CHECK_THROWS_WITH_AS((void)validate(bad), doctest::Contains("vector.attention_softmax_rate"),
+                         perfcast::error);
+}
+
 // ---------------------------------------------------------------------------------------------
 // FlashInfer's layout (attention_kernel::flashinfer), from its plan's source (op.hpp).
 

@@ -423,16 +423,17 @@ struct gpu_softmax_launch {
 }
 
 namespace detail {
-/// Time of a cube op's vector part (op::vector_ops, attention's softmax) in fp32 on the vector
-/// cores that pair with the op's b cube cores (vector cores / cube cores of them each: 2 on the
-/// 910B, 1 on a GPU, whose SMs are both engines), the work spread over the same `units`, the
-/// busiest core computing at least the heaviest unit's (`heaviest` average units:
-/// tiling::heaviest).
+/// Time of a cube op's vector part (op::vector_ops, attention's softmax) in fp32 (or at the
+/// engine's engine_spec::attention_softmax_rate, where set) on the vector cores that pair with
+/// the op's b cube cores (vector cores / cube cores of them each: 2 on the 910B, 1 on a GPU,
+/// whose SMs are both engines), the work spread over the same `units`, the busiest core
+/// computing at least the heaviest unit's (`heaviest` average units: tiling::heaviest).
 [[nodiscard]] constexpr duration vector_part_time(const chip& c, const op& o, std::int64_t units,
                                                   int b, const model_params& p,
                                                   const engine_spec& e, double heaviest = 1) {
     const engine_spec& v = c.vector;
-    const double rate = v.ops_per_cycle_for(dtype::fp32);
+    const double rate =
+        v.attention_softmax_rate > 0 ? v.attention_softmax_rate : v.ops_per_cycle_for(dtype::fp32);
     if (!(rate > 0) || v.cores < 1 || e.cores < 1) return duration{};
     std::int64_t vb = static_cast<std::int64_t>(b) * v.cores / e.cores;
     if (vb < 1) vb = 1;

@@ -271,6 +271,20 @@ inline constexpr double ampere_attention_share = 0.65;
 /// rows of few heads fit the cube efficiency.
 inline constexpr double ampere_attention_unfilled_share = 0.8;
 
+/// Operations per cycle per SM at which the Ampere presets run FlashAttention-2's softmax
+/// (engine_spec::attention_softmax_rate: the model's attention_vector_ops_forward fp32 operations
+/// per kept score, op.hpp). 64: the A100's FP32 lanes, at which the shares above were fitted. The
+/// A40 has 128 FP32 lanes an SM, but GA102 doubled only the FP32 FMA path (NVIDIA Ampere GA102
+/// GPU Architecture whitepaper: each SM partition's second datapath runs FP32 or INT32), while a
+/// softmax also takes a maximum, an exp2 and a conversion to fp16 per score, and exp2 runs 16
+/// results a clock per SM on both compute capabilities 8.0 and 8.6 (CUDA C++ Programming Guide,
+/// "Arithmetic Instructions"): an assumption that the softmax's mix runs at the A100's rate per
+/// SM cycle on both. Read off vidur's A40 Llama-2-7B attention rows read first (prefill chunks
+/// 41 % under at the FP32 rate, 30 % at this), then scored on the rows held out from that reading
+/// (docs/validation.md, "Attention on the A40"). The Hopper presets keep their FP32 rate (0):
+/// their attention rows are cuDNN's. Calibrate: the cube efficiency of a profile's attention rows.
+inline constexpr double ampere_attention_softmax_rate = 64;
+
 /// NVIDIA A100 80GB SXM4. 108 SMs, boost 1410 MHz (A100 datasheet / Ampere whitepaper).
 /// Dense tensor peaks (datasheet): FP16/BF16 312 TFLOPS -> 312e12 / (2 x 108 x 1.41e9) = 1024
 /// MAC/cycle/SM; INT8 624 TOPS -> 2048; TF32 156 TFLOPS -> 512 (our hf32); FP64 tensor 19.5
@@ -302,7 +316,8 @@ inline constexpr chip a100_80gb_sxm = validate(chip{
                .transpose_rate = hopper_transpose_rate,
                .walk_head = {},
                .softmax_warp_rate = hopper_softmax_warp_rate,
-               .softmax_block_rate = hopper_softmax_block_rate},
+               .softmax_block_rate = hopper_softmax_block_rate,
+               .attention_softmax_rate = ampere_attention_softmax_rate},
     .aicpu = {},
     .memory = {.hbm_size = data_size{80.0, units::GiB},
                .hbm_bandwidth = bandwidth{2039.0, units::GBps},
@@ -461,7 +476,8 @@ inline constexpr chip a40_pcie = validate(chip{
                .transpose_rate = hopper_transpose_rate,
                .walk_head = {},
                .softmax_warp_rate = hopper_softmax_warp_rate,
-               .softmax_block_rate = hopper_softmax_block_rate},
+               .softmax_block_rate = hopper_softmax_block_rate,
+               .attention_softmax_rate = ampere_attention_softmax_rate},
     .aicpu = {},
     .memory = {.hbm_size = data_size{48.0, units::GiB},
                .hbm_bandwidth = bandwidth{696.0, units::GBps},
