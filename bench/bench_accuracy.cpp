@@ -12,10 +12,13 @@
 //   test split uncalibrated and calibrated on the fit split; Qwen-72B's rows with that same
 //   calibration (another model's shapes). Data the model was not tuned on (docs/validation.md,
 //   "Unseen models and an unseen GPU"): vidur's Qwen-72B on the H100 and Llama-2-70B on the A40
-//   (a preset written from its datasheet), uncalibrated.
+//   (a preset written from its datasheet), uncalibrated. Attention, uncalibrated: vidur's A100
+//   Llama-2-7B rows of degrees 4 and 8, its A100 Llama-3-8B rows (FlashInfer) and its A40
+//   Llama-2-7B rows held out.
 #include <benchmark/benchmark.h>
 
 #include <fstream>
+#include <istream>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -177,16 +180,39 @@ void bm_accuracy_a100_test_calibrated(benchmark::State& state) {
 }
 BENCHMARK(bm_accuracy_a100_test_calibrated)->Unit(benchmark::kMillisecond);
 
-/// Every row of a vidur file of tests/data/gpu/ on chip `c` (its SMs as Block Dim), scored with
-/// `cal`; nothing when the file is not there.
-std::optional<scored_set> vidur_set(const std::string& file, const chip& c,
-                                    const profile::calibration& cal = {}) {
+/// The measurements of a vidur file of tests/data/gpu/ (its median columns) that `keep` accepts,
+/// read by `read` (vidur::read_mlp or read_attention), on chip `c` (its SMs as Block Dim), scored
+/// with `cal`; nothing when the file is not there.
+template <class Read, class Keep>
+std::optional<scored_set> vidur_rows_set(const std::string& file, const chip& c, Read read,
+                                         Keep keep, const profile::calibration& cal = {}) {
     const std::string path = PERFCAST_SOURCE_DIR "/tests/data/gpu/" + file;
     if (!readable(path)) return std::nullopt;
     std::ifstream f(path, std::ios::binary);
+    auto rows = read(f, path);
+    std::erase_if(rows, [&](const auto& r) { return !keep(r); });
     std::ostringstream out;
-    (void)vidur::write_profile(out, vidur::read_mlp(f, path), c.vector.cores);
+    (void)vidur::write_profile(out, rows, c.vector.cores);
     return scored_set{c, profile::parse_kernel_details(out.str(), file).rows, cal};
+}
+
+/// Every row of a vidur MLP file of tests/data/gpu/ on chip `c`, scored with `cal`.
+std::optional<scored_set> vidur_set(const std::string& file, const chip& c,
+                                    const profile::calibration& cal = {}) {
+    return vidur_rows_set(
+        file, c,
+        [](std::istream& in, const std::string& path) { return vidur::read_mlp(in, path); },
+        [](const vidur::mlp_row&) { return true; }, cal);
+}
+
+/// The rows of a vidur attention file of tests/data/gpu/ that `keep` accepts, on chip `c`,
+/// uncalibrated.
+template <class Keep>
+std::optional<scored_set> vidur_attention_set(const std::string& file, const chip& c, Keep keep) {
+    return vidur_rows_set(
+        file, c,
+        [](std::istream& in, const std::string& path) { return vidur::read_attention(in, path); },
+        keep);
 }
 
 void bm_accuracy_a100_qwen72b_calibrated_on_llama2_7b(benchmark::State& state) {
@@ -214,5 +240,38 @@ void bm_accuracy_a40_llama2_70b_uncalibrated(benchmark::State& state) {
     run(state, *s, all_rows);
 }
 BENCHMARK(bm_accuracy_a40_llama2_70b_uncalibrated)->Unit(benchmark::kMillisecond);
+
+// Attention (docs/validation.md, "Attention on the A100: vidur's paged kernels", "... FlashInfer's
+// plan" and "Attention on the A40: an unseen GPU"), uncalibrated: the A100 Llama-2-7B rows of the
+// degrees held out from the Ampere attention constants' fit (4 and 8), every A100 Llama-3-8B row
+// (FlashInfer's kernels) and the A40 rows held out from the reading that set its softmax rate.
+
+void bm_accuracy_a100_attention_degrees_4_8_uncalibrated(benchmark::State& state) {
+    static const auto s =
+        vidur_attention_set("vidur_a100_llama2-7b_attention.csv", chips::a100_80gb_sxm,
+                            [](const vidur::attention_row& a) { return a.tp >= 4; });
+    if (!s) return state.SkipWithError("no vidur_a100_llama2-7b_attention.csv");
+    run(state, *s, all_rows);
+}
+BENCHMARK(bm_accuracy_a100_attention_degrees_4_8_uncalibrated)->Unit(benchmark::kMillisecond);
+
+void bm_accuracy_a100_llama3_8b_flashinfer_uncalibrated(benchmark::State& state) {
+    static const auto s =
+        vidur_attention_set("vidur_a100_llama3-8b_attention.csv", chips::a100_80gb_sxm,
+                            [](const vidur::attention_row&) { return true; });
+    if (!s) return state.SkipWithError("no vidur_a100_llama3-8b_attention.csv");
+    run(state, *s, all_rows);
+}
+BENCHMARK(bm_accuracy_a100_llama3_8b_flashinfer_uncalibrated)->Unit(benchmark::kMillisecond);
+
+void bm_accuracy_a40_attention_held_out_uncalibrated(benchmark::State& state) {
+    // Lines 1082-2109 of the file (tests/data/README.md).
+    static const auto s =
+        vidur_attention_set("vidur_a40_llama2-7b_attention.csv", chips::a40_pcie,
+                            [](const vidur::attention_row& a) { return a.line >= 1082; });
+    if (!s) return state.SkipWithError("no vidur_a40_llama2-7b_attention.csv");
+    run(state, *s, all_rows);
+}
+BENCHMARK(bm_accuracy_a40_attention_held_out_uncalibrated)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -15,7 +15,7 @@
 // Each (operator, measurement row) becomes one kernel row:
 // clang-format off
 //   op                        Type                Accelerator Core  inputs -> output (T tokens)
-//   emb                       GatherV2            AI_VECTOR_CORE    [V/tp, E] fp16; [T] int64 -> [T, E]
+//   emb                       indexSelect*Index   AI_VECTOR_CORE    [V/tp, E] fp16; [T] int64 -> [T, E]
 //   input_layernorm,
 //   post_attention_layernorm  RmsNorm             AI_VECTOR_CORE    [T, E]; [E] -> [T, E]
 //   attn_pre_proj             MatMul              AI_CORE           [T, E]; [(H + 2 Hkv) D / tp, E] -> [T, (H + 2 Hkv) D / tp]
@@ -29,11 +29,14 @@
 // clang-format on
 // with E = n_embd, I = n_expanded_embd, H = n_head, Hkv = n_kv_head, D = E / H, V = vocab_size.
 // MatMul weights are written [N, K] as torch stores a Linear weight (A[M,K] x B[N,K]^T, as in
-// the 910B1 profile). Type names are the CANN op types of the same computations (GatherV2,
-// RmsNorm, ApplyRotaryPosEmb, SwiGlu, Gelu, Add). Rope's query and key are one tensor (the
-// kernel rotates both in place; perfcast counts one output tensor per row) and SwiGlu's input is
-// its two halves (so that both are counted as read). Block Dim is the A100's 108 SMs: the
-// profile does not record grid sizes.
+// the 910B1 profile). Type names are the CANN op types of the same computations (RmsNorm,
+// ApplyRotaryPosEmb, SwiGlu, Gelu, Add), but the embedding's: the kernel torch 2.2's
+// `F.embedding` ran (sarathi-serve's requirements when vidur profiled; its index_select:
+// indexSelectSmallIndex for at most 16 tokens, else indexSelectLargeIndex), which walks its
+// elements one a thread (GatherV2 until that was priced: docs/validation.md). Rope's query and key
+// are one tensor (the kernel rotates both in place; perfcast counts one output tensor per row) and
+// SwiGlu's input is its two halves (so that both are counted as read). Block Dim is the A100's 108
+// SMs: the profile does not record grid sizes.
 #pragma once
 
 #include <array>
@@ -291,7 +294,7 @@ inline void write_field(std::ostream& out, std::string_view f) {
             k.output_types = "fp16";
         };
         if (op == "emb") {
-            k.type = "GatherV2";
+            k.type = T <= 16 ? "indexSelectSmallIndex" : "indexSelectLargeIndex";
             k.input_shapes = shape({m.vocab_size / m.tp, E}) + ";" + shape({T});
             k.input_types = "fp16;int64";
             k.output_shapes = shape({T, E});

@@ -45,7 +45,7 @@ constexpr std::string_view usage =
     "tensor-parallel degree 1, num_tokens <= 1024; attention.csv: degrees 1 and 2) and\n"
     "DIR/test.csv (the rest; DIR is made if missing); without it every row goes to OUT.csv\n"
     "(default: stdout). Each row's Block Dim is --block-dim, or the SMs of the --chip preset\n"
-    "(vidur's files do not name their GPU); default 108, the A100's.\n";
+    "(a GPU's: vidur's files do not name theirs); default 108, the A100's.\n";
 
 struct arguments {
     std::string input;
@@ -91,6 +91,7 @@ arguments parse(int argc, char** argv) {
             if (ec != std::errc{} || end != s.data() + s.size() || a.block_dim < 1)
                 usage_error("--block-dim needs a positive integer, not '" + s + "'");
             if (chip_given) usage_error("--block-dim and --chip exclude each other");
+            if (block_dim_given) usage_error("--block-dim is given twice");
             block_dim_given = true;
         } else if (w == "--chip") {
             const std::string s = value();
@@ -100,6 +101,7 @@ arguments parse(int argc, char** argv) {
                             s + "'");
             }
             if (block_dim_given) usage_error("--block-dim and --chip exclude each other");
+            if (chip_given) usage_error("--chip is given twice");
             a.block_dim = c->cube.cores;
             chip_given = true;
         } else if (w.starts_with("-")) {

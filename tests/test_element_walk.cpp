@@ -10,6 +10,8 @@
 
 #include <perfcast/chips.hpp>
 #include <perfcast/cost.hpp>
+#include <perfcast/io/model_file.hpp>
+#include <perfcast/node.hpp>
 #include <perfcast/op.hpp>
 #include <perfcast/profile/kernel_reader.hpp>
 #include <perfcast/profile/ops.hpp>
@@ -246,4 +248,91 @@ TEST_CASE("element walks: a type's own calibrated factor scales its walk") {
     const chip& a100 = chips::a100_80gb_sxm;
     CHECK(cost(a100, own).compute.in(units::us) ==
           doctest::Approx(0.5 * cost(a100, glu).compute.in(units::us)).epsilon(1e-9));
+}
+
+TEST_CASE("element walks: PyTorch's index_select kernels walk a gather on their own blocks") {
+    // An embedding lookup of 4096 tokens into a [32000, 4096] fp16 table, as vidur's converter
+    // writes torch 2.2's F.embedding (examples/vidur.hpp): a gather of 4096 rows of 8 KiB.
+    const op large = op_of_row("indexSelectLargeIndex", "32000,4096;4096", "FLOAT16;INT64",
+                               "4096,4096", "FLOAT16");
+    CHECK(large.kind == op_kind::gather);
+    CHECK(large.walk == element_walk::selected);
+    CHECK(large.work_units == 4096);
+    CHECK(large.run.in(units::B) == 8192.0);
+    // indexSelectLargeIndex: ceil(4096 x 4096 / 128) blocks, at most 8 an SM: 864 on the A100's
+    // 108 SMs, 8 on the busiest; each block 4096 x 4096 / 864 elements at
+    // chips::pytorch_index_select_rate elements an SM cycle, 1410 MHz.
+    const chip& a100 = chips::a100_80gb_sxm;
+    CHECK(detail::index_select_blocks(large, 108) == 864);
+    const double per_block = 4096.0 * 4096.0 / 864.0;
+    // 1e-9: the same products in another order (doubles).
+    CHECK(cost(a100, large).compute.in(units::us) ==
+          doctest::Approx(8.0 * per_block / chips::pytorch_index_select_rate / 1.41e9 * 1e6)
+              .epsilon(1e-9));
+    // Few rows: ceil(40 x 4096 / 128) = 1280 blocks, capped at 864 all the same; 17 rows, 544.
+    const op forty =
+        op_of_row("indexSelectLargeIndex", "32000,4096;40", "FLOAT16;INT64", "40,4096", "FLOAT16");
+    CHECK(detail::index_select_blocks(forty, 108) == 864);
+    const op seventeen =
+        op_of_row("indexSelectLargeIndex", "32000,4096;17", "FLOAT16;INT64", "17,4096", "FLOAT16");
+    CHECK(detail::index_select_blocks(seventeen, 108) == 544);
+    // At most 16 indices, indexSelectSmallIndex: ceil(4096 / 128) = 32 blocks of a row's slice
+    // each, one an SM: 16 x 4096 / 32 elements on the busiest.
+    const op small =
+        op_of_row("indexSelectSmallIndex", "32000,4096;16", "FLOAT16;INT64", "16,4096", "FLOAT16");
+    REQUIRE(small.work_units == 16);
+    CHECK(detail::index_select_blocks(small, 108) == 32);
+    CHECK(cost(a100, small).compute.in(units::us) ==
+          doctest::Approx(16.0 * 4096.0 / 32.0 / chips::pytorch_index_select_rate / 1.41e9 * 1e6)
+              .epsilon(1e-9));
+    // A GatherV2 row (CANN's kernel; PyTorch from 2.7 on the H200 ran vectorized_gather_kernel)
+    // is not walked: it streams at the memory rate.
+    CHECK(op_of_row("GatherV2", "32000,4096;4096", "FLOAT16;INT64", "4096,4096", "FLOAT16").walk ==
+          element_walk::vector);
+    // The Ascend presets have no such rate: the same gather is priced by its bytes.
+    REQUIRE(chips::ascend910b1.vector.index_select_rate == 0);
+    op streamed = large;
+    streamed.walk = element_walk::vector;
+    CHECK(cost(chips::ascend910b1, large) == cost(chips::ascend910b1, streamed));
+    // Every GPU preset walks it at the same rate an SM cycle.
+    for (const chip* c : {&chips::a100_80gb_sxm, &chips::a100_40gb_sxm, &chips::h100_sxm,
+                          &chips::h200_sxm, &chips::a40_pcie}) {
+        CAPTURE(c->name);
+        CHECK(c->vector.index_select_rate == chips::pytorch_index_select_rate);
+    }
+    // Another kind given walk=index_select (a model file) is walked by index.
+    op mul = elementwise(4096 * 4096, dtype::fp16);
+    mul.walk = element_walk::selected;
+    op indexed = mul;
+    indexed.walk = element_walk::indexed;
+    CHECK(cost(a100, mul) == cost(a100, indexed));
+    // Validated like the engine's other rates.
+    chip bad = a100;
+    bad.vector.index_select_rate = -0.5;
+    CHECK_THROWS_WITH_AS((void)validate(bad), doctest::Contains("vector.index_select_rate"),
+                         perfcast::error);
+}
+
+TEST_CASE("element walks: a model file's gather takes walk=index_select") {
+    const model m = io::parse_model(
+        "gather B;32000,4096 fp16 index=int64 walk=index_select name=emb\n"
+        "gather B;32000,4096 fp16 index=int64\n",
+        "e.model");
+    REQUIRE(m.nodes.size() == 2);
+    const op selected = instantiate(m.nodes[0], 4096);
+    CHECK(selected.walk == element_walk::selected);
+    CHECK(instantiate(m.nodes[1], 4096).walk == element_walk::vector);
+    // The same op as the profile mapping's indexSelectLargeIndex row of 4096 tokens.
+    const op row = op_of_row("indexSelectLargeIndex", "32000,4096;4096", "FLOAT16;INT64",
+                             "4096,4096", "FLOAT16");
+    CHECK(cost(chips::a100_80gb_sxm, selected).latency.in(units::us) ==
+          doctest::Approx(cost(chips::a100_80gb_sxm, row).latency.in(units::us)).epsilon(1e-12));
+    // index_select is a gather's walk only; a gather takes no other.
+    const auto parse = [](const std::string& text) { (void)io::parse_model(text, "w.model"); };
+    CHECK_THROWS_WITH_AS(parse("gather B;100,64 fp16 walk=indexed\n"),
+                         doctest::Contains("w.model:1:"), io::model_file_error);
+    CHECK_THROWS_WITH_AS(parse("gather B;100,64 fp16 walk=indexed\n"),
+                         doctest::Contains("vector or index_select"), io::model_file_error);
+    CHECK_THROWS_WITH_AS(parse("rowwise B,4096 fp16 walk=index_select\n"),
+                         doctest::Contains("vector, indexed or transposed"), io::model_file_error);
 }

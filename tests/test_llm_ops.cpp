@@ -319,7 +319,12 @@ TEST_CASE("attention: the Ampere presets run the softmax part at 64 operations p
     chip a100_fp32 = chips::a100_80gb_sxm;
     a100_fp32.vector.attention_softmax_rate = 0;
     CHECK(cost(chips::a100_80gb_sxm, o) == cost(a100_fp32, o));
-    CHECK(chips::h100_sxm.vector.attention_softmax_rate == 0);
+    for (const chip* c : {&chips::h100_sxm, &chips::h200_sxm, &chips::ascend910b1,
+                          &chips::ascend910b3, &chips::ascend310p3}) {
+        CAPTURE(c->name);
+        CHECK(c->vector.attention_softmax_rate == 0);
+    }
+    CHECK(chips::a100_40gb_sxm.vector.attention_softmax_rate == 64);
     // Validated like the engine's other rates: 0 or in [1e-6, 1e9].
     chip bad = a40;
     bad.vector.attention_softmax_rate = -1;

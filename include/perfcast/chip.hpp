@@ -114,12 +114,20 @@ struct engine_spec {
     /// Read for the vector engine, on a chip whose cores keep threads (overhead.core_threads).
     double softmax_warp_rate = 0;
     double softmax_block_rate = 0;
-    /// Operations per cycle per core at which this engine runs a fused attention's softmax part
-    /// (op::vector_ops: its operations per kept score, cost.hpp detail::vector_part_time). 0:
-    /// the engine's fp32 rate, as on every preset but the Ampere ones, whose FlashAttention-2
-    /// softmax is taken at the A100's 64 lanes an SM on the A40 too, where only the FMA path
-    /// doubled (chips::ampere_attention_softmax_rate). Read for the vector engine.
+    /// Operations per cycle per core at which this engine runs a fused attention's vector part
+    /// (op::vector_ops: its softmax's operations per kept score, forward or backward, cost.hpp
+    /// detail::vector_part_time). 0: the engine's fp32 rate, as on every preset but the Ampere
+    /// ones, whose attention kernels' softmax is taken at the A100's 64 lanes an SM on the A40
+    /// too, where only the FMA path doubled (chips::ampere_attention_softmax_rate). Read for the
+    /// vector engine.
     double attention_softmax_rate = 0;
+    /// Elements per cycle per core of a gather by PyTorch's index_select kernels before its 2.7
+    /// release (op::walk = element_walk::selected: profile rows of types `*indexSelect*`): the
+    /// body is at least the busiest core's elements at that rate, on the blocks the kernel
+    /// launches (cost.hpp detail::index_select_blocks). 0: such a gather streams its rows as
+    /// any other (the Ascend presets). The GPU presets' rate is fitted on vidur's A100 rows
+    /// (chips::pytorch_index_select_rate). Read for the vector engine.
+    double index_select_rate = 0;
 
     [[nodiscard]] friend constexpr bool operator==(const engine_spec&, const engine_spec&) = default;
 
@@ -335,9 +343,11 @@ constexpr const chip& validate(const chip& c) {
           std::pair{c.vector.transpose_rate, "vector.transpose_rate"},
           std::pair{c.vector.softmax_warp_rate, "vector.softmax_warp_rate"},
           std::pair{c.vector.softmax_block_rate, "vector.softmax_block_rate"},
-          std::pair{c.vector.attention_softmax_rate, "vector.attention_softmax_rate"}}) {
+          std::pair{c.vector.attention_softmax_rate, "vector.attention_softmax_rate"},
+          std::pair{c.vector.index_select_rate, "vector.index_select_rate"}}) {
         PERFCAST_EXPECTS(rate == 0 || (rate >= 1e-6 && rate <= 1e9), where, field, rate,
-                         "0 (not modelled) or a rate in [1e-6, 1e9] per cycle per core");
+                         "0 (unset: not modelled, or the engine's own rate) or a rate in "
+                         "[1e-6, 1e9] per cycle per core");
     }
     detail::expect_in(c.vector.walk_head.in(units::us), 0, detail::max_overhead_us,
                       "vector.walk_head", "a time in [0, 1e9] us");

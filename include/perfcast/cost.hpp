@@ -859,20 +859,41 @@ namespace detail {
     return t;
 }
 
-/// Tiling `t` of vector op `o` walked by index or transposed (op::walk) on an engine with a rate
-/// for it (engine_spec::walk_rate / transpose_rate): its units carry at least their output
-/// elements at that rate (at_least_at), its head takes engine_spec::walk_head, and a
-/// transposing copy's runs are whole alignment units (its strided side is in its rate).
-/// Without a rate (the Ascend presets), off the vector
-/// engine or for an op walked as vectors, `t` as it is. A tiling, not a cost: cost() keeps one
+/// The thread blocks PyTorch's index_select kernels before its 2.7 release launch for gather `o`
+/// (element_walk::selected: its units the indices, op::run a row's bytes) on `cores` SMs
+/// (aten/src/ATen/native/cuda/Indexing.cu): with at most 16 indices indexSelectSmallIndex,
+/// ceil(row elements / 128) blocks, each walking its part of every row; else
+/// indexSelectLargeIndex, ceil(elements / 128); at most 8 an SM either way.
+[[nodiscard]] constexpr std::int64_t index_select_blocks(const op& o, std::int64_t cores) noexcept {
+    const double row = o.run / size_of(o.out_type);  // elements of a row
+    const double elements = o.work_units <= 16 ? row : row * static_cast<double>(o.work_units);
+    const std::int64_t most = 8 * cores;
+    if (!(elements < 128.0 * static_cast<double>(most))) return most;
+    const std::int64_t blocks = (static_cast<std::int64_t>(elements) + 127) / 128;
+    return blocks < 1 ? 1 : blocks;
+}
+
+/// Tiling `t` of vector op `o` walked by index, transposed or by index_select (op::walk) on an
+/// engine with a rate for it (engine_spec::walk_rate / transpose_rate / index_select_rate; a
+/// gather by index_select on the blocks it launches, index_select_blocks): its units carry at
+/// least their output elements at that rate (at_least_at), its head takes
+/// engine_spec::walk_head, and a transposing copy's runs are whole alignment units (its strided
+/// side is in its rate). Without a rate (the Ascend presets), off the vector engine or for an op
+/// walked as vectors, `t` as it is. A tiling, not a cost: cost() keeps one
 /// path for every vector op (a second one, returning this op's cost, slowed its sweep).
 [[nodiscard]] constexpr tiling walked(tiling t, const chip& c, const op& o, const model_params& p,
                                       const engine_spec& e) noexcept {
     if (o.walk == element_walk::vector) [[likely]]
         return t;
-    const double walk = o.walk == element_walk::transposed ? e.transpose_rate : e.walk_rate;
+    // index_select's rate is a gather's; another kind walked so (a model file's walk=) is walked
+    // by index.
+    const bool selects = o.walk == element_walk::selected && o.kind == op_kind::gather;
+    const double walk = o.walk == element_walk::transposed ? e.transpose_rate
+                        : selects                          ? e.index_select_rate
+                                                           : e.walk_rate;
     const double rate = e.ops_per_cycle_for(rate_type(e, o));
     if (o.eng != engine::vector || !(walk > 0) || !(rate > 0)) return t;
+    if (selects) t.work_units = index_select_blocks(o, e.cores);
     t = at_least_at(t, o, rate, walk, p);
     t.extra_head = e.walk_head;
     if (o.walk == element_walk::transposed && t.run < c.alignment) t.run = c.alignment;

@@ -95,7 +95,7 @@ struct node {
     int outputs = 1;                   // elementwise
     double ops_per_element = 1;        // elementwise
     bool fp32_arithmetic = false;      // elementwise, rowwise: op::fp32_arithmetic
-    element_walk walk = element_walk::vector;  // rowwise: op::walk (a model file's walk=)
+    element_walk walk = element_walk::vector;  // rowwise, gather: op::walk (a model file's walk=)
     bool row_reduction = false;  // rowwise: each row reduced across a GPU thread block (reduce=)
     std::int64_t inner = 0;            // elementwise / concat: contiguous run (0: default)
     bool inner_axis_moves = true;      // transpose
@@ -237,9 +237,11 @@ inline constexpr std::string_view instantiate_where = "instantiate";
 }
 
 [[nodiscard]] constexpr op gather_at(const node& n, std::int64_t, const shape& s0) {
-    return gather(s0.elements("gather indices"),
-                  static_cast<double>(n.row_elements) * size_of(n.type), n.table_rows, n.type,
-                  {.hot_fraction = n.hot_fraction, .index_type = n.index_type});
+    op g =
+        gather(s0.elements("gather indices"), static_cast<double>(n.row_elements) * size_of(n.type),
+               n.table_rows, n.type, {.hot_fraction = n.hot_fraction, .index_type = n.index_type});
+    g.walk = n.walk;  // a model file's walk=index_select
+    return g;
 }
 
 [[nodiscard]] constexpr op topk_at(const node& n, std::int64_t, const shape& s0) {
@@ -411,7 +413,8 @@ inline constexpr std::array<op_row, 19> op_kinds{{
     {op_kind::elementwise, "elementwise", {"elementwise"}, engine::vector, {},
      {1, 2, "one shape, or two broadcast-compatible shapes"}, {}, detail::elementwise_at},
     {op_kind::gather, "gather", {"gather"}, engine::vector, {},
-     {2, 2, "two shapes INDICES;ROWS,ROW_ELEMENTS"}, {}, detail::gather_at},
+     {2, 2, "two shapes INDICES;ROWS,ROW_ELEMENTS"},
+     {"*indexSelectLargeIndex*", "*indexSelectSmallIndex*"}, detail::gather_at},
     {op_kind::topk, "topk", {"topk"}, engine::vector, {.integers_on_aicpu = true},
      {1, 1, "one shape ROWS..,LENGTH"}, {}, detail::topk_at},
     {op_kind::cast, "cast", {"cast"}, engine::vector, {},

@@ -58,13 +58,17 @@ enum class element_walk : std::uint8_t {
     indexed,     // an operand broadcast along an axis, a widening floating-point cast, or a
                  // copy of a permuted view whose innermost axis stays
     transposed,  // the innermost axis moves: one side strided
+    selected,    // a gather by PyTorch's index_select kernels before its 2.7 release
+                 // (indexSelectLargeIndex / SmallIndex): one element's offsets per thread, at
+                 // most 8 blocks of 128 threads an SM (engine_spec::index_select_rate)
 };
 
 /// element_walk's names, as model files write them (`walk=indexed`, docs/model-file.md).
-inline constexpr std::array<enum_entry<element_walk>, 3> element_walk_names{{
+inline constexpr std::array<enum_entry<element_walk>, 4> element_walk_names{{
     {element_walk::vector, "vector"},
     {element_walk::indexed, "indexed"},
     {element_walk::transposed, "transposed"},
+    {element_walk::selected, "index_select"},
 }};
 static_assert(covers_enum<element_walk_names>());
 

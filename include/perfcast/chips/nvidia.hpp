@@ -176,6 +176,24 @@ inline constexpr duration hopper_walk_head{0.60, units::us};
 inline constexpr double hopper_softmax_warp_rate = 2.31;
 inline constexpr double hopper_softmax_block_rate = 1.26;
 
+/// Elements per SM cycle of a gather by PyTorch's index_select kernels before its 2.7 release
+/// (engine_spec::index_select_rate): indexSelectLargeIndex / SmallIndex compute each element's
+/// offsets in a thread of their own, on a grid of at most 8 blocks of 128 threads an SM
+/// (PyTorch's aten/src/ATen/native/cuda/Indexing.cu, as quoted by pytorch/pytorch pull request
+/// 145999, which from 2.7 sizes the grid by the SM's resident threads). vidur's embedding rows
+/// (sarathi-serve on torch 2.2: `F.embedding` of a [T] index into [V / tp, 4096] fp16) ran at
+/// 0.47-0.57 such elements an SM cycle at 4096 tokens on the A100, H100 and A40, a tenth of the
+/// memory rate. Fitted, not measured: the uncalibrated MAPE of the 131 embedding rows of vidur's
+/// A100 Llama-2-7B fit split (tensor-parallel degree 1, at most 1024 tokens), lowest at 0.6 of
+/// 0.45-0.7 in steps of 0.05 (68.2 % priced as memory-bound, 12.9 % at 0.6); held out: its test
+/// split's 913 rows 77.1 -> 10.8 %, the H100's 1044 84.7 -> 4.1 %, the A40 Llama-2-70B's 1044
+/// 37.8 -> 12.9 % (docs/validation.md, "Embedding lookups on PyTorch's index_select"). The same
+/// rate on every GPU preset (elements per SM cycle): an assumption, which those three chips agree
+/// with. PyTorch from 2.7 launches more blocks, and for rows of 16-byte multiples runs
+/// `vectorized_gather_kernel` (the H200's, torch 2.11: memory-bound): not this rate. Calibrate:
+/// time an embedding lookup of 4096 indices into a 4096-wide fp16 table.
+inline constexpr double pytorch_index_select_rate = 0.6;
+
 namespace detail {
 
 /// Per-SM memory rates shared by the GPU presets. DRAM -> SM measured on an H200 (this project's
@@ -271,18 +289,21 @@ inline constexpr double ampere_attention_share = 0.65;
 /// rows of few heads fit the cube efficiency.
 inline constexpr double ampere_attention_unfilled_share = 0.8;
 
-/// Operations per cycle per SM at which the Ampere presets run FlashAttention-2's softmax
-/// (engine_spec::attention_softmax_rate: the model's attention_vector_ops_forward fp32 operations
-/// per kept score, op.hpp). 64: the A100's FP32 lanes, at which the shares above were fitted. The
+/// Operations per cycle per SM at which the Ampere presets run a fused attention's vector part
+/// (engine_spec::attention_softmax_rate: the softmax's fp32 operations per kept score, op.hpp
+/// attention_vector_ops_*; FlashAttention-2's and FlashInfer's kernels alike). 64: the A100's FP32
+/// lanes, at which the shares above were fitted. The
 /// A40 has 128 FP32 lanes an SM, but GA102 doubled only the FP32 FMA path (NVIDIA Ampere GA102
 /// GPU Architecture whitepaper: each SM partition's second datapath runs FP32 or INT32), while a
 /// softmax also takes a maximum, an exp2 and a conversion to fp16 per score, and exp2 runs 16
 /// results a clock per SM on both compute capabilities 8.0 and 8.6 (CUDA C++ Programming Guide,
 /// "Arithmetic Instructions"): an assumption that the softmax's mix runs at the A100's rate per
-/// SM cycle on both. Read off vidur's A40 Llama-2-7B attention rows read first (prefill chunks
-/// 41 % under at the FP32 rate, 30 % at this), then scored on the rows held out from that reading
-/// (docs/validation.md, "Attention on the A40"). The Hopper presets keep their FP32 rate (0):
-/// their attention rows are cuDNN's. Calibrate: the cube efficiency of a profile's attention rows.
+/// SM cycle on both. Not fitted, but chosen (the only value tried) after vidur's A40 Llama-2-7B
+/// attention rows read first showed their prefill chunks 41 % under at the FP32 rate (30 % at
+/// this), then scored on the rows held out from that reading (docs/validation.md, "Attention on
+/// the A40"). The Hopper presets keep their FP32 rate (0): their attention rows are cuDNN's.
+/// Calibrate: the softmax part is divided by the vector efficiency, which a profile's attention
+/// rows fit with the cube efficiency (`perfcast calibrate`).
 inline constexpr double ampere_attention_softmax_rate = 64;
 
 /// NVIDIA A100 80GB SXM4. 108 SMs, boost 1410 MHz (A100 datasheet / Ampere whitepaper).
@@ -317,7 +338,8 @@ inline constexpr chip a100_80gb_sxm = validate(chip{
                .walk_head = {},
                .softmax_warp_rate = hopper_softmax_warp_rate,
                .softmax_block_rate = hopper_softmax_block_rate,
-               .attention_softmax_rate = ampere_attention_softmax_rate},
+               .attention_softmax_rate = ampere_attention_softmax_rate,
+               .index_select_rate = pytorch_index_select_rate},
     .aicpu = {},
     .memory = {.hbm_size = data_size{80.0, units::GiB},
                .hbm_bandwidth = bandwidth{2039.0, units::GBps},
@@ -379,7 +401,8 @@ inline constexpr chip h100_sxm = validate(chip{
                .transpose_rate = hopper_transpose_rate,
                .walk_head = hopper_walk_head,
                .softmax_warp_rate = hopper_softmax_warp_rate,
-               .softmax_block_rate = hopper_softmax_block_rate},
+               .softmax_block_rate = hopper_softmax_block_rate,
+               .index_select_rate = pytorch_index_select_rate},
     .aicpu = {},
     .memory = {.hbm_size = data_size{80.0, units::GiB},
                .hbm_bandwidth = bandwidth{3.35, units::TBps},
@@ -453,7 +476,9 @@ inline constexpr overhead_spec ga102_overheads = [] {
 /// one L2 partition (the GA102 whitepaper describes no split of L2, where the A100's says it has
 /// two). No A40 measurement was seen before these figures were written down, but the non-tensor
 /// fp16 rate, corrected after the first scoring from the whitepaper (it moved three figures by 0.1
-/// point; docs/validation.md, "Unseen models and an unseen GPU").
+/// point; docs/validation.md, "Unseen models and an unseen GPU"), and the attention's softmax rate
+/// (ampere_attention_softmax_rate), set after half of vidur's A40 attention rows were read
+/// (docs/validation.md, "Attention on the A40: an unseen GPU").
 inline constexpr chip a40_pcie = validate(chip{
     .name = "a40-pcie",
     .cube = {.cores = 84,
@@ -477,7 +502,8 @@ inline constexpr chip a40_pcie = validate(chip{
                .walk_head = {},
                .softmax_warp_rate = hopper_softmax_warp_rate,
                .softmax_block_rate = hopper_softmax_block_rate,
-               .attention_softmax_rate = ampere_attention_softmax_rate},
+               .attention_softmax_rate = ampere_attention_softmax_rate,
+               .index_select_rate = pytorch_index_select_rate},
     .aicpu = {},
     .memory = {.hbm_size = data_size{48.0, units::GiB},
                .hbm_bandwidth = bandwidth{696.0, units::GBps},

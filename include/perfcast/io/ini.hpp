@@ -452,7 +452,8 @@ constexpr std::string_view where = "chip_from_ini";
           "cube.attention_unfilled_share", "vector.ops_per_cycle", "vector.uncounted_work",
           "vector.walk_rate", "vector.transpose_rate", "vector.walk_head",
           "vector.softmax_warp_rate", "vector.softmax_block_rate", "vector.attention_softmax_rate",
-          "aicpu.clock", "aicpu.ops_per_cycle", "memory.hbm_bandwidth", "link", "overhead"}) {
+          "vector.index_select_rate", "aicpu.clock", "aicpu.ops_per_cycle", "memory.hbm_bandwidth",
+          "link", "overhead"}) {
         take(field);
     }
     try {

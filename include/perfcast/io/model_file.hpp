@@ -356,6 +356,13 @@ struct key_value {
                         "the indices as one dimension (B*26, not B,26)");
             }
             n = nodes::gather(indices, shapes[1][1].fixed, shapes[1][0].fixed, t, o);
+            if (const auto* kv = find("walk")) {
+                // PyTorch's index_select kernels before 2.7 (element_walk::selected).
+                const auto w = parse_in(element_walk_names, kv->value.text);
+                if (!w || (*w != element_walk::vector && *w != element_walk::selected))
+                    lp.fail(kv->value.column, "walk", kv->value.text, "vector or index_select");
+                n.walk = *w;
+            }
         } else if (which == op_kind::topk) {
             const auto* kv = find("k");
             if (kv == nullptr) {
@@ -501,7 +508,7 @@ struct key_value {
             if (const auto* kv = find("reduce")) n.row_reduction = lp.flag(kv->value, "reduce");
             if (const auto* kv = find("walk")) {
                 const auto w = parse_in(element_walk_names, kv->value.text);
-                if (!w)
+                if (!w || *w == element_walk::selected)
                     lp.fail(kv->value.column, "walk", kv->value.text,
                             "vector, indexed or transposed");
                 n.walk = *w;

@@ -451,7 +451,8 @@ namespace detail {
 [[nodiscard]] constexpr bool read_by_name(op_kind k) noexcept {
     return k == op_kind::matmul || k == op_kind::reduce || k == op_kind::cast ||
            k == op_kind::attention || k == op_kind::grouped_matmul || k == op_kind::fill ||
-           k == op_kind::rowwise || k == op_kind::conv || k == op_kind::softmax;
+           k == op_kind::rowwise || k == op_kind::conv || k == op_kind::softmax ||
+           k == op_kind::gather;
 }
 
 /// The softmax statistics FlashAttentionScore writes (softmax_max, softmax_sum: [B, N, Sq, 8],
@@ -634,6 +635,27 @@ namespace detail {
     dtype out = t;
     if (!r.output_types.empty() && r.output_types[0].type) out = *r.output_types[0].type;
     return fill(*n, out);
+}
+
+/// A gather row by PyTorch's index_select kernels (types `*indexSelectLargeIndex*`,
+/// `*indexSelectSmallIndex*`: an embedding lookup): a table [V, ...] (input 0) and an index of T
+/// entries (input 1) into T of the table's rows. Walked as those kernels walk before PyTorch 2.7
+/// (element_walk::selected; engine_spec::index_select_rate).
+[[nodiscard]] inline std::optional<op> gather_of_row(const kernel_row& r, dtype t) {
+    if (r.input_shapes.size() < 2) return std::nullopt;
+    const tensor_shape& table = r.input_shapes[0];
+    const auto cells = table.elements();
+    const auto indices = r.input_shapes[1].elements();
+    if (!cells || !indices || *indices < 1 || table.rank() < 1 || !positive(table))
+        return std::nullopt;
+    const std::int64_t rows = table.dims[0];
+    const std::int64_t row_elements = *cells / rows;
+    dtype index = dtype::int64;
+    if (r.input_types.size() > 1 && r.input_types[1].type) index = *r.input_types[1].type;
+    op g = gather(*indices, static_cast<double>(row_elements) * size_of(t), rows, t,
+                  {.index_type = index});
+    g.walk = element_walk::selected;
+    return g;
 }
 
 /// A row-parallel row (RmsNorm, LayerNorm, rope, SwiGlu): the rows of its first output, the
@@ -847,6 +869,7 @@ namespace detail {
     if (kind == op_kind::fill) return fill_of_row(r, *t);
     if (kind == op_kind::rowwise) return rowwise_of_row(r, *t);
     if (kind == op_kind::softmax) return softmax_of_row(r, *t);
+    if (kind == op_kind::gather) return gather_of_row(r, *t);
     if (kind == op_kind::conv) return conv_of_row(r);
     if (kind == op_kind::matmul) {
         const auto g = gemm_of(r);
