@@ -30,8 +30,8 @@
 // with E = n_embd, I = n_expanded_embd, H = n_head, Hkv = n_kv_head, D = E / H, V = vocab_size.
 // MatMul weights are written [N, K] as torch stores a Linear weight (A[M,K] x B[N,K]^T, as in
 // the 910B1 profile). Type names are the CANN op types of the same computations (RmsNorm,
-// ApplyRotaryPosEmb, SwiGlu, Gelu, Add), but the embedding's: the kernel torch 2.2's
-// `F.embedding` ran (sarathi-serve's requirements when vidur profiled; its index_select:
+// ApplyRotaryPosEmb, SwiGlu, Gelu, Add), but the embedding's: the kernel a torch before 2.7 ran
+// for `F.embedding` (sarathi-serve pinned 2.2.2 when vidur profiled; its index_select:
 // indexSelectSmallIndex for at most 16 tokens, else indexSelectLargeIndex), which walks its
 // elements one a thread (GatherV2 until that was priced: docs/validation.md). Rope's query and key
 // are one tensor (the kernel rotates both in place; perfcast counts one output tensor per row) and

@@ -45,7 +45,7 @@ constexpr std::string_view usage =
     "tensor-parallel degree 1, num_tokens <= 1024; attention.csv: degrees 1 and 2) and\n"
     "DIR/test.csv (the rest; DIR is made if missing); without it every row goes to OUT.csv\n"
     "(default: stdout). Each row's Block Dim is --block-dim, or the SMs of the --chip preset\n"
-    "(a GPU's: vidur's files do not name theirs); default 108, the A100's.\n";
+    "(vidur's files do not name their GPU); default 108, the A100's.\n";
 
 struct arguments {
     std::string input;

@@ -371,3 +371,30 @@ TEST_CASE("perfcast whatif PROFILE.csv --batch B") {
     CHECK(run_cli({train, "--batch", "4", "--model", "x.model"}).status != 0);
     CHECK(run_cli({"--sweep-batch", "4"}).status != 0);
 }
+
+TEST_CASE("anchored: an index_select gather keeps its kind, table and walk") {
+    // At B = 256 tokens on an A100: an embedding lookup of B tokens into a [32000, 4096] fp16
+    // table (torch 2.2's indexSelectLargeIndex): a gather node whose indices scale with the
+    // batch (rule 1: the dimension equal to B), walked as index_select walks, reproducing its
+    // measurement where it was measured.
+    constexpr std::string_view csv =
+        "Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
+        "Output Shapes,Output Data Types\n"
+        "indexSelectLargeIndex,AI_VECTOR_CORE,15.0,108,\"32000,4096;256\",FLOAT16;INT64,"
+        "\"256,4096\",FLOAT16\n";
+    const auto t = profile::parse_kernel_details(csv);
+    REQUIRE(t.rows.size() == 1);
+    const chip& a100 = chips::a100_80gb_sxm;
+    const profile::anchored_profile p = profile::anchor_profile(a100, t.rows, 256);
+    REQUIRE(p.anchors.size() == 1);
+    CHECK(p.unmapped == 0);
+    CHECK(close(profile::profiled_time(a100, p), p.measured));
+    CHECK(p.m.nodes[0].kind == node_kind::gather);
+    CHECK(p.m.nodes[0].walk == element_walk::selected);
+    const op at_256 = instantiate(p.m.nodes[0], 256);
+    const op mapped = *profile::op_of(t.rows[0]);
+    CHECK(at_256.walk == element_walk::selected);
+    CHECK(at_256.work_units == mapped.work_units);
+    CHECK(at_256.run == mapped.run);
+    CHECK(instantiate(p.m.nodes[0], 512).work_units == 2 * mapped.work_units);
+}

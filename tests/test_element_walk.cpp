@@ -336,3 +336,48 @@ TEST_CASE("element walks: a model file's gather takes walk=index_select") {
     CHECK_THROWS_WITH_AS(parse("rowwise B,4096 fp16 walk=index_select\n"),
                          doctest::Contains("vector, indexed or transposed"), io::model_file_error);
 }
+
+TEST_CASE("element walks: index_select rows read otherwise are not mapped") {
+    const auto mapped = [](const std::string& in_shapes, const std::string& in_types,
+                           const std::string& out_shape) {
+        const std::string text =
+            "Name,Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
+            "Output Shapes,Output Data Types\n"
+            "x,indexSelectLargeIndex,AI_VECTOR_CORE,10,132,\"" +
+            in_shapes + "\"," + in_types + ",\"" + out_shape + "\",FLOAT16\n";
+        const auto t = profile::parse_kernel_details(text);
+        REQUIRE(t.rows.size() == 1);
+        return profile::op_of(t.rows[0]).has_value();
+    };
+    CHECK(mapped("32000,4096;64", "FLOAT16;INT64", "64,4096"));
+    CHECK(mapped("32000,4096;64", "FLOAT16;INT32", "64,4096"));
+    // The table second; aten::index_select's scalar dim between; a float index; an output that is
+    // not the indices' rows.
+    CHECK_FALSE(mapped("64;32000,4096", "INT64;FLOAT16", "64,4096"));
+    CHECK_FALSE(mapped("32000,4096;;64", "FLOAT16;INT64;INT64", "64,4096"));
+    CHECK_FALSE(mapped("32000,4096;64", "FLOAT16;FLOAT16", "64,4096"));
+    CHECK_FALSE(mapped("32000,4096;64", "FLOAT16;INT64", "32,4096"));
+    // The H200's torch 2.11 grids (tests/data/gpu/h200/kernels_run1.csv.gz, configurations 589
+    // and 599): indexSelectSmallIndex of one index into a 4096-wide table on 32 blocks, into a
+    // 64-wide one on 1.
+    const auto blocks = [](const std::string& table, const std::string& out) {
+        const std::string text =
+            "Name,Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
+            "Output Shapes,Output Data Types\n"
+            "x,indexSelectSmallIndex,AI_VECTOR_CORE,2,132,\"" +
+            table + ";1\",BF16;INT64,\"" + out + "\",BF16\n";
+        const auto t = profile::parse_kernel_details(text);
+        REQUIRE(t.rows.size() == 1);
+        const auto o = profile::op_of(t.rows[0]);
+        REQUIRE(o.has_value());
+        return detail::index_select_blocks(*o, 132);
+    };
+    CHECK(blocks("32000,4096", "1,4096") == 32);
+    CHECK(blocks("1000000,64", "1,64") == 1);
+    // Fewer cores than the chip's (a what-if): the chip's blocks spread over those cores.
+    const op large = op_of_row("indexSelectLargeIndex", "32000,4096;4096", "FLOAT16;INT64",
+                               "4096,4096", "FLOAT16");
+    const chip& a100 = chips::a100_80gb_sxm;
+    CHECK(cost(a100, large, core_count{54}).compute.in(units::us) ==
+          doctest::Approx(2.0 * cost(a100, large).compute.in(units::us)).epsilon(1e-9));
+}

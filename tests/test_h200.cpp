@@ -336,6 +336,7 @@ walked_rows h200_walked() {
     for (const auto& r : rows) {
         const auto m = profile::measured_op_of(chips::h200_sxm, r);
         if (!m || m->o.walk == element_walk::vector) continue;
+        REQUIRE(m->o.walk != element_walk::selected);  // the H200's gathers are GatherV2 rows
         (m->o.walk == element_walk::indexed ? w.indexed : w.transposed)
             .push_back({m->o, m->cores, m->measured.in(units::us)});
     }

@@ -122,7 +122,8 @@ struct engine_spec {
     /// vector engine.
     double attention_softmax_rate = 0;
     /// Elements per cycle per core of a gather by PyTorch's index_select kernels before its 2.7
-    /// release (op::walk = element_walk::selected: profile rows of types `*indexSelect*`): the
+    /// release (op::walk = element_walk::selected: profile rows of types
+    /// `*indexSelectLargeIndex*`, `*indexSelectSmallIndex*`): the
     /// body is at least the busiest core's elements at that rate, on the blocks the kernel
     /// launches (cost.hpp detail::index_select_blocks). 0: such a gather streams its rows as
     /// any other (the Ascend presets). The GPU presets' rate is fitted on vidur's A100 rows

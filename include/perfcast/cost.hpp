@@ -868,6 +868,7 @@ namespace detail {
     const double row = o.run / size_of(o.out_type);  // elements of a row
     const double elements = o.work_units <= 16 ? row : row * static_cast<double>(o.work_units);
     const std::int64_t most = 8 * cores;
+    if (!(elements >= 1)) return 1;  // a hand-built op's empty or negative row
     if (!(elements < 128.0 * static_cast<double>(most))) return most;
     const std::int64_t blocks = (static_cast<std::int64_t>(elements) + 127) / 128;
     return blocks < 1 ? 1 : blocks;
@@ -885,15 +886,20 @@ namespace detail {
                                       const engine_spec& e) noexcept {
     if (o.walk == element_walk::vector) [[likely]]
         return t;
-    // index_select's rate is a gather's; another kind walked so (a model file's walk=) is walked
-    // by index.
+    // index_select's rate is a gather's; another kind given that walk (through the C++ API: model
+    // files refuse it) is walked by index.
     const bool selects = o.walk == element_walk::selected && o.kind == op_kind::gather;
     const double walk = o.walk == element_walk::transposed ? e.transpose_rate
                         : selects                          ? e.index_select_rate
                                                            : e.walk_rate;
     const double rate = e.ops_per_cycle_for(rate_type(e, o));
     if (o.eng != engine::vector || !(walk > 0) || !(rate > 0)) return t;
-    if (selects) t.work_units = index_select_blocks(o, e.cores);
+    if (selects) {  // the kernel's blocks, the op's work spread over them (on_blocks)
+        const std::int64_t blocks = index_select_blocks(o, e.cores);
+        t.ops_per_unit =
+            static_cast<double>(t.work_units) * t.ops_per_unit / static_cast<double>(blocks);
+        t.work_units = blocks;
+    }
     t = at_least_at(t, o, rate, walk, p);
     t.extra_head = e.walk_head;
     if (o.walk == element_walk::transposed && t.run < c.alignment) t.run = c.alignment;

@@ -52,7 +52,9 @@ enum class op_kind : unsigned char {
 /// vectors; where an operand is broadcast along an axis, a cast widens the data, or the innermost
 /// axis moves, some (PyTorch's CUDA kernels) fall back to a kernel that computes every element's
 /// offsets: engine_spec::walk_rate / transpose_rate price it where the chip's library does so
-/// (cost.hpp). Set by the factories and the profile mapping from the shapes and dtypes alone.
+/// (cost.hpp). Set by the factories and the profile mapping from the shapes and dtypes alone, but
+/// `selected`, which the profile mapping reads off a kernel name (and a model file's gather off
+/// `walk=index_select`).
 enum class element_walk : std::uint8_t {
     vector,      // contiguous operands of the output's shape (or none): the vectorized path
     indexed,     // an operand broadcast along an axis, a widening floating-point cast, or a

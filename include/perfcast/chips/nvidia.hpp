@@ -181,17 +181,18 @@ inline constexpr double hopper_softmax_block_rate = 1.26;
 /// offsets in a thread of their own, on a grid of at most 8 blocks of 128 threads an SM
 /// (PyTorch's aten/src/ATen/native/cuda/Indexing.cu, as quoted by pytorch/pytorch pull request
 /// 145999, which from 2.7 sizes the grid by the SM's resident threads). vidur's embedding rows
-/// (sarathi-serve on torch 2.2: `F.embedding` of a [T] index into [V / tp, 4096] fp16) ran at
-/// 0.47-0.57 such elements an SM cycle at 4096 tokens on the A100, H100 and A40, a tenth of the
-/// memory rate. Fitted, not measured: the uncalibrated MAPE of the 131 embedding rows of vidur's
-/// A100 Llama-2-7B fit split (tensor-parallel degree 1, at most 1024 tokens), lowest at 0.6 of
-/// 0.45-0.7 in steps of 0.05 (68.2 % priced as memory-bound, 12.9 % at 0.6); held out: its test
-/// split's 913 rows 77.1 -> 10.8 %, the H100's 1044 84.7 -> 4.1 %, the A40 Llama-2-70B's 1044
-/// 37.8 -> 12.9 % (docs/validation.md, "Embedding lookups on PyTorch's index_select"). The same
-/// rate on every GPU preset (elements per SM cycle): an assumption, which those three chips agree
-/// with. PyTorch from 2.7 launches more blocks, and for rows of 16-byte multiples runs
-/// `vectorized_gather_kernel` (the H200's, torch 2.11: memory-bound): not this rate. Calibrate:
-/// time an embedding lookup of 4096 indices into a 4096-wide fp16 table.
+/// (sarathi-serve's `F.embedding` of a [T] index into a [V / tp, E] fp16 table; it pinned torch
+/// 2.2.2 then) ran at 0.47-0.57 such elements an SM cycle at 4096 tokens of Llama-2-7B on the
+/// A100, H100 and A40 (those three rows read before the fit), a tenth of the memory rate. Fitted,
+/// not measured: the uncalibrated MAPE of the 131 embedding rows of vidur's A100 Llama-2-7B fit
+/// split (tensor-parallel degree 1, at most 1024 tokens), lowest at 0.6 of 0.45-0.7 in steps of
+/// 0.05 (68.2 % priced as memory-bound, 12.9 % at 0.6); held out: its test split's 913 rows 77.1
+/// -> 10.8 %, the H100's 1044 84.7 -> 4.1 %, the A40 Llama-2-70B's 1044 37.8 -> 12.9 %
+/// (docs/validation.md, "Embedding lookups on PyTorch's index_select"). The same rate on every GPU
+/// preset (elements per SM cycle): an assumption, which those three chips agree with. PyTorch
+/// from 2.7 launches more blocks, and for rows of 16-byte multiples runs `vectorized_gather_kernel`
+/// (the H200's, torch 2.11: memory-bound): not this rate. Calibrate: time an embedding lookup of
+/// 4096 indices into a 4096-wide fp16 table.
 inline constexpr double pytorch_index_select_rate = 0.6;
 
 namespace detail {

@@ -205,6 +205,18 @@ namespace detail {
             node nd = nodes::reduce(rows, length, *t);
             return nd;
         }
+        // A gather by index_select (op_of's gather_of_row): its indices, the second input,
+        // follow the batch; its table's rows and walk stay.
+        if (o.kind == op_kind::gather && r.input_shapes.size() >= 2 &&
+            r.input_shapes[0].rank() >= 1) {
+            const auto idx = batch_rule(r.input_shapes[1], batch, lm);
+            const std::int64_t row = static_cast<std::int64_t>(o.run / size_of(o.type));
+            if (idx && row >= 1) {
+                node nd = nodes::gather(elements_of(*idx), row, r.input_shapes[0].dims[0], *t);
+                nd.walk = o.walk;
+                return nd;
+            }
+        }
         const vector_type_traits* traits = traits_of(r.op_type);
         // Row-parallel kinds keep their rows (a norm's, a softmax's): the output's rows for a
         // rowwise row and the first input's for a softmax, as op_of reads them, the last axis the

@@ -447,7 +447,8 @@ namespace detail {
 [[nodiscard]] inline std::optional<op> op_of_row(const kernel_row& r, op_vocabulary ops);
 
 /// Kinds whose profile rows need a reading of their own (op_of_row): MatMul shapes may be
-/// transposed, a reduction reads more than it writes, a cast is an elementwise op.
+/// transposed, a reduction reads more than it writes, a cast is an elementwise op, a gather's
+/// table and indices are two inputs.
 [[nodiscard]] constexpr bool read_by_name(op_kind k) noexcept {
     return k == op_kind::matmul || k == op_kind::reduce || k == op_kind::cast ||
            k == op_kind::attention || k == op_kind::grouped_matmul || k == op_kind::fill ||
@@ -641,17 +642,26 @@ namespace detail {
 /// `*indexSelectSmallIndex*`: an embedding lookup): a table [V, ...] (input 0) and an index of T
 /// entries (input 1) into T of the table's rows. Walked as those kernels walk before PyTorch 2.7
 /// (element_walk::selected; engine_spec::index_select_rate).
+/// Rows read otherwise (the table second, aten::index_select's `self, dim, index` with a scalar
+/// between, an index not of integers, an output that is not indices x a row) are not mapped.
 [[nodiscard]] inline std::optional<op> gather_of_row(const kernel_row& r, dtype t) {
-    if (r.input_shapes.size() < 2) return std::nullopt;
+    if (r.input_shapes.size() != 2 || r.output_shapes.empty()) return std::nullopt;
     const tensor_shape& table = r.input_shapes[0];
     const auto cells = table.elements();
     const auto indices = r.input_shapes[1].elements();
-    if (!cells || !indices || *indices < 1 || table.rank() < 1 || !positive(table))
+    const auto out = r.output_shapes[0].elements();
+    if (!cells || !indices || !out || *indices < 1 || table.rank() < 1 || !positive(table))
         return std::nullopt;
     const std::int64_t rows = table.dims[0];
     const std::int64_t row_elements = *cells / rows;
+    if (*out / row_elements != *indices || *out % row_elements != 0) return std::nullopt;
+    // The index's dtype, an integer one (PyTorch's are int64, the default where the row has
+    // none); the data's the table's (the output's where it lists one).
     dtype index = dtype::int64;
     if (r.input_types.size() > 1 && r.input_types[1].type) index = *r.input_types[1].type;
+    if (index != dtype::int64 && index != dtype::int32) return std::nullopt;
+    if (!r.output_types.empty() && r.output_types[0].type) t = *r.output_types[0].type;
+    else if (!r.input_types.empty() && r.input_types[0].type) t = *r.input_types[0].type;
     op g = gather(*indices, static_cast<double>(row_elements) * size_of(t), rows, t,
                   {.index_type = index});
     g.walk = element_walk::selected;
