@@ -42,9 +42,10 @@ std::vector<vidur::mlp_row> read_vidur(vidur::statistic stat = vidur::statistic:
 /// The rows (mlp or attention measurements) as the converter writes them, read back by the
 /// profile reader.
 template <class Row>
-std::vector<profile::kernel_row> as_profile(const std::vector<Row>& rows, const std::string& name) {
+std::vector<profile::kernel_row> as_profile(const std::vector<Row>& rows, const std::string& name,
+                                            int block_dim = vidur::a100_sms) {
     std::ostringstream out;
-    (void)vidur::write_profile(out, rows);
+    (void)vidur::write_profile(out, rows, block_dim);
     return profile::parse_kernel_details(out.str(), name).rows;
 }
 
@@ -339,10 +340,7 @@ std::vector<profile::kernel_row> vidur_rows(const std::string& file, int sms) {
     const std::string path = PERFCAST_SOURCE_DIR "/tests/data/gpu/" + file;
     std::ifstream f(path, std::ios::binary);
     REQUIRE(f.good());
-    const auto mlp = vidur::read_mlp(f, path, vidur::statistic::median);
-    std::ostringstream out;
-    (void)vidur::write_profile(out, mlp, sms);
-    return profile::parse_kernel_details(out.str(), file).rows;
+    return as_profile(vidur::read_mlp(f, path, vidur::statistic::median), file, sms);
 }
 
 bool any_row(const profile::kernel_row&) { return true; }
@@ -669,13 +667,8 @@ TEST_CASE(
     const auto rows = read_a40_attention();
     std::vector<vidur::attention_row> first, second;
     for (const auto& a : rows) (read_first(a) ? first : second).push_back(a);
-    const auto as_a40 = [](const std::vector<vidur::attention_row>& set, const std::string& name) {
-        std::ostringstream out;
-        (void)vidur::write_profile(out, set, chips::a40_pcie.cube.cores);
-        return profile::parse_kernel_details(out.str(), name).rows;
-    };
-    const auto first_rows = as_a40(first, "first.csv");
-    const auto second_rows = as_a40(second, "second.csv");
+    const auto first_rows = as_profile(first, "first.csv", chips::a40_pcie.cube.cores);
+    const auto second_rows = as_profile(second, "second.csv", chips::a40_pcie.cube.cores);
     // The softmax at the A40's FP32 rate (128 a clock per SM), as before
     // chips::ampere_attention_softmax_rate.
     chip fp32_rate = chips::a40_pcie;

@@ -859,6 +859,14 @@ namespace detail {
     return t;
 }
 
+/// Tiling `t` on `blocks` units (a GPU library's thread blocks), its work spread evenly over them.
+[[nodiscard]] constexpr tiling on_blocks(tiling t, std::int64_t blocks) noexcept {
+    t.ops_per_unit =
+        static_cast<double>(t.work_units) * t.ops_per_unit / static_cast<double>(blocks);
+    t.work_units = blocks;
+    return t;
+}
+
 /// The thread blocks PyTorch's index_select kernels before its 2.7 release launch for gather `o`
 /// (element_walk::selected: its units the indices, op::run a row's bytes) on `cores` SMs
 /// (aten/src/ATen/native/cuda/Indexing.cu): with at most 16 indices indexSelectSmallIndex,
@@ -870,8 +878,7 @@ namespace detail {
     const std::int64_t most = 8 * cores;
     if (!(elements >= 1)) return 1;  // a hand-built op's empty or negative row
     if (!(elements < 128.0 * static_cast<double>(most))) return most;
-    const std::int64_t blocks = (static_cast<std::int64_t>(elements) + 127) / 128;
-    return blocks < 1 ? 1 : blocks;
+    return (static_cast<std::int64_t>(elements) + 127) / 128;  // >= 1: elements >= 1
 }
 
 /// Tiling `t` of vector op `o` walked by index, transposed or by index_select (op::walk) on an
@@ -894,12 +901,7 @@ namespace detail {
                                                            : e.walk_rate;
     const double rate = e.ops_per_cycle_for(rate_type(e, o));
     if (o.eng != engine::vector || !(walk > 0) || !(rate > 0)) return t;
-    if (selects) {  // the kernel's blocks, the op's work spread over them (on_blocks)
-        const std::int64_t blocks = index_select_blocks(o, e.cores);
-        t.ops_per_unit =
-            static_cast<double>(t.work_units) * t.ops_per_unit / static_cast<double>(blocks);
-        t.work_units = blocks;
-    }
+    if (selects) t = on_blocks(t, index_select_blocks(o, e.cores));
     t = at_least_at(t, o, rate, walk, p);
     t.extra_head = e.walk_head;
     if (o.walk == element_walk::transposed && t.run < c.alignment) t.run = c.alignment;
@@ -910,14 +912,6 @@ namespace detail {
 [[nodiscard]] constexpr std::int64_t element_bytes_of(dtype t) noexcept {
     const double size = size_of(t).in(units::B);
     return size >= 1 ? static_cast<std::int64_t>(size) : 1;
-}
-
-/// Tiling `t` on `blocks` units (a GPU library's thread blocks), its work spread evenly over them.
-[[nodiscard]] constexpr tiling on_blocks(tiling t, std::int64_t blocks) noexcept {
-    t.ops_per_unit =
-        static_cast<double>(t.work_units) * t.ops_per_unit / static_cast<double>(blocks);
-    t.work_units = blocks;
-    return t;
 }
 
 /// Tiling `t` of softmax op `o` on a GPU: one unit per thread block PyTorch launches
