@@ -285,12 +285,29 @@ TEST_CASE("element walks: PyTorch's index_select kernels walk a gather on their 
     CHECK(cost(a100, small).compute.in(units::us) ==
           doctest::Approx(16.0 * 4096.0 / 32.0 / chips::pytorch_index_select_rate / 1.41e9 * 1e6)
               .epsilon(1e-9));
+    // indexSelectSmallIndex's threads walk the 16 indices one after another: 15 trips past the
+    // first at chips::pytorch_index_select_trip each, in its head; nothing else moves.
+    chip no_trip = a100;
+    no_trip.vector.index_select_trip = duration{};
+    const op_cost walked_small = cost(a100, small);
+    const op_cost untripped = cost(no_trip, small);
+    // 1e-12 us: the head's sum in another order (doubles).
+    CHECK((walked_small.head - untripped.head).in(units::us) ==
+          doctest::Approx(15.0 * chips::pytorch_index_select_trip.in(units::us)).epsilon(1e-12));
+    CHECK(walked_small.compute == untripped.compute);
+    CHECK(walked_small.memory == untripped.memory);
+    // One index makes no trip past the first; 17 run indexSelectLargeIndex, which makes none.
+    const op one =
+        op_of_row("indexSelectSmallIndex", "32000,4096;1", "FLOAT16;INT64", "1,4096", "FLOAT16");
+    CHECK(cost(a100, one) == cost(no_trip, one));
+    CHECK(cost(a100, seventeen) == cost(no_trip, seventeen));
     // A GatherV2 row (CANN's kernel; PyTorch from 2.7 on the H200 ran vectorized_gather_kernel)
     // is not walked: it streams at the memory rate.
     CHECK(op_of_row("GatherV2", "32000,4096;4096", "FLOAT16;INT64", "4096,4096", "FLOAT16").walk ==
           element_walk::vector);
     // The Ascend presets have no such rate: the same gather is priced by its bytes.
     REQUIRE(chips::ascend910b1.vector.index_select_rate == 0);
+    CHECK(chips::ascend910b1.vector.index_select_trip == duration{});
     op streamed = large;
     streamed.walk = element_walk::vector;
     CHECK(cost(chips::ascend910b1, large) == cost(chips::ascend910b1, streamed));
@@ -299,6 +316,7 @@ TEST_CASE("element walks: PyTorch's index_select kernels walk a gather on their 
                           &chips::h200_sxm, &chips::a40_pcie}) {
         CAPTURE(c->name);
         CHECK(c->vector.index_select_rate == chips::pytorch_index_select_rate);
+        CHECK(c->vector.index_select_trip == chips::pytorch_index_select_trip);
     }
     // Another kind given walk=index_select (a model file) is walked by index.
     op mul = elementwise(4096 * 4096, dtype::fp16);
@@ -310,6 +328,10 @@ TEST_CASE("element walks: PyTorch's index_select kernels walk a gather on their 
     chip bad = a100;
     bad.vector.index_select_rate = -0.5;
     CHECK_THROWS_WITH_AS((void)validate(bad), doctest::Contains("vector.index_select_rate"),
+                         perfcast::error);
+    bad = a100;
+    bad.vector.index_select_trip = duration{-0.5, units::us};
+    CHECK_THROWS_WITH_AS((void)validate(bad), doctest::Contains("vector.index_select_trip"),
                          perfcast::error);
 }
 

@@ -307,6 +307,7 @@ TEST_CASE("ini: bf16 vector arithmetic follows the file's intrinsic map") {
     other_factor.vector.softmax_block_rate = 0.9;  // nor the softmax kernels' rates
     other_factor.vector.attention_softmax_rate = 48;  // nor a fused attention's softmax rate
     other_factor.vector.index_select_rate = 0.5;      // nor index_select's element rate
+    other_factor.vector.index_select_trip = perfcast::duration{0.4, units::us};  // nor its trip
     const auto p = from("", other_factor);
     CHECK(p.spec.vector.uncounted_work == 1.75);
     CHECK(p.spec.cube.narrow_rows_2 == 0.5);
@@ -317,11 +318,13 @@ TEST_CASE("ini: bf16 vector arithmetic follows the file's intrinsic map") {
     CHECK(p.spec.vector.softmax_block_rate == 0.9);
     CHECK(p.spec.vector.attention_softmax_rate == 48);
     CHECK(p.spec.vector.index_select_rate == 0.5);
-    for (const char* field : {"vector.uncounted_work", "cube.narrow_rows_4", "cube.narrow_rows_2",
-                              "cube.attention_share", "cube.attention_unfilled_share",
-                              "vector.walk_rate", "vector.transpose_rate", "vector.walk_head",
-                              "vector.softmax_warp_rate", "vector.softmax_block_rate",
-                              "vector.attention_softmax_rate", "vector.index_select_rate"}) {
+    CHECK(p.spec.vector.index_select_trip.in(units::us) == doctest::Approx(0.4));
+    for (const char* field :
+         {"vector.uncounted_work", "cube.narrow_rows_4", "cube.narrow_rows_2",
+          "cube.attention_share", "cube.attention_unfilled_share", "vector.walk_rate",
+          "vector.transpose_rate", "vector.walk_head", "vector.softmax_warp_rate",
+          "vector.softmax_block_rate", "vector.attention_softmax_rate", "vector.index_select_rate",
+          "vector.index_select_trip"}) {
         CAPTURE(field);
         CHECK(std::find(p.from_base.begin(), p.from_base.end(), field) != p.from_base.end());
     }

@@ -305,21 +305,27 @@ TEST_CASE("presets: shared overheads live in one place") {
     // runs both engines' kernels, so a GPU's vector head is its launch figures.
     CHECK(chips::default_ascend_overheads.vector_launch.in(units::us) == doctest::Approx(1.35));
     CHECK(chips::default_ascend_overheads.vector_per_core.in(units::us) == doctest::Approx(0.12));
-    CHECK(chips::default_gpu_overheads.vector_launch == chips::default_gpu_overheads.launch);
+    // The Ampere heads, fitted on vidur's A100 fit split (docs/validation.md, "The Ampere heads
+    // refitted"): 7 us + 0.02 us per SM (cube), 0.5 us + 0.02 us (vector).
+    CHECK(chips::default_gpu_overheads.launch.in(units::us) == doctest::Approx(7.0));
+    CHECK(chips::default_gpu_overheads.vector_launch.in(units::us) == doctest::Approx(0.5));
     CHECK(chips::default_gpu_overheads.vector_per_core == chips::default_gpu_overheads.per_core);
-    // Hopper: only the four head figures, the load latency and the attention block floor differ
-    // (tests/test_h200.cpp checks the fit). Before the load latency the heads were 1.59 us (cube)
-    // and 1.37 us (vector); a reading kernel's are now 0.91 + 0.68 = 1.59 us and 0.71 + 0.68 =
-    // 1.39 us, a fill's 0.71 us. The block floor is the Ampere presets' (fitted on vidur's A100
-    // attention); Hopper sets none.
+    CHECK(chips::default_gpu_overheads.row_trip_cycles.in(units::cycle) == 1200.0);
+    // Hopper: only the four head figures, the load latency, the norms' trip and the attention
+    // block floor differ (tests/test_h200.cpp checks the fit). Before the load latency the heads
+    // were 1.59 us (cube) and 1.37 us (vector); a reading kernel's are now 0.91 + 0.68 = 1.59 us
+    // and 0.71 + 0.68 = 1.39 us, a fill's 0.71 us. The trip is the A100's before its heads were
+    // refitted (3243 cycles a 4096-wide row of four trips). The block floor is the Ampere
+    // presets' (fitted on vidur's A100 attention); Hopper sets none.
     overhead_spec h = chips::hopper_overheads;
     CHECK(h.launch.in(units::us) == doctest::Approx(0.91));
     CHECK(h.vector_launch.in(units::us) == doctest::Approx(0.71));
     CHECK(h.load_latency.in(units::us) == doctest::Approx(0.68));
     CHECK(h.attention_unit_cycles == cycle_count{});
     CHECK(h.attention_merge_cycles == cycle_count{});
+    CHECK(h.row_trip_cycles.in(units::cycle) == doctest::Approx(3243.0 / 4.0));
     CHECK(chips::default_gpu_overheads.load_latency == duration{});
-    CHECK(chips::default_gpu_overheads.attention_unit_cycles.in(units::cycle) == 5000.0);
+    CHECK(chips::default_gpu_overheads.attention_unit_cycles.in(units::cycle) == 4250.0);
     CHECK(chips::default_gpu_overheads.attention_merge_cycles.in(units::cycle) == 1000.0);
     h.launch = chips::default_gpu_overheads.launch;
     h.per_core = chips::default_gpu_overheads.per_core;
@@ -328,6 +334,7 @@ TEST_CASE("presets: shared overheads live in one place") {
     h.load_latency = chips::default_gpu_overheads.load_latency;
     h.attention_unit_cycles = chips::default_gpu_overheads.attention_unit_cycles;
     h.attention_merge_cycles = chips::default_gpu_overheads.attention_merge_cycles;
+    h.row_trip_cycles = chips::default_gpu_overheads.row_trip_cycles;
     CHECK(h == chips::default_gpu_overheads);
     // GA102: only the resident threads differ (CUDA guide, compute capability 8.6: 1536).
     overhead_spec g = chips::ga102_overheads;

@@ -129,6 +129,12 @@ struct engine_spec {
     /// any other (the Ascend presets). The GPU presets' rate is fitted on vidur's A100 rows
     /// (chips::pytorch_index_select_rate). Read for the vector engine.
     double index_select_rate = 0;
+    /// What such a gather of at most 16 indices (cost.hpp detail::index_select_small_max:
+    /// (indexSelectSmallIndex, whose threads walk the indices one after another: the index, then
+    /// the row element it names, a dependent load) adds to its head per index past the first. 0:
+    /// nothing (the Ascend presets). The GPU presets' time is fitted on vidur's A100 rows
+    /// (chips::pytorch_index_select_trip). Read for the vector engine.
+    duration index_select_trip{};
 
     [[nodiscard]] friend constexpr bool operator==(const engine_spec&, const engine_spec&) = default;
 
@@ -352,6 +358,8 @@ constexpr const chip& validate(const chip& c) {
     }
     detail::expect_in(c.vector.walk_head.in(units::us), 0, detail::max_overhead_us,
                       "vector.walk_head", "a time in [0, 1e9] us");
+    detail::expect_in(c.vector.index_select_trip.in(units::us), 0, detail::max_overhead_us,
+                      "vector.index_select_trip", "a time in [0, 1e9] us");
     constexpr double pib = detail::max_size_bytes;
     constexpr std::string_view size_range = "a size in [1 B, 1 PiB]";
     constexpr std::string_view buffer_range = "a size in [0 B, 1 PiB]";

@@ -867,14 +867,19 @@ namespace detail {
     return t;
 }
 
+/// The most indices for which PyTorch's index_select runs indexSelectSmallIndex, whose threads
+/// walk the indices one after another (aten/src/ATen/native/cuda/Indexing.cu: 16).
+inline constexpr std::int64_t index_select_small_max = 16;
+
 /// The thread blocks PyTorch's index_select kernels before its 2.7 release launch for gather `o`
 /// (element_walk::selected: its units the indices, op::run a row's bytes) on `cores` SMs
-/// (aten/src/ATen/native/cuda/Indexing.cu): with at most 16 indices indexSelectSmallIndex,
-/// ceil(row elements / 128) blocks, each walking its part of every row; else
-/// indexSelectLargeIndex, ceil(elements / 128); at most 8 an SM either way.
+/// (aten/src/ATen/native/cuda/Indexing.cu): with at most index_select_small_max indices
+/// indexSelectSmallIndex, ceil(row elements / 128) blocks, each walking its part of every row;
+/// else indexSelectLargeIndex, ceil(elements / 128); at most 8 an SM either way.
 [[nodiscard]] constexpr std::int64_t index_select_blocks(const op& o, std::int64_t cores) noexcept {
     const double row = o.run / size_of(o.out_type);  // elements of a row
-    const double elements = o.work_units <= 16 ? row : row * static_cast<double>(o.work_units);
+    const double elements =
+        o.work_units <= index_select_small_max ? row : row * static_cast<double>(o.work_units);
     const std::int64_t most = 8 * cores;
     if (!(elements >= 1)) return 1;  // a hand-built op's empty or negative row
     if (!(elements < 128.0 * static_cast<double>(most))) return most;
@@ -885,7 +890,8 @@ namespace detail {
 /// engine with a rate for it (engine_spec::walk_rate / transpose_rate / index_select_rate; a
 /// gather by index_select on the blocks it launches, index_select_blocks): its units carry at
 /// least their output elements at that rate (at_least_at), its head takes
-/// engine_spec::walk_head, and a transposing copy's runs are whole alignment units (its strided
+/// engine_spec::walk_head (and indexSelectSmallIndex's engine_spec::index_select_trip per index
+/// past the first), and a transposing copy's runs are whole alignment units (its strided
 /// side is in its rate). Without a rate (the Ascend presets), off the vector engine or for an op
 /// walked as vectors, `t` as it is. A tiling, not a cost: cost() keeps one
 /// path for every vector op (a second one, returning this op's cost, slowed its sweep).
@@ -904,6 +910,10 @@ namespace detail {
     if (selects) t = on_blocks(t, index_select_blocks(o, e.cores));
     t = at_least_at(t, o, rate, walk, p);
     t.extra_head = e.walk_head;
+    // indexSelectSmallIndex's walk over its indices, one after another (engine_spec::
+    // index_select_trip per index past the first).
+    if (selects && o.work_units > 1 && o.work_units <= index_select_small_max)
+        t.extra_head += e.index_select_trip * static_cast<double>(o.work_units - 1);
     if (o.walk == element_walk::transposed && t.run < c.alignment) t.run = c.alignment;
     return t;
 }

@@ -447,13 +447,26 @@ constexpr std::string_view where = "chip_from_ini";
     }
 
     // Never in the ini files.
-    for (const char* field :
-         {"cube.ops_per_cycle", "cube.narrow_rows_4", "cube.narrow_rows_2", "cube.attention_share",
-          "cube.attention_unfilled_share", "vector.ops_per_cycle", "vector.uncounted_work",
-          "vector.walk_rate", "vector.transpose_rate", "vector.walk_head",
-          "vector.softmax_warp_rate", "vector.softmax_block_rate", "vector.attention_softmax_rate",
-          "vector.index_select_rate", "aicpu.clock", "aicpu.ops_per_cycle", "memory.hbm_bandwidth",
-          "link", "overhead"}) {
+    for (const char* field : {"cube.ops_per_cycle",
+                              "cube.narrow_rows_4",
+                              "cube.narrow_rows_2",
+                              "cube.attention_share",
+                              "cube.attention_unfilled_share",
+                              "vector.ops_per_cycle",
+                              "vector.uncounted_work",
+                              "vector.walk_rate",
+                              "vector.transpose_rate",
+                              "vector.walk_head",
+                              "vector.softmax_warp_rate",
+                              "vector.softmax_block_rate",
+                              "vector.attention_softmax_rate",
+                              "vector.index_select_rate",
+                              "vector.index_select_trip",
+                              "aicpu.clock",
+                              "aicpu.ops_per_cycle",
+                              "memory.hbm_bandwidth",
+                              "link",
+                              "overhead"}) {
         take(field);
     }
     try {
