@@ -291,7 +291,7 @@ TEST_CASE("element walks: PyTorch's index_select kernels walk a gather on their 
     no_trip.vector.index_select_trip = duration{};
     const op_cost walked_small = cost(a100, small);
     const op_cost untripped = cost(no_trip, small);
-    // 1e-12 us: the head's sum in another order (doubles).
+    // A relative 1e-12: the head's sum in another order (doubles).
     CHECK((walked_small.head - untripped.head).in(units::us) ==
           doctest::Approx(15.0 * chips::pytorch_index_select_trip.in(units::us)).epsilon(1e-12));
     CHECK(walked_small.compute == untripped.compute);

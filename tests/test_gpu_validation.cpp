@@ -254,13 +254,13 @@ TEST_CASE("H100 GEMMs, which no fit saw, are predicted within 15 % MAPE uncalibr
     REQUIRE(s.overall.rows == 4 * 1044);
     CHECK(s.overall.mape < 0.15);
     // Every row: 19.5 % (19.2 % before PyTorch's index_select rate was refitted with the Ampere
-    // heads, 27.3 % before the embedding ran on PyTorch's index_select; 27.2 % before the Hopper
-    // heads were refitted with softmax on PyTorch's blocks, 27.4 % before the load latency, 34.6 %
-    // before rope and gated activations walked; 31.9 % with the A100's heads; docs/validation.md,
-    // "Measured on an H200", says why the Hopper presets keep the H200's; 33.6 % before the vector
-    // head was refitted with the element walks, 1.40 + 0.001 us per SM -> 1.37 us: vidur sums an
-    // operator's kernels at 1 us resolution); the issue's goal is 35 %; the bound is that figure
-    // rounded up.
+    // heads and its few-index trip added, 27.3 % before the embedding ran on PyTorch's
+    // index_select; 27.2 % before the Hopper heads were refitted with softmax on PyTorch's
+    // blocks, 27.4 % before the load latency, 34.6 % before rope and gated activations walked; 31.9
+    // % with the A100's heads; docs/validation.md, "Measured on an H200", says why the Hopper
+    // presets keep the H200's; 33.6 % before the vector head was refitted with the element
+    // walks, 1.40 + 0.001 us per SM -> 1.37 us: vidur sums an operator's kernels at 1 us
+    // resolution); the issue's goal is 35 %; the bound is that figure rounded up.
     const auto all = profile::score_rows(chips::h100_sxm, rows, {},
                                          [](const profile::kernel_row&) { return true; });
     CHECK(all.overall.mape <= 0.20);
@@ -401,6 +401,7 @@ TEST_CASE("the Ampere heads, fitted on the A100 fit split, hold on its test spli
         c.overhead.row_trip_cycles = cycle_count{3243.0 / 4.0, units::cycle};
         c.vector.index_select_rate = 0.6;
         c.vector.index_select_trip = duration{};
+        c.overhead.attention_unit_cycles = cycle_count{5000.0, units::cycle};  // no such rows here
         return c;
     };
     const auto& d = data();
@@ -445,7 +446,7 @@ TEST_CASE("GPU norms of 5120 and 8192: the row floor in trips over the row, scor
     const struct {
         const char* file;
         double trips, bound;
-    } cases[] = {{"vidur_a100_llama2-70b_mlp.csv", 8, 0.38},
+    } cases[] = {{"vidur_a100_llama2-70b_mlp.csv", 8, 0.30},
                  {"vidur_a100_internlm-20b_mlp_median.csv", 5, 0.20}};
     for (const auto& x : cases) {
         const std::string file = x.file;

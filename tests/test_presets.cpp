@@ -301,8 +301,8 @@ TEST_CASE("presets: shared overheads live in one place") {
     CHECK(chips::default_ascend_overheads.aicpu_launch.in(units::us) == doctest::Approx(73.0));
     CHECK(chips::default_gpu_overheads.per_core.in(units::us) == doctest::Approx(0.02));
     CHECK(chips::default_gpu_overheads.host_dispatch.in(units::us) == doctest::Approx(8.0));
-    // Vector kernels: fitted on Ascend profiles (tests/test_head_fit.cpp checks the fit); an SM
-    // runs both engines' kernels, so a GPU's vector head is its launch figures.
+    // Vector kernels: fitted on Ascend profiles (tests/test_head_fit.cpp checks the fit); on the
+    // GPUs fitted apart from the cube head (below), though an SM runs both engines' kernels.
     CHECK(chips::default_ascend_overheads.vector_launch.in(units::us) == doctest::Approx(1.35));
     CHECK(chips::default_ascend_overheads.vector_per_core.in(units::us) == doctest::Approx(0.12));
     // The Ampere heads, fitted on vidur's A100 fit split (docs/validation.md, "The Ampere heads

@@ -129,10 +129,11 @@ struct engine_spec {
     /// any other (the Ascend presets). The GPU presets' rate is fitted on vidur's A100 rows
     /// (chips::pytorch_index_select_rate). Read for the vector engine.
     double index_select_rate = 0;
-    /// What such a gather of at most 16 indices (cost.hpp detail::index_select_small_max:
-    /// (indexSelectSmallIndex, whose threads walk the indices one after another: the index, then
-    /// the row element it names, a dependent load) adds to its head per index past the first. 0:
-    /// nothing (the Ascend presets). The GPU presets' time is fitted on vidur's A100 rows
+    /// What such a gather of at most 16 indices (cost.hpp detail::index_select_small_max), run by
+    /// indexSelectSmallIndex, whose threads walk the indices one after another (the index, then
+    /// the row element it names, a dependent load), adds to its head per index past the first.
+    /// Read only where index_select_rate is set (the walk it belongs to). 0: nothing (the Ascend
+    /// presets). The GPU presets' time is fitted on vidur's A100 rows
     /// (chips::pytorch_index_select_trip). Read for the vector engine.
     duration index_select_trip{};
 

@@ -24,13 +24,14 @@
 
 namespace perfcast::chips {
 
-/// Model overheads for every GPU preset (the Hopper ones replace the heads: hopper_overheads).
-/// The kernel heads are fitted on vidur's A100 rows (below); the rest are assumptions to
-/// calibrate against a profile (docs/model.md): host_dispatch 8 us (a CUDA launch from an eager
-/// framework), aicpu_launch 30 us (a host fallback op). What the H200 device check
-/// measured: a bare CUDA runtime launch call takes 4.2 us of host time (the floor under
-/// host_dispatch; frameworks add their own), launch + synchronize 10.1 us, and an empty kernel
-/// of 4224 blocks is not measurably slower than one of 1 block (per-SM cost < 0.03 us).
+/// Model overheads for every GPU preset (the Hopper ones replace the heads, add a load latency,
+/// keep the norms' trip of before and set no attention floors: hopper_overheads). The kernel
+/// heads, the norms' trip and the attention floors are fitted on vidur's A100 rows (below);
+/// host_dispatch 8 us (a CUDA launch from an eager framework) and aicpu_launch 30 us (a host
+/// fallback op) are assumptions to calibrate against a profile (docs/model.md). What the H200
+/// device check measured: a bare CUDA runtime launch call takes 4.2 us of host time (the floor
+/// under host_dispatch; frameworks add their own), launch + synchronize 10.1 us, and an empty
+/// kernel of 4224 blocks is not measurably slower than one of 1 block (per-SM cost < 0.03 us).
 // The kernel heads, cube 7 us + 0.02 us per SM and vector 0.5 us + 0.02 us per SM (9.16 and
 // 2.66 us on the A100's 108 SMs; both were 3 us + 0.02 us per SM, an assumption, under which
 // vidur's A100 Adds of a few tokens, 2 us measured, were predicted at 5.3 us). Fitted, not
@@ -38,14 +39,15 @@ namespace perfcast::chips {
 // of tensor-parallel degree 1 and <= 1024 tokens), jointly with the norms' trip
 // (row_trip_cycles, below), PyTorch's index_select rate and trip (pytorch_index_select_rate,
 // pytorch_index_select_trip) by coordinate descent over grids (cube launch 2 .. 8 us, vector
-// launch 0.25 .. 3 us, per SM 0 .. 0.06 us, trip 400 .. 1800 cycles, rate 0.45 .. 0.9), from the
-// values before: 17.8 -> 11.6 %; both per-SM terms stayed (the H200's empty kernels bound them
-// under 0.03 us). The rows pin the vector launch (with the rest as fitted: 11.6 % at 0.25 and
-// 0.5 us, 12.2 % at 1, 15.2 % at 2, 19.4 % at 3) and barely the cube's (12.0 % at 3 us, 11.8 %
-// at 5, 11.6 % at 7 and 9): vidur times operators with CUDA events, a cuBLAS call that may hold
-// more than one kernel. Held out: the A100 test split 21.1 -> 13.2
-// %, the A40's five models 15.2-20.6 -> 11.8-15.6 %, the measured deployments DLRM 4.7 -> 5.7 %
-// and NCF 14.9 -> 15.1 % (docs/validation.md, "The Ampere heads refitted"). Calibrate:
+// launch 0.25 .. 3 us, per SM 0 .. 0.06 us, trip 400 .. 1800 cycles, rate 0.45 .. 0.9, index trip
+// 0 .. 0.8 us), from the values before: 17.8 -> 11.6 %; both per-SM terms stayed (the H200's
+// empty kernels bound them under 0.03 us). The rows pin the vector launch (with the rest as
+// fitted: 11.6 % at 0.25 and 0.5 us, 12.2 % at 1, 15.2 % at 2, 19.4 % at 3) and barely the
+// cube's (12.0 % at 3 us, 11.8 % at 5, 11.6 % at 7 and, scored after, 9: a plateau, 7 the grid's
+// point): vidur times operators with CUDA events, a cuBLAS call that may hold more than one
+// kernel. Held out: the A100 test split 21.1 -> 13.2 %, the A40's five models 15.2-20.6 ->
+// 11.8-15.6 %, the measured deployments DLRM 4.7 -> 5.7 % and NCF 14.9 -> 15.1 % (worse;
+// docs/validation.md, "The Ampere heads refitted"). Calibrate:
 // `calibrate` fits `head.cube.*` and `head.vector.*` from a profile's short kernels.
 inline constexpr overhead_spec default_gpu_overheads{
     .launch = duration{7.0, units::us},
@@ -103,16 +105,17 @@ inline constexpr overhead_spec default_gpu_overheads{
 };
 
 /// A norm's trip over its row on the Hopper presets (overhead_spec::row_trip_cycles): 810.75
-/// SM cycles, the A100's fit before the Ampere vector launch was refitted (3243 cycles a
-/// 4096-wide row of four trips, fitted alone on the A100 fit split of vidur's Llama-2-7B
-/// profile), which the Hopper heads were fitted with. Not refitted with the Ampere constants:
-/// the trip is the norm kernel's, and a profile row does not name it. The H200's rows
-/// (PyTorch's vectorized_layer_norm_kernel, 128-thread blocks) score worse at the A100's new
-/// 1200 (the main set 17.0 -> 17.6 %, the unseen set 18.9 -> 21.1 %, their RmsNorm rows 31.0 ->
-/// 52.0 %), vidur's H100 rows (vLLM's rms_norm_kernel, as on the A100) better (19.2 -> 14.6 %):
-/// the presets keep the kernel of the data each family's heads were fitted on
-/// (docs/validation.md, "The Ampere heads refitted"). Calibrate: a type's fitted work factor
-/// replaces the floor.
+/// SM cycles, the A100's fit before the Ampere heads were refitted (3243 cycles a 4096-wide row
+/// of four trips, fitted alone on the A100 fit split of vidur's Llama-2-7B profile), which the
+/// Hopper heads were fitted with: carried over, never tuned on Hopper rows (only 810.75 and
+/// 1200 were compared there). Not refitted with the Ampere constants: the trip is the norm
+/// kernel's, and a profile row does not name it. The H200's rows (PyTorch's
+/// vectorized_layer_norm_kernel, 128-thread blocks) score worse at the A100's new 1200 (the
+/// main set 17.0 -> 17.6 %, the unseen set 18.9 -> 21.1 %, their RmsNorm rows 31.0 -> 52.0 %),
+/// vidur's H100 rows (vLLM's rms_norm_kernel, as on the A100) better (with the index_select
+/// rate and trip of before, 19.2 -> 14.6 %): each family keeps the trip its heads were fitted
+/// with (docs/validation.md, "The Ampere heads refitted"). Calibrate: a type's fitted work
+/// factor replaces the floor.
 inline constexpr cycle_count hopper_row_trip_cycles{3243.0 / 4.0, units::cycle};
 
 /// Overheads of the Hopper presets (H100 SXM, H200): the GPU defaults with the kernel heads fitted

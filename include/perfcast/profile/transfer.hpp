@@ -22,7 +22,8 @@
 // calibration, 36.8 % transferred (figures of that change; the page has today's); the A100
 // calibration on the H100: 27.2 %, 25.6 % and 24.2 % (median 21.5, 21.8 and 20.7 %), on the A40
 // 15.7-21.2 % transferred against 17.8-23.0 % uncalibrated over five models (16.6-21.9 against
-// 15.2-20.6 % since the embedding ran on PyTorch's index_select; docs/validation.md,
+// 15.2-20.6 % since the embedding ran on PyTorch's index_select, 14.4-17.9 against 11.8-15.6 %
+// since the Ampere heads were refitted; docs/validation.md,
 // "Unseen models and an unseen GPU"); on the H200's PyTorch kernels 21.0 % transferred against
 // 17.4 % uncalibrated (51.4 % while the fitted efficiency priced every type: "Measured on an
 // H200"). A work factor of a walked type scales its walk too
