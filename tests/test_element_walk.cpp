@@ -333,6 +333,14 @@ TEST_CASE("element walks: PyTorch's index_select kernels walk a gather on their 
     bad.vector.index_select_trip = duration{-0.5, units::us};
     CHECK_THROWS_WITH_AS((void)validate(bad), doctest::Contains("vector.index_select_trip"),
                          perfcast::error);
+    // A trip without the rate would be read nowhere: refused, naming both fields.
+    bad = a100;
+    bad.vector.index_select_rate = 0;
+    CHECK_THROWS_WITH_AS((void)validate(bad),
+                         doctest::Contains("0 us unless vector.index_select_rate is set"),
+                         perfcast::error);
+    bad.vector.index_select_trip = duration{};
+    CHECK_NOTHROW((void)validate(bad));
 }
 
 TEST_CASE("element walks: a model file's gather takes walk=index_select") {

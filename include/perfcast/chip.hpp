@@ -132,8 +132,8 @@ struct engine_spec {
     /// What such a gather of at most 16 indices (cost.hpp detail::index_select_small_max), run by
     /// indexSelectSmallIndex, whose threads walk the indices one after another (the index, then
     /// the row element it names, a dependent load), adds to its head per index past the first.
-    /// Read only where index_select_rate is set (the walk it belongs to). 0: nothing (the Ascend
-    /// presets). The GPU presets' time is fitted on vidur's A100 rows
+    /// Only with index_select_rate set (the walk it belongs to; validate refuses it alone). 0:
+    /// nothing (the Ascend presets). The GPU presets' time is fitted on vidur's A100 rows
     /// (chips::pytorch_index_select_trip). Read for the vector engine.
     duration index_select_trip{};
 
@@ -361,6 +361,10 @@ constexpr const chip& validate(const chip& c) {
                       "vector.walk_head", "a time in [0, 1e9] us");
     detail::expect_in(c.vector.index_select_trip.in(units::us), 0, detail::max_overhead_us,
                       "vector.index_select_trip", "a time in [0, 1e9] us");
+    // The trip belongs to index_select's walk: without its rate it would be read nowhere.
+    PERFCAST_EXPECTS(c.vector.index_select_trip == duration{} || c.vector.index_select_rate > 0,
+                     where, "vector.index_select_trip", c.vector.index_select_trip.in(units::us),
+                     "0 us unless vector.index_select_rate is set (the walk the trip belongs to)");
     constexpr double pib = detail::max_size_bytes;
     constexpr std::string_view size_range = "a size in [1 B, 1 PiB]";
     constexpr std::string_view buffer_range = "a size in [0 B, 1 PiB]";
