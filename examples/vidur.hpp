@@ -53,6 +53,7 @@
 #include <utility>
 #include <vector>
 
+#include <perfcast/cost.hpp>  // detail::index_select_small_max
 #include <perfcast/enum_table.hpp>
 #include <perfcast/error.hpp>
 #include <perfcast/profile/csv.hpp>
@@ -294,7 +295,9 @@ inline void write_field(std::ostream& out, std::string_view f) {
             k.output_types = "fp16";
         };
         if (op == "emb") {
-            k.type = T <= 16 ? "indexSelectSmallIndex" : "indexSelectLargeIndex";
+            // PyTorch's own threshold, the one cost.hpp prices the two kernels by.
+            k.type = T <= perfcast::detail::index_select_small_max ? "indexSelectSmallIndex"
+                                                                   : "indexSelectLargeIndex";
             k.input_shapes = shape({m.vocab_size / m.tp, E}) + ";" + shape({T});
             k.input_types = "fp16;int64";
             k.output_shapes = shape({T, E});
