@@ -139,10 +139,15 @@ TEST_CASE("anchored what-if reproduces the profile itself exactly at the profile
     CHECK(unmapped == p.unmapped);
     CHECK(p.measured == measured_compute_time(rows));  // same rows, same order: exact
     CHECK(close(profile::profiled_time(b1, p), p.measured));
+    // Each node in its place in the sequence (l2_sequence.hpp), as the deployment model
+    // evaluates it.
+    const std::vector<l2_context> contexts = l2_contexts(b1, p.m.view(), 4, {});
     for (std::size_t i = 0; i < p.anchors.size(); ++i) {
         const auto& a = p.anchors[i];
-        CHECK(close(evaluate_at(b1, p.m.nodes[i], batch_size{4}, core_count{a.cores}).cost.latency,
-                    a.measured));
+        CHECK(
+            close(evaluate_at(b1, p.m.nodes[i], batch_size{4}, core_count{a.cores}, {}, contexts[i])
+                      .cost.latency,
+                  a.measured));
     }
     // Elsewhere the anchors scale as the model does: a larger batch takes longer; fewer cores
     // too. Unmapped rows keep their measured time at every batch and core limit.
@@ -197,11 +202,13 @@ TEST_CASE(
     std::size_t adamw = 0;
     std::size_t casts = 0;
     std::size_t matmuls = 0;
+    const std::vector<l2_context> contexts = l2_contexts(b1, p.m.view(), 4, gp);
     for (std::size_t i = 0; i < p.anchors.size(); ++i) {
         const auto& a = p.anchors[i];
-        CHECK(close(
-            evaluate_at(b1, p.m.nodes[i], batch_size{4}, core_count{a.cores}, gp).cost.latency,
-            a.measured));
+        CHECK(
+            close(evaluate_at(b1, p.m.nodes[i], batch_size{4}, core_count{a.cores}, gp, contexts[i])
+                      .cost.latency,
+                  a.measured));
         if (!a.mapped) continue;
         if (a.type == "ApplyAdamW") {
             ++adamw;

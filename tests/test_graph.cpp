@@ -98,15 +98,22 @@ TEST_CASE("serial latency: shares add up, and a sunk graph is the sum of its op 
         const serial_result r = serial_latency(b1, sunk, b, split_12_24);
         CHECK(r.bubbles == duration{});
         CHECK(r.latency == r.device + r.aicpu + r.transfer + r.bubbles);
-        // Op by op: device ops at their engine's limit, transfers over the chip's link.
+        // Op by op: device ops at their engine's limit, with what their place in the sequence
+        // says about L2 (l2_sequence.hpp), transfers over the chip's link.
         duration device{}, aicpu{}, transfer{};
         const pcie_link link = link_of(b1);
-        for (const node& n : sunk) {
+        const std::vector<l2_context> contexts = l2_contexts(b1, sunk, b, {});
+        for (std::size_t i = 0; i < sunk.size(); ++i) {
+            const node& n = sunk[i];
             if (n.is_transfer()) {
                 transfer += link.transfer_time(transfer_bytes(n, b));
                 continue;
             }
-            const op o = instantiate(n, b);
+            op o = instantiate(n, b);
+            if (contexts[i].input_share >= 0) {
+                o.l2_input_share = contexts[i].input_share;
+                o.writeback = contexts[i].writeback;
+            }
             const core_count k = o.eng == engine::cube     ? core_count{12}
                                  : o.eng == engine::vector ? core_count{24}
                                                            : core_count{b1.aicpu.cores};
@@ -220,4 +227,101 @@ TEST_CASE("graph errors name the field and the value") {
     const std::string e2 = error_of([&] { (void)serial_latency(b1, m2, 16, all_cores(b1)); });
     CHECK(has(e2, "k = 50"));
     CHECK(has(e2, "node 'topk_over_batch' at batch 16"));
+}
+
+// ---- the inference's order and L2 (l2_sequence.hpp) ------------------------------------------
+namespace {
+// cost.hpp's resident part of the chip's L2, in bytes: the window of l2_sequence.hpp.
+double window_of(const chip& c) {
+    return (l2_resident_size(c.memory) * model_params{}.l2_resident_share).in(units::B);
+}
+double read_bytes(const node& n, std::int64_t batch) {
+    return instantiate(n, batch).bytes_read.in(units::B);
+}
+double written_bytes(const node& n, std::int64_t batch) {
+    return instantiate(n, batch).bytes_written.in(units::B);
+}
+constexpr graph_params size_rule{.l2_sequence = false};
+
+// Indices copied in, then a lookup of 64 fp16 elements a row.
+constexpr std::array<node, 2> lookup(std::int64_t table_rows) {
+    return {nodes::transfer({B}, dtype::int32),
+            nodes::gather(B, 64, table_rows, dtype::fp16, {.hot_fraction = 0.25})};
+}
+// A tensor of 2^20 fp16 elements a sample copied in, then three one-input elementwise ops.
+constexpr std::array<node, 4> chain{
+    nodes::transfer({B, 1 << 20}, dtype::fp16),
+    nodes::elementwise({B, 1 << 20}, dtype::fp16, {.inputs = 1}),
+    nodes::elementwise({B, 1 << 20}, dtype::fp16, {.inputs = 1, .ops_per_element = 2}),
+    nodes::elementwise({B, 1 << 20}, dtype::fp16, {.inputs = 1}),
+};
+}  // namespace
+
+// In a constant expression the context of one node is walked for it alone.
+static_assert(l2_context_at(chips::ascend910b1, host_bound, 16, {}, 0).input_share == 1.0);
+static_assert(l2_context_at(chips::ascend910b1, chain, 1, {}, 0).input_share < 0);  // a transfer
+
+TEST_CASE("l2 sequence: a model whose inference fits in L2 is priced as the size rule prices it") {
+    // host_bound at batch 16 moves a few KB an inference: every read is found (the activations
+    // just written, the weights an inference ago), no write reaches HBM, so every op costs what
+    // cost.hpp's size rule gives it alone.
+    const std::vector<l2_context> ctx = l2_contexts(b1, host_bound, 16, {});
+    for (const l2_context& x : ctx) {
+        CHECK(x.input_share == 1.0);
+        CHECK(x.writeback == data_size{});
+    }
+    CHECK(serial_latency(b1, host_bound, 16).latency ==
+          serial_latency(b1, host_bound, 16, size_rule).latency);
+    // The constant-expression walk gives the run-time one's contexts.
+    for (std::size_t i = 0; i < chain.size(); ++i)
+        CHECK(l2_context_at(b1, chain, 64, {}, i) == l2_contexts(b1, chain, 64, {})[i]);
+}
+
+TEST_CASE("l2 sequence: a lookup's rows come from HBM unless they are hot or the table fits") {
+    const double window = window_of(b1);
+    constexpr std::int64_t batch = 1 << 20;  // 4 MiB of indices, 128 MiB of rows
+    const auto big = lookup(20'000'000);     // 2.56 GB of table, far past the window
+    REQUIRE(20'000'000.0 * 128 > window);
+    const double reads = read_bytes(big[1], batch);
+    const double rows = written_bytes(big[1], batch);  // the rows read are the rows written
+    // The indices were just copied in (found); of the rows, the hot quarter is found.
+    const l2_context x = l2_contexts(b1, big, batch, {})[1];
+    CHECK(x.input_share == doctest::Approx((reads - rows + 0.25 * rows) / reads).epsilon(1e-12));
+    // Against the size rule (the 132 MiB read fit in the 173 MB window: all found), slower.
+    CHECK(serial_latency(b1, big, batch).latency >
+          serial_latency(b1, big, batch, size_rule).latency);
+    // A table that fits beside the rest of the inference is found whole.
+    CHECK(l2_contexts(b1, lookup(1000), 1024, {})[1].input_share == 1.0);
+    // Transfers have no context: cost.hpp does not price them.
+    CHECK(x.input_share >= 0);
+    CHECK(l2_contexts(b1, big, batch, {})[0].input_share < 0);
+}
+
+TEST_CASE("l2 sequence: writes reach HBM once an inference that does not fit in L2") {
+    const double window = window_of(b1);
+    constexpr std::int64_t batch = 64;  // 128 MiB a tensor: four of them an inference
+    const double per_inference = written_bytes(chain[1], batch) * 3 + read_bytes(chain[1], batch) +
+                                 read_bytes(chain[2], batch) + read_bytes(chain[3], batch) +
+                                 written_bytes(chain[1], batch);  // the copy in
+    REQUIRE(per_inference > window);
+    const std::vector<l2_context> ctx = l2_contexts(b1, chain, batch, {});
+    for (std::size_t i = 1; i < chain.size(); ++i) {
+        // Each reads the output just before it: found (the traffic since is 0, its reads fit).
+        CHECK(ctx[i].input_share == 1.0);
+        // Its writes go to HBM: cost.hpp charges the part its own traffic pushes out of the
+        // window (write-through), the writeback is the rest.
+        const double reads = read_bytes(chain[i], batch);
+        const double writes = written_bytes(chain[i], batch);
+        const double moved = reads + writes;
+        const double through = moved > window ? writes * (1 - window / moved) : 0.0;
+        CHECK(ctx[i].writeback.in(units::B) == doctest::Approx(writes - through).epsilon(1e-12));
+    }
+    // So each op takes at least as long as under the size rule, which charged no write that fit.
+    for (std::size_t i = 1; i < chain.size(); ++i) {
+        CHECK(evaluate_node(b1, chain[i], batch_size{batch}, all_cores(b1), {}, ctx[i])
+                  .cost.latency >=
+              evaluate_node(b1, chain[i], batch_size{batch}, all_cores(b1)).cost.latency);
+    }
+    // With the sequence off, no context at all.
+    for (const l2_context& x : l2_contexts(b1, chain, batch, size_rule)) CHECK(x == l2_context{});
 }

@@ -601,14 +601,17 @@ template <class Eval>
     if (std::is_constant_evaluated()) {
         return detail::solve_card(
             c, nodes.size(), batch.value, groups, p, [&](std::size_t g, std::size_t i) {
-                return evaluate_node(c, nodes[i], batch, groups[g].split, p.graph);
+                return evaluate_node(c, nodes[i], batch, groups[g].split, p.graph,
+                                     detail::context_of(c, nodes, batch.value, p.graph, {}, i));
             });
     }
     // At run time evaluate every node once per group.
+    const std::vector<l2_context> contexts = l2_contexts(c, nodes, batch.value, p.graph);
     std::vector<node_eval> evals;
     evals.reserve(nodes.size() * groups.size());
     for (const instance_group& g : groups) {
-        for (const node& n : nodes) evals.push_back(evaluate_node(c, n, batch, g.split, p.graph));
+        for (std::size_t i = 0; i < nodes.size(); ++i)
+            evals.push_back(evaluate_node(c, nodes[i], batch, g.split, p.graph, contexts[i]));
     }
     return detail::solve_card(c, nodes.size(), batch.value, groups, p,
                               [&](std::size_t g, std::size_t i) -> const node_eval& {

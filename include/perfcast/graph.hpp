@@ -29,6 +29,7 @@
 #include "counts.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
+#include "l2_sequence.hpp"
 #include "link.hpp"
 #include "node.hpp"
 #include "nodes.hpp"
@@ -74,6 +75,12 @@ constexpr const core_split& validate(const core_split& s, const chip& c) {
 struct graph_params {
     model_params model{};
     std::optional<pcie_link> link{};
+    /// Whether each device node's L2 traffic follows from its place in the inference
+    /// (l2_sequence.hpp: inputs found by the traffic since their producer, tables and weights
+    /// by an inference's traffic, every write reaching HBM once an inference that does not fit
+    /// in L2). false: cost.hpp's size rule for every op alone (inputs that fit in L2 are there,
+    /// writes that fit cost no HBM time), as before the sequence.
+    bool l2_sequence = true;
     [[nodiscard]] friend constexpr bool operator==(const graph_params&,
                                                    const graph_params&) = default;
 };
@@ -119,7 +126,8 @@ struct node_eval {
 /// (weights stay resident), plus the bytes a transfer brings to the device.
 namespace detail {
 [[nodiscard]] constexpr node_eval node_eval_of(const chip& c, const node& n, std::int64_t batch,
-                                               core_count limit, const graph_params& p) {
+                                               core_count limit, const graph_params& p,
+                                               const l2_context& ctx) {
     node_eval r;
     r.kind = n.kind;
     r.mode = n.mode;
@@ -137,12 +145,21 @@ namespace detail {
         if (n.direction == transfer_dir::to_device) r.footprint = r.link_bytes;
         return r;
     }
-    const op o = instantiate(n, batch);
+    op o = instantiate(n, batch);
+    if (ctx.input_share >= 0 && o.eng != engine::aicpu) {
+        o.l2_input_share = ctx.input_share;
+        o.writeback = ctx.writeback;
+    }
     r.eng = o.eng;
     r.cost = cost(c, o, limit, p.model);
     model_params streamed = p.model;
     streamed.l2_resident_share = 0;  // cost.hpp's regime for inputs that do not fit in L2
-    r.memory_streamed = memory_time(c, o, r.cost.cores, streamed);
+    op streamed_op = o;  // every read from HBM, every write through to it: no write-back left
+    if (streamed_op.l2_input_share >= 0) {
+        streamed_op.l2_input_share = 0;
+        streamed_op.writeback = {};
+    }
+    r.memory_streamed = memory_time(c, streamed_op, r.cost.cores, streamed);
     if (n.scale != 1.0) {  // an anchored node (see node::scale): every time term, alike
         r.cost.latency = r.cost.latency * n.scale;
         r.cost.core_time = r.cost.core_time * n.scale;
@@ -164,20 +181,16 @@ namespace detail {
     return r;
 }
 
-/// Adds which node and batch to an error's message.
-[[noreturn]] inline void rethrow_for_node(const error& e, const node& n, std::int64_t batch) {
-    throw error(std::string(e.what()) + " (in node '" + std::string(n.name.view()) +
-                "' at batch " + std::to_string(batch) + ")");
-}
 }  // namespace detail
 
 /// Evaluates node `n` at batch `batch` on at most `limit` cores of its engine (ignored for
 /// transfers). At run time an error names the node and the batch.
 [[nodiscard]] constexpr node_eval evaluate_at(const chip& c, const node& n, batch_size batch,
-                                              core_count limit, const graph_params& p = {}) {
-    if (std::is_constant_evaluated()) return detail::node_eval_of(c, n, batch.value, limit, p);
+                                              core_count limit, const graph_params& p = {},
+                                              const l2_context& ctx = {}) {
+    if (std::is_constant_evaluated()) return detail::node_eval_of(c, n, batch.value, limit, p, ctx);
     try {
-        return detail::node_eval_of(c, n, batch.value, limit, p);
+        return detail::node_eval_of(c, n, batch.value, limit, p, ctx);
     } catch (const error& e) {
         detail::rethrow_for_node(e, n, batch.value);
     }
@@ -186,10 +199,34 @@ namespace detail {
 /// Evaluates node `n` at batch `batch` under `split`: evaluate_at with the split's limit for the
 /// node's engine.
 [[nodiscard]] constexpr node_eval evaluate_node(const chip& c, const node& n, batch_size batch,
-                                                const core_split& split,
-                                                const graph_params& p = {}) {
-    return evaluate_at(c, n, batch, limit_for(c, engine_of(n), split), p);
+                                                const core_split& split, const graph_params& p = {},
+                                                const l2_context& ctx = {}) {
+    return evaluate_at(c, n, batch, limit_for(c, engine_of(n), split), p, ctx);
 }
+
+/// The l2_context of every node of `nodes` at `batch` (walk_l2_sequence; transfers and AI CPU
+/// nodes get none), or none at all when `p.l2_sequence` is false. At run time.
+[[nodiscard]] inline std::vector<l2_context> l2_contexts(const chip& c, std::span<const node> nodes,
+                                                         std::int64_t batch,
+                                                         const graph_params& p) {
+    std::vector<l2_context> r(nodes.size());
+    if (p.l2_sequence)
+        walk_l2_sequence(c, nodes, batch, p.model,
+                         [&](std::size_t i, const l2_context& ctx) { r[i] = ctx; });
+    return r;
+}
+
+namespace detail {
+/// Node i's l2_context: from `known` (l2_contexts) at run time, walked for node i alone in a
+/// constant expression.
+[[nodiscard]] constexpr l2_context context_of(const chip& c, std::span<const node> nodes,
+                                              std::int64_t batch, const graph_params& p,
+                                              std::span<const l2_context> known, std::size_t i) {
+    if (!p.l2_sequence) return {};
+    if (i < known.size()) return known[i];
+    return l2_context_at(c, nodes, batch, p.model, i);
+}
+}  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
 // The serial timeline.
@@ -258,9 +295,12 @@ template <class Timing>
     detail::expect_batch(batch, "serial_latency");
     validate(split, c);
     serial_result r;
+    std::vector<l2_context> known;
+    if (!std::is_constant_evaluated()) known = l2_contexts(c, nodes, batch, p);
     r.bubbles = detail::walk_timeline(nodes.size(), [&](std::size_t i) {
         const node& n = nodes[i];
-        const node_eval e = evaluate_node(c, n, batch_size{batch}, split, p);
+        const node_eval e = evaluate_node(c, n, batch_size{batch}, split, p,
+                                          detail::context_of(c, nodes, batch, p, known, i));
         r.working_set += e.footprint;
         if (n.host_dispatched()) {
             ++r.host_dispatched;

@@ -23,6 +23,7 @@
 #include "batched_shape.hpp"
 #include "node.hpp"
 #include "nodes.hpp"
+#include "l2_sequence.hpp"
 #include "graph.hpp"
 #include "card.hpp"
 #include "whatif.hpp"

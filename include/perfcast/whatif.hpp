@@ -314,15 +314,18 @@ public:
         const std::uint64_t total = table_.size();
         std::uint64_t done = 0;
         for (std::size_t bi = 0; bi < batches.size(); ++bi) {
+            const std::vector<l2_context> contexts = l2_contexts(c, nodes, batches[bi].value, p);
             for (std::size_t i = 0; i < nodes_; ++i) {
                 const node& n = nodes[i];
                 const std::size_t base = bi * row_ + offset_[i];
                 if (axis_[i] == limit_axis::none) {
-                    table_[base] = evaluate_at(c, n, batches[bi], core_count{c.aicpu.cores}, p);
+                    table_[base] =
+                        evaluate_at(c, n, batches[bi], core_count{c.aicpu.cores}, p, contexts[i]);
                 } else {
                     const std::vector<int>& ks = limits_of(axis_[i]);
                     for (std::size_t j = 0; j < ks.size(); ++j) {
-                        table_[base + j] = evaluate_at(c, n, batches[bi], core_count{ks[j]}, p);
+                        table_[base + j] =
+                            evaluate_at(c, n, batches[bi], core_count{ks[j]}, p, contexts[i]);
                     }
                 }
                 done = (bi * row_ + offset_[i]) + limits_of(axis_[i]).size();

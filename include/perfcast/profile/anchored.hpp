@@ -348,12 +348,22 @@ namespace detail {
         }
         a.batch_dependent = nd->depends_on_batch();
         if (a.batch_dependent) ++out.batch_dependent;
-        node anchored = nd->scaled(a.measured / a.modelled);
-        anchored.mode = dispatch::graph;
-        anchored.name = fixed_name(r.name);
-        out.m.nodes.push_back(anchored);
+        nd->mode = dispatch::graph;
+        nd->name = fixed_name(r.name);
+        out.m.nodes.push_back(*nd);
         out.measured += a.measured;
         out.anchors.push_back(std::move(a));
+    }
+    // Each node's model time in its place in the sequence (graph.hpp, l2_sequence.hpp), which
+    // the scale does not move (it scales times, not bytes): the anchors hold where the
+    // deployment model evaluates them.
+    const std::vector<l2_context> contexts = l2_contexts(c, out.m.view(), batch, gp);
+    for (std::size_t i = 0; i < out.m.nodes.size(); ++i) {
+        anchor& a = out.anchors[i];
+        a.modelled =
+            evaluate_at(c, out.m.nodes[i], batch_size{batch}, core_count{a.cores}, gp, contexts[i])
+                .cost.latency;
+        out.m.nodes[i] = out.m.nodes[i].scaled(a.measured / a.modelled);
     }
     out.m.name = "profile (anchored at batch " + std::to_string(batch) + ")";
     return out;
@@ -365,11 +375,12 @@ namespace detail {
 [[nodiscard]] inline duration profiled_time(const chip& c, const anchored_profile& p,
                                             const calibration& cal = {}) {
     const graph_params gp{.model = cal.params};
+    const std::vector<l2_context> contexts = l2_contexts(c, p.m.view(), p.batch, gp);
     duration total{};
     for (std::size_t i = 0; i < p.m.nodes.size(); ++i) {
-        total +=
-            evaluate_at(c, p.m.nodes[i], batch_size{p.batch}, core_count{p.anchors[i].cores}, gp)
-                .cost.latency;
+        total += evaluate_at(c, p.m.nodes[i], batch_size{p.batch}, core_count{p.anchors[i].cores},
+                             gp, contexts[i])
+                     .cost.latency;
     }
     return total;
 }
