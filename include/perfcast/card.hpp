@@ -599,10 +599,14 @@ template <class Eval>
                      "a batch size >= 1");
     for (const instance_group& g : groups) validate(g.split, c);
     if (std::is_constant_evaluated()) {
-        return detail::solve_card(
-            c, nodes.size(), batch.value, groups, p, [&](std::size_t g, std::size_t i) {
-                return evaluate_node(c, nodes[i], batch, groups[g].split, p.graph,
-                                     detail::context_of(c, nodes, batch.value, p.graph, {}, i));
+        return detail::with_contexts(
+            c, nodes, batch.value, p.graph, [&](std::span<const l2_context> known) {
+                return detail::solve_card(
+                    c, nodes.size(), batch.value, groups, p, [&](std::size_t g, std::size_t i) {
+                        return evaluate_node(
+                            c, nodes[i], batch, groups[g].split, p.graph,
+                            detail::context_of(c, nodes, batch.value, p.graph, known, i));
+                    });
             });
     }
     // At run time evaluate every node once per group.

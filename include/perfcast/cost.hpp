@@ -257,11 +257,15 @@ namespace detail {
     // those are charged to the later op whose traffic evicts them (that op's writeback), the
     // rest of its writes go to HBM now. Without the order nothing charges them later, so a write
     // too large for L2 is charged here whole.
+    // A deployment's order (l2_sequence.hpp) sets l2_input_share too, and no writeback: it says
+    // instead whether every byte written reaches HBM (its inference's working set does not fit
+    // in L2), and then the op pays for all of its writes.
     const data_size moved = reads + writes;
     const bool order_known = o.l2_input_share >= 0;
     const data_size written_through =
-        order_known ? (moved > resident ? writes * (1.0 - resident / moved) : data_size{})
-                    : (writes_in_l2 ? data_size{} : writes);
+        o.writes_reach_hbm ? writes
+        : order_known      ? (moved > resident ? writes * (1.0 - resident / moved) : data_size{})
+                           : (writes_in_l2 ? data_size{} : writes);
     const data_size through_hbm =
         reads * (1.0 - read_hit) + (written_through + o.writeback) * p.hbm_write_cost;
     if (through_hbm > data_size{}) time = max_d(time, through_hbm / hbm);
@@ -277,11 +281,13 @@ namespace detail {
 /// written back later: it moves at the cores' own rates. Inputs (or outputs) larger than that
 /// stream through HBM (an LRU cache gets no hits on a cyclic stream larger than itself): such
 /// loads (stores) are capped by HBM x efficiency and share it. When the op knows which share of
-/// its reads is in L2 (`op::l2_input_share`, from the producers in a profile), the rest of its
-/// reads come from HBM whatever their size; `op::writeback` (dirty lines of earlier writes that
-/// the op's traffic evicts, from a profile's order) is HBM traffic too, and of its writes only
-/// the part its own traffic pushes out of L2 during the op (the rest stays dirty, charged to
-/// whoever evicts it). Bytes written to HBM weigh `hbm_write_cost` times a read byte.
+/// its reads is in L2 (`op::l2_input_share`, from the producers in a profile or a deployment's
+/// order), the rest of its reads come from HBM whatever their size; `op::writeback` (dirty lines
+/// of earlier writes that the op's traffic evicts, from a profile's order) is HBM traffic too, and
+/// of its writes only the part its own traffic pushes out of L2 during the op (the rest stays
+/// dirty, charged to whoever evicts it), or all of them when `op::writes_reach_hbm` (a
+/// deployment's inference that does not fit in L2, l2_sequence.hpp). Bytes written to HBM weigh
+/// `hbm_write_cost` times a read byte.
 /// Each contiguous run is rounded up to the alignment unit, a misaligned run moves at a reduced
 /// rate, and b cores on hot rows conflict (contention grows with b). Sharing HBM and L2 between
 /// streams is card.hpp's business.

@@ -76,10 +76,10 @@ struct graph_params {
     model_params model{};
     std::optional<pcie_link> link{};
     /// Whether each device node's L2 traffic follows from its place in the inference
-    /// (l2_sequence.hpp: inputs found by the traffic since their producer, tables and weights
-    /// by an inference's traffic, every write reaching HBM once an inference that does not fit
-    /// in L2). false: cost.hpp's size rule for every op alone (inputs that fit in L2 are there,
-    /// writes that fit cost no HBM time), as before the sequence.
+    /// (l2_sequence.hpp: an inference that fits in L2 is found there; otherwise inputs are found
+    /// by the traffic since their producer, weights not at all, a lookup's rows when hot, and
+    /// every write reaches HBM). false: cost.hpp's size rule for every op alone (inputs that fit
+    /// in L2 are there, writes that fit cost no HBM time), as before the sequence.
     bool l2_sequence = true;
     [[nodiscard]] friend constexpr bool operator==(const graph_params&,
                                                    const graph_params&) = default;
@@ -120,10 +120,14 @@ struct node_eval {
     return split.vector;
 }
 
-/// Node `n` alone at batch `batch` on `limit` cores. Memory classes: a gather's table rows are cold except the hot share (embedding
-/// tables are far larger than L2); everything else an op reads or writes, and its tiling
-/// re-reads, is warm. Footprint: the bytes the op writes, plus a shared matmul B operand
-/// (weights stay resident), plus the bytes a transfer brings to the device.
+/// Node `n` at batch `batch` on `limit` cores, in its place in the inference when `ctx` says it
+/// (l2_sequence.hpp), else alone (cost.hpp's size rule). Memory classes: cold, what goes to HBM
+/// for one instance alone (in the sequence: the reads not found and, when they reach it, the
+/// writes; alone: a gather's table rows except the hot share, embedding tables being far larger
+/// than L2); everything else an op reads or writes, and its tiling re-reads, is warm.
+/// Footprint: the bytes the op writes, plus the inputs that outlive the inference (weights, a
+/// shared matmul B: they stay resident; l2_sequence.hpp's persistent_bytes), plus the bytes a
+/// transfer brings to the device.
 namespace detail {
 [[nodiscard]] constexpr node_eval node_eval_of(const chip& c, const node& n, std::int64_t batch,
                                                core_count limit, const graph_params& p,
@@ -146,18 +150,19 @@ namespace detail {
         return r;
     }
     op o = instantiate(n, batch);
-    if (ctx.input_share >= 0 && o.eng != engine::aicpu) {
+    const bool sequenced = ctx.input_share >= 0 && o.eng != engine::aicpu;
+    if (sequenced) {
         o.l2_input_share = ctx.input_share;
-        o.writeback = ctx.writeback;
+        o.writes_reach_hbm = ctx.writes_reach_hbm;
     }
     r.eng = o.eng;
     r.cost = cost(c, o, limit, p.model);
     model_params streamed = p.model;
     streamed.l2_resident_share = 0;  // cost.hpp's regime for inputs that do not fit in L2
-    op streamed_op = o;  // every read from HBM, every write through to it: no write-back left
-    if (streamed_op.l2_input_share >= 0) {
+    op streamed_op = o;              // every read from HBM, every write through to it
+    if (sequenced) {
         streamed_op.l2_input_share = 0;
-        streamed_op.writeback = {};
+        streamed_op.writes_reach_hbm = true;
     }
     r.memory_streamed = memory_time(c, streamed_op, r.cost.cores, streamed);
     if (n.scale != 1.0) {  // an anchored node (see node::scale): every time term, alike
@@ -169,15 +174,14 @@ namespace detail {
         r.memory_streamed = r.memory_streamed * n.scale;
         r.cost.utilization = r.cost.utilization / n.scale;
     }
-    r.cold = n.kind == op_kind::gather ? o.bytes_written * (1.0 - o.hot_fraction) : data_size{};
-    r.warm = o.bytes() + o.reread - r.cold;
-    r.footprint = o.bytes_written;
-    if (n.kind == op_kind::matmul && n.broadcast_b) {
-        const shape b = n.shapes[1].at(batch, "shapes[1]");
-        r.footprint += static_cast<double>(checked_product(b[b.rank() - 2], b[b.rank() - 1],
-                                                           "evaluate", "matmul B elements")) *
-                       size_of(n.type);
+    if (sequenced) {  // what the sequence sends to HBM even for an instance alone
+        r.cold = o.bytes_read * (1.0 - ctx.input_share) +
+                 (ctx.writes_reach_hbm ? o.bytes_written : data_size{});
+    } else {
+        r.cold = n.kind == op_kind::gather ? o.bytes_written * (1.0 - o.hot_fraction) : data_size{};
     }
+    r.warm = o.bytes() + o.reread - r.cold;
+    r.footprint = o.bytes_written + detail::persistent_bytes(n, batch, o.bytes_read);
     return r;
 }
 
@@ -217,14 +221,38 @@ namespace detail {
 }
 
 namespace detail {
-/// Node i's l2_context: from `known` (l2_contexts) at run time, walked for node i alone in a
-/// constant expression.
+/// Models up to this many nodes keep their contexts in an array when evaluated in a constant
+/// expression (where a vector cannot be filled): one walk for them all; a larger model walks
+/// once per node evaluated (slow to compile, the same answer).
+inline constexpr std::size_t constexpr_contexts = 128;
+
+/// Calls `f` with the contexts of every node of `nodes` at `batch` (l2_contexts; at compile
+/// time an array of them, or none past constexpr_contexts) and returns what it returns.
+template <class F>
+constexpr decltype(auto) with_contexts(const chip& c, std::span<const node> nodes,
+                                       std::int64_t batch, const graph_params& p, F&& f) {
+    if (std::is_constant_evaluated()) {
+        std::array<l2_context, constexpr_contexts> known{};
+        std::size_t count = 0;
+        if (p.l2_sequence && nodes.size() <= known.size()) {
+            walk_l2_sequence(c, nodes, batch, p.model,
+                             [&](std::size_t i, const l2_context& x) { known[i] = x; });
+            count = nodes.size();
+        }
+        return f(std::span<const l2_context>(known.data(), count));
+    }
+    const std::vector<l2_context> known = l2_contexts(c, nodes, batch, p);
+    return f(std::span<const l2_context>(known));
+}
+
+/// Node i's l2_context: `known[i]` (with_contexts), else (a constant expression past
+/// constexpr_contexts) walked for node i alone.
 [[nodiscard]] constexpr l2_context context_of(const chip& c, std::span<const node> nodes,
                                               std::int64_t batch, const graph_params& p,
                                               std::span<const l2_context> known, std::size_t i) {
     if (!p.l2_sequence) return {};
     if (i < known.size()) return known[i];
-    return l2_context_at(c, nodes, batch, p.model, i);
+    return l2_context_at(c, nodes, batch_size{batch}, p.model, i);
 }
 }  // namespace detail
 
@@ -294,37 +322,37 @@ template <class Timing>
                                                      const graph_params& p = {}) {
     detail::expect_batch(batch, "serial_latency");
     validate(split, c);
-    serial_result r;
-    std::vector<l2_context> known;
-    if (!std::is_constant_evaluated()) known = l2_contexts(c, nodes, batch, p);
-    r.bubbles = detail::walk_timeline(nodes.size(), [&](std::size_t i) {
-        const node& n = nodes[i];
-        const node_eval e = evaluate_node(c, n, batch_size{batch}, split, p,
-                                          detail::context_of(c, nodes, batch, p, known, i));
-        r.working_set += e.footprint;
-        if (n.host_dispatched()) {
-            ++r.host_dispatched;
-            r.host += e.host_time;
-        }
-        if (e.is_transfer()) {
-            r.transfer += e.cost.latency;
-        } else if (e.eng == engine::aicpu) {
-            r.aicpu += e.cost.latency;
-        } else {
-            ++r.device_ops;
-            r.device += e.cost.latency;
-            if (e.eng == engine::cube) {
-                r.cube += e.cost.latency;
-                r.cube_core_time += e.cost.core_time;
-            } else {
-                r.vector += e.cost.latency;
-                r.vector_core_time += e.cost.core_time;
+    return detail::with_contexts(c, nodes, batch, p, [&](std::span<const l2_context> known) {
+        serial_result r;
+        r.bubbles = detail::walk_timeline(nodes.size(), [&](std::size_t i) {
+            const node& n = nodes[i];
+            const node_eval e = evaluate_node(c, n, batch_size{batch}, split, p,
+                                              detail::context_of(c, nodes, batch, p, known, i));
+            r.working_set += e.footprint;
+            if (n.host_dispatched()) {
+                ++r.host_dispatched;
+                r.host += e.host_time;
             }
-        }
-        return detail::timed_node{e.cost.latency, e.host_time, e.mode};
+            if (e.is_transfer()) {
+                r.transfer += e.cost.latency;
+            } else if (e.eng == engine::aicpu) {
+                r.aicpu += e.cost.latency;
+            } else {
+                ++r.device_ops;
+                r.device += e.cost.latency;
+                if (e.eng == engine::cube) {
+                    r.cube += e.cost.latency;
+                    r.cube_core_time += e.cost.core_time;
+                } else {
+                    r.vector += e.cost.latency;
+                    r.vector_core_time += e.cost.core_time;
+                }
+            }
+            return detail::timed_node{e.cost.latency, e.host_time, e.mode};
+        });
+        r.latency = r.device + r.aicpu + r.transfer + r.bubbles;
+        return r;
     });
-    r.latency = r.device + r.aicpu + r.transfer + r.bubbles;
-    return r;
 }
 
 /// Serial latency on the whole chip.

@@ -157,10 +157,12 @@ struct op {
     double m_efficiency = 1;        // cube: M / M padded to the fractal (1/16 for M = 1)
     std::int64_t k_depth = 0;       // cube: K padded to the fractal (split-K headroom)
     gemm_dims gemm{};               // cube: a plain GEMM's sizes (tile choice), else all 0
-    // What the op's place in a sequence says (profile/context.hpp fills both from a profile;
-    // factories leave them unknown):
+    // What the op's place in a sequence says (profile/context.hpp fills the first two from a
+    // profile, l2_sequence.hpp the first and the third from a deployment's nodes; factories leave
+    // them unknown):
     double l2_input_share = -1;  // share of the reads found in L2; < 0: decided by size
     data_size writeback{};       // dirty L2 lines (earlier ops' writes) this op's traffic evicts
+    bool writes_reach_hbm = false;  // every byte it writes reaches HBM (written back later)
     bool first_run = false;      // first run of this kernel: its instructions are fetched cold
     // Cube ops with a vector part (attention's softmax): element operations the vector cores
     // run besides the cube work, in fp32, spread over `work_units` like the cube work. 0: none.
