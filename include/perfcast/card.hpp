@@ -17,12 +17,14 @@
 //   average (sum of x times the stretched memory time, over their latency). When x + D exceeds
 //   the chip's HBM bandwidth x hbm_efficiency, the op's memory time stretches by (x + D) / that
 //   bandwidth; so the bytes moved per second never exceed it by much, and once HBM is the
-//   bottleneck QPS = bandwidth / HBM bytes per inference. HBM bytes: a gather's table rows not in
-//   its hot share (embedding tables are far larger than L2), plus the L2 misses below.
+//   bottleneck QPS = bandwidth / HBM bytes per inference. HBM bytes: an op's cold bytes (what
+//   goes to HBM for one instance alone: in the inference's order, l2_sequence.hpp, its reads not
+//   found and the writes that reach HBM; alone, a gather's table rows not in its hot share),
+//   plus the L2 misses below.
 //
-// L2. An instance's working set W is the sum of its nodes' footprints (bytes written, shared
-//   matmul operands, inputs copied in; graph.hpp). While the instances' W together fit in L2,
-//   warm traffic (everything but a gather's cold embedding rows) is served by L2: the regime of
+// L2. An instance's working set W is the sum of its nodes' footprints (bytes written, inputs
+//   that outlive the inference, inputs copied in; graph.hpp). While the instances' W together
+//   fit in L2, warm traffic (everything but the cold bytes) is served by L2: the regime of
 //   cost.hpp, so one instance alone is exactly its serial latency. Past L2 (guide §11: "past a
 //   stream count, streams evict each other's cache") a share m of the warm traffic misses:
 //   m = 1 - min(1, L2 / sum(W)) / min(1, L2 / W), the hit share of all instances together

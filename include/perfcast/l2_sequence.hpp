@@ -12,9 +12,12 @@
 // device node of the second pass an l2_context, which node_eval_of (graph.hpp) hands to its op
 // (op::l2_input_share, op::writes_reach_hbm):
 //  - An inference whose working set fits in L2 (card.hpp's test: the buffers it writes and the
-//    inputs that outlive it, against the resident L2) finds every read there and writes nothing
-//    to HBM (the next inference rewrites the same buffers in L2: allocators reuse them), as
-//    cost.hpp's size rule prices it; only a lookup may still miss (below).
+//    inputs that outlive it, against the resident L2, l2_resident_size) keeps them there from one
+//    inference to the next: its ops get no context, cost.hpp's size rule prices them as before
+//    (it honours l2_resident_share and reads that are not in the working set, such as model
+//    inputs with no copy); only a lookup gets one (below). The test is a cliff: a batch whose
+//    working set just passes L2 pays for every write (as an LRU cache does on a cyclic stream
+//    larger than itself).
 //  - Otherwise, activations: a model file names no edges, so a node is taken to read the most
 //    recent outputs before it (the data flows along the sequence), newest first, up to its reads
 //    other than persistent ones; such an output is found when the traffic since it was written
@@ -25,9 +28,9 @@
 //    reaches HBM once (the writer pays: where a profile's order is known the evicting op pays,
 //    profile/context.hpp, but the total is what a deployment needs, and charging the writer keeps
 //    it monotone: a larger L2 never charges more).
-//  - A lookup's rows: its hot rows (`hot`) are found (a few rows, touched all the time); the
-//    others only when the whole table fits beside the rest of an inference (a lookup draws new
-//    rows each time).
+//  - A lookup's rows: its hot rows (`hot`) are found (a few rows, touched all the time) when they
+//    fit in the window; the others only when the whole table fits in L2 beside the working set
+//    and the tables found before it (a lookup draws new rows each time).
 //  - Host copies to the device write their bytes through L2 (an output like any other; an
 //    assumption: PCIe writes into device memory pass the L2 on both vendors' cards), copies to
 //    the host read theirs; AI CPU ops move their bytes through the window too but keep cost.hpp's
@@ -54,7 +57,8 @@
 
 namespace perfcast {
 
-/// What a node's place in the inference says about its L2 traffic (walk_l2_sequence).
+/// What a node's place in the inference says about its L2 traffic (walk_l2_sequence). The
+/// default (share < 0) leaves the op to cost.hpp's size rule.
 struct l2_context {
     double input_share = -1;        // share of its reads found in L2; < 0: unknown (size rule)
     bool writes_reach_hbm = false;  // every byte it writes reaches HBM (written back later)
@@ -122,7 +126,9 @@ private:
                                                    data_size reads) {
     data_size r{};
     if (n.kind == op_kind::gather || !n.depends_on_batch()) return r;
-    for (std::size_t i = 0; i < n.shape_count; ++i) {
+    // A tile's second shape is its multiples, not a tensor.
+    const std::size_t tensors = n.kind == op_kind::tile ? 1 : n.shape_count;
+    for (std::size_t i = 0; i < tensors; ++i) {
         if (n.shapes[i].depends_on_batch()) continue;
         r += static_cast<double>(n.shapes[i].at(batch, "shapes").elements("shapes")) *
              size_of(n.type);
@@ -184,21 +190,30 @@ constexpr void walk_traffic(std::size_t count, data_size l2, data_size capacity,
     const bool fits = working_set <= l2;
     l2_window w(capacity);
     for (int pass = 0; pass < 2; ++pass) {
+        data_size tables{};  // the tables found so far in this pass, beside the working set
         for (std::size_t i = 0; i < count; ++i) {
             const node_traffic t = traffic(i);
             if (pass == 1 && t.costed) {
-                data_size found{};
                 if (t.table > data_size{}) {  // a lookup: its indices, then its rows
                     const data_size rows = t.writes;
                     const data_size hot = rows * t.hot;
-                    found = fits ? t.reads - rows : w.recent_outputs(t.reads - rows, t.reads);
-                    if (working_set - t.footprint + t.table <= l2) found += rows;
-                    else if (hot <= capacity) found += hot;
+                    data_size found =
+                        fits ? t.reads - rows : w.recent_outputs(t.reads - rows, t.reads);
+                    if (working_set - t.footprint + tables + t.table <= l2) {
+                        found += rows;
+                        tables += t.table;
+                    } else if (hot <= capacity) {
+                        found += hot;
+                    }
+                    const double share = t.reads > data_size{} ? found / t.reads : 1.0;
+                    sink(i, l2_context{share < 1 ? share : 1.0, !fits});
+                } else if (fits) {
+                    sink(i, l2_context{});  // cost.hpp's size rule, which holds here
                 } else {
-                    found = fits ? t.reads : w.recent_outputs(t.reads - t.persistent, t.reads);
+                    const data_size found = w.recent_outputs(t.reads - t.persistent, t.reads);
+                    const double share = t.reads > data_size{} ? found / t.reads : 1.0;
+                    sink(i, l2_context{share < 1 ? share : 1.0, true});
                 }
-                const double share = t.reads > data_size{} ? found / t.reads : 1.0;
-                sink(i, l2_context{share < 1 ? share : 1.0, !fits});
             }
             w.move(t.reads, t.writes);
         }
