@@ -18,16 +18,16 @@
 //    inputs with no copy); only a lookup gets one (below). The test is a cliff: a batch whose
 //    working set just passes L2 pays for every write (as an LRU cache does on a cyclic stream
 //    larger than itself).
-//  - Otherwise, activations: a model file names no edges, so a node is taken to read the most
+//  - A working set past L2: a model file names no edges, so a node is taken to read the most
 //    recent outputs before it (the data flows along the sequence), newest first, up to its reads
 //    other than persistent ones; such an output is found when the traffic since it was written
 //    plus all of the node's reads fit in the window (profile/context.hpp's test). Persistent
 //    reads (inputs whose shape does not scale with the batch, in a node with one that does:
 //    weights, biases, a matmul's shared B) were read an inference ago, more than the window
-//    since: not found. Every byte written
-//    reaches HBM once (the writer pays: where a profile's order is known the evicting op pays,
-//    profile/context.hpp, but the total is what a deployment needs, and charging the writer keeps
-//    it monotone: a larger L2 never charges more).
+//    since: not found. Every byte written reaches HBM once (the writer pays: where a profile's
+//    order is known the evicting op pays, profile/context.hpp, but the total is what a
+//    deployment needs, and charging the writer keeps it monotone: a larger L2 never charges
+//    more).
 //  - A lookup's rows: its hot rows (`hot`) are found (a few rows, touched all the time) when they
 //    fit in the window; the others only when the whole table fits in L2 beside the working set
 //    and the tables found before it (a lookup draws new rows each time).
