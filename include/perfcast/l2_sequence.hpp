@@ -188,6 +188,11 @@ constexpr void walk_traffic(std::size_t count, data_size l2, data_size capacity,
     data_size working_set{};
     for (std::size_t i = 0; i < count; ++i) working_set += traffic(i).footprint;
     const bool fits = working_set <= l2;
+    // The context of a node that found `found` of its `reads`.
+    const auto context = [](data_size found, data_size reads, bool writes_reach_hbm) {
+        const double share = reads > data_size{} ? found / reads : 1.0;
+        return l2_context{share < 1 ? share : 1.0, writes_reach_hbm};
+    };
     l2_window w(capacity);
     for (int pass = 0; pass < 2; ++pass) {
         data_size tables{};  // the tables found so far in this pass, beside the working set
@@ -205,14 +210,12 @@ constexpr void walk_traffic(std::size_t count, data_size l2, data_size capacity,
                     } else if (hot <= capacity) {
                         found += hot;
                     }
-                    const double share = t.reads > data_size{} ? found / t.reads : 1.0;
-                    sink(i, l2_context{share < 1 ? share : 1.0, !fits});
+                    sink(i, context(found, t.reads, !fits));
                 } else if (fits) {
                     sink(i, l2_context{});  // cost.hpp's size rule, which holds here
                 } else {
-                    const data_size found = w.recent_outputs(t.reads - t.persistent, t.reads);
-                    const double share = t.reads > data_size{} ? found / t.reads : 1.0;
-                    sink(i, l2_context{share < 1 ? share : 1.0, true});
+                    sink(i,
+                         context(w.recent_outputs(t.reads - t.persistent, t.reads), t.reads, true));
                 }
             }
             w.move(t.reads, t.writes);
