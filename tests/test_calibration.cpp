@@ -249,15 +249,15 @@ TEST_CASE("calibration: the L2 rate, fitted when the rows inform it" *
     CHECK(small.fitted.params.l2_efficiency == 0.7);
 }
 
-TEST_CASE("calibration: the HBM write cost, fitted when the rows inform it" *
+TEST_CASE("calibration: the HBM mix cost, fitted when the rows inform it" *
           doctest::test_suite("heavy")) {
-    // 910B1 vector rows "measured" by the model with HBM writes at 1.5x the time of reads, in a
-    // known order (l2_input_share 0: every read from HBM): elementwise ops reading and writing
-    // 100-200 MiB each, too large for L2, whose writes go partly to HBM (written through),
-    // beside reductions that only read (their time does not depend on the cost).
+    // 910B1 vector rows "measured" by the model with HBM traffic that mixes reads and writes
+    // costing up to 1.5x, in a known order (l2_input_share 0: every read from HBM): elementwise
+    // ops reading and writing 100-200 MiB each, too large for L2, whose writes go partly to HBM
+    // (written through), beside reductions that only read (their time does not depend on it).
     const chip& c = chips::ascend910b1;
     model_params truth;
-    truth.hbm_write_cost = 1.5;
+    truth.hbm_mix_cost = 1.5;
     std::vector<profile::measured_op> rows;
     for (const std::int64_t n : {52428800, 78643200, 104857600}) {
         op e = elementwise(n, dtype::fp16, {.inputs = 1});
@@ -269,19 +269,19 @@ TEST_CASE("calibration: the HBM write cost, fitted when the rows inform it" *
                 {*o, 48, cost(c, *o, core_count{48}, truth).latency, o == &e ? "Writes" : "Reads"});
     }
     const auto fitted = profile::calibrate(c, rows);
-    CHECK(fitted.hbm_write_cost_fitted);
-    CHECK(fitted.write_rows == 3);  // the three elementwise rows, not the reductions
+    CHECK(fitted.hbm_mix_cost_fitted);
+    CHECK(fitted.mix_rows == 3);  // the three elementwise rows, not the reductions
     // Tolerance 2 %: Nelder-Mead stops within about 1e-4 of the objective, and the HBM
     // efficiency and the vector head are searched with it.
-    CHECK(fitted.fitted.params.hbm_write_cost == doctest::Approx(1.5).epsilon(0.02));
+    CHECK(fitted.fitted.params.hbm_mix_cost == doctest::Approx(1.5).epsilon(0.02));
     CHECK(fitted.fitted.params.hbm_efficiency == doctest::Approx(0.8).epsilon(0.02));
 
     // Kept on request: the cost stays the start's (1) and the fit is worse.
     profile::calibration_options keep;
-    keep.fit_hbm_write_cost = false;
+    keep.fit_hbm_mix_cost = false;
     const auto kept = profile::calibrate(c, rows, {}, keep);
-    CHECK_FALSE(kept.hbm_write_cost_fitted);
-    CHECK(kept.fitted.params.hbm_write_cost == 1.0);
+    CHECK_FALSE(kept.hbm_mix_cost_fitted);
+    CHECK(kept.fitted.params.hbm_mix_cost == 1.0);
     CHECK(kept.log_error_after > fitted.log_error_after);
 }
 
@@ -702,7 +702,7 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     cal.params.first_run_launch = duration{0.25, units::us};
     cal.params.first_run_per_core = duration{0.125, units::us};
     cal.params.l2_efficiency = 1.625;
-    cal.params.hbm_write_cost = 1.375;
+    cal.params.hbm_mix_cost = 1.375;
     std::ostringstream out;
     io::write_params(out, cal, "test");
     const auto back = io::parse_params(out.str());
@@ -748,8 +748,13 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     CHECK(
         message("l2_efficiency = 2.5\n").find("l2_efficiency = 2.5, expected a factor in (0, 2]") !=
         std::string::npos);
-    CHECK(message("hbm_write_cost = 0.2\n")
-              .find("hbm_write_cost = 0.2, expected a factor in [0.25, 4]") != std::string::npos);
+    CHECK(message("hbm_mix_cost = 0.2\n")
+              .find("hbm_mix_cost = 0.2, expected a factor in [0.25, 4]") != std::string::npos);
+    // A file of the rule before (every byte written weighed against a read): refused, not read
+    // as the mix cost.
+    CHECK(message("hbm_write_cost = 1.39\n")
+              .find("<string>:1:1: key 'hbm_write_cost' was fitted under an HBM rule perfcast no "
+                    "longer has") != std::string::npos);
     CHECK(message("# only a comment\n\n") == "no error");
     CHECK(message("work.Mul[same,scaler|fp32;fp32] = 2\n")
               .find("<string>:1:1: key 'work.Mul[same,scaler|fp32;fp32]': expected an op type, "
@@ -925,10 +930,10 @@ TEST_CASE("perfcast validate and calibrate on the 910B1 profile" * doctest::test
               out, err) == 2);
     CHECK(err.find("--l2-efficiency sometimes: expected fit or keep") != std::string::npos);
     CHECK(run(cli::calibrate_command,
-              {profile_910b1.c_str(), "--chip", "910B1", "-o", params.c_str(), "--hbm-write-cost",
+              {profile_910b1.c_str(), "--chip", "910B1", "-o", params.c_str(), "--hbm-mix-cost",
                "twice"},
               out, err) == 2);
-    CHECK(err.find("--hbm-write-cost twice: expected fit or keep") != std::string::npos);
+    CHECK(err.find("--hbm-mix-cost twice: expected fit or keep") != std::string::npos);
     const auto cal = io::read_params_file(params);
     // No row of the 910B1 profile (nor of its first 200) moves with the L2 rate: it is not
     // fitted, nor reported.

@@ -188,11 +188,14 @@ TEST_CASE("cost: with a known order, a write larger than L2 leaves its last line
     // 1e-9 relative: the same double arithmetic in another order.
     CHECK(cost(c, o, core_count{48}).memory.in(units::us) ==
           doctest::Approx(expected_us).epsilon(1e-9));
-    // With writes costing twice what reads do at the HBM (model_params::hbm_write_cost), the
-    // written-through bytes count double.
+    // With traffic that mixes reads and writes costing up to twice (model_params::hbm_mix_cost),
+    // every HBM byte weighs 1 + (2 - 1) x twice the lesser direction's share: the written-through
+    // bytes are the lesser here.
     model_params twice;
-    twice.hbm_write_cost = 2;
-    const double twice_us = (reads + 2 * writes * (1.0 - resident / (reads + writes))) / hbm * 1e6;
+    twice.hbm_mix_cost = 2;
+    const double through = writes * (1.0 - resident / (reads + writes));
+    const double twice_us =
+        (reads + through) * (1.0 + 2.0 * through / (reads + through)) / hbm * 1e6;
     CHECK(cost(c, o, core_count{48}, twice).memory.in(units::us) ==
           doctest::Approx(twice_us).epsilon(1e-9));
     // Without the order nothing charges those lines later: a write too large for L2 goes to HBM

@@ -298,6 +298,49 @@ TEST_CASE("L2 partitions: an input stays resident in one partition, not the whol
     CHECK(message_has([&] { (void)validate(whole); }, "memory.l2_partitions"));
 }
 
+TEST_CASE("HBM mix cost: only traffic that mixes reads and writes pays it, in proportion") {
+    // By hand: weight = 1 + (cost - 1) x 2 x lesser / (reads + writes).
+    const data_size mb{1e6, units::B};
+    CHECK(detail::hbm_mix_weight(mb * 300.0, data_size{}, 1.5) == 1.0);  // a reduction
+    CHECK(detail::hbm_mix_weight(data_size{}, mb * 300.0, 1.5) == 1.0);  // a fill
+    CHECK(detail::hbm_mix_weight(data_size{}, data_size{}, 1.5) == 1.0);
+    CHECK(detail::hbm_mix_weight(mb * 300.0, mb * 300.0, 1.5) == 1.5);  // as many of each
+    // One byte written to two read: two thirds of the traffic alternates. 1e-15: rounding.
+    CHECK(detail::hbm_mix_weight(mb * 300.0, mb * 150.0, 1.5) ==
+          doctest::Approx(1.0 + 0.5 * 2.0 / 3.0).epsilon(1e-15));
+    CHECK(detail::hbm_mix_weight(mb * 150.0, mb * 300.0, 1.5) ==
+          detail::hbm_mix_weight(mb * 300.0, mb * 150.0, 1.5));
+    CHECK(detail::hbm_mix_weight(mb * 300.0, mb * 150.0, 1.0) == 1.0);
+
+    // On the 910B1, every read from HBM and every write reaching it (a known order past L2):
+    // a Cast that narrows 75.5 M fp32 elements (302 MB read, 151 MB written) and one that widens
+    // them (151 MB read, 302 MB written) move the same bytes just as mixed, so they take the same
+    // memory time (the 910B1 profile measured 359 and 335 us; a cost on writes alone would make
+    // the widening one the slower by a third of its bytes), and the cost raises both by the same
+    // factor. A fill writes only: the cost does not touch it.
+    op narrow = cast(75497472, dtype::fp32, dtype::fp16);
+    op widen = cast(75497472, dtype::fp16, dtype::fp32);
+    op zeros = fill(75497472, dtype::fp32);
+    for (op* o : {&narrow, &widen, &zeros}) {
+        o->l2_input_share = 0.0;
+        o->writes_reach_hbm = true;
+    }
+    model_params mixed;
+    mixed.hbm_mix_cost = 1.5;
+    const auto mem = [&](const op& o, const model_params& p) {
+        return cost(b1, o, core_count{48}, p).memory.in(units::us);
+    };
+    // 1e-12: the same double arithmetic on bytes in another order.
+    CHECK(mem(narrow, mixed) == doctest::Approx(mem(widen, mixed)).epsilon(1e-12));
+    CHECK(mem(narrow, mixed) ==
+          doctest::Approx(mem(narrow, {}) * (1.0 + 0.5 * 2.0 / 3.0)).epsilon(1e-12));
+    const duration hbm_time = (narrow.bytes_read + narrow.bytes_written) /
+                              (b1.memory.hbm_bandwidth * default_model_params.hbm_efficiency);
+    const double hbm_us = hbm_time.in(units::us);
+    CHECK(mem(narrow, {}) == doctest::Approx(hbm_us).epsilon(1e-12));
+    CHECK(mem(zeros, mixed) == mem(zeros, {}));
+}
+
 TEST_CASE("bad input names the field and the value") {
     CHECK(message_has([] { (void)matmul(0, 1, 1, dtype::fp16); }, "m = 0"));
     CHECK(message_has([] { (void)batch_matmul(-3, 1, 1, 1, dtype::fp16); }, "batch = -3"));

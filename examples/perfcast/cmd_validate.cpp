@@ -44,9 +44,9 @@ inline constexpr option l2_efficiency_option{
     "l2-efficiency", "MODE",
     "fit (default: when at least 3 rows move with the chip's L2 rate) or keep"};
 
-inline constexpr option hbm_write_cost_option{
-    "hbm-write-cost", "MODE",
-    "fit (default: when at least 3 rows move with the cost of HBM writes) or keep"};
+inline constexpr option hbm_mix_cost_option{"hbm-mix-cost", "MODE",
+                                            "fit (default: when at least 3 rows move with the cost "
+                                            "of mixing HBM reads and writes) or keep"};
 
 inline constexpr std::array<option, 25> options{{
     chip_option,
@@ -74,7 +74,7 @@ inline constexpr std::array<option, 25> options{{
     {"format", "FORMAT", "table (default) or json"},
     vector_efficiency_option,
     l2_efficiency_option,
-    hbm_write_cost_option,
+    hbm_mix_cost_option,
     strict_option,
     device_option,
     step_option,
@@ -91,7 +91,7 @@ inline constexpr std::array<option, 14> calibrate_options{{
     {"tasks", "LIST", "task types to fit on (default: all)"},
     vector_efficiency_option,
     l2_efficiency_option,
-    hbm_write_cost_option,
+    hbm_mix_cost_option,
     strict_option,
     device_option,
     step_option,
@@ -100,7 +100,7 @@ inline constexpr std::array<option, 14> calibrate_options{{
     progress_option,
 }};
 
-/// --vector-efficiency, --l2-efficiency and --hbm-write-cost MODE as calibration options, with
+/// --vector-efficiency, --l2-efficiency and --hbm-mix-cost MODE as calibration options, with
 /// `progress`
 /// (progress_from_args).
 inline profile::calibration_options calibration_options_from(const parsed_args& a,
@@ -114,11 +114,11 @@ inline profile::calibration_options calibration_options_from(const parsed_args& 
         else if (m == "keep") opt.fit_l2_efficiency = false;
         else throw usage_error("--l2-efficiency " + m + ": expected fit or keep");
     }
-    if (a.has("hbm-write-cost")) {
-        const std::string m = *a.get("hbm-write-cost");
-        if (m == "fit") opt.fit_hbm_write_cost = true;
-        else if (m == "keep") opt.fit_hbm_write_cost = false;
-        else throw usage_error("--hbm-write-cost " + m + ": expected fit or keep");
+    if (a.has("hbm-mix-cost")) {
+        const std::string m = *a.get("hbm-mix-cost");
+        if (m == "fit") opt.fit_hbm_mix_cost = true;
+        else if (m == "keep") opt.fit_hbm_mix_cost = false;
+        else throw usage_error("--hbm-mix-cost " + m + ": expected fit or keep");
     }
     if (!a.has("vector-efficiency")) return opt;
     const std::string m = *a.get("vector-efficiency");  // a copy: get() returns a temporary
@@ -205,8 +205,8 @@ private:
 };
 
 /// "fitted on N rows: mean |log error| a -> b; vector efficiency fitted (CV MAPE x % vs y %);
-/// ...; L2 efficiency e (M rows the L2 rate moves); HBM write cost xw (K rows the HBM writes
-/// move)", the last two only when fitted.
+/// ...; L2 efficiency e (M rows the L2 rate moves); HBM mix cost xw (K rows it moves)", the
+/// last two only when fitted.
 inline std::string fit_summary(const profile::calibration_result& r) {
     std::string s = "fitted on " + std::to_string(r.rows) + " rows: mean |log error| " +
                     io::format_fixed(r.log_error_before, 3) + " -> " +
@@ -236,9 +236,9 @@ inline std::string fit_summary(const profile::calibration_result& r) {
     if (r.l2_efficiency_fitted)
         s += "; L2 efficiency " + io::format_fixed(r.fitted.params.l2_efficiency, 3) + " (" +
              std::to_string(r.l2_rows) + " rows the L2 rate moves)";
-    if (r.hbm_write_cost_fitted)
-        s += "; HBM write cost x" + io::format_fixed(r.fitted.params.hbm_write_cost, 2) + " (" +
-             std::to_string(r.write_rows) + " rows the HBM writes move)";
+    if (r.hbm_mix_cost_fitted)
+        s += "; HBM mix cost x" + io::format_fixed(r.fitted.params.hbm_mix_cost, 2) + " (" +
+             std::to_string(r.mix_rows) + " rows it moves)";
     return s;
 }
 

@@ -62,14 +62,18 @@ struct model_params {
     /// predicted time the rate moves, profile/calibrate_stages.hpp). Allowed up to 2, as the
     /// HBM efficiency is: a preset's rate may be lower than what the measured ops moved.
     double l2_efficiency = 1.0;
-    /// HBM time of a byte written to HBM (a write too large for L2, a dirty line written back)
-    /// relative to a byte read. Assumption 1 (no asymmetry) until calibrated, which fits it when
-    /// rows write to HBM (profile/calibrate_stages.hpp): on the 910B1 profile the reductions
-    /// that only read 302 MB stream at 1.67 TB/s, the chains that read and write at 1.1-1.3 TB/s
-    /// over their reads and writes. Allowed in [min_hbm_write_cost, max_hbm_write_cost].
-    double hbm_write_cost = 1.0;
-    static constexpr double min_hbm_write_cost = 0.25;
-    static constexpr double max_hbm_write_cost = 4.0;
+    /// HBM time of the bytes of an op that both reads from and writes to HBM, relative to bytes
+    /// that only flow one way, at full mix (as many bytes written as read; less mixed traffic
+    /// pays in proportion, hbm_mix_weight). The bus turns around between reads and writes; an op
+    /// that only reads (a reduction) or only writes (a fill) never pays it. Assumption 1 (no
+    /// cost) until calibrated, which fits it when rows mix (profile/calibrate_stages.hpp): on the
+    /// 910B1 profile the reductions that only read 302 MB stream at 1.67 TB/s, the chains that
+    /// read and write at 1.2-1.35 TB/s over their bytes, a Cast that reads 302 MB and writes 151
+    /// MB no faster (359 us) than one that reads 151 MB and writes 302 MB (335 us).
+    /// Allowed in [min_hbm_mix_cost, max_hbm_mix_cost].
+    double hbm_mix_cost = 1.0;
+    static constexpr double min_hbm_mix_cost = 0.25;
+    static constexpr double max_hbm_mix_cost = 4.0;
     /// Extra head cost of a kernel's first run (first_run ops: profile/context.hpp), launch +
     /// per core: every core fetches the kernel's instructions cold. Assumption 0 until calibrated:
     /// on the 910B1 profile calibration finds about 0.1 us per core (a 48-core reduction of 16 KB
@@ -112,9 +116,9 @@ constexpr const model_params& validate(const model_params& p) {
                      p.hbm_efficiency, "a factor in (0, 2]");
     PERFCAST_EXPECTS(p.l2_efficiency > 0 && p.l2_efficiency <= 2, where, "l2_efficiency",
                      p.l2_efficiency, "a factor in (0, 2]");
-    PERFCAST_EXPECTS(p.hbm_write_cost >= model_params::min_hbm_write_cost &&
-                         p.hbm_write_cost <= model_params::max_hbm_write_cost,
-                     where, "hbm_write_cost", p.hbm_write_cost, "a factor in [0.25, 4]");
+    PERFCAST_EXPECTS(p.hbm_mix_cost >= model_params::min_hbm_mix_cost &&
+                         p.hbm_mix_cost <= model_params::max_hbm_mix_cost,
+                     where, "hbm_mix_cost", p.hbm_mix_cost, "a factor in [0.25, 4]");
     PERFCAST_EXPECTS(p.overlap >= 0 && p.overlap <= 1, where, "overlap", p.overlap,
                      "a share in [0, 1]");
     PERFCAST_EXPECTS(p.misaligned_efficiency > 0 && p.misaligned_efficiency <= 1, where,
@@ -224,6 +228,19 @@ constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b
 }  // namespace detail
 
 namespace detail {
+/// The weight of each byte of an op's HBM traffic, `reads` and `writes` of it (model_params::
+/// hbm_mix_cost): 1 + (cost - 1) x the share of the traffic that alternates direction, twice
+/// the lesser direction's share (0 for reads or writes alone, 1 for as many of each).
+/// Proportional, an assumption with no constant of its own: on the 910B1 profile's hold-out the
+/// full cost at any mix, or from a lesser share of 0.1 or 0.25, scored within 0.1 point of it
+/// (docs/validation.md, "Reads and writes mixed at the HBM").
+[[nodiscard]] constexpr double hbm_mix_weight(data_size reads, data_size writes,
+                                              double cost) noexcept {
+    const data_size both = reads + writes;
+    if (!(both > data_size{})) return 1.0;
+    const data_size lesser = reads < writes ? reads : writes;
+    return 1.0 + (cost - 1.0) * 2.0 * (lesser / both);
+}
 /// memory_time (below) of `o` in tiling `t`.
 [[nodiscard]] constexpr duration memory_time_of(const chip& c, const op& o, const tiling& t, int b,
                                                 const model_params& p) noexcept {
@@ -266,9 +283,12 @@ namespace detail {
         o.writes_reach_hbm ? writes
         : order_known      ? (moved > resident ? writes * (1.0 - resident / moved) : data_size{})
                            : (writes_in_l2 ? data_size{} : writes);
-    const data_size through_hbm =
-        reads * (1.0 - read_hit) + (written_through + o.writeback) * p.hbm_write_cost;
-    if (through_hbm > data_size{}) time = max_d(time, through_hbm / hbm);
+    const data_size hbm_reads = reads * (1.0 - read_hit);
+    const data_size hbm_writes = written_through + o.writeback;
+    const data_size through_hbm = hbm_reads + hbm_writes;
+    if (through_hbm > data_size{})
+        time =
+            max_d(time, through_hbm * hbm_mix_weight(hbm_reads, hbm_writes, p.hbm_mix_cost) / hbm);
     const double contention = 1.0 + p.contention_per_core * o.hot_fraction * (cores - 1.0);
     return time * contention;
 }
@@ -286,8 +306,8 @@ namespace detail {
 /// of earlier writes that the op's traffic evicts, from a profile's order) is HBM traffic too, and
 /// of its writes only the part its own traffic pushes out of L2 during the op (the rest stays
 /// dirty, charged to whoever evicts it), or all of them when `op::writes_reach_hbm` (a
-/// deployment's inference that does not fit in L2, l2_sequence.hpp). Bytes written to HBM weigh
-/// `hbm_write_cost` times a read byte.
+/// deployment's inference that does not fit in L2, l2_sequence.hpp). An op whose HBM traffic
+/// mixes reads and writes pays `hbm_mix_cost` on it in proportion to the mix (hbm_mix_weight).
 /// Each contiguous run is rounded up to the alignment unit, a misaligned run moves at a reduced
 /// rate, and b cores on hot rows conflict (contention grows with b). Sharing HBM and L2 between
 /// streams is card.hpp's business.

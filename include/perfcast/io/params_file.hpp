@@ -5,7 +5,7 @@
 // ignored. Keys:
 //   cube_efficiency, vector_efficiency, hbm_efficiency, overlap, misaligned_efficiency,
 //   contention_per_core, l2_resident_share, l2_efficiency,
-//   hbm_write_cost                                               numbers
+//   hbm_mix_cost                                                 numbers
 //   head.cube.launch_us, head.cube.per_core_us, head.vector.launch_us, head.vector.per_core_us,
 //   head.aicpu.launch_us, first_run.launch_us, first_run.per_core_us  microseconds
 //   work.<OpType>                                                factor (e.g. work.LayerNormV3)
@@ -120,7 +120,14 @@ namespace detail {
         else if (key == "contention_per_core") p.contention_per_core = v;
         else if (key == "l2_resident_share") p.l2_resident_share = v;
         else if (key == "l2_efficiency") p.l2_efficiency = v;
-        else if (key == "hbm_write_cost") p.hbm_write_cost = v;
+        else if (key == "hbm_mix_cost") p.hbm_mix_cost = v;
+        else if (key == "hbm_write_cost")
+            // Written by earlier versions, whose rule weighed every byte written to HBM by it: read
+            // as the mix cost it would mislead.
+            detail::params_error(source, line_no, 1,
+                                 "key 'hbm_write_cost' was fitted under an HBM rule perfcast no "
+                                 "longer has (writes weighed against reads): re-run 'perfcast "
+                                 "calibrate', which fits hbm_mix_cost (docs/calibration.md)");
         else if (key == "head.cube.launch_us") head_key(engine::cube, true);
         else if (key == "head.cube.per_core_us") head_key(engine::cube, false);
         else if (key == "head.vector.launch_us") head_key(engine::vector, true);
@@ -195,7 +202,7 @@ inline void write_params(std::ostream& out, const profile::calibration& cal,
     num("contention_per_core", p.contention_per_core);
     num("l2_resident_share", p.l2_resident_share);
     num("l2_efficiency", p.l2_efficiency);
-    num("hbm_write_cost", p.hbm_write_cost);
+    num("hbm_mix_cost", p.hbm_mix_cost);
     constexpr std::string_view names[] = {"cube", "vector", "aicpu"};
     for (std::size_t i = 0; i < 3; ++i) {
         const auto& h = p.head[i];

@@ -43,8 +43,8 @@ inline double logistic(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 struct param_space {
     static constexpr std::size_t size = 14;
     using vec = std::array<double, size>;
-    static constexpr double write_lo = model_params::min_hbm_write_cost;
-    static constexpr double write_hi = model_params::max_hbm_write_cost;
+    static constexpr double mix_lo = model_params::min_hbm_mix_cost;
+    static constexpr double mix_hi = model_params::max_hbm_mix_cost;
     chip c;
 
     [[nodiscard]] vec encode(const model_params& p) const {
@@ -73,8 +73,7 @@ struct param_space {
                 lg(p.first_run_launch > duration{} ? p.first_run_launch : duration{0.5, units::us}),
                 lg(p.first_run_per_core > duration{} ? p.first_run_per_core
                                                      : duration{0.02, units::us}),
-                share(p.l2_efficiency / 2),
-                share((p.hbm_write_cost - write_lo) / (write_hi - write_lo))};
+                share(p.l2_efficiency / 2), share((p.hbm_mix_cost - mix_lo) / (mix_hi - mix_lo))};
     }
 
     [[nodiscard]] static model_params decode(const vec& v, model_params base) {
@@ -93,8 +92,8 @@ struct param_space {
         base.first_run_per_core = us(v[11]);
         // (0, 2), as the HBM efficiency: the presets' L2 rates are assumptions but the A100's.
         base.l2_efficiency = 2 * logistic(v[12]);
-        // Inside model_params::hbm_write_cost's bounds.
-        base.hbm_write_cost = write_lo + (write_hi - write_lo) * logistic(v[13]);
+        // Inside model_params::hbm_mix_cost's bounds.
+        base.hbm_mix_cost = mix_lo + (mix_hi - mix_lo) * logistic(v[13]);
         return base;
     }
 };

@@ -38,10 +38,10 @@ struct calibration_options {
     bool fit_unseen_heavy_factor = true;
     int min_l2_rows = default_min_l2_rows;
     bool fit_l2_efficiency = true;  // false: keep the start's l2_efficiency whatever the rows
-    // Rows whose predicted time the HBM write cost moves (detail::write_rows) a fit needs before
-    // it fits model_params::hbm_write_cost; false: keep the start's whatever the rows.
-    int min_write_rows = default_min_l2_rows;
-    bool fit_hbm_write_cost = true;
+    // Rows whose predicted time the HBM mix cost moves (detail::mix_rows) a fit needs before
+    // it fits model_params::hbm_mix_cost; false: keep the start's whatever the rows.
+    int min_mix_rows = default_min_l2_rows;
+    bool fit_hbm_mix_cost = true;
     vector_efficiency_fit vector_efficiency = vector_efficiency_fit::choose;
     int folds = 3;  // cross-validation folds (whole groups of rows) of the `choose` decision
     // `choose` fits the vector efficiency only when that cross-validates more than this much
@@ -71,10 +71,10 @@ struct calibration_result {
     // least calibration_options::min_l2_rows of them).
     std::size_t l2_rows = 0;
     bool l2_efficiency_fitted = false;
-    // Rows whose predicted time the HBM write cost moves, and whether hbm_write_cost was fitted
-    // (at least calibration_options::min_write_rows of them).
-    std::size_t write_rows = 0;
-    bool hbm_write_cost_fitted = false;
+    // Rows whose predicted time the HBM mix cost moves, and whether hbm_mix_cost was fitted
+    // (at least calibration_options::min_mix_rows of them).
+    std::size_t mix_rows = 0;
+    bool hbm_mix_cost_fitted = false;
     // Mean absolute percentage error on the held-out folds of the `choose` decision, with the
     // vector efficiency fitted and kept (0 when not chosen by cross-validation).
     double cv_error_fitted = 0;

@@ -104,13 +104,14 @@ template <class Set>
     });
 }
 
-/// How many of `rows` inform the HBM write cost (model_params::hbm_write_cost, rows_moved_by):
-/// rows whose writes, or the dirty lines they evict, go to HBM and bound them.
-[[nodiscard]] inline std::size_t write_rows(const chip& c, const std::vector<measured_op>& rows,
-                                            const model_params& p) {
+/// How many of `rows` inform the HBM mix cost (model_params::hbm_mix_cost, rows_moved_by):
+/// rows whose HBM traffic mixes reads and writes (dirty lines they evict included) and bounds
+/// them.
+[[nodiscard]] inline std::size_t mix_rows(const chip& c, const std::vector<measured_op>& rows,
+                                          const model_params& p) {
     return rows_moved_by(c, rows, p, [](model_params& q, double f) {
-        q.hbm_write_cost = std::clamp(q.hbm_write_cost * f, model_params::min_hbm_write_cost,
-                                      model_params::max_hbm_write_cost);
+        q.hbm_mix_cost = std::clamp(q.hbm_mix_cost * f, model_params::min_hbm_mix_cost,
+                                    model_params::max_hbm_mix_cost);
     });
 }
 
@@ -141,12 +142,12 @@ template <class Set>
 /// against the efficiencies (a fit that lowers overlap to explain memory-bound vector ops spoils
 /// the GEMMs, whose compute and memory times are close), and a profile row does not say whether
 /// its moves were aligned. The first-run cost is searched only when some rows are first runs,
-/// the L2 efficiency only when the rows inform it (`fit_l2`: l2_rows), the HBM write cost
-/// likewise (`fit_writes`: write_rows).
+/// the L2 efficiency only when the rows inform it (`fit_l2`: l2_rows), the HBM mix cost
+/// likewise (`fit_mix`: mix_rows).
 [[nodiscard]] inline std::array<bool, param_space::size> searched_coordinates(const engines_seen& s,
                                                                               bool fit_vector,
                                                                               bool fit_l2,
-                                                                              bool fit_writes) {
+                                                                              bool fit_mix) {
     return {s.cube,                  // cube head: launch
             s.cube,                  //   and per core
             s.vector,                // vector head: launch
@@ -160,7 +161,7 @@ template <class Set>
             s.first_run,             // first-run cost: launch
             s.first_run,             //   and per core
             fit_l2,                  // L2 efficiency
-            fit_writes};             // HBM write cost
+            fit_mix};                // HBM mix cost
 }
 
 /// Stage 1: the shared parameters that minimise the mean |log error| on `data` (the rows with
@@ -401,10 +402,10 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
     res.l2_efficiency_fitted =
         opt.fit_l2_efficiency &&
         res.l2_rows >= static_cast<std::size_t>(std::max(opt.min_l2_rows, 1));
-    res.write_rows = write_rows(c, rows, start);
-    res.hbm_write_cost_fitted =
-        opt.fit_hbm_write_cost &&
-        res.write_rows >= static_cast<std::size_t>(std::max(opt.min_write_rows, 1));
+    res.mix_rows = mix_rows(c, rows, start);
+    res.hbm_mix_cost_fitted =
+        opt.fit_hbm_mix_cost &&
+        res.mix_rows >= static_cast<std::size_t>(std::max(opt.min_mix_rows, 1));
     res.rows = rows.size();
     res.vector_efficiency_fitted = seen.vector && fit_vector;
     evaluation_counter counted{opt.progress};
@@ -424,10 +425,10 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
         const std::vector<measured_op> data = scaled_by(rows, res.fitted);
         if (l2) current = with_best_l2(c, data, current, counted);
         current = fit_shared(c, data, current, start, seen,
-                             searched_coordinates(seen, fit_vector, l2, res.hbm_write_cost_fitted),
+                             searched_coordinates(seen, fit_vector, l2, res.hbm_mix_cost_fitted),
                              opt.restarts, opt.max_evaluations / rounds, counted);
         if (!l2) current.l2_efficiency = start.l2_efficiency;  // exact: not searched
-        if (!res.hbm_write_cost_fitted) current.hbm_write_cost = start.hbm_write_cost;
+        if (!res.hbm_mix_cost_fitted) current.hbm_mix_cost = start.hbm_mix_cost;
         calibration types = fit_type_terms(c, rows, by_type, current, opt, counted);
         types.params = current;
         res.fitted = std::move(types);

@@ -13,7 +13,7 @@
 //  - per op type, a fixed time: scalar set-up of the kernel, also its code's, fitted in
 //    microseconds of the fitted chip's clock; carried as cycles, so scaled by the ratio of the
 //    vector clocks;
-//  - everything else (engine heads, the cube, HBM and L2 efficiencies, the HBM write cost, the
+//  - everything else (engine heads, the cube, HBM and L2 efficiencies, the HBM mix cost, the
 //    first-run cost, runtime settings):
 //    properties of the chip, its memory and its launch path. Those go back to the defaults, to be
 //    re-derived for the target (its presets, or a calibration on its own rows).
