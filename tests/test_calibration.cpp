@@ -748,8 +748,9 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     CHECK(
         message("l2_efficiency = 2.5\n").find("l2_efficiency = 2.5, expected a factor in (0, 2]") !=
         std::string::npos);
-    CHECK(message("hbm_mix_cost = 0.2\n")
-              .find("hbm_mix_cost = 0.2, expected a factor in [0.25, 4]") != std::string::npos);
+    CHECK(
+        message("hbm_mix_cost = 0.4\n").find("hbm_mix_cost = 0.4, expected a factor in [0.5, 4]") !=
+        std::string::npos);
     // A file of the rule before (every byte written weighed against a read): refused, not read
     // as the mix cost.
     CHECK(message("hbm_write_cost = 1.39\n")

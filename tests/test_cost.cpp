@@ -311,12 +311,16 @@ TEST_CASE("HBM mix cost: only traffic that mixes reads and writes pays it, in pr
     CHECK(detail::hbm_mix_weight(mb * 150.0, mb * 300.0, 1.5) ==
           detail::hbm_mix_weight(mb * 300.0, mb * 150.0, 1.5));
     CHECK(detail::hbm_mix_weight(mb * 300.0, mb * 150.0, 1.0) == 1.0);
+    // At the lowest cost allowed, writing more never makes an op faster: (reads + writes) x
+    // weight at 300 MB read and 300 MB written is what a read alone of 300 MB costs.
+    static_assert(detail::hbm_mix_weight(data_size{3e8, units::B}, data_size{3e8, units::B},
+                                         model_params::min_hbm_mix_cost) == 0.5);
 
     // On the 910B1, every read from HBM and every write reaching it (a known order past L2):
     // a Cast that narrows 75.5 M fp32 elements (302 MB read, 151 MB written) and one that widens
     // them (151 MB read, 302 MB written) move the same bytes just as mixed, so they take the same
-    // memory time (the 910B1 profile measured 359 and 335 us; a cost on writes alone would make
-    // the widening one the slower by a third of its bytes), and the cost raises both by the same
+    // memory time (the 910B1 profile measured 359 and 335 us; a cost of 1.5 on written bytes
+    // alone would make the widening one 14 % the slower), and the cost raises both by the same
     // factor. A fill writes only: the cost does not touch it.
     op narrow = cast(75497472, dtype::fp32, dtype::fp16);
     op widen = cast(75497472, dtype::fp16, dtype::fp32);
@@ -339,6 +343,16 @@ TEST_CASE("HBM mix cost: only traffic that mixes reads and writes pays it, in pr
     const double hbm_us = hbm_time.in(units::us);
     CHECK(mem(narrow, {}) == doctest::Approx(hbm_us).epsilon(1e-12));
     CHECK(mem(zeros, mixed) == mem(zeros, {}));
+
+    // Dirty lines an op's traffic evicts (op::writeback) are writes in the mix: an Add that
+    // reads 64 MiB from HBM, whose own 32 MiB of writes stay in L2 (its traffic fits), and
+    // evicts 64 MiB of earlier writes moves as many bytes each way.
+    op add = elementwise(16777216, dtype::fp16);
+    add.l2_input_share = 0.0;
+    add.writeback = add.bytes_read;
+    const duration both_ways = (add.bytes_read + add.writeback) * 1.5 /
+                               (b1.memory.hbm_bandwidth * default_model_params.hbm_efficiency);
+    CHECK(mem(add, mixed) == doctest::Approx(both_ways.in(units::us)).epsilon(1e-12));
 }
 
 TEST_CASE("bad input names the field and the value") {

@@ -205,7 +205,7 @@ private:
 };
 
 /// "fitted on N rows: mean |log error| a -> b; vector efficiency fitted (CV MAPE x % vs y %);
-/// ...; L2 efficiency e (M rows the L2 rate moves); HBM mix cost xw (K rows it moves)", the
+/// ...; L2 efficiency e (M rows the L2 rate moves); HBM mix cost xc (K rows it moves)", the
 /// last two only when fitted.
 inline std::string fit_summary(const profile::calibration_result& r) {
     std::string s = "fitted on " + std::to_string(r.rows) + " rows: mean |log error| " +

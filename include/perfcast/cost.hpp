@@ -70,9 +70,10 @@ struct model_params {
     /// 910B1 profile the reductions that only read 302 MB stream at 1.67 TB/s, the chains that
     /// read and write at 1.2-1.35 TB/s over their bytes, a Cast that reads 302 MB and writes 151
     /// MB no faster (359 us) than one that reads 151 MB and writes 302 MB (335 us).
-    /// Allowed in [min_hbm_mix_cost, max_hbm_mix_cost].
+    /// Allowed in [min_hbm_mix_cost, max_hbm_mix_cost]: below 0.5 an op's HBM time, reads +
+    /// writes + 2 (cost - 1) x the lesser of them, would fall as it writes more.
     double hbm_mix_cost = 1.0;
-    static constexpr double min_hbm_mix_cost = 0.25;
+    static constexpr double min_hbm_mix_cost = 0.5;
     static constexpr double max_hbm_mix_cost = 4.0;
     /// Extra head cost of a kernel's first run (first_run ops: profile/context.hpp), launch +
     /// per core: every core fetches the kernel's instructions cold. Assumption 0 until calibrated:
@@ -118,7 +119,7 @@ constexpr const model_params& validate(const model_params& p) {
                      p.l2_efficiency, "a factor in (0, 2]");
     PERFCAST_EXPECTS(p.hbm_mix_cost >= model_params::min_hbm_mix_cost &&
                          p.hbm_mix_cost <= model_params::max_hbm_mix_cost,
-                     where, "hbm_mix_cost", p.hbm_mix_cost, "a factor in [0.25, 4]");
+                     where, "hbm_mix_cost", p.hbm_mix_cost, "a factor in [0.5, 4]");
     PERFCAST_EXPECTS(p.overlap >= 0 && p.overlap <= 1, where, "overlap", p.overlap,
                      "a share in [0, 1]");
     PERFCAST_EXPECTS(p.misaligned_efficiency > 0 && p.misaligned_efficiency <= 1, where,
