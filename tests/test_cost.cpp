@@ -312,9 +312,17 @@ TEST_CASE("HBM mix cost: only traffic that mixes reads and writes pays it, in pr
           detail::hbm_mix_weight(mb * 300.0, mb * 150.0, 1.5));
     CHECK(detail::hbm_mix_weight(mb * 300.0, mb * 150.0, 1.0) == 1.0);
     // At the lowest cost allowed, writing more never makes an op faster: (reads + writes) x
-    // weight at 300 MB read and 300 MB written is what a read alone of 300 MB costs.
-    static_assert(detail::hbm_mix_weight(data_size{3e8, units::B}, data_size{3e8, units::B},
-                                         model_params::min_hbm_mix_cost) == 0.5);
+    // weight stays what the reads alone cost while the writes are the lesser (R + W (2 c - 1) =
+    // R at c = 0.5), at 100 MB or 300 MB written beside 300 MB read, and grows past them.
+    constexpr data_size r300{3e8, units::B};
+    constexpr double c_min = model_params::min_hbm_mix_cost;
+    static_assert((r300 + data_size{1e8, units::B}) *
+                      detail::hbm_mix_weight(r300, data_size{1e8, units::B}, c_min) ==
+                  r300);
+    static_assert(r300 * 2.0 * detail::hbm_mix_weight(r300, r300, c_min) == r300);
+    static_assert((r300 + data_size{6e8, units::B}) *
+                      detail::hbm_mix_weight(r300, data_size{6e8, units::B}, c_min) >
+                  r300);
 
     // On the 910B1, every read from HBM and every write reaching it (a known order past L2):
     // a Cast that narrows 75.5 M fp32 elements (302 MB read, 151 MB written) and one that widens

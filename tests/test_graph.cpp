@@ -318,9 +318,10 @@ TEST_CASE("l2 sequence: writes reach HBM once an inference that does not fit in 
         // Each reads the output just before it: found (the traffic since is 0, its reads fit).
         CHECK(ctx[i].input_share == 1.0);
         CHECK(ctx[i].writes_reach_hbm);
-        // So its memory time is at least its writes at HBM speed (its reads are found: no HBM
-        // traffic mixes, whatever hbm_mix_cost), which the size rule, under which 128 MiB of
-        // writes stayed in the window, did not charge: slower than under the size rule.
+        // So its memory time is at least its writes at HBM speed (its reads are found, so its HBM
+        // traffic is writes alone, which the mix cost does not weigh), which the size rule, under
+        // which 128 MiB of writes stayed in the window, did not charge: slower than under the
+        // size rule.
         const op o = instantiate(chain[i], batch);
         const node_eval e =
             evaluate_node(b1, chain[i], batch_size{batch}, all_cores(b1), {}, ctx[i]);

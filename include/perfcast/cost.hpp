@@ -68,7 +68,7 @@ struct model_params {
     /// that only reads (a reduction) or only writes (a fill) never pays it. Assumption 1 (no
     /// cost) until calibrated, which fits it when rows mix (profile/calibrate_stages.hpp): on the
     /// 910B1 profile the reductions that only read 302 MB stream at 1.67 TB/s, the chains that
-    /// read and write at 1.2-1.35 TB/s over their bytes, a Cast that reads 302 MB and writes 151
+    /// read and write at 1.1-1.35 TB/s over their bytes, a Cast that reads 302 MB and writes 151
     /// MB no faster (359 us) than one that reads 151 MB and writes 302 MB (335 us).
     /// Allowed in [min_hbm_mix_cost, max_hbm_mix_cost]: below 0.5 an op's HBM time, reads +
     /// writes + 2 (cost - 1) x the lesser of them, would fall as it writes more.
