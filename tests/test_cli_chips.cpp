@@ -185,6 +185,14 @@ TEST_CASE("cli: argument parser") {
         const std::array<std::string_view, 1> unknown{"--colour"};
         CHECK_THROWS_WITH_AS((void)cli::parse_args(unknown, opts), "unknown option '--colour'",
                              cli::usage_error);
+        const std::array<std::string_view, 1> near{"--fromat"};  // two letters swapped
+        CHECK_THROWS_WITH_AS((void)cli::parse_args(near, opts),
+                             "unknown option '--fromat' (did you mean '--format'?)",
+                             cli::usage_error);
+        const std::array<std::string_view, 1> prefix{"--verb"};  // a prefix of one option
+        CHECK_THROWS_WITH_AS((void)cli::parse_args(prefix, opts),
+                             "unknown option '--verb' (did you mean '--verbose'?)",
+                             cli::usage_error);
         const std::array<std::string_view, 1> missing{"--format"};
         CHECK_THROWS_AS((void)cli::parse_args(missing, opts), cli::usage_error);
         const std::array<std::string_view, 1> switch_value{"--verbose=1"};
@@ -198,6 +206,32 @@ TEST_CASE("cli: argument parser") {
     }
 }
 
+TEST_CASE("cli: the nearest name suggested for a mistyped one") {
+    // Known answers: kitten -> sitting is the textbook 3; a swap of neighbours counts 1 (optimal
+    // string alignment), case is ignored, and an empty word is as far as the other's length.
+    CHECK(cli::edit_distance("kitten", "sitting") == 3);
+    CHECK(cli::edit_distance("fromat", "format") == 1);
+    CHECK(cli::edit_distance("CHIP", "chip") == 0);
+    CHECK(cli::edit_distance("", "seed") == 4);
+    CHECK(cli::edit_distance("seed", "") == 4);
+    CHECK(cli::edit_distance("ca", "abc") == 3);  // OSA (not Damerau): no edit after a swap
+    constexpr std::array<std::string_view, 4> names{"validate", "calibrate", "chips", "card"};
+    CHECK(cli::suggestion("valdate", names) == " (did you mean 'validate'?)");
+    CHECK(cli::suggestion("calibarte", names) == " (did you mean 'calibrate'?)");
+    CHECK(cli::suggestion("chps", names, "--") == " (did you mean '--chips'?)");
+    // Ties go to the first listed; too far from every name (more than a third of the typed
+    // word's length, at least 1 edit) suggests nothing rather than a guess.
+    CHECK(cli::suggestion("cars", names) == " (did you mean 'card'?)");
+    constexpr std::array<std::string_view, 2> two{"cat", "car"};
+    CHECK(cli::suggestion("caz", two) == " (did you mean 'cat'?)");
+    CHECK(cli::suggestion("frobnicate", names).empty());
+    CHECK(cli::suggestion("xy", names).empty());
+    CHECK(cli::suggestion("", names).empty());
+    // The options renamed since 0.1 are found from their old names.
+    constexpr std::array<std::string_view, 3> options{"hbm-mix-cost", "l2-efficiency", "chip"};
+    CHECK(cli::suggestion("hbm-write-cost", options, "--") == " (did you mean '--hbm-mix-cost'?)");
+}
+
 TEST_CASE("cli: dispatch exit codes") {
     const auto none = run({});
     CHECK(none.status == cli::exit_usage);
@@ -207,11 +241,18 @@ TEST_CASE("cli: dispatch exit codes") {
     CHECK(help.out.find("chips") != std::string::npos);
     const auto unknown = run({"frobnicate"});
     CHECK(unknown.status == cli::exit_usage);
-    CHECK(unknown.err.find("unknown command 'frobnicate'") != std::string::npos);
+    CHECK(unknown.err.find("unknown command 'frobnicate'\n") != std::string::npos);
     CHECK(unknown.out.empty());
+    const auto typo = run({"chisp"});
+    CHECK(typo.status == cli::exit_usage);
+    CHECK(typo.err.find("unknown command 'chisp' (did you mean 'chips'?)") != std::string::npos);
     const auto bad_flag = run({"chips", "--bogus"});
     CHECK(bad_flag.status == cli::exit_usage);
-    CHECK(bad_flag.err.find("unknown option '--bogus'") != std::string::npos);
+    CHECK(bad_flag.err.find("unknown option '--bogus'\n") != std::string::npos);
+    const auto near_flag = run({"chips", "--fromat", "csv"});
+    CHECK(near_flag.status == cli::exit_usage);
+    CHECK(near_flag.err.find("unknown option '--fromat' (did you mean '--format'?)") !=
+          std::string::npos);
     CHECK(bad_flag.err.find("Usage: perfcast chips") != std::string::npos);
     CHECK(bad_flag.out.empty());
     const auto bad_format = run({"chips", "--format", "xml"});

@@ -6,6 +6,7 @@
 // exit status 2. perfcast::error from the library becomes a message on stderr and status 1.
 #pragma once
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstddef>
@@ -46,6 +47,59 @@ struct option {
     std::string_view value_name;  // e.g. "FORMAT"; empty for a switch
     std::string_view help;
 };
+
+/// Edits (insertions, deletions, substitutions, swaps of two neighbours) between `a` and `b`,
+/// ASCII case ignored: the optimal string alignment distance.
+[[nodiscard]] inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+    const auto lower = [](char ch) {
+        return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch;
+    };
+    // Three rows of the (|a| + 1) x (|b| + 1) table: two back, one back, this one.
+    std::vector<std::size_t> before(b.size() + 1), last(b.size() + 1), row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) last[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const bool same = lower(a[i - 1]) == lower(b[j - 1]);
+            std::size_t d = std::min({last[j] + 1, row[j - 1] + 1, last[j - 1] + (same ? 0 : 1)});
+            if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+                lower(a[i - 2]) == lower(b[j - 1]))
+                d = std::min(d, before[j - 2] + 1);
+            row[j] = d;
+        }
+        std::swap(before, last);
+        std::swap(last, row);
+    }
+    return last[b.size()];
+}
+
+/// " (did you mean 'X'?)" for the candidate nearest to `typed` when it is within a third of
+/// the typed word's length in edits (at least 1, at most 4: further away the guess is noise),
+/// or when the typed word is a prefix of exactly one candidate; "" otherwise. Ties go to the
+/// first candidate. `prefix` is shown before the name ("--" for options).
+[[nodiscard]] inline std::string suggestion(std::string_view typed,
+                                            std::span<const std::string_view> candidates,
+                                            std::string_view prefix = "") {
+    const std::size_t limit = std::clamp<std::size_t>(typed.size() / 3, 1, 4);
+    std::string_view best;
+    std::size_t best_distance = limit + 1;
+    std::size_t prefixed = 0;
+    std::string_view prefix_of;
+    for (const std::string_view c : candidates) {
+        const std::size_t d = edit_distance(typed, c);
+        if (d < best_distance) {
+            best_distance = d;
+            best = c;
+        }
+        if (!typed.empty() && c.starts_with(typed)) {
+            ++prefixed;
+            prefix_of = c;
+        }
+    }
+    if (best.empty() && prefixed == 1) best = prefix_of;
+    if (best.empty()) return {};
+    return " (did you mean '" + std::string(prefix) + std::string(best) + "'?)";
+}
 
 /// The result of parsing: flags by name (last occurrence wins) and positional arguments.
 class parsed_args {
@@ -116,7 +170,12 @@ private:
             out.set("help", "");
             continue;
         }
-        if (spec == nullptr) throw usage_error("unknown option '--" + std::string(name) + "'");
+        if (spec == nullptr) {
+            std::vector<std::string_view> names{"help"};
+            for (const option& o : options) names.push_back(o.name);
+            throw usage_error("unknown option '--" + std::string(name) + "'" +
+                              suggestion(name, names, "--"));
+        }
         if (spec->value_name.empty()) {
             if (inline_value) {
                 throw usage_error("option '--" + std::string(name) + "' takes no value");
@@ -304,7 +363,10 @@ private:
             return exit_failure;
         }
     }
-    err << "perfcast: unknown command '" << name << "'\n\n" << program_usage(commands);
+    std::vector<std::string_view> names;
+    for (const command& c : commands) names.push_back(c.name);
+    err << "perfcast: unknown command '" << name << "'" << suggestion(name, names) << "\n\n"
+        << program_usage(commands);
     return exit_usage;
 }
 
