@@ -183,6 +183,7 @@ TEST_CASE("calibration: a work factor and a fixed time per op type") {
     CHECK(res.fitted.factor_of("Plain") == doctest::Approx(1.0).epsilon(0.01));
     CHECK(res.fitted.fixed_time_of("Plain").in(units::us) < 0.05);
     CHECK(res.log_error_after < 0.01);
+    CHECK(res.fitted.chip == "ascend910b1");  // written as the file's `chip` key
 
     // Small rows 3 us above the model, whose bodies (well under 0.1 us) no factor within
     // [1/16, 16] can stretch that far: a fixed time; the factor's penalty keeps it near 1.
@@ -703,10 +704,13 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     cal.params.first_run_per_core = duration{0.125, units::us};
     cal.params.l2_efficiency = 1.625;
     cal.params.hbm_mix_cost = 1.375;
+    cal.chip = "ascend910b1";
     std::ostringstream out;
     io::write_params(out, cal, "test");
     const auto back = io::parse_params(out.str());
     CHECK(back.params == cal.params);
+    CHECK(back.chip == "ascend910b1");
+    CHECK(io::parse_params("overlap = 0.5\n").chip.empty());  // a file without the key
     CHECK(back.factor_of("LayerNormV3") == 2.5);
     CHECK(back.factor_of("Add") == 1.0);
     CHECK(back.fixed_time_of("ApplyAdamW") == duration{3.25, units::us});
@@ -757,6 +761,12 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
               .find("<string>:1:1: key 'hbm_write_cost' was fitted under an HBM rule perfcast no "
                     "longer has") != std::string::npos);
     CHECK(message("# only a comment\n\n") == "no error");
+    // The chip is a name, not a number; anything else is refused where it stands.
+    CHECK(message("chip = h100 sxm\n")
+              .find("<string>:1:8: key 'chip': expected a chip name (letters, digits, '-', '_', "
+                    "'.'; at most 64), got 'h100 sxm'") != std::string::npos);
+    CHECK(message("chip =\n").find("key 'chip': expected a chip name") != std::string::npos);
+    CHECK(message("chip = a\nchip = b\n").find("key 'chip' given twice") != std::string::npos);
     CHECK(message("work.Mul[same,scaler|fp32;fp32] = 2\n")
               .find("<string>:1:1: key 'work.Mul[same,scaler|fp32;fp32]': expected an op type, "
                     "or a type and input pattern") != std::string::npos);

@@ -367,9 +367,23 @@ TEST_CASE("bad input names the field and the value") {
     CHECK(message_has([] { (void)matmul(0, 1, 1, dtype::fp16); }, "m = 0"));
     CHECK(message_has([] { (void)batch_matmul(-3, 1, 1, 1, dtype::fp16); }, "batch = -3"));
     CHECK(message_has([] { (void)cost(b1, matmul(64, 64, 64, dtype::fp16), core_count{25}); },
-                      "limit (cube cores) = 25"));
+                      "limit (cube cores) = 25, expected 1 to 24 (the cube cores of ascend910b1)"));
     CHECK(message_has([] { (void)cost(b1, elementwise(64, dtype::fp16), core_count{0}); },
-                      "limit = 0"));
+                      "limit (vector cores) = 0, expected 1 to 48 (the vector cores of "
+                      "ascend910b1)"));
+    // An op placed on the AI CPU of a chip that has none, and a dtype the engine lacks: the
+    // message names the chip and what it has.
+    CHECK(message_has(
+        [] {
+            op o = elementwise(64, dtype::int64);
+            o.eng = engine::aicpu;
+            (void)cost(chips::h100_sxm, o, core_count{1});
+        },
+        "limit (aicpu cores) = 1, expected an engine the chip has (no AI CPU cores of h100-sxm: "
+        "place the op on the vector engine)"));
+    CHECK(message_has(
+        [] { (void)cost(chips::ascend910a, matmul(64, 64, 64, dtype::hf32), core_count{1}); },
+        "dtype = hf32, expected a dtype the cube of ascend910a computes in ("));
     CHECK(message_has([] { (void)shape({1LL << 40, 1LL << 40}); }, "2^63 - 1: too large"));
     CHECK(message_has([] { (void)matmul(1LL << 32, 1LL << 32, 1LL << 32, dtype::fp16); },
                       "2^63 - 1): too large"));

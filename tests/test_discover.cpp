@@ -132,6 +132,21 @@ TEST_CASE("discover: layouts rebuilt from real files") {
         CHECK(d.sources[0].device == 0);
         CHECK(d.sources[1].device == 3);
         CHECK(has(d.sources[1].evidence, "device 3 from device_3"));
+        // A table without a Device_id column in device_3: --device 3 names its folder, every row
+        // is that device's; another device is not its own (its rows are not the device asked).
+        const fs::path bare = dir.path / "PROF_2" / "device_3" / "summary";
+        fs::create_directories(bare);
+        std::ofstream(bare / "op_summary_0_1.csv")
+            << "OP Type,Task Type,Task Duration(us)\nAdd,AI_CORE,1\nMul,AI_CORE,2\n";
+        const discovery two = discover_profiles(dir.path / "PROF_2");
+        REQUIRE(two.sources.size() == 1);
+        kernel_reader_options o;
+        o.device = 3;
+        CHECK(read_profile_source(two.sources[0], o).rows.size() == 2);
+        o.device = 4;
+        CHECK_THROWS_WITH_AS((void)read_profile_source(two.sources[0], o),
+                             doctest::Contains("device 4 asked for, but no row has a Device_id"),
+                             perfcast::parse_error);
     }
     SUBCASE("sliced op_summary: one table, slices in slice order (2 before 10)") {
         // The real op_summary cut into four slices, each with the header, as msprof slices.
@@ -282,4 +297,33 @@ TEST_CASE("cli: report takes a folder, picks a rank, and refuses several tables"
         run_command(cli::report_command, {folder, "--chip", "ascend910b2", "--rank", "5"});
     CHECK(none.status == 2);
     CHECK(has(none.err, "no op table of rank 5"));
+}
+
+TEST_CASE("discover: links to folders are followed, a table reached twice is taken once") {
+    const scratch_dir dir("discover_links");
+    // A folder of links to each rank's output, as a user makes to gather runs in one place.
+    const fs::path ranks = dir.path / "ranks";
+    fs::create_directories(ranks);
+    fs::create_directory_symlink(cann70_rank0, ranks / "r0");
+    fs::create_directory_symlink(cann70_rank1, ranks / "r1");
+    const discovery d = discover_profiles(ranks);
+    REQUIRE(d.sources.size() == 2);
+    CHECK(d.sources[0].rank == 0);
+    CHECK(d.sources[1].rank == 1);
+    CHECK(d.sources[0].files.front().generic_string().find("/ranks/r0/") != std::string::npos);
+    // The same folder reached directly and through a link, and a loop of links back to the
+    // root: each table once (its first path in name order), and the walk ends.
+    const fs::path both = dir.path / "both";
+    fs::create_directories(both);
+    fs::create_directory_symlink(cann70_rank0, both / "a_link");
+    fs::create_directory_symlink(cann70_rank0, both / "b_link");
+    fs::create_directory_symlink(both, both / "loop");
+    const discovery once = discover_profiles(both);
+    REQUIRE(once.sources.size() == 1);
+    CHECK(once.sources[0].files.front().generic_string().find("/both/a_link/") !=
+          std::string::npos);
+    for (std::size_t i = 0; i < once.not_taken.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+            CHECK(fs::weakly_canonical(once.not_taken[i].path) !=
+                  fs::weakly_canonical(once.not_taken[j].path));
 }

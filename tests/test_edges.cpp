@@ -652,6 +652,13 @@ TEST_CASE("profile rows of more than a day or 1e20 cycles are refused with line 
     // A day exactly is still a time.
     spit(csv, head + "MatMul,AI_CORE,86400000000,24,1,0\n");
     CHECK(run_command(cli::report_command, {csv, "--chip", "910B1"}).status == cli::exit_ok);
+    // A header and no row is no profile: an error, not "Findings (0) none", which reads as a
+    // clean bill of health.
+    spit(csv, head);
+    r = run_command(cli::report_command, {csv, "--chip", "910B1"});
+    CHECK(r.status == cli::exit_failure);
+    CHECK(has(r.err, "long.csv: holds no row (a header and nothing else)"));
+    CHECK(r.out.empty());
 }
 
 TEST_CASE("a chip whose memory rate would make latencies infinite is refused by name") {

@@ -465,6 +465,17 @@ TEST_CASE("kernel_details: Device_id: one device chosen, several refused unless 
     kernel_reader_options all;
     all.several_devices = true;
     CHECK(parse_kernel_details(text, "d.csv", all).rows.size() == 3);
+
+    // A file without the column has no device to pick: asking for one is an error (it was
+    // ignored, every row read as that device's), unless the file's folder names the device.
+    const std::string no_column = "OP Type,Task Type,Task Duration(us)\nAdd,AI_CORE,1\n";
+    kernel_reader_options seven;
+    seven.device = 7;
+    CHECK_THROWS_WITH_AS((void)parse_kernel_details(no_column, "k.csv", seven),
+                         doctest::Contains("device 7 asked for, but no row has a Device_id"),
+                         parse_error);
+    seven.device_of_source = true;
+    CHECK(parse_kernel_details(no_column, "k.csv", seven).rows.size() == 1);
 }
 
 TEST_CASE("kernel_details: invalid UTF-8 in text fields passes through") {

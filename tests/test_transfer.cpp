@@ -151,4 +151,32 @@ TEST_CASE("validate --transfer-from needs --params and scores without a fit") {
         {"--chip", "910B3", "--test", qwen3, "--params", params, "--transfer-from", "NoSuchChip"});
     CHECK(unknown.status != 0);
     CHECK(unknown.err.find("NoSuchChip") != std::string::npos);
+
+    // A file that says its chip: --transfer-from naming another is an error, and applied whole
+    // on another chip it is applied with a warning (a file without the key, above, has none).
+    std::ofstream(params) << "chip = ascend910b1\nwork.Gelu = 0.75\n";
+    const auto wrong_from = perfcast_test::run_command(
+        cli::validate_command,
+        {"--chip", "910B3", "--test", qwen3, "--params", params, "--transfer-from", "h100"});
+    CHECK(wrong_from.status == 2);
+    CHECK(wrong_from.err.find("--transfer-from h100: " + params +
+                              " was fitted for ascend910b1, not h100-sxm") != std::string::npos);
+    const auto whole = perfcast_test::run_command(
+        cli::validate_command, {"--chip", "910B3", "--test", qwen3, "--params", params});
+    CHECK(whole.status == 0);
+    CHECK(whole.err.find("perfcast: warning: " + params +
+                         " was fitted for ascend910b1, not ascend910b3: its heads and "
+                         "efficiencies are that chip's") != std::string::npos);
+    const auto carried = perfcast_test::run_command(
+        cli::validate_command,
+        {"--chip", "910B3", "--test", qwen3, "--params", params, "--transfer-from", "910B1"});
+    CHECK(carried.status == 0);
+    CHECK(carried.err.find("warning") == std::string::npos);
+    const auto same = perfcast_test::run_command(
+        cli::validate_command, {"--chip", "910B1", "--test", qwen3, "--params", params});
+    CHECK(same.err.find("warning") == std::string::npos);
+    // transferred() says the chip it is for; calibrate says the chip it fitted.
+    profile::calibration from;
+    from.chip = "ascend910b1";
+    CHECK(profile::transferred(from, chips::ascend910b1, chips::ascend910b3).chip == "ascend910b3");
 }

@@ -9,6 +9,7 @@
 #include <perfcast/scenario.hpp>
 #include <perfcast/whatif.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -177,6 +178,71 @@ TEST_CASE("perfcast whatif: no arguments runs the built-in scenario's default gr
     CHECK(has(r.out, "(460 more;"));
 }
 
+TEST_CASE("default core limits: the 910B1's lists at the same shares of another chip's cores") {
+    // Known answers by hand: b x cores / base, to the nearest core, halves up.
+    using V = std::vector<int>;
+    CHECK(limits_for(scenario::default_cube, 24, 24) == V{6, 8, 12, 24});
+    CHECK(limits_for(scenario::default_vector, 48, 48) == V{10, 12, 24, 48});
+    CHECK(limits_for(scenario::default_cube, 24, 20) == V{5, 7, 10, 20});        // 6.67 -> 7
+    CHECK(limits_for(scenario::default_vector, 48, 40) == V{8, 10, 20, 40});     // 8.33 -> 8
+    CHECK(limits_for(scenario::default_vector, 48, 108) == V{23, 27, 54, 108});  // 22.5 -> 23
+    // A small engine: the shares round to the same core, listed once, never below 1.
+    CHECK(limits_for(scenario::default_cube, 24, 2) == V{1, 2});
+    CHECK(limits_text(scenario::default_cube, 24, 8) == "2,3,4,8");
+    CHECK_THROWS_AS((void)limits_for(scenario::default_cube, 24, 0), perfcast::error);
+    // Every preset's defaults fit its cores, so `perfcast whatif --chip C` runs on each: the
+    // 910B3's 20 cube cores took the 910B1's 24 before (an error for a list nobody typed).
+    for (const auto& n : chips::all_presets()) {
+        for (const int v : limits_for(scenario::default_cube, 24, n.spec.cube.cores))
+            CHECK(v <= n.spec.cube.cores);
+        for (const int v : limits_for(scenario::default_vector, 48, n.spec.vector.cores))
+            CHECK(v <= n.spec.vector.cores);
+    }
+    const cli_run b3 = run_cli({"--chip", "910B3", "--top", "1", "--format", "csv"});
+    CHECK(b3.status == cli::exit_ok);
+    CHECK(has(b3.out, "\n1,"));
+    const cli_run b3_json = run_cli(
+        {"--chip", "910B3", "--streams", "1", "--batch", "16", "--format", "json", "--top", "0"});
+    REQUIRE(b3_json.status == cli::exit_ok);
+    for (const char* split : {"\"cube\": 5,", "\"cube\": 7,", "\"cube\": 10,", "\"cube\": 20,",
+                              "\"vector\": 8,", "\"vector\": 40,"})
+        CHECK(has(b3_json.out, split));
+    CHECK_FALSE(has(b3_json.out, "\"cube\": 24,"));
+}
+
+TEST_CASE("an AI CPU op on a chip without an AI CPU runs on the vector engine") {
+    // The built-in scenario's where_default is a generic op on the AI CPU (guide §8); the GPU
+    // presets have no AI CPU cores, and a limit of 0 cores failed every deployment.
+    const auto it = std::find_if(scenario::ctr_ranking.begin(), scenario::ctr_ranking.end(),
+                                 [](const node& n) { return n.name.view() == "where_default"; });
+    REQUIRE(it != scenario::ctr_ranking.end());
+    const node& where = *it;
+    CHECK(engine_of(where) == engine::aicpu);
+    CHECK(engine_on(b1, where) == engine::aicpu);
+    CHECK(engine_on(chips::h100_sxm, where) == engine::vector);
+    const core_split split{core_count{33}, core_count{66}};
+    const node_eval on_gpu = evaluate_node(chips::h100_sxm, where, batch_size{16}, split);
+    CHECK(on_gpu.eng == engine::vector);
+    CHECK(on_gpu.cost.cores >= 1);
+    CHECK(on_gpu.cost.cores <= 66);  // the split's vector limit
+    CHECK(evaluate_node(b1, where, batch_size{16}, split).eng == engine::aicpu);
+    // Priced on the vector engine, it adds to the device time, not an AI CPU time.
+    const auto r = serial_latency(chips::h100_sxm, scenario::ctr_ranking, 16, split);
+    CHECK(r.aicpu == duration{});
+    CHECK(r.device > duration{});
+    CHECK(serial_latency(b1, scenario::ctr_ranking, 16, core_split{core_count{12}, core_count{24}})
+              .aicpu > duration{});
+    // The command runs the built-in scenario on a GPU and says what it moved.
+    const cli_run gpu = run_cli({"--chip", "h100", "--top", "1"});
+    CHECK(gpu.status == cli::exit_ok);
+    CHECK(has(gpu.err,
+              "h100-sxm has no AI CPU: 1 op of the model placed there (where_default) "
+              "run on its vector engine"));
+    CHECK(has(gpu.out, "on h100-sxm: 480 deployments"));
+    const cli_run ascend = run_cli({"--top", "1"});
+    CHECK_FALSE(has(ascend.err, "no AI CPU"));
+}
+
 TEST_CASE("perfcast whatif: lists, ranges, target, formats") {
     const cli_run t = run_cli({"--streams", "1-3", "--cube", "6,12", "--vector=12,24",
                                "--batch", "16,128", "--latency-ms", "0.6", "--top", "0"});
@@ -232,6 +298,15 @@ TEST_CASE("perfcast whatif: bad input is a clear error") {
     const cli_run model = run_cli({"--model", PERFCAST_SOURCE_DIR "/tests/data/models/bad_shape.model"});
     CHECK(model.status == cli::exit_failure);
     CHECK(has(model.err, "bad_shape.model:2:15"));
+    // The sort key is --rank-by; --rank is a folder's rank, and says so when given a key.
+    const cli_run key = run_cli({"--rank", "throughput"});
+    CHECK(key.status == cli::exit_usage);
+    CHECK(has(key.err,
+              "option '--rank' picks the rank of a folder of several ranks' output (a "
+              "whole number); the sort key is --rank-by throughput"));
+    const cli_run by = run_cli({"--rank-by", "throughput", "--top", "1"});
+    CHECK(by.status == cli::exit_ok);
+    CHECK(has(by.out, "ranked by samples/s"));
     const cli_run missing = run_cli({"--model", "/nonexistent/x.model"});
     CHECK(missing.status == cli::exit_failure);
     CHECK(has(missing.err, "x.model: cannot open file for reading"));

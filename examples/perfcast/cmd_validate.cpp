@@ -637,7 +637,14 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
             throw usage_error(
                 "--transfer-from scores a calibration of another chip: it needs "
                 "--params FILE and no --fit / --holdout");
-        cal = profile::transferred(cal, chips::get_chip(*from), c);
+        const chip fitted_on = chips::get_chip(*from);
+        if (!cal.chip.empty() && !same_chip_name(cal.chip, fitted_on.name.view()))
+            throw usage_error("--transfer-from " + *from + ": " + *a.get("params") +
+                              " was fitted for " + cal.chip + ", not " +
+                              std::string(fitted_on.name.view()));
+        cal = profile::transferred(cal, fitted_on, c);
+    } else {
+        warn_params_chip(a, cal, c, err);
     }
     const row_filter keep{list_of(a, "tasks"), list_of(a, "types")};
     const std::size_t worst = row_count(a, "worst", 10);
@@ -762,6 +769,7 @@ int run_calibrate(std::span<const std::string_view> args, std::ostream& out, std
     profile_rows profiles(a, err);
     const chip c = profiles.chip_for(a.positional[0]);
     const profile::calibration start = params_from_args(a);
+    warn_params_chip(a, start, c, err);
     const row_filter keep{list_of(a, "tasks"), {}};
     const auto rows = filtered(profiles.in_context(a.positional[0], c, start.params), keep);
     const auto res =

@@ -2,7 +2,7 @@
 //
 //   perfcast whatif [--model FILE] [--chip C] [--batch B[,B..]] [--streams 1-6]
 //                   [--cube 6,8,12,24] [--vector 10,12,24,48] [--latency-ms X]
-//                   [--rank qps|throughput] [--top N] [--format table|csv|json] [--svg FILE]
+//                   [--rank-by qps|throughput] [--top N] [--format table|csv|json] [--svg FILE]
 //   perfcast whatif PROFILE.csv --batch B [--sweep-batch LIST] [grid or serving flags]
 //   perfcast whatif (--qps X[,Y..] | --p99-ms X [--traffic QPS [--headroom H]])
 //                   [--bs-hist FILE | --batch B] [--max-batch LIST] [--window-ms T[,T..]]
@@ -84,10 +84,14 @@ inline constexpr std::array<option, 37> options{{
      "batch sizes, e.g. 16,64 or 16-20; default 16,32,64,128,256 (serving: "
      "one size, default 16)"},
     {"streams", "LIST", "streams (instances) per card; default 1-6"},
-    {"cube", "LIST", "cube-core limits per instance; default 6,8,12,24"},
-    {"vector", "LIST", "vector-core limits per instance; default 10,12,24,48"},
+    {"cube", "LIST",
+     "cube-core limits per instance; default 6,8,12,24 (of 24 cube cores; the same shares of "
+     "another chip's)"},
+    {"vector", "LIST",
+     "vector-core limits per instance; default 10,12,24,48 (of 48; the same shares of another "
+     "chip's)"},
     {"latency-ms", "X", "latency target in ms: mark the best deployment within it"},
-    {"rank", "BY", "qps (default) or throughput (samples/s)"},
+    {"rank-by", "BY", "qps (default) or throughput (samples/s)"},
     {"top", "N", "table rows to print (default 20; 0: all)"},
     {"format", "FORMAT", "table (default), csv or json (csv and json list every candidate)"},
     {"svg", "FILE",
@@ -202,6 +206,32 @@ inline void check_limits(std::string_view flag, const std::vector<int>& v, int c
                     " cores of " + std::string(chip_name) + ")");
         }
     }
+}
+
+/// The default --cube and --vector lists on chip `c`: the 910B1's (whatif_defaults) at the same
+/// shares of `c`'s cores (limits_for).
+[[nodiscard]] inline std::string default_cube_text(const chip& c) {
+    return limits_text(scenario::default_cube, whatif_defaults::cube_base_cores, c.cube.cores);
+}
+[[nodiscard]] inline std::string default_vector_text(const chip& c) {
+    return limits_text(scenario::default_vector, whatif_defaults::vector_base_cores,
+                       c.vector.cores);
+}
+
+/// On a chip without an AI CPU, says on `err` which of `m`'s ops engine_of places there: they
+/// run on the chip's vector engine instead (engine_on).
+inline void note_aicpu_moved(std::ostream& err, const model& m, const chip& c) {
+    if (c.aicpu.cores >= 1) return;
+    std::string names;
+    std::size_t moved = 0;
+    for (const node& n : m.nodes) {
+        if (n.is_transfer() || engine_of(n) != engine::aicpu) continue;
+        if (++moved <= 3) names += (names.empty() ? "" : ", ") + std::string(n.name.view());
+    }
+    if (moved == 0) return;
+    err << "perfcast: " << c.name.view() << " has no AI CPU: " << moved
+        << (moved == 1 ? " op" : " ops") << " of the model placed there (" << names
+        << (moved > 3 ? ", ..." : "") << ") run on its vector engine\n";
 }
 
 }  // namespace whatif_detail
@@ -324,7 +354,7 @@ inline void check_chunks(std::uint64_t requests, const batch_distribution& dist,
 inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const model& m,
                const chip& c, const std::string& format, const card_params& params = {}) {
     using whatif_detail::as_ints;
-    for (std::string_view card_only : {"latency-ms", "rank"}) {
+    for (std::string_view card_only : {"latency-ms", "rank-by"}) {
         if (a.has(card_only)) {
             throw usage_error("option '--" + std::string(card_only) +
                               "' ranks single inferences; with serving flags (--qps, --p99-ms, "
@@ -403,8 +433,8 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
     };
     serving_grid g;
     const std::vector<int> streams = list_or("streams", whatif_defaults::streams);
-    const std::vector<int> cube = list_or("cube", whatif_defaults::cube);
-    const std::vector<int> vector = list_or("vector", whatif_defaults::vector);
+    const std::vector<int> cube = list_or("cube", whatif_detail::default_cube_text(c));
+    const std::vector<int> vector = list_or("vector", whatif_detail::default_vector_text(c));
     g.max_gears = list_or("max-batch", serving_defaults::max_gears);
     g.windows.clear();
     for (double w : parse_reals("window-ms", a.value_or("window-ms", serving_defaults::windows),
@@ -474,7 +504,7 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
 
 std::string whatif_usage() {
     return "Usage: perfcast whatif [--model FILE] [--chip C] [--batch LIST] [--streams LIST]\n"
-           "                       [--cube LIST] [--vector LIST] [--latency-ms X] [--rank BY]\n"
+           "                       [--cube LIST] [--vector LIST] [--latency-ms X] [--rank-by BY]\n"
            "                       [--top N] [--format table|csv|json] [--svg FILE]\n"
            "       perfcast whatif PROFILE.csv --batch B [--sweep-batch LIST] [other flags]\n\n"
            "Rank deployments (streams per card x cube / vector cores per instance x batch) by\n"
@@ -516,7 +546,14 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
             "lists the batch sizes)");
     }
     const std::string format = choice(a, "format", {"table", "csv", "json"}, "table");
-    const std::string rank = choice(a, "rank", {"qps", "throughput"}, "qps");
+    // --rank is a folder's rank (profile_options); the sort key, --rank-by, once had that name.
+    if (const auto r = a.get("rank"); r && (*r == "qps" || *r == "throughput")) {
+        throw usage_error(
+            "option '--rank' picks the rank of a folder of several ranks' output "
+            "(a whole number); the sort key is --rank-by " +
+            *r);
+    }
+    const std::string rank = choice(a, "rank-by", {"qps", "throughput"}, "qps");
 
     // The model and the chip.
     // A profile run without --chip / --chip-ini: the chip the profile names, else the default.
@@ -561,6 +598,7 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
         anchored->m.name =
             a.positional.front() + " (anchored at batch " + std::to_string(pb.front()) + ")";
     }
+    warn_params_chip(a, cal, c, err);
     const bool onnx_model = a.has("model") && is_onnx_path(*a.get("model"));
     for (const std::string_view flag : {"batch-dim", "unfused-attention"}) {
         if (a.has(flag) && !onnx_model) {
@@ -572,6 +610,7 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
               : a.has("model") ? read_model_input(*a.get("model"), err, a.value_or("batch-dim", ""),
                                                   {.fuse_attention = !a.has("unfused-attention")})
                                : scenario::ctr_ranking_model();
+    whatif_detail::note_aicpu_moved(err, m, c);
     const card_params params{.graph = {.model = cal.params},
                              .host_threads = host_threads_from_args(a),
                              .runtime = runtime_from_args(a, m, cal)};
@@ -589,8 +628,8 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
     };
     const std::vector<int> streams =
         as_ints("streams", list_or("streams", whatif_defaults::streams));
-    const std::vector<int> cube = as_ints("cube", list_or("cube", whatif_defaults::cube));
-    const std::vector<int> vector = as_ints("vector", list_or("vector", whatif_defaults::vector));
+    const std::vector<int> cube = as_ints("cube", list_or("cube", default_cube_text(c)));
+    const std::vector<int> vector = as_ints("vector", list_or("vector", default_vector_text(c)));
     const std::vector<std::int64_t> batches = anchored ? list_or("sweep-batch", *a.get("batch"))
                                                        : list_or("batch", whatif_defaults::batches);
     check_at_most("streams", streams, max_sweep_streams, "a stream count per card");

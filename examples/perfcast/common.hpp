@@ -167,12 +167,14 @@ inline constexpr option rank_option{
     return o;
 }
 
-/// A profile whose every row was damaged gives no answer: an error, not a report of zeros.
+/// A profile whose every row was damaged, or that has none, gives no answer: an error, not a
+/// report of zeros ("Findings (0) none" read as a clean bill of health).
 inline void require_usable_rows(const std::string& source, std::size_t rows, std::size_t skipped) {
     if (rows == 0 && skipped > 0) {
         throw perfcast::error(source + ": no usable row: all " + std::to_string(skipped) +
                               " rows were damaged and skipped (listed above)");
     }
+    if (rows == 0) throw perfcast::error(source + ": holds no row (a header and nothing else)");
 }
 
 /// One warning line per skipped profile row on `err`, and a count of those not listed.
@@ -441,6 +443,27 @@ struct chip_told {
 [[nodiscard]] inline profile::calibration params_from_args(const parsed_args& a) {
     if (const auto f = a.get("params")) return io::read_params_file(*f);
     return {};
+}
+
+/// Whether chip names `a` and `b` are the same chip (ASCII case ignored: an ini's
+/// "Ascend910B1" is the preset "ascend910b1").
+[[nodiscard]] inline bool same_chip_name(std::string_view a, std::string_view b) {
+    const auto lower = [](char ch) {
+        return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch;
+    };
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
+                                              [&](char x, char y) { return lower(x) == lower(y); });
+}
+
+/// Says on `err` when the --params file was fitted for another chip than `c` (its `chip` key):
+/// applied as they are, its heads and efficiencies are the other chip's.
+inline void warn_params_chip(const parsed_args& a, const profile::calibration& cal, const chip& c,
+                             std::ostream& err) {
+    if (cal.chip.empty() || same_chip_name(cal.chip, c.name.view())) return;
+    err << "perfcast: warning: " << a.value_or("params", "the parameters") << " was fitted for "
+        << cal.chip << ", not " << c.name.view()
+        << ": its heads and efficiencies are that chip's (validate --transfer-from " << cal.chip
+        << " keeps only what carries to another chip; docs/calibration.md, \"Another chip\")\n";
 }
 
 /// Parses "1-6", "6,8,12,24", "1-3,8" into values >= 1 (in the order given, duplicates removed).

@@ -15,6 +15,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "chip.hpp"
@@ -1000,6 +1001,34 @@ inline constexpr std::int64_t index_select_small_max = 16;
 }
 }  // namespace detail
 
+namespace detail {
+/// What cost() expects of a core limit on engine `e` of chip `c`, for its error: "at most 24 (the
+/// cube cores of ascend910b1)", or that the chip has none of that engine's cores.
+[[nodiscard]] inline std::string limit_expected(const chip& c, engine e) {
+    const int cores = c.engine_of(e).cores;
+    const std::string engine_cores = std::string(e == engine::aicpu ? "AI CPU" : name_of(e)) +
+                                     " cores of " + std::string(c.name.view());
+    if (cores < 1)
+        return "an engine the chip has (no " + engine_cores +
+               (e == engine::aicpu ? ": place the op on the vector engine)" : ")");
+    return "1 to " + std::to_string(cores) + " (the " + engine_cores + ")";
+}
+/// What cost() expects of op `o`'s dtype on chip `c`, for its error: the dtypes its engine has a
+/// rate for.
+[[nodiscard]] inline std::string dtype_expected(const chip& c, const op& o) {
+    const engine_spec& e = c.engine_of(o.eng);
+    std::string list;
+    for (const dtype t : all_dtypes) {
+        if (!(e.ops_per_cycle_for(t) > 0)) continue;
+        if (!list.empty()) list += ", ";
+        list += name_of(t);
+    }
+    return "a dtype the " + std::string(o.eng == engine::aicpu ? "AI CPU" : name_of(o.eng)) +
+           " of " + std::string(c.name.view()) + " computes in (" +
+           (list.empty() ? std::string("none") : list) + ")";
+}
+}  // namespace detail
+
 /// Cost of `o` on chip `c` using at most `limit` cores of its engine.
 /// Always inlined: a sweep over core limits (whatif, card) then keeps the chip's figures out of
 /// its loop; left to GCC 12's heuristics, the GEMM tile search made it stop inlining and the
@@ -1008,13 +1037,11 @@ inline constexpr std::int64_t index_select_small_max = 16;
     const chip& c, const op& o, core_count limit, const model_params& p = default_model_params) {
     constexpr std::string_view where = "cost";
     const engine_spec& e = c.engine_of(o.eng);
-    PERFCAST_EXPECTS(limit.value >= 1, where, "limit", static_cast<double>(limit.value),
-                     "at least 1 core");
-    PERFCAST_EXPECTS(limit.value <= e.cores, where,
+    PERFCAST_EXPECTS(limit.value >= 1 && limit.value <= e.cores, where,
                      o.eng == engine::cube     ? "limit (cube cores)"
                      : o.eng == engine::vector ? "limit (vector cores)"
                                                : "limit (aicpu cores)",
-                     static_cast<double>(limit.value), "no more than the engine's cores");
+                     static_cast<double>(limit.value), detail::limit_expected(c, o.eng));
     PERFCAST_EXPECTS(o.work_units >= 1, where, "op.work_units", static_cast<double>(o.work_units),
                      ">= 1");
     PERFCAST_EXPECTS(o.extra_head.in(units::us) >= 0 && o.extra_head.in(units::us) < 1e9, where,
@@ -1038,7 +1065,7 @@ inline constexpr std::int64_t index_select_small_max = 16;
                      "a factor in (0, 1e6) for a walked op or a softmax");
     const double rate = e.ops_per_cycle_for(detail::rate_type(e, o));
     PERFCAST_EXPECTS(o.useful_ops == 0 || rate > 0, where, "dtype", name_of(o.type),
-                     "a dtype the op's engine supports on this chip");
+                     detail::dtype_expected(c, o));
 
     // Cube ops: the tile the chip's libraries would choose (tiling_for), or split-K; an op that
     // needs neither is priced as given. Either way no copy of the op: cost_terms takes the

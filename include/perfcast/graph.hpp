@@ -150,6 +150,7 @@ namespace detail {
         return r;
     }
     op o = instantiate(n, batch);
+    o.eng = engine_on(c, n);  // an AI CPU op on a chip without one: its vector engine
     const bool sequenced = ctx.input_share >= 0 && o.eng != engine::aicpu;
     if (sequenced) {
         o.l2_input_share = ctx.input_share;
@@ -205,7 +206,7 @@ namespace detail {
 [[nodiscard]] constexpr node_eval evaluate_node(const chip& c, const node& n, batch_size batch,
                                                 const core_split& split, const graph_params& p = {},
                                                 const l2_context& ctx = {}) {
-    return evaluate_at(c, n, batch, limit_for(c, engine_of(n), split), p, ctx);
+    return evaluate_at(c, n, batch, limit_for(c, engine_on(c, n), split), p, ctx);
 }
 
 /// The l2_context of every node of `nodes` at `batch` (walk_l2_sequence; transfers and AI CPU

@@ -147,7 +147,8 @@ struct node_traffic {
     bool costed = false;     // a device op that cost.hpp prices (not a transfer, not on AI CPU)
 };
 
-[[nodiscard]] constexpr node_traffic traffic_of_node(const node& n, std::int64_t batch) {
+[[nodiscard]] constexpr node_traffic traffic_of_node(const chip& c, const node& n,
+                                                     std::int64_t batch) {
     node_traffic t;
     if (n.is_transfer()) {
         (n.direction == transfer_dir::to_device ? t.writes : t.reads) = transfer_bytes(n, batch);
@@ -157,7 +158,7 @@ struct node_traffic {
     const op o = instantiate(n, batch);
     t.reads = o.bytes_read;
     t.writes = o.bytes_written;
-    t.costed = o.eng != engine::aicpu;
+    t.costed = engine_on(c, n) != engine::aicpu;
     if (n.kind == op_kind::gather) {
         t.table = static_cast<double>(n.table_rows) * o.run;
         t.hot = o.hot_fraction;
@@ -170,10 +171,10 @@ struct node_traffic {
 }
 
 /// traffic_of_node; at run time an error names the node and the batch.
-[[nodiscard]] constexpr node_traffic traffic_of(const node& n, std::int64_t batch) {
-    if (std::is_constant_evaluated()) return traffic_of_node(n, batch);
+[[nodiscard]] constexpr node_traffic traffic_of(const chip& c, const node& n, std::int64_t batch) {
+    if (std::is_constant_evaluated()) return traffic_of_node(c, n, batch);
     try {
-        return traffic_of_node(n, batch);
+        return traffic_of_node(c, n, batch);
     } catch (const error& e) {
         rethrow_for_node(e, n, batch);
     }
@@ -237,12 +238,12 @@ constexpr void walk_l2_sequence(const chip& c, std::span<const node> nodes, std:
     if (std::is_constant_evaluated()) {
         detail::walk_traffic(
             nodes.size(), l2, capacity,
-            [&](std::size_t i) { return detail::traffic_of(nodes[i], batch); }, sink);
+            [&](std::size_t i) { return detail::traffic_of(c, nodes[i], batch); }, sink);
         return;
     }
     std::vector<detail::node_traffic> traffic;
     traffic.reserve(nodes.size());
-    for (const node& n : nodes) traffic.push_back(detail::traffic_of(n, batch));
+    for (const node& n : nodes) traffic.push_back(detail::traffic_of(c, n, batch));
     detail::walk_traffic(
         nodes.size(), l2, capacity,
         [&](std::size_t i) -> const detail::node_traffic& { return traffic[i]; }, sink);

@@ -548,6 +548,15 @@ template <std::size_t N, std::same_as<op_row>... Rows>
     return r->eng;
 }
 
+/// The engine node `n` runs on on chip `c`: engine_of(n), except that an op engine_of places on
+/// the AI CPU (a `generic` op of engine aicpu, a vector op moved there, an integer topk: guide
+/// §8) runs on the vector engine of a chip without one (aicpu.cores = 0, the GPU presets, whose
+/// frameworks run such an op as a kernel of its own).
+[[nodiscard]] constexpr engine engine_on(const chip& c, const node& n) noexcept {
+    const engine e = engine_of(n);
+    return e == engine::aicpu && c.aicpu.cores < 1 ? engine::vector : e;
+}
+
 constexpr node node::on_aicpu() const {
     const op_row* r = detail::find_row(*this);
     PERFCAST_EXPECTS(r != nullptr && r->cost != nullptr && r->eng != engine::cube, "node::on_aicpu",

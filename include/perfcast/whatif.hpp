@@ -105,7 +105,41 @@ struct whatif_defaults {
     static constexpr std::string_view batches = "16,32,64,128,256";
     /// Table rows (an assumption: one screen; --top 0 lists all, csv and json list every row).
     static constexpr std::size_t top = 20;
+    /// The cores of the chip the core-limit lists above are for (the 910B1's: 24 cube, 48
+    /// vector); another chip's defaults are the same shares of its own cores (limits_for).
+    static constexpr int cube_base_cores = 24;
+    static constexpr int vector_base_cores = 48;
 };
+
+/// `base`, core limits for an engine of `base_cores` cores, as the same shares of an engine of
+/// `cores`: each rounded to the nearest core (at least 1), ascending, each once. The 910B1's
+/// defaults 6,8,12,24 cube cores are 5,7,10,20 on a 910B3 (20) and 27,36,54,108 on an A100's
+/// 108 SMs; its 10,12,24,48 vector cores are 8,10,20,40 and 23,27,54,108.
+[[nodiscard]] constexpr std::vector<int> limits_for(std::span<const int> base, int base_cores,
+                                                    int cores) {
+    PERFCAST_EXPECTS(base_cores >= 1 && cores >= 1, "limits_for", "cores",
+                     static_cast<double>(cores < 1 ? cores : base_cores), "at least 1 core");
+    std::vector<int> out;
+    for (const int b : base) {
+        // Nearest whole core of b x cores / base_cores, halves up, in integers.
+        const std::int64_t scaled =
+            (2 * std::int64_t{b} * cores + base_cores) / (2 * std::int64_t{base_cores});
+        const int v = static_cast<int>(std::clamp<std::int64_t>(scaled, 1, cores));
+        if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+/// limits_for as the list text `perfcast whatif` takes ("6,8,12,24").
+[[nodiscard]] inline std::string limits_text(std::span<const int> base, int base_cores, int cores) {
+    std::string out;
+    for (const int v : limits_for(base, base_cores, cores)) {
+        if (!out.empty()) out += ',';
+        out += std::to_string(v);
+    }
+    return out;
+}
 
 /// Rejects empty axes, zero or negative values, limits above the chip's cores, more than
 /// max_sweep_streams streams and grids of more than max_sweep_deployments deployments, naming
@@ -303,7 +337,7 @@ public:
         axis_.reserve(nodes.size());
         offset_.reserve(nodes.size());
         for (const node& n : nodes) {
-            const engine e = engine_of(n);
+            const engine e = engine_on(c, n);
             axis_.push_back(n.is_transfer() || e == engine::aicpu ? limit_axis::none
                             : e == engine::cube                   ? limit_axis::cube
                                                                   : limit_axis::vector);

@@ -18,6 +18,7 @@
 // file, line, column and key.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <fstream>
 #include <istream>
@@ -72,6 +73,22 @@ namespace detail {
             ++value_col;
         if (!seen.insert(key).second)
             detail::params_error(source, line_no, 1, "key '" + shown(key) + "' given twice");
+        if (key == "chip") {  // a name, not a number: the chip they were fitted for
+            const std::string_view name = trim(value_text);
+            const bool plain = !name.empty() && name.size() <= 64 &&
+                               std::all_of(name.begin(), name.end(), [](char ch) {
+                                   return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                                          (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+                                          ch == '.';
+                               });
+            if (!plain)
+                detail::params_error(source, line_no, value_col,
+                                     "key 'chip': expected a chip name (letters, digits, '-', "
+                                     "'_', '.'; at most 64), got '" +
+                                         shown(trim(value_text)) + "'");
+            cal.chip = std::string(name);
+            continue;
+        }
         if (key.starts_with("runtime.")) {  // checked now, applied by whoever evaluates
             const std::string rkey = key.substr(8);
             const std::string value(trim(value_text));
@@ -191,6 +208,7 @@ inline void write_params(std::ostream& out, const profile::calibration& cal,
     const model_params& p = cal.params;
     out << "# perfcast model parameters (docs/calibration.md)\n";
     if (!header.empty()) out << "# " << header << '\n';
+    if (!cal.chip.empty()) out << "chip = " << cal.chip << '\n';
     const auto num = [&](std::string_view k, double v) {
         out << k << " = " << format_shortest(v) << '\n';
     };

@@ -435,6 +435,7 @@ using rows_by_type = std::map<std::string, std::vector<std::size_t>, std::less<>
     }
     res.log_error_after = mean_abs_log_error(c, scaled_by(rows, res.fitted), current);
     res.evaluations = counted.evaluations;
+    res.fitted.chip = std::string(c.name.view());  // the params file's `chip`
     return res;
 }
 

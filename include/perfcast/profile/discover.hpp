@@ -23,6 +23,10 @@
 // perfcast release reads, and needs no SQLite): "one run" is the torch_npu folder holding
 // ASCEND_PROFILER_OUTPUT, else the msprof PROF_* folder, else the file's own folder. Name the .db
 // itself to read it instead.
+//
+// Links to folders are followed (a folder of links to each rank's output is read as the folders
+// themselves); a table reached twice, through a link and directly or round a loop of links, is
+// taken once, under the first of its paths in name order. max_depth bounds a loop.
 #pragma once
 
 #include <algorithm>
@@ -313,7 +317,10 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
     std::vector<candidate> found;
     std::vector<fs::path> dbs;
     std::size_t entries = 0;
-    fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
+    fs::recursive_directory_iterator it(root,
+                                        fs::directory_options::skip_permission_denied |
+                                            fs::directory_options::follow_directory_symlink,
+                                        ec);
     if (ec) {
         throw parse_error("discover_profiles", root.generic_string(), 0, 0,
                           "cannot list folder: " + ec.message(), root.generic_string());
@@ -354,6 +361,21 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
     std::sort(found.begin(), found.end(),
               [](const candidate& a, const candidate& b) { return a.path < b.path; });
     std::sort(dbs.begin(), dbs.end());
+    // One file reached by several paths (links): its first path in name order.
+    {
+        std::vector<fs::path> seen;
+        const auto again = [&seen](const fs::path& p) {
+            std::error_code cec;
+            fs::path real = fs::weakly_canonical(p, cec);
+            if (cec) real = p;
+            if (std::find(seen.begin(), seen.end(), real) != seen.end()) return true;
+            seen.push_back(std::move(real));
+            return false;
+        };
+        std::erase_if(found, [&](const candidate& c) { return again(c.path); });
+        std::erase_if(dbs, [&](const fs::path& p) { return again(p); });
+        std::erase_if(out.not_taken, [&](const passed_over& n) { return again(n.path); });
+    }
 
     // torch_npu roots: folders holding ASCEND_PROFILER_OUTPUT/kernel_details.csv or
     // ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler*.db.
@@ -493,6 +515,7 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
 template <class F>
 void for_each_source_file(const profile_source& s, kernel_reader_options opt, F&& f) {
     if (auto why = needs_database_reader(s)) throw ::perfcast::error(*why);
+    if (opt.device && s.device == opt.device) opt.device_of_source = true;  // device_N/...
     for (const std::filesystem::path& p : s.files) {
         std::ifstream in = open_input(p.generic_string(), "read_profile_source");
         kernel_details_reader r(in, p.generic_string(), opt);

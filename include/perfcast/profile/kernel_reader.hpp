@@ -41,7 +41,11 @@ struct kernel_reader_options {
     /// Rows of this device only (Device_id), the others counted in `devices()`. Unset: a file
     /// with rows of more than one device is an error at its end unless `several_devices`
     /// (utilization summed over devices is meaningless: 168.8 % on a two-device op_summary).
+    /// A file without the column has no row to pick: `device` is then an error at its end,
+    /// unless `device_of_source` (the file's folder is that device's: msprof's device_N;
+    /// for_each_source_file sets it), when every row is that device's.
     std::optional<int> device;
+    bool device_of_source = false;
     bool several_devices = false;
     /// Rows of this training or inference step only (Step Id), the others counted in `steps()`.
     /// Unset: every step's rows (the report says how many steps they span). A step no row has,
@@ -87,6 +91,14 @@ inline void check_devices(const std::map<int, std::size_t>& devices,
         return out;
     };
     if (opt.device) {
+        if (devices.empty() && !opt.device_of_source) {
+            throw parse_error(where, source, 0, 0,
+                              "device " + std::to_string(*opt.device) +
+                                  " asked for, but no row has a Device_id (msprof's op_summary "
+                                  "and the databases have the column; torch_npu's "
+                                  "kernel_details does not: its folder is one rank's device)",
+                              "Device_id");
+        }
         if (!devices.empty() && !devices.contains(*opt.device)) {
             throw parse_error(where, source, 0, 0,
                               "no row of device " + std::to_string(*opt.device) +

@@ -271,6 +271,11 @@ inline constexpr std::array<vector_type_traits, 33> vector_types{{
 /// type's Muls by a scalar, priced them at 2.3x (docs/validation.md, "Terms of one input pattern").
 struct calibration {
     model_params params{};
+    /// The chip these parameters were fitted for (its preset name, `chip::name`; params key
+    /// `chip`; empty: not said, as in files written before the key). Its heads and efficiencies
+    /// are that chip's: applied to another they are off by the chips' difference, which the
+    /// commands warn of (transferred() keeps what carries).
+    std::string chip;
     std::map<std::string, double, std::less<>> work_factor;    // op type -> factor (1: none)
     std::map<std::string, duration, std::less<>> fixed_time;  // op type -> extra head (0: none)
     std::map<std::string, duration, std::less<>> per_core_time;  // op type -> per core (0: none)

@@ -44,6 +44,7 @@ namespace perfcast::profile {
     PERFCAST_EXPECTS(target.vector.clock > frequency{}, "transferred", "target vector clock",
                      target.vector.clock.in(units::Hz), "a chip with a vector clock");
     calibration to;
+    to.chip = std::string(target.name.view());
     to.work_factor = from.work_factor;
     to.unseen_heavy_factor = from.unseen_heavy_factor;
     to.factor_vector_efficiency = from.factor_vector_efficiency > 0 ? from.factor_vector_efficiency
