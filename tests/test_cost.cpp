@@ -363,6 +363,69 @@ TEST_CASE("HBM mix cost: only traffic that mixes reads and writes pays it, in pr
     CHECK(mem(add, mixed) == doctest::Approx(both_ways.in(units::us)).epsilon(1e-12));
 }
 
+TEST_CASE("op factories' errors name the op, the field, the value and the bound") {
+    // A batch of 1 is a matmul, and its errors say so.
+    CHECK(message_has([] { (void)matmul(0, 1, 1, dtype::fp16); },
+                      "perfcast::matmul: m = 0, expected a dimension >= 1"));
+    CHECK(message_has([] { (void)batch_matmul(2, 0, 1, 1, dtype::fp16); },
+                      "perfcast::batch_matmul: m = 0"));
+    // The bound of the operations per element, not "finite".
+    CHECK(message_has([] { (void)elementwise(4, dtype::fp16, {.ops_per_element = 1e300}); },
+                      "perfcast::elementwise: ops_per_element = 1e+300, expected a count per "
+                      "element in (0, 1e9)"));
+    CHECK(message_has([] { (void)rowwise(4, 8, dtype::fp16, {.ops_per_element = 0}); },
+                      "ops_per_element = 0, expected a count per element in (0, 1e9)"));
+    // The dimension and the two sizes that do not broadcast.
+    CHECK(message_has(
+        [] {
+            (void)elementwise_broadcast(shape{1, 4000}, shape{400, 2}, dtype::fp16);
+        },
+        "perfcast::elementwise_broadcast: dimension 1 of [1, 4000] and [400, 2] = "
+        "4000 and 2, expected broadcast-compatible sizes (equal, or 1 in one of "
+        "them)"));
+    CHECK(elementwise_broadcast(shape{3, 4}, shape{2, 1, 4}, dtype::fp16)
+              .bytes_written.in(units::B) == 2 * 3 * 4 * 2.0);  // 1 broadcasts: [2, 3, 4]
+    CHECK(message_has(
+        [] {
+            (void)elementwise_broadcast(shape{3, 4}, shape{2, 2, 4}, dtype::fp16);
+        },
+        "dimension 1 (of the longer shape) of [3, 4] and [2, 2, 4] = 3 and 2"));
+    // A broadcast checks numpy's rules too.
+    CHECK(message_has(
+        [] {
+            (void)broadcast(shape{2, 300}, shape{3, 300}, dtype::fp32);
+        },
+        "perfcast::broadcast: input dimension 0 = 2, expected 1 or the output's 3 "
+        "(input [2, 300] to output [3, 300])"));
+    CHECK(message_has(
+        [] {
+            (void)broadcast(shape{1, 2, 3}, shape{2, 3}, dtype::fp32);
+        },
+        "perfcast::broadcast: input rank = 3, expected at most the output's rank, 2"));
+    CHECK(broadcast(shape{300}, shape{4, 300}, dtype::fp32).bytes_written ==
+          broadcast(shape{1, 300}, shape{4, 300}, dtype::fp32).bytes_written);
+    // TopK: the bounds with their values; valid 0 is the whole length; k <= valid.
+    CHECK(message_has([] { (void)topk(1, 10, 20, dtype::fp16); },
+                      "perfcast::topk: k = 20, expected k <= length (10)"));
+    CHECK(message_has([] { (void)topk(4, 100, 10, dtype::fp16, 200); },
+                      "perfcast::topk: valid = 200, expected 1 <= valid <= length (100), or 0: the "
+                      "whole length"));
+    CHECK(message_has([] { (void)topk(4, 100, 10, dtype::fp16, 5); },
+                      "perfcast::topk: k = 10, expected k <= valid (5): a TopK keeps k of the "
+                      "valid elements"));
+    CHECK(message_has(
+        [] {
+            (void)gather(10, data_size{2e15, units::B}, 10, dtype::fp16);
+        },
+        "row_bytes = 2e+15, expected a row size in [1, 1e15) bytes"));
+}
+// The checks stay constexpr: their messages are built only on the failing path.
+static_assert(topk(4, 100, 10, dtype::fp16, 0) == topk(4, 100, 10, dtype::fp16, 100));
+static_assert(topk(4, 100, 10, dtype::fp16, 10).bytes_read.in(units::B) == 80.0);
+static_assert(broadcast(shape{1, 300}, shape{4, 300}, dtype::fp16).kind == op_kind::broadcast);
+static_assert(elementwise_broadcast(shape{1, 4}, shape{3, 1}, dtype::fp16).work_units >= 1);
+static_assert(matmul(16, 16, 16, dtype::fp16).kind == op_kind::matmul);
+
 TEST_CASE("bad input names the field and the value") {
     CHECK(message_has([] { (void)matmul(0, 1, 1, dtype::fp16); }, "m = 0"));
     CHECK(message_has([] { (void)batch_matmul(-3, 1, 1, 1, dtype::fp16); }, "batch = -3"));

@@ -214,7 +214,7 @@ static_assert(ceil_div(7, 2) == 4 && ceil_div(8, 2) == 4 && ceil_div(0, 5) == 0)
 TEST_CASE("a matmul dimension near 2^63 is too large, not an overflow") {
     const auto r = run_command(cli::op_command, {"--matmul", "9223372036854775807,2,2"});
     CHECK(r.status == cli::exit_failure);
-    CHECK(has(r.err, "perfcast::batch_matmul: m (padded to the fractal)"));
+    CHECK(has(r.err, "perfcast::matmul: m (padded to the fractal)"));
     CHECK(has(r.err, "too large"));
     CHECK(has(message_of([] { (void)matmul(2, 2, std::int64_t{1} << 62, dtype::fp32); }),
               "too large"));
@@ -257,7 +257,7 @@ TEST_CASE("a profile row of 1e22-element shapes is too large, naming its line") 
     CHECK(r.status == cli::exit_failure);
     CHECK(has(r.err,
               "row at line 2 (aclnnMatmul_MatMulCommon_MatMulV2, MatMulV2): "
-              "perfcast::batch_matmul: m*k = 1e+22"));
+              "perfcast::matmul: m*k = 1e+22"));
     CHECK(has(r.err, "too large"));
 }
 

@@ -190,6 +190,103 @@ TEST_CASE("inline errors name the place and the expectation") {
     }
 }
 
+TEST_CASE("numeric keys are checked against their ranges where they are read") {
+    // Each error names the key's value column, not only the instantiation that would fail later.
+    struct expect_case {
+        std::string_view text;
+        int column;
+        std::string_view message;
+    };
+    const expect_case cases[] = {
+        {"elementwise B,4 fp16 ops=0", 26,
+         "t.model:1:26: ops = \"0\", expected operations per element in (0, 1e9)"},
+        {"elementwise B,4 fp16 ops=1e300", 26, "expected operations per element in (0, 1e9)"},
+        {"norm B,4 fp16 ops=-1", 19, "ops = \"-1\", expected operations per element in (0, 1e9)"},
+        {"elementwise B,4 fp16 inputs=0", 29,
+         "inputs = \"0\", expected an integer in [1, 2147483647]"},
+        // Not wrapped to 1 by a cast to int.
+        {"elementwise B,4 fp16 inputs=4294967297", 29, "expected an integer in [1, 2147483647]"},
+        {"elementwise B,4 fp16 outputs=0", 30, "outputs = \"0\", expected an integer in [1, "},
+        {"norm B,4 fp16 inputs=0", 22, "inputs = \"0\", expected an integer in [1, 2147483647]"},
+        {"elementwise B,4 fp16 inner=-1", 28, "inner = \"-1\", expected an integer >= 0"},
+        {"gather B;100,32 fp16 hot=1.5", 26, "hot = \"1.5\", expected a share in [0, 1]"},
+        {"topk B,100 fp16 k=0", 19, "k = \"0\", expected an integer >= 1"},
+        {"topk B,100 fp16 k=10 valid=5", 28,
+         "valid = \"5\", expected a valid length from k (10) to the length (100), or 0: the whole "
+         "length"},
+        {"topk B,100 fp16 k=10 valid=200", 28, "from k (10) to the length (100)"},
+        {"topk B,100 fp16 k=10 valid=-1", 28, "from k (10) to the length (100)"},
+        {"topk 8,B fp16 k=10 valid=5", 26,
+         "valid = \"5\", expected a valid length from k (10) to the length, or 0: the whole "
+         "length"},
+        {"concat B,8;B,5 fp16 inner=-1", 27, "inner = \"-1\", expected an integer >= 0"},
+        {"generic B fp16 flops=-1", 22, "flops = \"-1\", expected flops per element in [0, 1e15)"},
+        {"generic B fp16 in=1e15", 19,
+         "in = \"1e15\", expected bytes read per element in [0, 1e15)"},
+        {"generic B fp16 out=-2", 20, "expected bytes written per element in [0, 1e15)"},
+        {"generic B fp16 units=0", 22, "units = \"0\", expected an integer >= 1"},
+    };
+    for (const expect_case& c : cases) {
+        INFO(c.text);
+        const failure f = fail_of(c.text);
+        CHECK(f.line == 1);
+        CHECK(f.column == c.column);
+        CHECK(has(f.what, std::string(c.message)));
+    }
+    // valid=0 is the whole length (nodes::topk), as leaving it out.
+    const model m = io::parse_model("topk B,100 fp16 k=10 valid=0\ntopk B,100 fp16 k=10\n");
+    CHECK(instantiate(m.nodes[0], 4) == instantiate(m.nodes[1], 4));
+    CHECK(instantiate(m.nodes[0], 4) == topk(4, 100, 10, dtype::fp16, 100));
+    // The node factory refuses k > valid for C++ callers too.
+    std::string what;
+    try {
+        (void)nodes::topk(B, 100, 10, dtype::fp16, 5);
+    } catch (const perfcast::error& e) {
+        what = e.what();
+    }
+    CHECK(what ==
+          "perfcast::nodes::topk: k = 10, expected k <= valid (5): a TopK keeps k of the valid "
+          "elements");
+}
+
+TEST_CASE("broadcast: what fails at every batch is refused where it is read, the rest per batch") {
+    // Two sizes without B that differ (the input's not 1), or an input of higher rank: no batch
+    // helps, so the line's place is named.
+    const failure fixed = fail_of("broadcast 2,300;3,B fp32");
+    CHECK(fixed.column == 11);
+    CHECK(has(fixed.what,
+              "t.model:1:11: op = \"broadcast\", expected valid arguments "
+              "(perfcast::nodes::broadcast: input dimension 0 = 2, expected 1 or the output's 3 "
+              "(input [2, 300] to output [3, B]))"));
+    const failure rank = fail_of("broadcast 1,2,B;B fp32");
+    CHECK(rank.column == 11);
+    CHECK(has(rank.what,
+              "input rank = 3, expected at most the output's rank, 1 (input [1, 2, B] "
+              "to output [B])"));
+    // 2 broadcasts to B at B = 2 only: checked at each batch, naming the node, its shapes as
+    // written and the batch.
+    const model m = io::parse_model(
+        "broadcast 2,300;B*2+1,300 fp32 name=bias\n"
+        "broadcast 1,300;B,300 fp32\n"
+        "broadcast B,1;B,300 fp32\n");
+    REQUIRE(m.nodes.size() == 3);
+    std::string what;
+    try {
+        (void)instantiate(m.nodes[0], 2);
+    } catch (const perfcast::error& e) {
+        what = e.what();
+    }
+    CHECK(what ==
+          "perfcast::instantiate: broadcast input dimension 0 = 2, expected 1 or the output's 5 "
+          "(node 'bias': input [2, 300] to output [B*2+1, 300] at batch 2)");
+    CHECK(instantiate(m.nodes[1], 7) == broadcast(shape{1, 300}, shape{7, 300}, dtype::fp32));
+    CHECK(instantiate(m.nodes[2], 7) == broadcast(shape{7, 1}, shape{7, 300}, dtype::fp32));
+    // B on the input's side: B+1 broadcasts to 2 at batch 1.
+    const model at_one = io::parse_model("broadcast B+1,300;2,300 fp32\n");
+    CHECK(instantiate(at_one.nodes[0], 1).bytes_read ==
+          broadcast(shape{2, 300}, shape{2, 300}, dtype::fp32).bytes_read);
+}
+
 TEST_CASE("runtime line: a preset and settings, checked where they are written") {
     const model m = io::parse_model("transfer B,26 int64\n"
                                     "runtime acl copies=aggregated memory=pinned buffer_us=12\n"

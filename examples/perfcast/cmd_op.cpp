@@ -7,10 +7,13 @@
 //
 // The shortcut flags (--matmul ... --transpose) cover the common kinds; --line reaches every kind
 // of the op vocabulary (node.hpp's op_kinds, or an extension's: run_op_in), so a new kind needs
-// no edit here.
+// no edit here. A flag that does not apply to the op given is an error, not ignored (modifiers).
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <ostream>
 #include <span>
@@ -42,8 +45,8 @@ inline constexpr std::array<option, 29> options{{
     {"chip", "NAME", "chip preset (default 910B1; see `perfcast chips`)"},
     chip_ini_option,
     params_option,
-    {"cube", "K", "cube-core limit (default: all)"},
-    {"vector", "K", "vector-core limit (default: all)"},
+    {"cube", "K", "cube-core limit of a cube op (default: all)"},
+    {"vector", "K", "vector-core limit of a vector op (default: all)"},
     {"dtype", "T", "data type (default fp16): fp32 hf32 fp16 bf16 int8 int32 int64 ..."},
     {"matmul", "M,N,K", "[M,K] x [K,N] on the cube"},
     {"batch", "B", "batch count of a batch matmul, or B in --line (default 1)"},
@@ -52,7 +55,7 @@ inline constexpr std::array<option, 29> options{{
     {"shapes", "A;B", "elementwise between broadcast shapes, e.g. '1,4000;400,1'"},
     {"inputs", "N", "elementwise inputs (default 2)"},
     {"ops-per-element", "X", "vector operations per output element (default 1)"},
-    {"out-dtype", "T", "output dtype of elementwise / cast (default: same as --dtype)"},
+    {"out-dtype", "T", "output dtype of --elementwise / --shapes (default: same as --dtype)"},
     {"reduce", "ROWS,LEN", "reduce ROWS rows of LEN elements"},
     {"softmax", "ROWS,LEN", "softmax of ROWS rows of LEN elements (along the last axis)"},
     {"norm", "ROWS,WIDTH", "norm of ROWS rows of WIDTH, each reduced across a GPU block (ops: 8)"},
@@ -61,14 +64,138 @@ inline constexpr std::array<option, 29> options{{
     {"table-rows", "N", "rows in the gathered table (default 1000000)"},
     {"hot", "SHARE", "share of gather indices on a few hot rows (0..1)"},
     {"topk", "ROWS,LEN,K", "TopK over ROWS rows of LEN"},
-    {"valid", "N", "TopK valid length (default LEN)"},
+    {"valid", "N", "TopK valid length, K to LEN (default, or 0: LEN)"},
     {"transpose", "D0,D1,..", "transpose a tensor whose innermost axis moves"},
     {"line", "LINE", "an op of any kind as a model-file line (docs/model-file.md); B is --batch"},
     {"transfer", "SIZE", "host-to-device transfer, e.g. 4MiB"},
     {"link", "NAME", "host link for --transfer, e.g. pcie5x4 (default: the chip's)"},
     {"format", "FORMAT", "table (default) or json"},
-    {"limit", "K", "core limit for the op's engine (alternative to --cube / --vector)"},
+    {"limit", "K", "core limit of the op's engine, whichever it is (instead of --cube / --vector)"},
 }};
+
+/// The flags that name the op: exactly one of them is given.
+inline constexpr std::array<std::string_view, 11> op_flags{
+    "matmul", "elementwise", "shapes",    "reduce", "softmax", "norm",
+    "gather", "topk",        "transpose", "line",   "transfer"};
+
+/// A flag that applies to some ops only: given with another, it is a usage error rather than
+/// ignored. `ops`: the op flags it applies to, space-separated; `does`: what it does there.
+struct modifier {
+    std::string_view name;
+    std::string_view ops;
+    std::string_view does;
+};
+
+inline constexpr std::string_view device_ops =
+    "matmul elementwise shapes reduce softmax norm gather topk transpose line";
+
+inline constexpr std::array<modifier, 15> modifiers{{
+    {"dtype", "matmul elementwise shapes reduce softmax norm gather topk transpose",
+     "sets the dtype of a shortcut op flag's op (a --line names its own; a --transfer moves "
+     "bytes)"},
+    {"params", device_ops, "prices device ops (a --transfer is priced by its link alone)"},
+    {"cube", device_ops, "sets the cube cores of a device op (a transfer holds no cores)"},
+    {"vector", device_ops, "sets the vector cores of a device op (a transfer holds no cores)"},
+    {"limit", device_ops, "sets the cores of a device op's engine (a transfer holds no cores)"},
+    {"batch", "matmul line", "sets the batch count of --matmul, or B in --line"},
+    {"broadcast-b", "matmul", "shares B across the batches of --matmul"},
+    {"inputs", "elementwise", "sets the inputs of --elementwise (--shapes has two)"},
+    {"ops-per-element", "elementwise shapes norm",
+     "sets the operations per element of --elementwise, --shapes or --norm (a --line says "
+     "ops=)"},
+    {"out-dtype", "elementwise shapes",
+     "sets the output dtype of --elementwise or --shapes (a --line says out= or to=)"},
+    {"row-bytes", "gather", "sets the row size of --gather"},
+    {"table-rows", "gather", "sets the table rows of --gather"},
+    {"hot", "gather", "sets the share of --gather's indices on hot rows"},
+    {"valid", "topk", "sets the valid length of --topk (a --line says valid=)"},
+    {"link", "transfer", "sets the host link of --transfer"},
+}};
+
+/// Whether the space-separated `words` hold `word`.
+[[nodiscard]] constexpr bool has_word(std::string_view words, std::string_view word) noexcept {
+    std::size_t pos = 0;
+    while (pos <= words.size()) {
+        const std::size_t end = std::min(words.find(' ', pos), words.size());
+        if (words.substr(pos, end - pos) == word) return true;
+        pos = end + 1;
+    }
+    return false;
+}
+static_assert(has_word(device_ops, "line") && has_word(device_ops, "matmul") &&
+              !has_word(device_ops, "transfer") && !has_word(device_ops, "mat"));
+
+/// The op flag given: exactly one of op_flags, else a usage error naming those given.
+inline std::string_view op_flag_of(const parsed_args& a) {
+    std::vector<std::string_view> given;
+    for (std::string_view f : op_flags) {
+        if (a.has(f)) given.push_back(f);
+    }
+    if (given.size() == 1) return given.front();
+    std::string m =
+        "give exactly one of --matmul, --elementwise, --shapes, --reduce, --softmax, --norm, "
+        "--gather, --topk, --transpose, --line or --transfer";
+    if (!given.empty()) {
+        m += ", not ";
+        for (std::size_t i = 0; i < given.size(); ++i) {
+            if (i > 0) m += i + 1 == given.size() ? " and " : ", ";
+            m += "--";
+            m += given[i];
+        }
+        m += " together";
+    }
+    throw usage_error(m);
+}
+
+/// A modifier given with an op it does not apply to, or --limit with --cube / --vector: a usage
+/// error that says why.
+inline void check_modifiers(const parsed_args& a, std::string_view op_flag) {
+    for (const modifier& m : modifiers) {
+        if (!a.has(m.name) || has_word(m.ops, op_flag)) continue;
+        throw usage_error("option '--" + std::string(m.name) + "' does not apply to --" +
+                          std::string(op_flag) + ": --" + std::string(m.name) + " " +
+                          std::string(m.does));
+    }
+    for (std::string_view flag : {"cube", "vector"}) {
+        if (a.has("limit") && a.has(flag)) {
+            throw usage_error("options '--limit' and '--" + std::string(flag) +
+                              "' both set the op's core limit: give --" + std::string(flag) +
+                              " (the " + std::string(flag) +
+                              " cores) or --limit (the cores of whichever engine the op runs "
+                              "on), not both");
+        }
+    }
+}
+
+/// --cube or --vector given for an op on another engine: a usage error naming the flag to use.
+inline void check_engine_flags(const parsed_args& a, const op& o, op_vocabulary ops) {
+    for (const engine e : {engine::cube, engine::vector}) {
+        const std::string flag(name_of(e));
+        if (!a.has(flag) || o.eng == e) continue;
+        const std::string_view kind = name_in(ops, o.kind);
+        const bool vowel =
+            !kind.empty() && std::string_view("aeiou").find(kind[0]) != std::string_view::npos;
+        std::string m = "--" + flag + " sets the " + flag + " cores, but " + (vowel ? "an " : "a ");
+        m += kind;
+        if (o.eng == engine::cube) {
+            m += " runs on the cube: use --cube";
+        } else if (o.eng == engine::vector) {
+            m += " runs on the vector cores: use --vector";
+        } else {
+            m += " of ";
+            m += name_of(o.type);
+            m += " runs on the AI CPU: use --limit";
+        }
+        throw usage_error(m);
+    }
+}
+
+/// `v`, a count that an int holds; larger is an error naming `flag`.
+[[nodiscard]] inline int int_count(std::int64_t v, std::string_view flag) {
+    PERFCAST_EXPECTS(v <= std::numeric_limits<int>::max(), "op", flag, std::to_string(v),
+                     "at most 2147483647");
+    return static_cast<int>(v);
+}
 
 inline std::vector<std::int64_t> ints(const parsed_args& a, std::string_view name,
                                       std::size_t count) {
@@ -102,26 +229,21 @@ inline std::int64_t int_flag(const parsed_args& a, std::string_view name, std::i
     return fallback;
 }
 
-/// The op the flags describe; exactly one op flag must be present. `ops`: the kinds --line
-/// may name.
+/// The device op the flags describe (op_flag_of and check_modifiers passed). `ops`: the kinds
+/// --line may name.
 inline op op_of(const parsed_args& a, op_vocabulary ops) {
     const dtype t = parse_dtype(a.value_or("dtype", "fp16"));
-    const std::array<std::string_view, 10> kinds{"matmul",    "elementwise", "shapes", "reduce",
-                                                 "softmax",   "norm",        "gather", "topk",
-                                                 "transpose", "line"};
-    int given = 0;
-    for (std::string_view k : kinds) given += a.has(k) ? 1 : 0;
-    if (given != 1) {
-        throw usage_error(
-            "give exactly one of --matmul, --elementwise, --shapes, --reduce, --softmax, --norm, "
-            "--gather, --topk, --transpose, --line or --transfer");
-    }
     if (a.has("line")) {
-        return instantiate(io::parse_op_line(*a.get("line"), "--line", ops),
-                           int_flag(a, "batch", 1));
+        const node n = io::parse_op_line(*a.get("line"), "--line", ops);
+        if (a.has("batch") && !n.depends_on_batch()) {
+            throw usage_error(
+                "option '--batch' does not apply to this --line: --batch sets B, and the line "
+                "has no B");
+        }
+        return instantiate(n, int_flag(a, "batch", 1));
     }
     elementwise_options eo;
-    eo.inputs = static_cast<int>(int_flag(a, "inputs", 2));
+    eo.inputs = int_count(int_flag(a, "inputs", 2), "--inputs");
     if (auto v = a.get("ops-per-element"))
         eo.ops_per_element = io::parse_double(*v, "--ops-per-element");
     if (auto v = a.get("out-dtype")) {
@@ -174,14 +296,31 @@ inline op op_of(const parsed_args& a, op_vocabulary ops) {
     return transpose(shape_of(*a.get("transpose"), "--transpose"), t);
 }
 
+/// The core limit of an op on engine `e` (check_modifiers and check_engine_flags passed): --limit,
+/// --cube or --vector, checked against the chip's cores here rather than by cost() so that the
+/// error names the flag, the bound and the chip; else all the engine's cores.
 inline int limit_for(const parsed_args& a, const chip& c, engine e) {
-    const std::string_view flag = e == engine::cube ? "cube" : "vector";
-    if (auto v = a.get("limit")) return static_cast<int>(io::parse_int(*v, "--limit"));
-    if (e != engine::aicpu) {
-        if (auto v = a.get(flag))
-            return static_cast<int>(io::parse_int(*v, "--" + std::string(flag)));
+    const int cores = c.engine_of(e).cores;
+    std::string flag = "limit";
+    if (!a.has(flag)) flag = name_of(e);
+    const auto v = a.get(flag);
+    if (!v) return cores;
+    flag.insert(0, "--");
+    const std::int64_t k = io::parse_int(*v, flag);
+    std::string engine_cores = " (the ";
+    engine_cores += name_of(e);
+    engine_cores += " cores of ";
+    engine_cores += c.name.view();
+    engine_cores += ')';
+    if (k < 1) {
+        ::perfcast::detail::precondition_failed("op", flag, static_cast<double>(k),
+                                                "at least 1 core");
     }
-    return c.engine_of(e).cores;
+    if (k > cores) {
+        ::perfcast::detail::precondition_failed("op", flag, static_cast<double>(k),
+                                                "at most " + std::to_string(cores) + engine_cores);
+    }
+    return static_cast<int>(k);
 }
 
 /// One line of output: text fields first, then numbers.
@@ -261,11 +400,13 @@ inline report op_report(const chip& c, const op& o, const op_cost& k, op_vocabul
 }  // namespace op_detail
 
 std::string op_usage() {
-    return "Usage: perfcast op [--chip NAME] [--cube K | --vector K] OP-FLAGS "
+    return "Usage: perfcast op [--chip NAME] [--cube K | --vector K | --limit K] OP-FLAGS "
            "[--format table|json]\n"
            "       perfcast op --transfer SIZE [--link pcie5x4]\n\n"
            "Predict one op: latency, cores held, core-time, head / compute / memory split, bound\n"
-           "and utilization. Examples:\n"
+           "and utilization. One op flag; --cube for an op on the cube, --vector for one on\n"
+           "the vector cores, --limit for either (or the AI CPU); a flag that does not apply\n"
+           "to the op is an error. Examples:\n"
            "  perfcast op --chip 910B1 --cube 12 --matmul 128,300,32 --batch 8 --dtype fp16\n"
            "  perfcast op --chip 910B1 --vector 24 --elementwise 4000 --inputs 2 --dtype int64\n"
            "  perfcast op --transfer 4MiB --link pcie5x4\n"
@@ -285,13 +426,16 @@ int run_op_in(op_vocabulary ops, std::span<const std::string_view> args, std::os
     if (!a.positional.empty())
         throw usage_error("unexpected argument '" + a.positional.front() + "'");
     const std::string format = choice(a, "format", {"table", "json"}, "table");
+    const std::string_view op_flag = op_detail::op_flag_of(a);
+    op_detail::check_modifiers(a, op_flag);
     const chip c = chip_from_args(a, "910B1");
     const profile::calibration cal = params_from_args(a);
-    if (a.has("transfer")) {
+    if (op_flag == "transfer") {
         op_detail::write(op_detail::transfer_report(a, c), out, format);
         return exit_ok;
     }
     const op o = op_detail::op_of(a, ops);
+    op_detail::check_engine_flags(a, o, ops);
     const int limit = op_detail::limit_for(a, c, o.eng);
     op_detail::write(op_detail::op_report(c, o, cost(c, o, core_count{limit}, cal.params), ops),
                      out, format);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <string>
 #include <string_view>
 
 #include "error.hpp"
@@ -107,5 +108,27 @@ struct batched_shape {
     [[nodiscard]] friend constexpr bool operator==(const batched_shape&,
                                                    const batched_shape&) = default;
 };
+
+namespace detail {
+/// "[B*8+1, 300]": a batched shape as a model file writes its dimensions, in error messages.
+[[nodiscard]] inline std::string shape_text(const batched_shape& s) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < s.rank; ++i) {
+        if (i > 0) out += ", ";
+        const batch_dim d = s[i];
+        if (d.per_batch >= 1) out += 'B';
+        if (d.per_batch > 1) {
+            out += '*';
+            out += std::to_string(d.per_batch);
+        }
+        if (d.fixed != 0 || d.per_batch == 0) {
+            if (d.per_batch != 0 && d.fixed > 0) out += '+';
+            out += std::to_string(d.fixed);
+        }
+    }
+    out += ']';
+    return out;
+}
+}  // namespace detail
 
 }  // namespace perfcast

@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <string_view>
 
 #include "batched_shape.hpp"
@@ -280,10 +281,30 @@ inline constexpr std::string_view instantiate_where = "instantiate";
     return concat({all}, n.inner > 0 ? n.inner : s0.inner(), n.type);
 }
 
+/// Not constexpr: broadcast_failed for node `n` at `batch`, naming the node, its shapes as
+/// written and the batch.
+[[noreturn]] inline void node_broadcast_failed(const node& n, std::int64_t batch, const shape& in,
+                                               const shape& out, std::size_t i) {
+    std::string shapes = "node '";
+    shapes += n.name.view();
+    shapes += "': input ";
+    shapes += shape_text(n.shapes[0]);
+    shapes += " to output ";
+    shapes += shape_text(n.shapes[1]);
+    shapes += " at batch ";
+    shapes += std::to_string(batch);
+    broadcast_failed(instantiate_where, "broadcast ", in, out, i, shapes);
+}
+
 [[nodiscard]] constexpr op broadcast_at(const node& n, std::int64_t batch, const shape& s0) {
     PERFCAST_EXPECTS(n.shape_count >= 2, instantiate_where, "broadcast shapes",
                      static_cast<double>(n.shape_count), "input and output");
-    return broadcast(s0, n.shapes[1].at(batch, "shapes[1]"), n.type);
+    const shape s1 = n.shapes[1].at(batch, "shapes[1]");
+    // Checked here, where the batch is known: a dimension with B broadcasts at some batches only
+    // (2 to B at B = 2). nodes::broadcast refused what broadcasts at no batch.
+    if (const std::size_t i = broadcast_fails_at(s0, s1); i < s0.rank())
+        node_broadcast_failed(n, batch, s0, s1, i);
+    return broadcast(s0, s1, n.type);
 }
 
 [[nodiscard]] constexpr op transpose_at(const node& n, std::int64_t, const shape& s0) {

@@ -6,9 +6,11 @@
 //                              perfcast::nodes::reduce(B, 1024, perfcast::dtype::fp16)};
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "batched_shape.hpp"
@@ -40,6 +42,45 @@ constexpr node make(op_kind k, dtype t, std::initializer_list<batched_shape> sha
 constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view field) {
     PERFCAST_EXPECTS(d.valid(), where, field, static_cast<double>(d.per_batch + d.fixed),
                      "a dimension a x B + c with a >= 0 and a + c >= 1");
+}
+/// The input dimension where broadcasting `in` to `out` fails at every batch (op.hpp's
+/// broadcast_fails_at: an input of higher rank, or two sizes without B that differ, the input's
+/// not 1), or in.rank when none does.
+[[nodiscard]] constexpr std::size_t fixed_broadcast_fails_at(const batched_shape& in,
+                                                             const batched_shape& out) noexcept {
+    if (in.rank > out.rank) return 0;
+    const std::size_t lead = out.rank - in.rank;
+    for (std::size_t i = 0; i < in.rank; ++i) {
+        const batch_dim a = in[i];
+        const batch_dim b = out[lead + i];
+        if (!a.depends_on_batch() && !b.depends_on_batch() && a.fixed != 1 && a != b) return i;
+    }
+    return in.rank;
+}
+/// Not constexpr: the error of fixed_broadcast_fails_at's dimension `i`.
+[[noreturn]] inline void broadcast_failed(std::string_view where, const batched_shape& in,
+                                          const batched_shape& out, std::size_t i) {
+    std::string field;
+    std::string value;
+    std::string expected;
+    if (in.rank > out.rank) {
+        field = "input rank";
+        value = std::to_string(in.rank);
+        expected = "at most the output's rank, ";
+        expected += std::to_string(out.rank);
+    } else {
+        field = "input dimension ";
+        field += std::to_string(i);
+        value = std::to_string(in[i].fixed);
+        expected = "1 or the output's ";
+        expected += std::to_string(out[out.rank - in.rank + i].fixed);
+    }
+    expected += " (input ";
+    expected += ::perfcast::detail::shape_text(in);
+    expected += " to output ";
+    expected += ::perfcast::detail::shape_text(out);
+    expected += ')';
+    ::perfcast::detail::precondition_failed(where, field, value, expected);
 }
 }  // namespace detail
 
@@ -170,7 +211,7 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
     return r;
 }
 
-/// TopK over `rows` rows of `length` (of which `valid` are data; 0: all).
+/// TopK over `rows` rows of `length` (of which `valid` are data; 0: all), keeping k <= valid.
 [[nodiscard]] constexpr node topk(batch_dim rows, batch_dim length, std::int64_t k, dtype t,
                                   std::int64_t valid = 0) {
     constexpr std::string_view where = "nodes::topk";
@@ -179,6 +220,10 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
     PERFCAST_EXPECTS(k >= 1, where, "k", static_cast<double>(k), ">= 1");
     PERFCAST_EXPECTS(valid >= 0, where, "valid", static_cast<double>(valid),
                      ">= 0 (0: the whole length)");
+    if (valid > 0 && k > valid) {
+        ::perfcast::detail::bound_failed(where, "k", k, "k <= valid (", valid,
+                                         "): a TopK keeps k of the valid elements");
+    }
     node r = detail::make(op_kind::topk, t, {batched_shape{rows, length}}, where);
     r.k = k;
     r.valid = valid;
@@ -206,8 +251,14 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
     return r;
 }
 
+/// Broadcasts `in` to `out`: numpy's rules, every input dimension 1 or the output's (the shapes
+/// aligned at their last dimensions). What fails at every batch is refused here; a dimension with
+/// B is checked at each batch (instantiate: 2 broadcasts to B at B = 2 only).
 [[nodiscard]] constexpr node broadcast(const batched_shape& in, const batched_shape& out, dtype t) {
-    return detail::make(op_kind::broadcast, t, {in, out}, "nodes::broadcast");
+    constexpr std::string_view where = "nodes::broadcast";
+    if (const std::size_t i = detail::fixed_broadcast_fails_at(in, out); i < in.rank)
+        detail::broadcast_failed(where, in, out, i);
+    return detail::make(op_kind::broadcast, t, {in, out}, where);
 }
 
 [[nodiscard]] constexpr node transpose(const batched_shape& in, dtype t,
@@ -224,11 +275,11 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
                                      double out_bytes_per_element, std::int64_t work_units = 0) {
     constexpr std::string_view where = "nodes::generic";
     PERFCAST_EXPECTS(flops_per_element >= 0 && flops_per_element < 1e15, where, "flops",
-                     flops_per_element, "a finite value >= 0 per element");
+                     flops_per_element, "a value in [0, 1e15) per element");
     PERFCAST_EXPECTS(in_bytes_per_element >= 0 && in_bytes_per_element < 1e15, where, "in",
-                     in_bytes_per_element, "a finite value >= 0 per element");
+                     in_bytes_per_element, "a value in [0, 1e15) per element");
     PERFCAST_EXPECTS(out_bytes_per_element >= 0 && out_bytes_per_element < 1e15, where, "out",
-                     out_bytes_per_element, "a finite value >= 0 per element");
+                     out_bytes_per_element, "a value in [0, 1e15) per element");
     PERFCAST_EXPECTS(work_units >= 0, where, "work_units", static_cast<double>(work_units),
                      ">= 0 (0: one per 32-byte block)");
     node r = detail::make(op_kind::generic, t, {s}, where);

@@ -9,9 +9,11 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "chip.hpp"
@@ -247,6 +249,77 @@ constexpr std::int64_t blocks_of(std::int64_t elements, dtype t,
 constexpr bool widens(dtype from, dtype to) noexcept {
     return !is_integer(from) && !is_integer(to) && size_of(to) > size_of(from);
 }
+/// Not constexpr (reached in constant evaluation, a compile error): "`field` = `value`,
+/// expected `head``bound``tail`", for a bound that is another argument ("k <= valid (5)").
+[[noreturn]] inline void bound_failed(std::string_view where, std::string_view field,
+                                      std::int64_t value, std::string_view head, std::int64_t bound,
+                                      std::string_view tail) {
+    std::string expected(head);
+    expected += std::to_string(bound);
+    expected += tail;
+    precondition_failed(where, field, std::to_string(value), expected);
+}
+/// Not constexpr: shapes `a` and `b` differ at dimension `i` of the longer one (aligned at their
+/// last dimensions), neither size being 1.
+[[noreturn]] inline void shapes_incompatible(std::string_view where, const shape& a, const shape& b,
+                                             std::size_t i) {
+    const std::size_t rank = a.rank() > b.rank() ? a.rank() : b.rank();
+    std::string field = "dimension ";
+    field += std::to_string(i);
+    if (a.rank() != b.rank()) field += " (of the longer shape)";
+    field += " of ";
+    field += shape_text(a);
+    field += " and ";
+    field += shape_text(b);
+    std::string value = std::to_string(a[i - (rank - a.rank())]);
+    value += " and ";
+    value += std::to_string(b[i - (rank - b.rank())]);
+    precondition_failed(where, field, value,
+                        "broadcast-compatible sizes (equal, or 1 in one of them)");
+}
+/// Where broadcasting `in` to `out` fails (numpy's rules, the shapes aligned at their last
+/// dimensions: every input dimension 1 or the output's): that input dimension, or in.rank() when
+/// it does not fail. An input of higher rank than the output fails at dimension 0.
+[[nodiscard]] constexpr std::size_t broadcast_fails_at(const shape& in, const shape& out) noexcept {
+    if (in.rank() > out.rank()) return 0;
+    const std::size_t lead = out.rank() - in.rank();
+    for (std::size_t i = 0; i < in.rank(); ++i) {
+        if (in[i] != 1 && in[i] != out[lead + i]) return i;
+    }
+    return in.rank();
+}
+/// Not constexpr: the error of a broadcast of `in` to `out` that fails at input dimension `i`
+/// (broadcast_fails_at). `field_head` starts the field ("broadcast " where `where` does not say
+/// the kind); `shapes` says whose shapes, by default "input [2, 300] to output [3, 300]".
+[[noreturn]] inline void broadcast_failed(std::string_view where, std::string_view field_head,
+                                          const shape& in, const shape& out, std::size_t i,
+                                          std::string_view shapes = {}) {
+    std::string field(field_head);
+    std::string value;
+    std::string expected;
+    if (in.rank() > out.rank()) {
+        field += "input rank";
+        value = std::to_string(in.rank());
+        expected = "at most the output's rank, ";
+        expected += std::to_string(out.rank());
+    } else {
+        field += "input dimension ";
+        field += std::to_string(i);
+        value = std::to_string(in[i]);
+        expected = "1 or the output's ";
+        expected += std::to_string(out[out.rank() - in.rank() + i]);
+    }
+    expected += " (";
+    if (shapes.empty()) {
+        expected += "input ";
+        expected += shape_text(in);
+        expected += " to output ";
+        expected += shape_text(out);
+    }
+    expected += shapes;
+    expected += ')';
+    precondition_failed(where, field, value, expected);
+}
 }  // namespace detail
 
 /// Options of a matrix multiply.
@@ -274,7 +347,8 @@ namespace detail {
 /// first: those re-reads are served by L2.
 [[nodiscard]] constexpr op batch_matmul(std::int64_t batch, std::int64_t m, std::int64_t n,
                                         std::int64_t k, dtype t, matmul_options o = {}) {
-    constexpr std::string_view where = "batch_matmul";
+    // Named as the op it builds: a batch of 1 is a matmul (matmul() and `perfcast op --matmul`).
+    const std::string_view where = batch == 1 ? "matmul" : "batch_matmul";
     detail::expect_dim(batch, where, "batch");
     detail::expect_dim(m, where, "m");
     detail::expect_dim(n, where, "n");
@@ -323,6 +397,11 @@ namespace detail {
     return batch_matmul(1, m, n, k, t, o);
 }
 
+/// Operations per element of an elementwise or rowwise op: below 1e9. The profile mapping's
+/// heaviest counted types do a few tens (profile/ops.hpp); a count past the bound is a mistake,
+/// and one near 1e300 times the elements is no finite work. The model file's `ops=` checks it.
+inline constexpr double max_ops_per_element = 1e9;
+
 /// Options of an elementwise op.
 struct elementwise_options {
     int inputs = 2;               // input tensors
@@ -342,8 +421,8 @@ struct elementwise_options {
     detail::expect_dim(elements, where, "elements");
     PERFCAST_EXPECTS(o.inputs >= 1, where, "inputs", static_cast<double>(o.inputs), ">= 1");
     PERFCAST_EXPECTS(o.outputs >= 1, where, "outputs", static_cast<double>(o.outputs), ">= 1");
-    PERFCAST_EXPECTS(o.ops_per_element > 0 && o.ops_per_element < 1e9, where, "ops_per_element",
-                     o.ops_per_element, "a finite value > 0");
+    PERFCAST_EXPECTS(o.ops_per_element > 0 && o.ops_per_element < max_ops_per_element, where,
+                     "ops_per_element", o.ops_per_element, "a count per element in (0, 1e9)");
     PERFCAST_EXPECTS(o.read_elements >= -1, where, "read_elements",
                      static_cast<double>(o.read_elements), ">= 0 (or -1: inputs x elements)");
     PERFCAST_EXPECTS(o.inner >= 0, where, "inner", static_cast<double>(o.inner), ">= 0");
@@ -378,8 +457,7 @@ struct elementwise_options {
     for (std::size_t i = 0; i < rank; ++i) {
         const std::int64_t da = i < a.rank() ? a[a.rank() - 1 - i] : 1;
         const std::int64_t db = i < b.rank() ? b[b.rank() - 1 - i] : 1;
-        PERFCAST_EXPECTS(da == db || da == 1 || db == 1, where, "shapes",
-                         static_cast<double>(i), "broadcast-compatible dimensions");
+        if (da != db && da != 1 && db != 1) detail::shapes_incompatible(where, a, b, rank - 1 - i);
         out = checked_product(out, da > db ? da : db, where, "output elements");
     }
     o.inputs = 2;
@@ -437,7 +515,7 @@ struct gather_options {
     detail::expect_dim(indices, where, "indices");
     detail::expect_dim(table_rows, where, "table_rows");
     PERFCAST_EXPECTS(row_bytes.in(units::B) >= 1 && row_bytes.in(units::B) < 1e15, where,
-                     "row_bytes", row_bytes.in(units::B), "a row of at least 1 byte");
+                     "row_bytes", row_bytes.in(units::B), "a row size in [1, 1e15) bytes");
     PERFCAST_EXPECTS(o.hot_fraction >= 0 && o.hot_fraction <= 1, where, "hot_fraction",
                      o.hot_fraction, "a share in [0, 1]");
     op r;
@@ -458,7 +536,8 @@ struct gather_options {
 
 /// TopK over `rows` rows of `length` elements, of which only `valid` are real data (the rest
 /// padding). A kernel that knows the valid length reads and sorts only `valid` elements
-/// (guide §10); pass valid = length for the padded kernel. Integer values run on the AI CPU
+/// (guide §10); pass valid = length, or 0 (the default: the whole length), for the padded
+/// kernel. k <= valid: it keeps k of the valid elements. Integer values run on the AI CPU
 /// (guide §8).
 [[nodiscard]] constexpr op topk(std::int64_t rows, std::int64_t length, std::int64_t k, dtype t,
                                 std::int64_t valid = 0) {
@@ -466,10 +545,16 @@ struct gather_options {
     detail::expect_dim(rows, where, "rows");
     detail::expect_dim(length, where, "length");
     detail::expect_dim(k, where, "k");
-    PERFCAST_EXPECTS(k <= length, where, "k", static_cast<double>(k), "k <= length");
+    if (k > length) detail::bound_failed(where, "k", k, "k <= length (", length, ")");
+    if (valid < 0 || valid > length) {
+        detail::bound_failed(where, "valid", valid, "1 <= valid <= length (", length,
+                             "), or 0: the whole length");
+    }
     if (valid == 0) valid = length;
-    PERFCAST_EXPECTS(valid >= 1 && valid <= length, where, "valid", static_cast<double>(valid),
-                     "1 <= valid <= length");
+    if (k > valid) {
+        detail::bound_failed(where, "k", k, "k <= valid (", valid,
+                             "): a TopK keeps k of the valid elements");
+    }
     // Selection cost per element grows with log2(k) (a heap or merge of k candidates).
     double log2k = 1;
     for (std::int64_t v = 2; v < k; v *= 2) log2k += 1;
@@ -532,8 +617,11 @@ constexpr op data_move(op_kind kind, std::int64_t read, std::int64_t written, st
     return detail::data_move(op_kind::concat, total, total, inner, t, where);
 }
 
-/// Broadcast `in` to `out` (materialized copy).
+/// Broadcast `in` to `out` (materialized copy): numpy's rules, every input dimension 1 or the
+/// output's (the shapes aligned at their last dimensions).
 [[nodiscard]] constexpr op broadcast(const shape& in, const shape& out, dtype t) {
+    if (const std::size_t i = detail::broadcast_fails_at(in, out); i < in.rank())
+        detail::broadcast_failed("broadcast", "", in, out, i);
     return detail::data_move(op_kind::broadcast, in.elements("broadcast input"),
                              out.elements("broadcast output"), in.inner(), t, "broadcast");
 }
@@ -877,8 +965,8 @@ struct rowwise_options {
     constexpr std::string_view where = "rowwise";
     detail::expect_dim(rows, where, "rows");
     detail::expect_dim(width, where, "width");
-    PERFCAST_EXPECTS(o.ops_per_element > 0 && o.ops_per_element < 1e9, where, "ops_per_element",
-                     o.ops_per_element, "a finite value > 0");
+    PERFCAST_EXPECTS(o.ops_per_element > 0 && o.ops_per_element < max_ops_per_element, where,
+                     "ops_per_element", o.ops_per_element, "a count per element in (0, 1e9)");
     PERFCAST_EXPECTS(o.out_width >= 0, where, "out_width", static_cast<double>(o.out_width),
                      ">= 0");
     PERFCAST_EXPECTS(o.read_elements >= -1, where, "read_elements",

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <string>
 #include <string_view>
 
 #include "error.hpp"
@@ -59,6 +60,20 @@ private:
         return a * b;
     }
 };
+
+namespace detail {
+/// "[400, 2]": a shape as error messages write it. Appended piece by piece (GCC 12 at -O3 warns
+/// falsely, -Wrestrict, on "literal" + string).
+[[nodiscard]] inline std::string shape_text(const shape& s) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < s.rank(); ++i) {
+        if (i > 0) out += ", ";
+        out += std::to_string(s[i]);
+    }
+    out += ']';
+    return out;
+}
+}  // namespace detail
 
 /// a x b with an overflow check naming `field`.
 [[nodiscard]] constexpr std::int64_t checked_product(std::int64_t a, std::int64_t b,

@@ -186,12 +186,19 @@ inline constexpr unit<time_dim> ns{1e-9, "ns"};
 
 inline constexpr unit<data_dim> B{1.0, "B"};
 inline constexpr unit<data_dim> bit{0.125, "bit"};
+inline constexpr unit<data_dim> Kbit{1e3 / 8.0, "Kbit"};
+inline constexpr unit<data_dim> Mbit{1e6 / 8.0, "Mbit"};
+inline constexpr unit<data_dim> Gbit{1e9 / 8.0, "Gbit"};
 inline constexpr unit<data_dim> KB{1e3, "KB"};
 inline constexpr unit<data_dim> MB{1e6, "MB"};
 inline constexpr unit<data_dim> GB{1e9, "GB"};
+inline constexpr unit<data_dim> TB{1e12, "TB"};
+inline constexpr unit<data_dim> PB{1e15, "PB"};
 inline constexpr unit<data_dim> KiB{1024.0, "KiB"};
 inline constexpr unit<data_dim> MiB{1024.0 * 1024.0, "MiB"};
 inline constexpr unit<data_dim> GiB{1024.0 * 1024.0 * 1024.0, "GiB"};
+inline constexpr unit<data_dim> TiB{1024.0 * 1024.0 * 1024.0 * 1024.0, "TiB"};
+inline constexpr unit<data_dim> PiB{1024.0 * 1024.0 * 1024.0 * 1024.0 * 1024.0, "PiB"};
 
 inline constexpr unit<cycles_dim> cycle{1.0, "cycle"};
 inline constexpr unit<work_dim> flop{1.0, "flop"};

@@ -37,6 +37,7 @@
 #include "../error.hpp"
 #include "../graph.hpp"
 #include "../nodes.hpp"
+#include "../op.hpp"
 #include "../op_vocabulary.hpp"
 #include "../runtime.hpp"
 #include "line_source.hpp"
@@ -108,6 +109,24 @@ public:
             v > std::numeric_limits<double>::max() || v < -std::numeric_limits<double>::max()) {
             fail(t.column, field, t.text, expected);
         }
+        return v;
+    }
+
+    /// `t` as an integer in [lo, hi], else a failure at its column: ranges are checked where the
+    /// key is read, so that the error names its file, line and column.
+    [[nodiscard]] std::int64_t integer_in(const token& t, std::string_view field, std::int64_t lo,
+                                          std::int64_t hi, std::string_view expected) const {
+        const std::int64_t v = integer(t, field, expected);
+        if (v < lo || v > hi) fail(t.column, field, t.text, expected);
+        return v;
+    }
+
+    /// `t` as a number that `ok` accepts, else a failure at its column.
+    template <class Ok>
+    [[nodiscard]] double number_if(const token& t, std::string_view field,
+                                   std::string_view expected, Ok ok) const {
+        const double v = number(t, field, expected);
+        if (!ok(v)) fail(t.column, field, t.text, expected);
         return v;
     }
 
@@ -231,6 +250,18 @@ private:
     return out;
 }
 
+// The ranges of the numeric keys, checked as they are read (the factories check them again).
+inline constexpr std::int64_t max_tensors = std::numeric_limits<int>::max();  // inputs=, outputs=
+inline constexpr std::string_view tensors_expected = "an integer in [1, 2147483647]";
+inline constexpr std::string_view ops_expected = "operations per element in (0, 1e9)";
+static_assert(max_ops_per_element == 1e9, "ops_expected states the bound");
+[[nodiscard]] constexpr bool ops_in_range(double v) noexcept {
+    return v > 0 && v < max_ops_per_element;
+}
+/// generic's per-element figures: [0, 1e15), nodes::generic's bound.
+[[nodiscard]] constexpr bool per_element_in_range(double v) noexcept { return v >= 0 && v < 1e15; }
+inline constexpr std::int64_t max_int64 = std::numeric_limits<std::int64_t>::max();
+
 struct key_value {
     std::string_view key;
     token value;
@@ -324,16 +355,18 @@ struct key_value {
         } else if (which == op_kind::elementwise) {
             elementwise_options o;
             if (const auto* kv = find("inputs")) {
-                o.inputs = static_cast<int>(lp.integer(kv->value, "inputs", "an integer >= 1"));
+                o.inputs = static_cast<int>(
+                    lp.integer_in(kv->value, "inputs", 1, max_tensors, tensors_expected));
             }
             if (const auto* kv = find("outputs")) {
-                o.outputs = static_cast<int>(lp.integer(kv->value, "outputs", "an integer >= 1"));
+                o.outputs = static_cast<int>(
+                    lp.integer_in(kv->value, "outputs", 1, max_tensors, tensors_expected));
             }
             if (const auto* kv = find("ops")) {
-                o.ops_per_element = lp.number(kv->value, "ops", "operations per element > 0");
+                o.ops_per_element = lp.number_if(kv->value, "ops", ops_expected, ops_in_range);
             }
             if (const auto* kv = find("inner")) {
-                o.inner = lp.integer(kv->value, "inner", "an integer >= 0");
+                o.inner = lp.integer_in(kv->value, "inner", 0, max_int64, "an integer >= 0");
             }
             if (const auto* kv = find("fp32")) o.fp32_arithmetic = lp.flag(kv->value, "fp32");
             if (const auto* kv = find("out")) {
@@ -348,7 +381,10 @@ struct key_value {
                         "a table shape ROWS,ROW_ELEMENTS without B after the indices");
             }
             gather_options o;
-            if (const auto* kv = find("hot")) o.hot_fraction = lp.number(kv->value, "hot", "a share in [0, 1]");
+            if (const auto* kv = find("hot")) {
+                o.hot_fraction = lp.number_if(kv->value, "hot", "a share in [0, 1]",
+                                              [](double v) { return v >= 0 && v <= 1; });
+            }
             if (const auto* kv = find("index")) o.index_type = lp.type(kv->value, "index");
             batch_dim indices = shapes[0][0];
             if (shapes[0].rank != 1) {
@@ -368,18 +404,34 @@ struct key_value {
             if (kv == nullptr) {
                 lp.fail(toks.back().column, "k", "", "k=N: how many elements the TopK keeps");
             }
-            const std::int64_t k = lp.integer(kv->value, "k", "an integer >= 1");
-            std::int64_t valid = 0;
-            if (const auto* v = find("valid")) valid = lp.integer(v->value, "valid", "an integer >= 1");
+            const std::int64_t k = lp.integer_in(kv->value, "k", 1, max_int64, "an integer >= 1");
             const batched_shape& s = shapes[0];
             batch_dim rows{1};
             if (s.rank == 2) rows = s[0];
             if (s.rank > 2 || s.rank == 0) {
                 lp.fail(shapes_t.column, "shapes", shapes_t.text, "ROWS,LENGTH or LENGTH");
             }
-            if (!s.inner().depends_on_batch() && k > s.inner().fixed) {
+            const bool fixed_length = !s.inner().depends_on_batch();
+            if (fixed_length && k > s.inner().fixed) {
                 lp.fail(kv->value.column, "k", kv->value.text,
                         "k <= the length (" + std::to_string(s.inner().fixed) + ")");
+            }
+            // valid=0 is the whole length, as leaving it out (nodes::topk).
+            std::int64_t valid = 0;
+            if (const auto* v = find("valid")) {
+                std::string expected = "a valid length from k (";
+                expected += std::to_string(k);
+                expected += ") to the length";
+                if (fixed_length) {
+                    expected += " (";
+                    expected += std::to_string(s.inner().fixed);
+                    expected += ')';
+                }
+                expected += ", or 0: the whole length";
+                valid = lp.integer(v->value, "valid", expected);
+                if (valid < 0 || (valid != 0 && valid < k) ||
+                    (fixed_length && valid > s.inner().fixed))
+                    lp.fail(v->value.column, "valid", v->value.text, expected);
             }
             n = nodes::topk(rows, s.inner(), k, t, valid);
         } else if (which == op_kind::cast) {
@@ -400,7 +452,9 @@ struct key_value {
             n = nodes::tile(shapes[0], shapes[1], t);
         } else if (which == op_kind::concat) {
             std::int64_t inner = 0;
-            if (const auto* kv = find("inner")) inner = lp.integer(kv->value, "inner", "an integer >= 0");
+            if (const auto* kv = find("inner")) {
+                inner = lp.integer_in(kv->value, "inner", 0, max_int64, "an integer >= 0");
+            }
             n = nodes::concat({shapes[0]}, inner, t);
             // A concat costs its total elements (and the first input's run): past a node's 8
             // shapes, inputs 8.. are summed into one shape of their total elements. That sum is
@@ -470,10 +524,21 @@ struct key_value {
             }
             double flops = 0, in = 0, out = 0;
             std::int64_t units = 0;
-            if (const auto* kv = find("flops")) flops = lp.number(kv->value, "flops", "flops per element >= 0");
-            if (const auto* kv = find("in")) in = lp.number(kv->value, "in", "bytes read per element >= 0");
-            if (const auto* kv = find("out")) out = lp.number(kv->value, "out", "bytes written per element >= 0");
-            if (const auto* kv = find("units")) units = lp.integer(kv->value, "units", "an integer >= 1");
+            if (const auto* kv = find("flops")) {
+                flops = lp.number_if(kv->value, "flops", "flops per element in [0, 1e15)",
+                                     per_element_in_range);
+            }
+            if (const auto* kv = find("in")) {
+                in = lp.number_if(kv->value, "in", "bytes read per element in [0, 1e15)",
+                                  per_element_in_range);
+            }
+            if (const auto* kv = find("out")) {
+                out = lp.number_if(kv->value, "out", "bytes written per element in [0, 1e15)",
+                                   per_element_in_range);
+            }
+            if (const auto* kv = find("units")) {
+                units = lp.integer_in(kv->value, "units", 1, max_int64, "an integer >= 1");
+            }
             n = nodes::generic(e, shapes[0], t, flops, in, out, units);
         } else if (which == op_kind::attention) {
             rank_at_least(shapes[0], 4, "Q B,Nq,Sq,D and K B,Nkv,Skv,D");
@@ -499,10 +564,11 @@ struct key_value {
         } else if (which == op_kind::rowwise) {
             n = nodes::of_row(*row, shapes, t);
             if (const auto* kv = find("ops")) {
-                n.ops_per_element = lp.number(kv->value, "ops", "operations per element > 0");
+                n.ops_per_element = lp.number_if(kv->value, "ops", ops_expected, ops_in_range);
             }
             if (const auto* kv = find("inputs")) {
-                n.inputs = static_cast<int>(lp.integer(kv->value, "inputs", "an integer >= 1"));
+                n.inputs = static_cast<int>(
+                    lp.integer_in(kv->value, "inputs", 1, max_tensors, tensors_expected));
             }
             if (const auto* kv = find("fp32")) n.fp32_arithmetic = lp.flag(kv->value, "fp32");
             if (const auto* kv = find("reduce")) n.row_reduction = lp.flag(kv->value, "reduce");

@@ -160,35 +160,62 @@ constexpr void split(std::string_view s, char sep, F&& f) {
     return out;
 }
 
-/// "4MiB", "64 KB", "512B", "1.5GB": a data size with a decimal or binary unit (bare numbers
-/// are refused: the unit must be named).
+/// The units parse_size accepts, as written: decimal and binary byte multiples up to the peta
+/// (its bound, max_size_bytes, is 1 PiB) and bits with decimal prefixes (link figures).
+inline constexpr std::string_view size_units_text =
+    "B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB, bit, Kbit, Mbit or Gbit";
+
+/// "4MiB", "64 KB", "512B", "1.5GB", "32Mbit": a data size with a decimal or binary unit (bare
+/// numbers are refused: the unit must be named), from 0 B to 1 PiB.
 [[nodiscard]] inline data_size parse_size(std::string_view text, std::string_view field) {
     const std::string_view t = trim(text);
-    std::size_t i = 0;
-    while (i < t.size() && ((t[i] >= '0' && t[i] <= '9') || t[i] == '.' || t[i] == 'e' ||
-                            t[i] == 'E' || t[i] == '+' || t[i] == '-'))
-        ++i;
+    // The number: a sign, digits and points, an exponent only where digits follow its 'e' (the
+    // E of "1EB" starts the unit).
+    const auto digit = [&](std::size_t k) { return k < t.size() && t[k] >= '0' && t[k] <= '9'; };
+    std::size_t i = t.starts_with('-') || t.starts_with('+') ? 1 : 0;
+    while (i < t.size()) {
+        if (digit(i) || t[i] == '.') {
+            ++i;
+        } else if (t[i] == 'e' || t[i] == 'E') {
+            const std::size_t j =
+                i + 1 < t.size() && (t[i + 1] == '+' || t[i + 1] == '-') ? i + 2 : i + 1;
+            if (!digit(j)) break;
+            i = j;
+        } else {
+            break;
+        }
+    }
     const std::string_view unit_text = trim(t.substr(i));
     struct named {
         std::string_view name;
         unit<data_dim> u;
     };
-    constexpr named known[] = {{"B", units::B},     {"KB", units::KB},   {"MB", units::MB},
-                               {"GB", units::GB},   {"KiB", units::KiB}, {"MiB", units::MiB},
-                               {"GiB", units::GiB}, {"bit", units::bit}};
+    constexpr named known[] = {{"B", units::B},       {"KB", units::KB},     {"MB", units::MB},
+                               {"GB", units::GB},     {"TB", units::TB},     {"PB", units::PB},
+                               {"KiB", units::KiB},   {"MiB", units::MiB},   {"GiB", units::GiB},
+                               {"TiB", units::TiB},   {"PiB", units::PiB},   {"bit", units::bit},
+                               {"Kbit", units::Kbit}, {"Mbit", units::Mbit}, {"Gbit", units::Gbit}};
+    const std::string quoted = std::string("'") + parse_error::printable(text) + "'";
     for (const named& n : known) {
         if (n.name == unit_text) {
             const double v = parse_double(t.substr(0, i), field);
             const data_size d{v, n.u};
             // 1 PiB: a thousand times the largest device memory (H200: 141 GB); more is a typo.
-            PERFCAST_EXPECTS(v >= 0 && d.in(units::B) <= max_size_bytes, "parse", field,
-                             std::string("'") + std::string(text) + "'",
+            PERFCAST_EXPECTS(v >= 0 && d.in(units::B) <= max_size_bytes, "parse", field, quoted,
                              "a size between 0 B and 1 PiB (1125899906842624 B)");
             return d;
         }
     }
-    ::perfcast::detail::precondition_failed("parse", field, std::string("'") + std::string(text) + "'",
-                                "a size with a unit: B, KB, MB, GB, KiB, MiB, GiB or bit");
+    std::string expected;
+    if (unit_text.empty()) {
+        expected = "a size with a unit: ";
+    } else {
+        expected = "a size in a supported unit ('";
+        expected += parse_error::printable(unit_text);
+        expected += "' is not one): ";
+    }
+    expected += size_units_text;
+    ::perfcast::detail::precondition_failed("parse", field, quoted, expected);
 }
 
 /// "150us", "7.01ms", "2s": a time with its unit named.
