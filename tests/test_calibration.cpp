@@ -711,6 +711,13 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     CHECK(back.params == cal.params);
     CHECK(back.chip == "ascend910b1");
     CHECK(io::parse_params("overlap = 0.5\n").chip.empty());  // a file without the key
+    // A chip an ini named with a space or a '#' is not written: it would not read back as itself.
+    profile::calibration odd;
+    odd.chip = "My NPU #2";
+    std::ostringstream odd_out;
+    io::write_params(odd_out, odd);
+    CHECK(odd_out.str().find("chip =") == std::string::npos);
+    CHECK(io::parse_params(odd_out.str()).chip.empty());
     CHECK(back.factor_of("LayerNormV3") == 2.5);
     CHECK(back.factor_of("Add") == 1.0);
     CHECK(back.fixed_time_of("ApplyAdamW") == duration{3.25, units::us});

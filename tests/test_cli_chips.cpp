@@ -193,6 +193,10 @@ TEST_CASE("cli: argument parser") {
         CHECK_THROWS_WITH_AS((void)cli::parse_args(prefix, opts),
                              "unknown option '--verb' (did you mean '--verbose'?)",
                              cli::usage_error);
+        const std::array<std::string_view, 1> one_dash{"-format"};  // a dash too few
+        CHECK_THROWS_WITH_AS((void)cli::parse_args(one_dash, opts),
+                             "unknown option '-format' (did you mean '--format'?)",
+                             cli::usage_error);
         const std::array<std::string_view, 1> missing{"--format"};
         CHECK_THROWS_AS((void)cli::parse_args(missing, opts), cli::usage_error);
         const std::array<std::string_view, 1> switch_value{"--verbose=1"};
@@ -219,11 +223,14 @@ TEST_CASE("cli: the nearest name suggested for a mistyped one") {
     CHECK(cli::suggestion("valdate", names) == " (did you mean 'validate'?)");
     CHECK(cli::suggestion("calibarte", names) == " (did you mean 'calibrate'?)");
     CHECK(cli::suggestion("chps", names, "--") == " (did you mean '--chips'?)");
+    CHECK(cli::suggestion("cars", names) == " (did you mean 'card'?)");
     // Ties go to the first listed; too far from every name (more than a third of the typed
     // word's length, at least 1 edit) suggests nothing rather than a guess.
-    CHECK(cli::suggestion("cars", names) == " (did you mean 'card'?)");
     constexpr std::array<std::string_view, 2> two{"cat", "car"};
     CHECK(cli::suggestion("caz", two) == " (did you mean 'cat'?)");
+    // A prefix of one name, case ignored, names it though it is far in edits.
+    CHECK(cli::suggestion("VALI", names) == " (did you mean 'validate'?)");
+    CHECK(cli::suggestion("ca", names).empty());  // a prefix of two names: no guess
     CHECK(cli::suggestion("frobnicate", names).empty());
     CHECK(cli::suggestion("xy", names).empty());
     CHECK(cli::suggestion("", names).empty());
@@ -243,6 +250,7 @@ TEST_CASE("cli: dispatch exit codes") {
     CHECK(unknown.status == cli::exit_usage);
     CHECK(unknown.err.find("unknown command 'frobnicate'\n") != std::string::npos);
     CHECK(unknown.out.empty());
+    CHECK(run({"--verison"}).err.find("(did you mean '--version'?)") != std::string::npos);
     const auto typo = run({"chisp"});
     CHECK(typo.status == cli::exit_usage);
     CHECK(typo.err.find("unknown command 'chisp' (did you mean 'chips'?)") != std::string::npos);

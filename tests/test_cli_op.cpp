@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -121,6 +122,32 @@ TEST_CASE("perfcast op: the flags that apply still do") {
         cli::op_command, {"--chip", "910B1", "--transfer", "4MiB", "--link", "pcie5x4"});
     REQUIRE(transfer.status == 0);
     CHECK(has(transfer.out, "pcie5x4"));
+}
+
+TEST_CASE("perfcast op: an AI CPU op on a GPU, and a params file of another chip, are said") {
+    // The GPU presets have no AI CPU: an integer TopK (guide §8: the AI CPU's) runs on the
+    // vector engine, as whatif runs such ops (engine_on), and the command says so.
+    const auto gpu = run_command(cli::op_command, {"--chip", "h100", "--topk", "4,100,10",
+                                                   "--dtype", "int32", "--format", "json"});
+    REQUIRE(gpu.status == 0);
+    CHECK(has(gpu.out, "\"engine\": \"vector\""));
+    CHECK(has(gpu.err, "h100-sxm has no AI CPU: the op runs on its vector engine"));
+    const auto npu = run_command(cli::op_command,
+                                 {"--topk", "4,100,10", "--dtype", "int32", "--format", "json"});
+    CHECK(has(npu.out, "\"engine\": \"aicpu\""));
+    CHECK(npu.err.empty());
+    // A params file fitted for the 910B1, applied to an H100: applied, with a warning.
+    const perfcast_test::scratch_dir dir("cli_op_params");
+    const std::string params = (dir.path / "b1.params").string();
+    std::ofstream(params) << "chip = ascend910b1\nhead.cube.launch_us = 12\n";
+    const auto other = run_command(cli::op_command,
+                                   {"--chip", "h100", "--params", params, "--matmul", "64,64,64"});
+    REQUIRE(other.status == 0);
+    CHECK(has(other.err,
+              "perfcast: warning: " + params + " was fitted for ascend910b1, not h100-sxm"));
+    const auto same = run_command(cli::op_command,
+                                  {"--chip", "910B1", "--params", params, "--matmul", "64,64,64"});
+    CHECK(same.err.empty());
 }
 
 TEST_CASE("perfcast op: a core limit past the chip's names the flag, the bound and the chip") {

@@ -130,6 +130,12 @@ TEST_CASE("deployment fit: synthetic known answer, each knob back within 2 %") {
         CHECK(fit.knobs[i].start != doctest::Approx(want[i]));  // it had to move
     }
     CHECK(fit.rms_log_error < 1e-4);
+    // Fitted for the rows' one chip (the params file's `chip`), not the start's.
+    profile::calibration start;
+    start.chip = "h100-sxm";
+    CHECK(fit_deployments(rows, four, start).cal.chip == std::string(rows.front().c.name.view()));
+    rows.back().c = chips::ascend910b2;  // rows of two chips: fitted for neither
+    CHECK(fit_deployments(rows, four, start).cal.chip.empty());
 }
 
 TEST_CASE("deployment fit: with 3 % measurement noise the knobs degrade gracefully") {

@@ -145,8 +145,16 @@ TEST_CASE("discover: layouts rebuilt from real files") {
         CHECK(read_profile_source(two.sources[0], o).rows.size() == 2);
         o.device = 4;
         CHECK_THROWS_WITH_AS((void)read_profile_source(two.sources[0], o),
-                             doctest::Contains("device 4 asked for, but no row has a Device_id"),
+                             doctest::Contains("device 4 asked for, but the table is device 3's"),
                              perfcast::parse_error);
+        // The same file named itself: its folder still says its device.
+        const discovery named = discover_profiles(bare / "op_summary_0_1.csv");
+        REQUIRE(named.sources.size() == 1);
+        CHECK(named.sources[0].device == 3);
+        o.device = 3;
+        CHECK(read_profile_source(named.sources[0], o).rows.size() == 2);
+        o.device = 4;
+        CHECK_THROWS_AS((void)read_profile_source(named.sources[0], o), perfcast::parse_error);
     }
     SUBCASE("sliced op_summary: one table, slices in slice order (2 before 10)") {
         // The real op_summary cut into four slices, each with the header, as msprof slices.
@@ -322,6 +330,16 @@ TEST_CASE("discover: links to folders are followed, a table reached twice is tak
     REQUIRE(once.sources.size() == 1);
     CHECK(once.sources[0].files.front().generic_string().find("/both/a_link/") !=
           std::string::npos);
+    // A folder reached directly and through a link named before it: the path without the link
+    // is kept (the evidence of the folders is read from the path).
+    const fs::path mixed = dir.path / "mixed";
+    fs::create_directories(mixed / "zz" / "ASCEND_PROFILER_OUTPUT");
+    std::ofstream(mixed / "zz" / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv")
+        << "OP Type,Task Type,Task Duration(us)\nAdd,AI_CORE,1\n";
+    fs::create_directory_symlink(mixed / "zz", mixed / "aa");
+    const discovery plain = discover_profiles(mixed);
+    REQUIRE(plain.sources.size() == 1);
+    CHECK(plain.sources[0].files.front().generic_string().find("/mixed/zz/") != std::string::npos);
     for (std::size_t i = 0; i < once.not_taken.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
             CHECK(fs::weakly_canonical(once.not_taken[i].path) !=

@@ -471,10 +471,17 @@ TEST_CASE("kernel_details: Device_id: one device chosen, several refused unless 
     const std::string no_column = "OP Type,Task Type,Task Duration(us)\nAdd,AI_CORE,1\n";
     kernel_reader_options seven;
     seven.device = 7;
+    CHECK_THROWS_WITH_AS(
+        (void)parse_kernel_details(no_column, "k.csv", seven),
+        doctest::Contains("device 7 asked for, but the table has no Device_id column to pick its "
+                          "rows by"),
+        parse_error);
+    seven.source_device = 3;  // in device_3's folder: another device's table
     CHECK_THROWS_WITH_AS((void)parse_kernel_details(no_column, "k.csv", seven),
-                         doctest::Contains("device 7 asked for, but no row has a Device_id"),
+                         doctest::Contains("device 7 asked for, but the table is device 3's (its "
+                                           "folder device_3) and has no Device_id column"),
                          parse_error);
-    seven.device_of_source = true;
+    seven.source_device = 7;
     CHECK(parse_kernel_details(no_column, "k.csv", seven).rows.size() == 1);
 }
 

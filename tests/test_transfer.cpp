@@ -8,6 +8,7 @@
 #include <perfcast/profile/validate.hpp>
 
 #include "../examples/perfcast/commands.hpp"
+#include "../examples/perfcast/common.hpp"
 #include "cli_support.hpp"
 #include "support.hpp"
 
@@ -165,8 +166,8 @@ TEST_CASE("validate --transfer-from needs --params and scores without a fit") {
         cli::validate_command, {"--chip", "910B3", "--test", qwen3, "--params", params});
     CHECK(whole.status == 0);
     CHECK(whole.err.find("perfcast: warning: " + params +
-                         " was fitted for ascend910b1, not ascend910b3: its heads and "
-                         "efficiencies are that chip's") != std::string::npos);
+                         " was fitted for ascend910b1, not ascend910b3; applied whole (its "
+                         "heads and efficiencies are that chip's") != std::string::npos);
     const auto carried = perfcast_test::run_command(
         cli::validate_command,
         {"--chip", "910B3", "--test", qwen3, "--params", params, "--transfer-from", "910B1"});
@@ -175,6 +176,18 @@ TEST_CASE("validate --transfer-from needs --params and scores without a fit") {
     const auto same = perfcast_test::run_command(
         cli::validate_command, {"--chip", "910B1", "--test", qwen3, "--params", params});
     CHECK(same.err.find("warning") == std::string::npos);
+    // The chip by another of its spellings (an alias, an ini's name) is the same chip.
+    std::ofstream(params) << "chip = 910B1\nwork.Gelu = 0.75\n";
+    const auto alias = perfcast_test::run_command(
+        cli::validate_command,
+        {"--chip", "ascend910b1", "--test", qwen3, "--params", params, "--transfer-from", "910B1"});
+    CHECK(alias.status == 0);
+    CHECK(alias.err.find("was fitted for") == std::string::npos);
+    CHECK(cli::same_chip_name("Ascend910B1", "ascend910b1"));
+    CHECK(cli::same_chip_name("a100", "a100-80gb-sxm"));
+    CHECK_FALSE(cli::same_chip_name("910B1", "910B3"));
+    CHECK(cli::same_chip_name("My-NPU", "my-npu"));  // no preset: the name, case ignored
+    CHECK_FALSE(cli::same_chip_name("My-NPU", "ascend910b1"));
     // transferred() says the chip it is for; calibrate says the chip it fitted.
     profile::calibration from;
     from.chip = "ascend910b1";

@@ -202,13 +202,13 @@ TEST_CASE(
     CHECK(best == 1);
 }
 
-TEST_CASE("rate_text: whole from 100 up, three significant digits below, never a bare 0") {
-    CHECK(io::rate_text(5632.4) == "5632");
-    CHECK(io::rate_text(100.0) == "100");
-    CHECK(io::rate_text(12.34) == "12.3");
-    CHECK(io::rate_text(0.309) == "0.309");  // a deployment that does not fit showed "0"
-    CHECK(io::rate_text(0.000123) == "0.000123");
-    CHECK(io::rate_text(0.0) == "0");
+TEST_CASE("throughput_text: whole from 100 up, three significant digits below, never a bare 0") {
+    CHECK(io::throughput_text(5632.4) == "5632");
+    CHECK(io::throughput_text(100.0) == "100");
+    CHECK(io::throughput_text(12.34) == "12.3");
+    CHECK(io::throughput_text(0.309) == "0.309");  // a deployment that does not fit showed "0"
+    CHECK(io::throughput_text(0.000123) == "0.000123");
+    CHECK(io::throughput_text(0.0) == "0");
 }
 
 TEST_CASE("write_whatif_json: parses, every candidate, the Pareto front as 1-based ranks") {

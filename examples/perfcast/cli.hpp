@@ -91,7 +91,9 @@ struct option {
             best_distance = d;
             best = c;
         }
-        if (!typed.empty() && c.starts_with(typed)) {
+        // A prefix, case ignored: the typed word's length in edits from its candidate's start.
+        if (!typed.empty() && c.size() >= typed.size() &&
+            edit_distance(typed, c.substr(0, typed.size())) == 0) {
             ++prefixed;
             prefix_of = c;
         }
@@ -150,7 +152,11 @@ private:
                     out.set("help", "");
                     continue;
                 }
-                throw usage_error("unknown option '" + std::string(a) + "'");
+                // "-chip": the option with one dash too few.
+                std::vector<std::string_view> names{"help"};
+                for (const option& o : options) names.push_back(o.name);
+                throw usage_error("unknown option '" + std::string(a) + "'" +
+                                  suggestion(a.substr(1), names, "--"));
             }
             out.positional.emplace_back(a);
             continue;
@@ -363,7 +369,7 @@ private:
             return exit_failure;
         }
     }
-    std::vector<std::string_view> names;
+    std::vector<std::string_view> names{"help", "--help", "--version"};
     for (const command& c : commands) names.push_back(c.name);
     err << "perfcast: unknown command '" << name << "'" << suggestion(name, names) << "\n\n"
         << program_usage(commands);

@@ -136,8 +136,8 @@ inline void write_table(std::ostream& out, std::string_view file,
     for (const deployment_score& s : v.rows) {
         const deployment_case& d = rows[s.row];
         t.add_row({std::to_string(s.row + 1), d.label, config_text(d),
-                   d.samples_per_s ? io::format_fixed(*d.samples_per_s, 0) : std::string(),
-                   io::format_fixed(s.predicted.samples_per_s, 0), pct_or_blank(s.throughput_error),
+                   d.samples_per_s ? io::throughput_text(*d.samples_per_s) : std::string(),
+                   io::throughput_text(s.predicted.samples_per_s), pct_or_blank(s.throughput_error),
                    d.latency ? io::format_fixed(d.latency->in(units::ms), 3) : std::string(),
                    io::format_fixed(s.predicted.latency.in(units::ms), 3),
                    pct_or_blank(s.latency_error),

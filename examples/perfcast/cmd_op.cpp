@@ -417,7 +417,7 @@ std::string op_usage() {
 
 /// `perfcast op` with the op kinds of `ops` (op_kinds, or an extension's vocabulary).
 int run_op_in(op_vocabulary ops, std::span<const std::string_view> args, std::ostream& out,
-              std::ostream& /*err*/) {
+              std::ostream& err) {
     const parsed_args a = parse_args(args, op_detail::options);
     if (a.has("help")) {
         out << op_usage();
@@ -430,11 +430,17 @@ int run_op_in(op_vocabulary ops, std::span<const std::string_view> args, std::os
     op_detail::check_modifiers(a, op_flag);
     const chip c = chip_from_args(a, "910B1");
     const profile::calibration cal = params_from_args(a);
+    warn_params_chip(a, cal, c, err);
     if (op_flag == "transfer") {
         op_detail::write(op_detail::transfer_report(a, c), out, format);
         return exit_ok;
     }
-    const op o = op_detail::op_of(a, ops);
+    op o = op_detail::op_of(a, ops);
+    if (o.eng == engine::aicpu && c.aicpu.cores < 1) {  // engine_on's rule, for one op
+        o.eng = engine::vector;
+        err << "perfcast: " << c.name.view()
+            << " has no AI CPU: the op runs on its vector engine\n";
+    }
     op_detail::check_engine_flags(a, o, ops);
     const int limit = op_detail::limit_for(a, c, o.eng);
     op_detail::write(op_detail::op_report(c, o, cost(c, o, core_count{limit}, cal.params), ops),

@@ -769,7 +769,7 @@ int run_calibrate(std::span<const std::string_view> args, std::ostream& out, std
     profile_rows profiles(a, err);
     const chip c = profiles.chip_for(a.positional[0]);
     const profile::calibration start = params_from_args(a);
-    warn_params_chip(a, start, c, err);
+    warn_params_chip(a, start, c, err, "the fit's start");
     const row_filter keep{list_of(a, "tasks"), {}};
     const auto rows = filtered(profiles.in_context(a.positional[0], c, start.params), keep);
     const auto res =

@@ -211,27 +211,35 @@ inline void check_limits(std::string_view flag, const std::vector<int>& v, int c
 /// The default --cube and --vector lists on chip `c`: the 910B1's (whatif_defaults) at the same
 /// shares of `c`'s cores (limits_for).
 [[nodiscard]] inline std::string default_cube_text(const chip& c) {
-    return limits_text(scenario::default_cube, whatif_defaults::cube_base_cores, c.cube.cores);
+    return limits_text(scenario::default_cube, whatif_defaults::cube_base_cores,
+                       core_count{c.cube.cores});
 }
 [[nodiscard]] inline std::string default_vector_text(const chip& c) {
     return limits_text(scenario::default_vector, whatif_defaults::vector_base_cores,
-                       c.vector.cores);
+                       core_count{c.vector.cores});
 }
+// The base lists are the default chip's: its cores are the bases.
+static_assert(whatif_defaults::cube_base_cores.value == scenario::default_chip.cube.cores);
+static_assert(whatif_defaults::vector_base_cores.value == scenario::default_chip.vector.cores);
 
 /// On a chip without an AI CPU, says on `err` which of `m`'s ops engine_of places there: they
 /// run on the chip's vector engine instead (engine_on).
 inline void note_aicpu_moved(std::ostream& err, const model& m, const chip& c) {
-    if (c.aicpu.cores >= 1) return;
     std::string names;
     std::size_t moved = 0;
-    for (const node& n : m.nodes) {
-        if (n.is_transfer() || engine_of(n) != engine::aicpu) continue;
-        if (++moved <= 3) names += (names.empty() ? "" : ", ") + std::string(n.name.view());
+    for (std::size_t i = 0; i < m.nodes.size(); ++i) {
+        const node& n = m.nodes[i];
+        if (n.is_transfer() || engine_on(c, n) == engine_of(n)) continue;
+        if (++moved > 3) continue;
+        if (!names.empty()) names += ", ";
+        names +=
+            n.name.view().empty() ? "node " + std::to_string(i + 1) : std::string(n.name.view());
     }
     if (moved == 0) return;
     err << "perfcast: " << c.name.view() << " has no AI CPU: " << moved
-        << (moved == 1 ? " op" : " ops") << " of the model placed there (" << names
-        << (moved > 3 ? ", ..." : "") << ") run on its vector engine\n";
+        << (moved == 1 ? " op of the model placed there (" : " ops of the model placed there (")
+        << names << (moved > 3 ? ", ..." : "") << (moved == 1 ? ") runs" : ") run")
+        << " on its vector engine\n";
 }
 
 }  // namespace whatif_detail

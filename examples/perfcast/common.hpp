@@ -445,9 +445,13 @@ struct chip_told {
     return {};
 }
 
-/// Whether chip names `a` and `b` are the same chip (ASCII case ignored: an ini's
-/// "Ascend910B1" is the preset "ascend910b1").
+/// Whether chip names `a` and `b` are the same chip: the same preset by any of its spellings
+/// (chips::find_preset: "910B1", an ini's "Ascend910B1", "ascend910b1"), else the same name with
+/// ASCII case ignored.
 [[nodiscard]] inline bool same_chip_name(std::string_view a, std::string_view b) {
+    const chips::named_chip* pa = chips::find_preset(a);
+    const chips::named_chip* pb = chips::find_preset(b);
+    if (pa != nullptr || pb != nullptr) return pa == pb;
     const auto lower = [](char ch) {
         return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch;
     };
@@ -455,15 +459,16 @@ struct chip_told {
                                               [&](char x, char y) { return lower(x) == lower(y); });
 }
 
-/// Says on `err` when the --params file was fitted for another chip than `c` (its `chip` key):
-/// applied as they are, its heads and efficiencies are the other chip's.
+/// Says on `err` when the --params file was fitted for another chip than `c` (its `chip` key).
+/// `use`: what the command does with it ("applied whole": its heads and efficiencies are the
+/// other chip's; calibrate: "the fit's start").
 inline void warn_params_chip(const parsed_args& a, const profile::calibration& cal, const chip& c,
-                             std::ostream& err) {
+                             std::ostream& err, std::string_view use = "applied whole") {
     if (cal.chip.empty() || same_chip_name(cal.chip, c.name.view())) return;
     err << "perfcast: warning: " << a.value_or("params", "the parameters") << " was fitted for "
-        << cal.chip << ", not " << c.name.view()
-        << ": its heads and efficiencies are that chip's (validate --transfer-from " << cal.chip
-        << " keeps only what carries to another chip; docs/calibration.md, \"Another chip\")\n";
+        << cal.chip << ", not " << c.name.view() << "; " << use
+        << " (its heads and efficiencies are that chip's; validate --transfer-from " << cal.chip
+        << " scores what carries to another chip: docs/calibration.md, \"Another chip\")\n";
 }
 
 /// Parses "1-6", "6,8,12,24", "1-3,8" into values >= 1 (in the order given, duplicates removed).

@@ -303,6 +303,10 @@ inline bool solve_damped(std::vector<double> a, std::vector<double> b, std::size
 
     deployment_fit fit;
     fit.cal = base;
+    // Fitted for the rows' chip when they share one (calibration::chip), else for none.
+    fit.cal.chip = std::string(cases.front().c.name.view());
+    for (const deployment_case& d : cases)
+        if (d.c.name.view() != fit.cal.chip) fit.cal.chip.clear();
     fit.figures = figures;
     std::vector<double> u(n);  // log of each knob's value
     for (std::size_t j = 0; j < n; ++j) {

@@ -107,24 +107,26 @@ struct whatif_defaults {
     static constexpr std::size_t top = 20;
     /// The cores of the chip the core-limit lists above are for (the 910B1's: 24 cube, 48
     /// vector); another chip's defaults are the same shares of its own cores (limits_for).
-    static constexpr int cube_base_cores = 24;
-    static constexpr int vector_base_cores = 48;
+    static constexpr core_count cube_base_cores{24};
+    static constexpr core_count vector_base_cores{48};
 };
 
 /// `base`, core limits for an engine of `base_cores` cores, as the same shares of an engine of
 /// `cores`: each rounded to the nearest core (at least 1), ascending, each once. The 910B1's
 /// defaults 6,8,12,24 cube cores are 5,7,10,20 on a 910B3 (20) and 27,36,54,108 on an A100's
 /// 108 SMs; its 10,12,24,48 vector cores are 8,10,20,40 and 23,27,54,108.
-[[nodiscard]] constexpr std::vector<int> limits_for(std::span<const int> base, int base_cores,
-                                                    int cores) {
-    PERFCAST_EXPECTS(base_cores >= 1 && cores >= 1, "limits_for", "cores",
-                     static_cast<double>(cores < 1 ? cores : base_cores), "at least 1 core");
+[[nodiscard]] constexpr std::vector<int> limits_for(std::span<const int> base,
+                                                    core_count base_cores, core_count cores) {
+    PERFCAST_EXPECTS(base_cores.value >= 1, "limits_for", "base_cores",
+                     static_cast<double>(base_cores.value), "at least 1 core");
+    PERFCAST_EXPECTS(cores.value >= 1, "limits_for", "cores", static_cast<double>(cores.value),
+                     "at least 1 core");
     std::vector<int> out;
     for (const int b : base) {
         // Nearest whole core of b x cores / base_cores, halves up, in integers.
-        const std::int64_t scaled =
-            (2 * std::int64_t{b} * cores + base_cores) / (2 * std::int64_t{base_cores});
-        const int v = static_cast<int>(std::clamp<std::int64_t>(scaled, 1, cores));
+        const std::int64_t scaled = (2 * std::int64_t{b} * cores.value + base_cores.value) /
+                                    (2 * std::int64_t{base_cores.value});
+        const int v = static_cast<int>(std::clamp<std::int64_t>(scaled, 1, cores.value));
         if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
     }
     std::sort(out.begin(), out.end());
@@ -132,7 +134,8 @@ struct whatif_defaults {
 }
 
 /// limits_for as the list text `perfcast whatif` takes ("6,8,12,24").
-[[nodiscard]] inline std::string limits_text(std::span<const int> base, int base_cores, int cores) {
+[[nodiscard]] inline std::string limits_text(std::span<const int> base, core_count base_cores,
+                                             core_count cores) {
     std::string out;
     for (const int v : limits_for(base, base_cores, cores)) {
         if (!out.empty()) out += ',';

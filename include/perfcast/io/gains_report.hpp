@@ -35,7 +35,7 @@ namespace detail {
 inline void write_gains_table(std::ostream& out, const deployment_case& d,
                               const deployment_gains& g) {
     out << "deployment: " << d.m->name << " on " << d.c.name.view() << ", " << deployment_text(d)
-        << ": " << format_fixed(g.base.samples_per_s, 0) << " samples/s, window "
+        << ": " << throughput_text(g.base.samples_per_s) << " samples/s, window "
         << format_fixed(g.base.latency.in(units::ms), 3) << " ms, cycle "
         << format_fixed(g.base.cycle.in(units::ms), 3) << " ms\n";
     out << "runtime path: "
@@ -44,7 +44,7 @@ inline void write_gains_table(std::ostream& out, const deployment_case& d,
         {"#", "change", "samples/s", "gain %", "window ms", "change %", "cycle ms", "bound"});
     int rank = 0;
     for (const deployment_change& c : g.changes) {
-        t.add_row({std::to_string(++rank), c.what, format_fixed(c.prediction.samples_per_s, 0),
+        t.add_row({std::to_string(++rank), c.what, throughput_text(c.prediction.samples_per_s),
                    detail::signed_pct(c.throughput_gain),
                    format_fixed(c.prediction.latency.in(units::ms), 3),
                    detail::signed_pct(c.latency_change),

@@ -3,6 +3,8 @@
 //
 // Format (docs/calibration.md): one `key = value` a line, `#` starts a comment, blank lines
 // ignored. Keys:
+//   chip                                  the chip fitted for (a preset name: letters, digits,
+//                                         '-', '_', '.'; calibration::chip)
 //   cube_efficiency, vector_efficiency, hbm_efficiency, overlap, misaligned_efficiency,
 //   contention_per_core, l2_resident_share, l2_efficiency,
 //   hbm_mix_cost                                                 numbers
@@ -14,8 +16,8 @@
 //   per_core_us.<OpType>                                         microseconds per core held
 //   runtime.<key>                         a runtime-path setting (runtime.hpp's keys: runtime.
 //                                         buffer_us = 12, runtime.copies = aggregated, ...)
-// Unknown keys, repeated keys, non-numeric values and out-of-range values are errors naming the
-// file, line, column and key.
+// Unknown keys, repeated keys, values not of their key's kind and out-of-range values are errors
+// naming the file, line, column and key.
 #pragma once
 
 #include <algorithm>
@@ -38,6 +40,15 @@
 namespace perfcast::io {
 
 namespace detail {
+/// Whether `name` can be a params file's `chip` value: letters, digits, '-', '_', '.', 1 to 64
+/// of them (no '#', which starts a comment, nor a space).
+[[nodiscard]] inline bool plain_chip_name(std::string_view name) noexcept {
+    return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char ch) {
+        return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+               ch == '-' || ch == '_' || ch == '.';
+    });
+}
+
 [[noreturn]] inline void params_error(const std::string& source, std::size_t line,
                                       std::size_t column, std::string_view what) {
     throw perfcast::error("perfcast::read_params: " + source + ":" + std::to_string(line) + ":" +
@@ -75,13 +86,7 @@ namespace detail {
             detail::params_error(source, line_no, 1, "key '" + shown(key) + "' given twice");
         if (key == "chip") {  // a name, not a number: the chip they were fitted for
             const std::string_view name = trim(value_text);
-            const bool plain = !name.empty() && name.size() <= 64 &&
-                               std::all_of(name.begin(), name.end(), [](char ch) {
-                                   return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                                          (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
-                                          ch == '.';
-                               });
-            if (!plain)
+            if (!detail::plain_chip_name(name))
                 detail::params_error(source, line_no, value_col,
                                      "key 'chip': expected a chip name (letters, digits, '-', "
                                      "'_', '.'; at most 64), got '" +
@@ -208,7 +213,10 @@ inline void write_params(std::ostream& out, const profile::calibration& cal,
     const model_params& p = cal.params;
     out << "# perfcast model parameters (docs/calibration.md)\n";
     if (!header.empty()) out << "# " << header << '\n';
-    if (!cal.chip.empty()) out << "chip = " << cal.chip << '\n';
+    // A chip named by an ini may hold any text: written only if read back as written.
+    if (detail::plain_chip_name(cal.chip)) out << "chip = " << cal.chip << '\n';
+    else if (!cal.chip.empty())
+        out << "# chip not written: its name is not letters, digits, '-', '_', '.'\n";
     const auto num = [&](std::string_view k, double v) {
         out << k << " = " << format_shortest(v) << '\n';
     };

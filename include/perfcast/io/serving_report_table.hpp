@@ -51,11 +51,11 @@ inline void write_serving_table(std::ostream& out, const serving_report& x,
             const serving_row& b = r.ranked.front();
             out << "best under TP99 <= " << format_shortest(o.target->in(units::ms))
                 << " ms: " << describe(b.config) << ": "
-                << format_fixed(b.capacity->in(units::qps), 0) << " QPS per card (TP99 "
+                << throughput_text(b.capacity->in(units::qps)) << " QPS per card (TP99 "
                 << ms3(b.points.front().p99) << " ms there)\n";
             if (b.limit == capacity_limit::saturation) {
                 out << "capped at saturation: capacity = saturation throughput "
-                    << format_fixed(b.saturation->throughput.in(units::qps), 0) << " x (1 - "
+                    << throughput_text(b.saturation->throughput.in(units::qps)) << " x (1 - "
                     << format_shortest(saturation_margin)
                     << "); the target is looser than saturation allows (no steady state "
                        "above)\n";
@@ -63,7 +63,7 @@ inline void write_serving_table(std::ostream& out, const serving_report& x,
             if (const auto c = cards_of(x, b)) {
                 out << "traffic " << rate_text(x.traffic->in(units::qps)) << " QPS: " << c->cards
                     << " card(s) = ceil(traffic / (capacity x (1 - " << format_shortest(x.headroom)
-                    << "))), " << format_fixed(c->per_card.in(units::qps), 0) << " QPS per card, "
+                    << "))), " << throughput_text(c->per_card.in(units::qps)) << " QPS per card, "
                     << pct(c->load) << " % of its capacity\n";
             }
         } else if (r.none) {
@@ -118,13 +118,13 @@ inline void write_serving_table(std::ostream& out, const serving_report& x,
             }
             if (p != nullptr && p->state != load_state::stable) {
                 // No percentiles past saturation: they would measure the run's length.
-                c.insert(c.end(), {format_fixed(p->qps.in(units::qps), 0), "-", "-",
+                c.insert(c.end(), {throughput_text(p->qps.in(units::qps)), "-", "-",
                                    std::string(name_of(p->state)), "-", pct(p->utilization),
                                    pct(p->core_utilization), pct(p->padding_share),
                                    format_fixed(p->mean_batch, 1)});
             } else if (p != nullptr) {
                 c.insert(c.end(),
-                         {format_fixed(p->qps.in(units::qps), 0), ms3(p->mean), ms3(p->p50),
+                         {throughput_text(p->qps.in(units::qps)), ms3(p->mean), ms3(p->p50),
                           ms3(p->p99), ms3(p->p999), pct(p->utilization), pct(p->core_utilization),
                           pct(p->padding_share), format_fixed(p->mean_batch, 1)});
             } else {
@@ -139,13 +139,13 @@ inline void write_serving_table(std::ostream& out, const serving_report& x,
                 c.push_back(cards ? std::to_string(cards->cards) : "-");
             }
             c.push_back(first && row.saturation
-                            ? format_fixed(row.saturation->throughput.in(units::qps), 0)
+                            ? throughput_text(row.saturation->throughput.in(units::qps))
                             : (first ? "-" : ""));
             if (capacity) {
                 c.push_back(first ? ms3(row.low_load_p99) : "");
                 c.push_back(!first ? ""
                             : row.analytic_capacity
-                                ? format_fixed(row.analytic_capacity->in(units::qps), 0)
+                                ? throughput_text(row.analytic_capacity->in(units::qps))
                                 : "none");
             }
             c.push_back(first ? std::to_string(row.analytic_rank) : "");

@@ -66,6 +66,12 @@ namespace perfcast::io {
     return std::string(buf.data(), end);
 }
 
+/// A predicted rate (QPS, samples/s) as the tables show it: whole from 100 up, 3 significant
+/// digits below, so that a deployment of 0.3 QPS does not read "0".
+[[nodiscard]] inline std::string throughput_text(double v) {
+    return v >= 100 ? format_fixed(v, 0) : format_significant(v, 3);
+}
+
 /// Whether `s` is a number as the writers print it: optional sign, digits, optional fraction and
 /// exponent, or NaN / inf. Used to right-align numeric columns.
 [[nodiscard]] inline bool looks_numeric(std::string_view s) noexcept {

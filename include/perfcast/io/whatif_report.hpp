@@ -61,18 +61,13 @@ struct whatif_report {
     return std::to_string(c.split.cube.value) + "/" + std::to_string(c.split.vector.value);
 }
 
-/// A rate (QPS, samples/s) as a table shows it: whole from 100 up, 3 significant digits below,
-/// so that a deployment of 0.3 QPS does not read "0".
-[[nodiscard]] inline std::string rate_text(double v) {
-    return v >= 100 ? format_fixed(v, 0) : format_significant(v, 3);
-}
-
 /// "2 stream(s) x 12 cube / 24 vector cores, batch 64: 5632 QPS, 360448 samples/s at 0.355 ms".
 [[nodiscard]] inline std::string describe(const candidate& c) {
     return std::to_string(c.streams) + " stream(s) x " + std::to_string(c.split.cube.value) +
            " cube / " + std::to_string(c.split.vector.value) + " vector cores, batch " +
-           std::to_string(c.batch) + ": " + rate_text(c.qps) + " QPS, " + rate_text(c.throughput) +
-           " samples/s at " + format_fixed(c.latency.in(units::ms), 3) + " ms";
+           std::to_string(c.batch) + ": " + throughput_text(c.qps) + " QPS, " +
+           throughput_text(c.throughput) + " samples/s at " +
+           format_fixed(c.latency.in(units::ms), 3) + " ms";
 }
 
 namespace whatif_report_detail {
@@ -176,7 +171,7 @@ inline void write_whatif_table(std::ostream& out, const whatif_report& rep,
             row.insert(row.end(), {format_fixed(x.window.in(units::ms), 3),
                                    format_fixed(x.cycle.in(units::ms), 3)});
         }
-        row.insert(row.end(), {rate_text(x.qps), rate_text(x.throughput),
+        row.insert(row.end(), {throughput_text(x.qps), throughput_text(x.throughput),
                                format_fixed(100 * x.cube_utilization, 1),
                                format_fixed(100 * x.vector_utilization, 1),
                                format_fixed(100 * x.l2_miss, 1), std::string(name_of(x.bound)),

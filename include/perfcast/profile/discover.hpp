@@ -34,10 +34,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -298,14 +300,18 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
     }
     if (!fs::is_directory(st)) {
         const bool db = detail::is_sqlite_file(root);
-        out.sources.push_back({{root},
-                               "file",
-                               db ? source_format::sqlite : source_format::csv,
-                               std::nullopt,
-                               std::nullopt,
-                               db ? "the file given (an SQLite database)" : "the file given",
-                               std::nullopt,
-                               detail::device_info_for(root, std::nullopt)});
+        profile_source s{{root},
+                         "file",
+                         db ? source_format::sqlite : source_format::csv,
+                         std::nullopt,
+                         std::nullopt,
+                         db ? "the file given (an SQLite database)" : "the file given",
+                         std::nullopt,
+                         std::nullopt};
+        // msprof's older layout, device_N/summary/op_summary_*.csv: the file's device.
+        detail::add_device(s, root, root.parent_path().parent_path());
+        s.device_info = detail::device_info_for(root, s.device);
+        out.sources.push_back(std::move(s));
         return out;
     }
 
@@ -361,20 +367,39 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
     std::sort(found.begin(), found.end(),
               [](const candidate& a, const candidate& b) { return a.path < b.path; });
     std::sort(dbs.begin(), dbs.end());
-    // One file reached by several paths (links): its first path in name order.
+    // One file reached by several paths (links): once, under a path without a link where the
+    // walk found one (what the folders say, device_N and PROF_*, is read from the path), else
+    // the first in name order.
     {
-        std::vector<fs::path> seen;
-        const auto again = [&seen](const fs::path& p) {
+        const auto real_of = [](const fs::path& p) {
             std::error_code cec;
             fs::path real = fs::weakly_canonical(p, cec);
-            if (cec) real = p;
-            if (std::find(seen.begin(), seen.end(), real) != seen.end()) return true;
-            seen.push_back(std::move(real));
-            return false;
+            return cec ? p : real;
         };
-        std::erase_if(found, [&](const candidate& c) { return again(c.path); });
-        std::erase_if(dbs, [&](const fs::path& p) { return again(p); });
-        std::erase_if(out.not_taken, [&](const passed_over& n) { return again(n.path); });
+        const auto once = [&real_of](auto& items, auto path_of) {
+            std::map<fs::path, std::size_t> at;  // real path -> index kept
+            std::vector<bool> drop(items.size(), false);
+            for (std::size_t i = 0; i < items.size(); ++i) {
+                const fs::path real = real_of(path_of(items[i]));
+                const auto [where, fresh] = at.emplace(real, i);
+                if (fresh) continue;
+                const bool plain = path_of(items[i]) == real;
+                const bool kept_plain = path_of(items[where->second]) == real;
+                if (plain && !kept_plain) {
+                    drop[where->second] = true;
+                    where->second = i;
+                } else {
+                    drop[i] = true;
+                }
+            }
+            std::remove_reference_t<decltype(items)> kept;
+            for (std::size_t i = 0; i < items.size(); ++i)
+                if (!drop[i]) kept.push_back(std::move(items[i]));
+            items = std::move(kept);
+        };
+        once(found, [](const candidate& c) -> const fs::path& { return c.path; });
+        once(dbs, [](const fs::path& p) -> const fs::path& { return p; });
+        once(out.not_taken, [](const passed_over& n) -> const fs::path& { return n.path; });
     }
 
     // torch_npu roots: folders holding ASCEND_PROFILER_OUTPUT/kernel_details.csv or
@@ -515,7 +540,7 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
 template <class F>
 void for_each_source_file(const profile_source& s, kernel_reader_options opt, F&& f) {
     if (auto why = needs_database_reader(s)) throw ::perfcast::error(*why);
-    if (opt.device && s.device == opt.device) opt.device_of_source = true;  // device_N/...
+    opt.source_device = s.device;  // msprof's device_N folder above the table, if any
     for (const std::filesystem::path& p : s.files) {
         std::ifstream in = open_input(p.generic_string(), "read_profile_source");
         kernel_details_reader r(in, p.generic_string(), opt);

@@ -42,10 +42,10 @@ struct kernel_reader_options {
     /// with rows of more than one device is an error at its end unless `several_devices`
     /// (utilization summed over devices is meaningless: 168.8 % on a two-device op_summary).
     /// A file without the column has no row to pick: `device` is then an error at its end,
-    /// unless `device_of_source` (the file's folder is that device's: msprof's device_N;
-    /// for_each_source_file sets it), when every row is that device's.
+    /// unless it is `source_device`, the device the file's folder names (msprof's device_N;
+    /// for_each_source_file sets it from profile_source::device), when every row is its.
     std::optional<int> device;
-    bool device_of_source = false;
+    std::optional<int> source_device;
     bool several_devices = false;
     /// Rows of this training or inference step only (Step Id), the others counted in `steps()`.
     /// Unset: every step's rows (the report says how many steps they span). A step no row has,
@@ -91,13 +91,19 @@ inline void check_devices(const std::map<int, std::size_t>& devices,
         return out;
     };
     if (opt.device) {
-        if (devices.empty() && !opt.device_of_source) {
-            throw parse_error(where, source, 0, 0,
-                              "device " + std::to_string(*opt.device) +
-                                  " asked for, but no row has a Device_id (msprof's op_summary "
-                                  "and the databases have the column; torch_npu's "
-                                  "kernel_details does not: its folder is one rank's device)",
-                              "Device_id");
+        if (devices.empty() && opt.source_device != opt.device) {
+            throw parse_error(
+                where, source, 0, 0,
+                opt.source_device
+                    ? "device " + std::to_string(*opt.device) + " asked for, but the table is " +
+                          "device " + std::to_string(*opt.source_device) +
+                          "'s (its folder device_" + std::to_string(*opt.source_device) +
+                          ") and has no Device_id column"
+                    : "device " + std::to_string(*opt.device) +
+                          " asked for, but the table has no Device_id column to pick its rows "
+                          "by (torch_npu's kernel_details before CANN 8 has none: a rank's "
+                          "folder is one device)",
+                "Device_id");
         }
         if (!devices.empty() && !devices.contains(*opt.device)) {
             throw parse_error(where, source, 0, 0,
