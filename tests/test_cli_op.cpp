@@ -164,7 +164,11 @@ TEST_CASE("perfcast op: a core limit past the chip's names the flag, the bound a
         {{"--matmul", "2,2,2", "--cube", "4294967308"},
          "--cube = 4294967308, expected at most 24 (the cube cores of ascend910b1)"},
         {{"--elementwise", "5", "--inputs", "4294967298"},
-         "perfcast::op: --inputs = 4294967298, expected at most 2147483647"},
+         "perfcast::op: --inputs = 4294967298, expected an integer in [-2147483648, 2147483647]"},
+        // Nor -4294967294 to 2 (the factory's own check then names the real bound).
+        {{"--elementwise", "5", "--inputs", "-4294967294"},
+         "perfcast::op: --inputs = -4294967294, expected an integer in [-2147483648, "
+         "2147483647]"},
     };
     for (const refusal& c : cases) {
         INFO(c.message);

@@ -340,6 +340,12 @@ TEST_CASE("discover: links to folders are followed, a table reached twice is tak
     const discovery plain = discover_profiles(mixed);
     REQUIRE(plain.sources.size() == 1);
     CHECK(plain.sources[0].files.front().generic_string().find("/mixed/zz/") != std::string::npos);
+    // The same when the folder given is itself a link: the links below it are what counts.
+    fs::create_directory_symlink(mixed, dir.path / "mixed_link");
+    const discovery given_link = discover_profiles(dir.path / "mixed_link");
+    REQUIRE(given_link.sources.size() == 1);
+    CHECK(given_link.sources[0].files.front().generic_string().find("/mixed_link/zz/") !=
+          std::string::npos);
     for (std::size_t i = 0; i < once.not_taken.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
             CHECK(fs::weakly_canonical(once.not_taken[i].path) !=

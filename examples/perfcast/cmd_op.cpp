@@ -192,8 +192,8 @@ inline void check_engine_flags(const parsed_args& a, const op& o, op_vocabulary 
 
 /// `v`, a count that an int holds; larger is an error naming `flag`.
 [[nodiscard]] inline int int_count(std::int64_t v, std::string_view flag) {
-    PERFCAST_EXPECTS(v <= std::numeric_limits<int>::max(), "op", flag, std::to_string(v),
-                     "at most 2147483647");
+    PERFCAST_EXPECTS(v >= std::numeric_limits<int>::min() && v <= std::numeric_limits<int>::max(),
+                     "op", flag, std::to_string(v), "an integer in [-2147483648, 2147483647]");
     return static_cast<int>(v);
 }
 
@@ -436,8 +436,8 @@ int run_op_in(op_vocabulary ops, std::span<const std::string_view> args, std::os
         return exit_ok;
     }
     op o = op_detail::op_of(a, ops);
-    if (o.eng == engine::aicpu && c.aicpu.cores < 1) {  // engine_on's rule, for one op
-        o.eng = engine::vector;
+    if (const engine e = engine_on(c, o.eng); e != o.eng) {  // an AI CPU op on a GPU
+        o.eng = e;
         err << "perfcast: " << c.name.view()
             << " has no AI CPU: the op runs on its vector engine\n";
     }

@@ -486,12 +486,12 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
                 s.timeline(best.config, q, from, duration{1.0, units::s}, o.seed);
             io::chrome_trace_options copt;
             copt.process_name = "perfcast: " + describe(best.config) + " at " +
-                                io::format_fixed(q.in(units::qps), 0) + " QPS";
+                                io::throughput_text(q.in(units::qps)) + " QPS";
             io::write_output({*path, "--trace"}, [&](std::ostream& f) {
                 io::write_chrome_trace(f, tl.timeline, copt);
             });
             if (format == "table") {
-                out << "trace: " << *path << ": #1 at " << io::format_fixed(q.in(units::qps), 0)
+                out << "trace: " << *path << ": #1 at " << io::throughput_text(q.in(units::qps))
                     << " QPS, simulated 1 s .. 2 s: " << tl.timeline.batches.size()
                     << " batches on " << best.config.streams << " stream track(s), "
                     << tl.timeline.requests.size() << " requests"

@@ -573,9 +573,11 @@ template <std::size_t N, std::same_as<op_row>... Rows>
 /// the AI CPU (a `generic` op of engine aicpu, a vector op moved there, an integer topk: guide
 /// §8) runs on the vector engine of a chip without one (aicpu.cores = 0, the GPU presets, whose
 /// frameworks run such an op as a kernel of its own).
-[[nodiscard]] constexpr engine engine_on(const chip& c, const node& n) noexcept {
-    const engine e = engine_of(n);
+[[nodiscard]] constexpr engine engine_on(const chip& c, engine e) noexcept {
     return e == engine::aicpu && c.aicpu.cores < 1 ? engine::vector : e;
+}
+[[nodiscard]] constexpr engine engine_on(const chip& c, const node& n) noexcept {
+    return engine_on(c, engine_of(n));
 }
 
 constexpr node node::on_aicpu() const {

@@ -309,7 +309,9 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
                          std::nullopt,
                          std::nullopt};
         // msprof's older layout, device_N/summary/op_summary_*.csv: the file's device.
-        detail::add_device(s, root, root.parent_path().parent_path());
+        const fs::path whole = fs::absolute(root, ec);  // lexical: links kept as named
+        const fs::path file = ec ? root : whole;
+        detail::add_device(s, file, file.parent_path().parent_path());
         s.device_info = detail::device_info_for(root, s.device);
         out.sources.push_back(std::move(s));
         return out;
@@ -376,15 +378,26 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
             fs::path real = fs::weakly_canonical(p, cec);
             return cec ? p : real;
         };
-        const auto once = [&real_of](auto& items, auto path_of) {
+        // Whether a link stands between `root` and `p` (the root itself may be one: the paths
+        // below it are what the walk chose among).
+        const auto through_link = [&root](const fs::path& p) {
+            fs::path at = root;
+            for (const fs::path& part : p.lexically_relative(root)) {
+                at /= part;
+                std::error_code lec;
+                if (fs::is_symlink(fs::symlink_status(at, lec))) return true;
+            }
+            return false;
+        };
+        const auto once = [&real_of, &through_link](auto& items, auto path_of) {
             std::map<fs::path, std::size_t> at;  // real path -> index kept
             std::vector<bool> drop(items.size(), false);
             for (std::size_t i = 0; i < items.size(); ++i) {
                 const fs::path real = real_of(path_of(items[i]));
                 const auto [where, fresh] = at.emplace(real, i);
                 if (fresh) continue;
-                const bool plain = path_of(items[i]) == real;
-                const bool kept_plain = path_of(items[where->second]) == real;
+                const bool plain = !through_link(path_of(items[i]));
+                const bool kept_plain = !through_link(path_of(items[where->second]));
                 if (plain && !kept_plain) {
                     drop[where->second] = true;
                     where->second = i;
@@ -540,7 +553,7 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
 template <class F>
 void for_each_source_file(const profile_source& s, kernel_reader_options opt, F&& f) {
     if (auto why = needs_database_reader(s)) throw ::perfcast::error(*why);
-    opt.source_device = s.device;  // msprof's device_N folder above the table, if any
+    if (s.device) opt.source_device = s.device;  // msprof's device_N folder above the table
     for (const std::filesystem::path& p : s.files) {
         std::ifstream in = open_input(p.generic_string(), "read_profile_source");
         kernel_details_reader r(in, p.generic_string(), opt);

@@ -101,8 +101,8 @@ inline void check_devices(const std::map<int, std::size_t>& devices,
                           ") and has no Device_id column"
                     : "device " + std::to_string(*opt.device) +
                           " asked for, but the table has no Device_id column to pick its rows "
-                          "by (torch_npu's kernel_details before CANN 8 has none: a rank's "
-                          "folder is one device)",
+                          "by (older torch_npu kernel_details have none, CANN 8.3's have it: "
+                          "a rank's folder is one device)",
                 "Device_id");
         }
         if (!devices.empty() && !devices.contains(*opt.device)) {
