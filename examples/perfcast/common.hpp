@@ -452,11 +452,7 @@ struct chip_told {
     const chips::named_chip* pa = chips::find_preset(a);
     const chips::named_chip* pb = chips::find_preset(b);
     if (pa != nullptr || pb != nullptr) return pa == pb;
-    const auto lower = [](char ch) {
-        return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch;
-    };
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                              [&](char x, char y) { return lower(x) == lower(y); });
+    return io::iequals(a, b);
 }
 
 /// Says on `err` when the --params file was fitted for another chip than `c` (its `chip` key).
