@@ -184,11 +184,11 @@ TEST_CASE(
     const std::vector<std::string> lines = lines_of(out.str());
     REQUIRE(lines.size() == 1 + r.ranked.size());
     CHECK(lines[0].starts_with("rank,streams,cube,vector,batch,latency_ms,qps,"));
-    CHECK(fields(lines[0]) == 20);
+    CHECK(fields(lines[0]) == 22);
     std::size_t on_front = 0;
     std::size_t best = 0;
     for (std::size_t i = 1; i < lines.size(); ++i) {
-        CHECK(fields(lines[i]) == 20);
+        CHECK(fields(lines[i]) == 22);
         CHECK(lines[i].starts_with(std::to_string(i) + "," +
                                    std::to_string(r.ranked[i - 1].streams) + ","));
         const std::vector<std::string_view> f = io::split(lines[i], ',');
@@ -454,9 +454,11 @@ TEST_CASE("gains writers: the deployment, one row or object per change, signed p
     REQUIRE(t.size() > 4);
     CHECK(t[0].starts_with("deployment: " + d.m->name + " on ascend910b1, 2 x 12/24 b64: "));
     CHECK(t[1].starts_with("runtime path: "));
+    CHECK(t[2].starts_with("memory: weights "));
+    CHECK(t[3].starts_with("the deployment holds at least "));
     // Header and rule, then one row per change, numbered from 1 in the given order.
     for (std::size_t i = 0; i < g.changes.size(); ++i) {
-        const std::string& row = t.at(5 + i);
+        const std::string& row = t.at(7 + i);
         CHECK(row.starts_with(std::to_string(i + 1)));
         CHECK(has(row, g.changes[i].what));
     }

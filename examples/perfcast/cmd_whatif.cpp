@@ -64,7 +64,7 @@ namespace perfcast::cli {
 
 namespace whatif_detail {
 
-inline constexpr std::array<option, 37> options{{
+inline constexpr std::array<option, 39> options{{
     {"model", "FILE",
      "model file (docs/model-file.md) or ONNX graph (.onnx, docs/import.md); default: the "
      "built-in CTR scenario"},
@@ -80,6 +80,8 @@ inline constexpr std::array<option, 37> options{{
     runtime_option,
     runtime_set_option,
     host_threads_option,
+    shared_weights_option,
+    instance_memory_option,
     {"batch", "LIST",
      "batch sizes, e.g. 16,64 or 16-20; default 16,32,64,128,256 (serving: "
      "one size, default 16)"},
@@ -621,7 +623,8 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
     whatif_detail::note_aicpu_moved(err, m, c);
     const card_params params{.graph = {.model = cal.params},
                              .host_threads = host_threads_from_args(a),
-                             .runtime = runtime_from_args(a, m, cal)};
+                             .runtime = runtime_from_args(a, m, cal),
+                             .memory = memory_rule_from_args(a)};
     if (a.has("gains")) {
         if (from_profile) throw usage_error("--gains takes a model (--model), not a profile");
         return whatif_gains::run(a, out, m, c, cal, format);

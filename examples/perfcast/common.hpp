@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <perfcast/chips.hpp>
+#include <perfcast/device_memory.hpp>
 #include <perfcast/graph.hpp>
 #include <perfcast/io/ini.hpp>
 #include <perfcast/io/output_file.hpp>
@@ -103,6 +104,24 @@ inline constexpr option host_threads_option{
     static const std::vector<runtime_setting> none;
     const std::vector<runtime_setting>& from_model = m.runtime ? m.runtime->settings : none;
     return resolve_runtime(preset, {from_model, cal.runtime, flags});
+}
+
+inline constexpr option shared_weights_option{
+    "shared-weights", "",
+    "the instances on a card share one copy of the weights and tables (default: a copy each; "
+    "docs/whatif-serving.md, \"Device memory\")"};
+inline constexpr option instance_memory_option{
+    "instance-memory", "SIZE",
+    "device memory each instance holds besides its tensors (runtime context, workspace), "
+    "e.g. 300MiB; default 0B"};
+
+/// --shared-weights and --instance-memory SIZE: how instances hold the card's memory.
+[[nodiscard]] inline memory_rule memory_rule_from_args(const parsed_args& a) {
+    memory_rule r;
+    if (a.has("shared-weights")) r.copies = weight_copies::shared;
+    if (const auto t = a.get("instance-memory"))
+        r.reserve = io::parse_size(*t, "--instance-memory");
+    return r;
 }
 
 /// --host-threads N (0: one per instance).

@@ -73,6 +73,7 @@
 #include "chip.hpp"
 #include "cost.hpp"
 #include "counts.hpp"
+#include "device_memory.hpp"
 #include "enum_table.hpp"
 #include "error.hpp"
 #include "graph.hpp"
@@ -100,6 +101,9 @@ struct card_params {
     /// The solution stops when no instance's latency moves by more than this share.
     double tolerance = 1e-7;
     int max_iterations = 500;
+    /// How instances hold the card's memory (device_memory.hpp): read by the sweeps, which rank
+    /// a deployment that does not fit last, not by the card's timing.
+    memory_rule memory{};
     [[nodiscard]] friend constexpr bool operator==(const card_params&, const card_params&) = default;
 };
 
@@ -107,6 +111,7 @@ constexpr const card_params& validate(const card_params& p) {
     constexpr std::string_view where = "validate(card_params)";
     validate(p.graph.model);
     if (p.runtime) validate(*p.runtime);
+    validate(p.memory);
     PERFCAST_EXPECTS(p.host_threads >= 0, where, "host_threads",
                      static_cast<double>(p.host_threads), ">= 0 (0: one per instance)");
     PERFCAST_EXPECTS(p.tolerance > 0 && p.tolerance < 1, where, "tolerance", p.tolerance,

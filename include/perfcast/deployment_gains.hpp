@@ -10,7 +10,9 @@
 // Each change is applied alone to the deployment as it is; the list is ranked by throughput
 // gain (closed loop: card_result::throughput), then by the latency change of the timed window.
 // Changes that do not apply (no runtime path, one instance, a limit already at 1 or at the
-// chip's cores) are left out, never reported as a zero gain.
+// chip's cores) are left out, never reported as a zero gain. A change whose instances do not fit
+// the card's memory (device_memory.hpp, under the caller's memory_rule) ranks after every one
+// that does, marked.
 #pragma once
 
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "deployment.hpp"
+#include "device_memory.hpp"
 #include "runtime.hpp"
 
 namespace perfcast {
@@ -29,6 +32,8 @@ struct deployment_change {
     deployment_prediction prediction;
     double throughput_gain = 0;  // predicted samples/s / the deployment's - 1
     double latency_change = 0;   // predicted window / the deployment's - 1
+    data_size memory{};          // what its instances hold on the card (a lower bound)
+    bool fits = true;            // memory <= the chip's memory.hbm_size
 };
 
 /// The deployment as it is and every change, best throughput first.
@@ -36,6 +41,10 @@ struct deployment_gains {
     deployment_prediction base;
     std::optional<runtime_path> path;  // the deployment's runtime path (none: kernels only)
     std::vector<deployment_change> changes;
+    memory_need need{};  // what one of its instances holds (device_memory.hpp)
+    memory_rule rule{};  // how its instances hold the card's memory
+    data_size memory{};  // what the deployment's instances hold on the card
+    bool fits = true;    // memory <= the chip's memory.hbm_size
 };
 
 namespace detail {
@@ -52,17 +61,27 @@ namespace detail {
 }  // namespace detail
 
 /// Every change that applies to `d` (runtime options, instances, core limits), each alone, under
-/// the calibration `cal`, ranked by throughput gain.
+/// the calibration `cal`, ranked: those whose instances fit the card's memory under `rule`
+/// first, then by throughput gain.
 [[nodiscard]] inline deployment_gains what_each_change_buys(const deployment_case& d,
-                                                            const profile::calibration& cal = {}) {
+                                                            const profile::calibration& cal = {},
+                                                            const memory_rule& rule = {}) {
     PERFCAST_EXPECTS(d.m != nullptr, "what_each_change_buys", "model", 0.0, "a model");
+    validate(rule);
     deployment_gains g;
     g.base = predict(d, cal);
     g.path = runtime_of(d, cal);
+    g.need = memory_of(d.c, d.m->nodes, d.batch);
+    g.rule = rule;
+    g.memory = g.need.on_card(d.instances, rule);
+    g.fits = fits(d.c, g.need, d.instances, rule);
     auto add = [&](std::string what, deployment_case v) {
         deployment_change c;
         c.what = std::move(what);
         c.prediction = predict(v, cal);
+        // Only the instance count changes what the card holds (the batch is the deployment's).
+        c.memory = g.need.on_card(v.instances, rule);
+        c.fits = fits(v.c, g.need, v.instances, rule);
         c.variant = std::move(v);
         c.throughput_gain = c.prediction.samples_per_s / g.base.samples_per_s - 1;
         c.latency_change = c.prediction.latency / g.base.latency - 1;
@@ -108,6 +127,7 @@ namespace detail {
                      [](deployment_case& v, int n) { v.split.vector = core_count{n}; });
     std::stable_sort(g.changes.begin(), g.changes.end(),
                      [](const deployment_change& x, const deployment_change& y) {
+                         if (x.fits != y.fits) return x.fits;
                          if (x.throughput_gain != y.throughput_gain) {
                              return x.throughput_gain > y.throughput_gain;
                          }

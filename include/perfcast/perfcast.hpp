@@ -24,6 +24,7 @@
 #include "node.hpp"
 #include "nodes.hpp"
 #include "l2_sequence.hpp"
+#include "device_memory.hpp"
 #include "graph.hpp"
 #include "card.hpp"
 #include "whatif.hpp"

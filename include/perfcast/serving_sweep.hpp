@@ -54,6 +54,7 @@
 #include "card.hpp"
 #include "chip.hpp"
 #include "counts.hpp"
+#include "device_memory.hpp"
 #include "distribution.hpp"
 #include "error.hpp"
 #include "graph.hpp"
@@ -318,7 +319,14 @@ struct serving_none {
 };
 
 struct serving_sweep_result {
-    std::size_t configurations = 0;  // analysed: the whole grid
+    std::size_t configurations = 0;  // analysed: the grid's configurations that fit the memory
+    /// The grid's configurations left out because their instances do not fit the card's memory,
+    /// and what the sweeper knew of the memory (serving_sweeper::memory and the rest).
+    std::size_t unfit = 0;
+    std::vector<memory_need> memory;
+    memory_rule rule{};
+    data_size capacity{};
+    data_size largest{};
     /// The simulated leaders, best first (see serving_sweeper::run for the order).
     std::vector<serving_row> ranked;
     std::optional<duration> target;
@@ -345,26 +353,54 @@ public:
                     const progress_fn& progress = {})
         : grid_(std::move(grid)),
           dist_(std::move(dist)),
-          cache_(make_cache(c, model, grid_, params, progress)) {
+          cache_(make_cache(c, model, grid_, params, progress)),
+          rule_(params.memory),
+          capacity_(c.memory.hbm_size) {
+        // What an instance holds at each largest gear (device_memory.hpp): a configuration
+        // whose instances do not fit the card's memory is left out, counted in unfit().
+        for (int m : grid_.max_gears) memory_.push_back(memory_of(c, model, batch_size{m}));
+        std::size_t all = 0;
         for (const stream_count s : grid_.streams) {
             for (const core_count k : grid_.cube) {
                 for (const core_count v : grid_.vector) {
-                    for (int m : grid_.max_gears) {
+                    for (std::size_t gi = 0; gi < grid_.max_gears.size(); ++gi) {
+                        const data_size held = memory_[gi].on_card(s, rule_);
                         for (duration w : grid_.windows) {
-                            configs_.push_back({s.value, core_split{k, v}, m, w});
+                            ++all;
+                            if (!fits(c, memory_[gi], s, rule_)) {
+                                ++unfit_;
+                                continue;
+                            }
+                            largest_ = held > largest_ ? held : largest_;
+                            configs_.push_back({s.value, core_split{k, v}, grid_.max_gears[gi], w});
                         }
                     }
                 }
             }
         }
+        if (configs_.empty()) {
+            ::perfcast::detail::precondition_failed(
+                "serving_sweeper", "configurations that fit the card's memory", 0.0,
+                "at least one: all " + std::to_string(all) + " need more than the card's " +
+                    detail::number_text(capacity_.in(units::GiB)) +
+                    " GiB (fewer streams, smaller gears, weights shared between instances)");
+        }
     }
 
     [[nodiscard]] const serving_grid& grid() const noexcept { return grid_; }
     [[nodiscard]] const batch_distribution& distribution() const noexcept { return dist_; }
-    /// Every configuration, streams outermost, windows innermost.
+    /// Every configuration that fits the card's memory, streams outermost, windows innermost.
     [[nodiscard]] std::span<const serving_config> configurations() const noexcept {
         return configs_;
     }
+    /// Configurations of the grid left out: their instances need more than the card's memory.
+    [[nodiscard]] std::size_t unfit() const noexcept { return unfit_; }
+    /// What one instance holds at each largest gear (in the grid's order), the rule the card's
+    /// total followed, the card's memory and the most a configuration kept holds.
+    [[nodiscard]] std::span<const memory_need> memory() const noexcept { return memory_; }
+    [[nodiscard]] const memory_rule& rule() const noexcept { return rule_; }
+    [[nodiscard]] data_size capacity() const noexcept { return capacity_; }
+    [[nodiscard]] data_size largest() const noexcept { return largest_; }
     [[nodiscard]] const card_service_cache& cache() const noexcept { return cache_; }
     [[nodiscard]] server_config server(const serving_config& k) const { return cache_.server(k); }
 
@@ -377,6 +413,11 @@ public:
         const bool capacity_mode = o.target.has_value();
         serving_sweep_result r;
         r.configurations = configs_.size();
+        r.unfit = unfit_;
+        r.memory = memory_;
+        r.rule = rule_;
+        r.capacity = capacity_;
+        r.largest = largest_;
         r.target = o.target;
         std::size_t peak = 0;
         for (std::size_t i = 1; i < o.loads.size(); ++i) {
@@ -645,6 +686,11 @@ private:
     batch_distribution dist_;
     card_service_cache cache_;
     std::vector<serving_config> configs_;
+    memory_rule rule_;
+    data_size capacity_;
+    std::vector<memory_need> memory_;
+    std::size_t unfit_ = 0;
+    data_size largest_{};
 };
 
 }  // namespace perfcast

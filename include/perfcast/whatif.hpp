@@ -29,6 +29,7 @@
 #include "card.hpp"
 #include "chip.hpp"
 #include "counts.hpp"
+#include "device_memory.hpp"
 #include "error.hpp"
 #include "graph.hpp"
 #include "progress.hpp"
@@ -84,7 +85,7 @@ inline void validate_card_axes(std::string_view where, std::span<const stream_co
 /// past a few streams they evict each other's cache); 64 leaves an order of magnitude.
 inline constexpr int max_sweep_streams = 64;
 
-/// Most deployments one sweep evaluates: each is a `candidate` in memory (128 bytes on x86-64),
+/// Most deployments one sweep evaluates: each is a `candidate` in memory (136 bytes on x86-64),
 /// so 1e7 of them take about 2 GB with the rest of the run and a minute or so of one core
 /// (measured: 1.77 million, the grid --batch 1-256 --streams 1-6 --cube 1-24 --vector 1-48,
 /// take 10.6 s and 318 MB in a Release build; docs/whatif-serving.md, "Memory, time and
@@ -187,6 +188,11 @@ struct candidate {
     duration transfer{};
     card_bound bound = card_bound::compute;
     bool cores_shared = false;  // a split is time-shared (sum of limits above the chip's cores)
+    /// Whether the card's memory holds its instances (device_memory.hpp: `memory` at most the
+    /// chip's memory.hbm_size); one that does not ranks after every one that does and is on no
+    /// front and no pick.
+    bool fits = true;
+    data_size memory{};  // what its instances hold on the card, a lower bound (memory_need)
     [[nodiscard]] friend bool operator==(const candidate&, const candidate&) = default;
 };
 
@@ -217,10 +223,12 @@ enum class rank_by : unsigned char {
     throughput,  // samples per second, ties by latency
 };
 
-/// Best first: higher QPS (or throughput), then lower latency, then fewer streams, cube cores,
-/// vector cores and a smaller batch (so that the order is total and repeatable).
+/// Best first: one that fits the card's memory before one that does not, then higher QPS (or
+/// throughput), then lower latency, then fewer streams, cube cores, vector cores and a smaller
+/// batch (so that the order is total and repeatable).
 [[nodiscard]] inline bool ranks_before(const candidate& a, const candidate& b,
                                        rank_by by = rank_by::qps) noexcept {
+    if (a.fits != b.fits) return a.fits;
     const double ka = by == rank_by::qps ? a.qps : a.throughput;
     const double kb = by == rank_by::qps ? b.qps : b.throughput;
     if (ka != kb) return ka > kb;
@@ -232,8 +240,8 @@ enum class rank_by : unsigned char {
 }
 
 /// Indices of the Pareto front of QPS (higher is better) against latency (lower is better):
-/// the candidates no other candidate beats on both, ordered by latency. Among exact ties the
-/// first in `cands` stands for all.
+/// the candidates that fit the card's memory and no other such candidate beats on both, ordered
+/// by latency. Among exact ties the first in `cands` stands for all.
 [[nodiscard]] inline std::vector<std::size_t> pareto_front(std::span<const candidate> cands) {
     std::vector<std::size_t> order(cands.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -244,7 +252,7 @@ enum class rank_by : unsigned char {
     std::vector<std::size_t> front;
     double best_qps = -1;
     for (std::size_t i : order) {
-        if (cands[i].qps > best_qps) {
+        if (cands[i].fits && cands[i].qps > best_qps) {
             front.push_back(i);
             best_qps = cands[i].qps;
         }
@@ -253,9 +261,10 @@ enum class rank_by : unsigned char {
 }
 
 /// The answer to "which configuration is best under this latency target": an expected-like
-/// result. When some candidate meets the target it holds the best of them (in ranking order);
-/// when none does it holds no value but still carries the closest candidate (the lowest
-/// latency) and by how much it misses.
+/// result. When some candidate that fits the card's memory meets the target it holds the best of
+/// them (in ranking order); when none does it holds no value but still carries the closest
+/// candidate (the lowest latency of those that fit; when none fits, the one that needs the least
+/// memory) and by how much it misses.
 class selection {
 public:
     selection(const candidate& c, duration target, bool met)
@@ -283,14 +292,27 @@ public:
 
     /// "none of the candidates meets 0.01 ms; the closest, 1 stream(s) of 24 cube / 48 vector
     /// cores at batch 16, takes 0.3581 ms (0.3481 ms over)", or "met" when met.
+    /// When no candidate fits the card's memory: "none of the candidates fits the card's
+    /// memory; the smallest, 1 stream(s) of 24 cube / 48 vector cores at batch 16, needs at least
+    /// 70.5 GiB".
     [[nodiscard]] std::string why() const {
         if (met_) return "met";
-        auto ms = [](duration t) {  // 4 significant digits: "0.01", "0.3581"
+        auto significant = [](double v, int digits) {
             std::array<char, 64> buf{};
-            const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), t.in(units::ms),
-                                           std::chars_format::general, 4);
+            const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), v,
+                                           std::chars_format::general, digits);
             return std::string(buf.data(), res.ptr);
         };
+        // 4 significant digits: "0.01", "0.3581"
+        auto ms = [&](duration t) { return significant(t.in(units::ms), 4); };
+        if (!chosen_.fits) {
+            return "none of the candidates fits the card's memory; the smallest, " +
+                   std::to_string(chosen_.streams) + " stream(s) of " +
+                   std::to_string(chosen_.split.cube.value) + " cube / " +
+                   std::to_string(chosen_.split.vector.value) + " vector cores at batch " +
+                   std::to_string(chosen_.batch) + ", needs at least " +
+                   significant(chosen_.memory.in(units::GiB), 3) + " GiB";
+        }
         return "none of the candidates meets " + ms(target_) + " ms; the closest, " +
                std::to_string(chosen_.streams) + " stream(s) of " +
                std::to_string(chosen_.split.cube.value) + " cube / " +
@@ -305,18 +327,25 @@ private:
     bool met_;
 };
 
-/// The first candidate of `ranked` (ordered best first) whose latency is within `target`; or,
-/// when none is, the lowest-latency candidate (ties: the earlier one) with has_value() false.
+/// The first candidate of `ranked` (ordered best first) that fits the card's memory and whose
+/// latency is within `target`; or, when none is, the lowest-latency candidate that fits (ties:
+/// the earlier one), or when none fits the one needing the least memory, with has_value() false.
 [[nodiscard]] inline selection best_under(std::span<const candidate> ranked, duration target) {
     PERFCAST_EXPECTS(!ranked.empty(), "best_under", "candidates", 0.0, "at least one candidate");
     PERFCAST_EXPECTS(target.in(units::ms) > 0 && is_finite(target), "best_under", "target",
                      target.in(units::ms), "a finite latency target > 0 (in ms)");
     for (const candidate& c : ranked) {
-        if (c.latency <= target) return {c, target, true};
+        if (c.fits && c.latency <= target) return {c, target, true};
     }
-    const candidate* closest = &ranked.front();
+    const candidate* closest = nullptr;
     for (const candidate& c : ranked) {
-        if (c.latency < closest->latency) closest = &c;
+        if (c.fits && (!closest || c.latency < closest->latency)) closest = &c;
+    }
+    if (!closest) {
+        closest = &ranked.front();
+        for (const candidate& c : ranked) {
+            if (c.memory < closest->memory) closest = &c;
+        }
     }
     return {*closest, target, false};
 }
@@ -485,6 +514,16 @@ private:
 struct whatif_result {
     std::vector<candidate> ranked;
     std::vector<std::size_t> pareto;
+    /// What one instance holds at each of the grid's batches, in the grid's order, and the rule
+    /// the card's total followed (device_memory.hpp).
+    std::vector<memory_need> memory;
+    memory_rule rule{};
+    data_size capacity{};  // the chip's memory.hbm_size
+    /// Candidates that do not fit the card's memory (ranked last).
+    [[nodiscard]] std::size_t unfit() const noexcept {
+        return static_cast<std::size_t>(std::count_if(ranked.begin(), ranked.end(),
+                                                      [](const candidate& x) { return !x.fits; }));
+    }
     /// best_under(ranked, target).
     [[nodiscard]] selection best_under(duration target) const {
         return ::perfcast::best_under(ranked, target);
@@ -502,14 +541,22 @@ struct whatif_result {
     PERFCAST_EXPECTS(!nodes.empty(), "sweep", "nodes", 0.0, "a model with at least one node");
     const node_eval_table table(c, nodes, grid.batches, grid.cube, grid.vector, p.graph, progress);
     whatif_result r;
+    r.rule = p.memory;
+    r.capacity = c.memory.hbm_size;
     r.ranked.reserve(grid.size());
     const std::uint64_t total = grid.size();
     for (std::size_t bi = 0; bi < grid.batches.size(); ++bi) {
+        const memory_need need = memory_of(c, nodes, grid.batches[bi]);
+        r.memory.push_back(need);
         for (const stream_count s : grid.streams) {
+            const data_size held = need.on_card(s, p.memory);
             for (const core_count k : grid.cube) {
                 for (const core_count v : grid.vector) {
                     const core_split split{k, v};
-                    r.ranked.push_back(make_candidate(table.card(c, bi, s, split, p)));
+                    candidate x = make_candidate(table.card(c, bi, s, split, p));
+                    x.memory = held;
+                    x.fits = fits(c, need, s, p.memory);
+                    r.ranked.push_back(x);
                     detail::report_progress(progress, "evaluating deployments", r.ranked.size(),
                                             total, "deployments");
                 }

@@ -6,6 +6,7 @@
 //   perfcast::io::write_gains_table(std::cout, d, g);  // or write_gains_json
 #pragma once
 
+#include <array>
 #include <ostream>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "../deployment_gains.hpp"
 #include "../runtime.hpp"
 #include "json.hpp"
+#include "memory_report.hpp"
 #include "table.hpp"
 
 namespace perfcast::io {
@@ -39,12 +41,21 @@ inline void write_gains_table(std::ostream& out, const deployment_case& d,
         << format_fixed(g.base.latency.in(units::ms), 3) << " ms, cycle "
         << format_fixed(g.base.cycle.in(units::ms), 3) << " ms\n";
     out << "runtime path: "
-        << (g.path ? runtime_summary(*g.path) : std::string("none (kernels only)")) << "\n\n";
+        << (g.path ? runtime_summary(*g.path) : std::string("none (kernels only)")) << "\n";
+    const std::array<memory_need, 1> need{g.need};
+    out << memory_need_line(need, g.rule) << "\n"
+        << (g.fits ? "the deployment holds at least " + size_text(g.memory) + " of the card's " +
+                         size_text(d.c.memory.hbm_size)
+                   : "the deployment does not fit: it needs at least " + size_text(g.memory) +
+                         ", the card has " + size_text(d.c.memory.hbm_size))
+        << "\n\n";
     text_table t(
         {"#", "change", "samples/s", "gain %", "window ms", "change %", "cycle ms", "bound"});
     int rank = 0;
     for (const deployment_change& c : g.changes) {
-        t.add_row({std::to_string(++rank), c.what, throughput_text(c.prediction.samples_per_s),
+        const std::string what =
+            c.fits ? c.what : c.what + " (does not fit: " + size_text(c.memory) + ")";
+        t.add_row({std::to_string(++rank), what, throughput_text(c.prediction.samples_per_s),
                    detail::signed_pct(c.throughput_gain),
                    format_fixed(c.prediction.latency.in(units::ms), 3),
                    detail::signed_pct(c.latency_change),
@@ -54,7 +65,8 @@ inline void write_gains_table(std::ostream& out, const deployment_case& d,
     t.write(out);
     out << "\nEach change alone, from the deployment as it is; gain: samples/s (closed loop) "
            "against\nthe deployment's; change: the timed window's latency. Instances keep their "
-           "core limits\n(more instances than the chip has cores for share them).\n";
+           "core limits\n(more instances than the chip has cores for share them); a change "
+           "whose instances do not fit\nthe card's memory ranks last.\n";
 }
 
 /// The same as one JSON object: the deployment's figures and a `changes` array.
@@ -68,7 +80,10 @@ inline void write_gains_json(std::ostream& out, const deployment_case& d,
         .member("runtime", g.path ? runtime_summary(*g.path) : std::string("none"))
         .member("samples_per_s", g.base.samples_per_s)
         .member("window_ms", g.base.latency.in(units::ms))
-        .member("cycle_ms", g.base.cycle.in(units::ms));
+        .member("cycle_ms", g.base.cycle.in(units::ms))
+        .member("memory_gib", g.memory.in(units::GiB))
+        .member("capacity_gib", d.c.memory.hbm_size.in(units::GiB))
+        .member("fits", g.fits);
     j.key("changes").begin_array();
     for (const deployment_change& c : g.changes) {
         j.begin_object()
@@ -79,6 +94,8 @@ inline void write_gains_json(std::ostream& out, const deployment_case& d,
             .member("latency_change", c.latency_change)
             .member("cycle_ms", c.prediction.cycle.in(units::ms))
             .member("bound", name_of(c.prediction.card.bound))
+            .member("memory_gib", c.memory.in(units::GiB))
+            .member("fits", c.fits)
             .end_object();
     }
     j.end_array().end_object();

@@ -150,6 +150,9 @@ inline void write_serving_json(std::ostream& out, const serving_report& x,
         .member("max", x.dist->max())
         .end_object();
     j.member("configurations", static_cast<std::uint64_t>(r.configurations))
+        .member("unfit_configurations", static_cast<std::uint64_t>(r.unfit))
+        .member("capacity_gib", r.capacity.in(units::GiB))
+        .member("largest_memory_gib", r.largest.in(units::GiB))
         .member("leaders", static_cast<std::uint64_t>(r.ranked.size()))
         .member("simulated", static_cast<std::uint64_t>(simulated_count(r)))
         .member("requests", x.options.requests)

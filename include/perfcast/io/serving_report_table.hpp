@@ -21,6 +21,7 @@
 
 #include "../serving_sweep.hpp"
 #include "../units.hpp"
+#include "memory_report.hpp"
 #include "serving_report.hpp"
 #include "svg.hpp"
 #include "table.hpp"
@@ -46,6 +47,12 @@ inline void write_serving_table(std::ostream& out, const serving_report& x,
             << " of them not simulated: their TP99 misses the target even with no queueing";
     }
     out << "\n";
+    if (!r.memory.empty()) {
+        out << memory_need_line(r.memory, r.rule) << "\n"
+            << memory_fit_line(r.largest, r.capacity, r.unfit, r.unfit + r.configurations,
+                               "configurations", "left out")
+            << "\n";
+    }
     if (capacity) {
         if (r.met()) {
             const serving_row& b = r.ranked.front();

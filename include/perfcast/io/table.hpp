@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "../error.hpp"
+#include "../units.hpp"
 
 namespace perfcast::io {
 
@@ -70,6 +71,21 @@ namespace perfcast::io {
 /// digits below, so that a deployment of 0.3 QPS does not read "0".
 [[nodiscard]] inline std::string throughput_text(double v) {
     return v >= 100 ? format_fixed(v, 0) : format_significant(v, 3);
+}
+
+/// A size to 3 significant digits in the largest binary unit it reaches: "3.58 GiB",
+/// "77.6 MiB", "38.5 KiB", "512 B".
+[[nodiscard]] inline std::string size_text(data_size v) {
+    const double b = v.in(units::B);
+    const auto in = [&](double unit, std::string_view name) {
+        const double x = b / unit;  // whole from 100 up: 1000 reads "1000", not "1e+03"
+        return (x >= 100 ? format_fixed(x, 0) : format_significant(x, 3)) + " " + std::string(name);
+    };
+    if (b >= 1024.0 * 1024 * 1024 * 1024) return in(1024.0 * 1024 * 1024 * 1024, "TiB");
+    if (b >= 1024.0 * 1024 * 1024) return in(1024.0 * 1024 * 1024, "GiB");
+    if (b >= 1024.0 * 1024) return in(1024.0 * 1024, "MiB");
+    if (b >= 1024.0) return in(1024.0, "KiB");
+    return in(1, "B");
 }
 
 /// Whether `s` is a number as the writers print it: optional sign, digits, optional fraction and

@@ -26,6 +26,7 @@
 #include "../whatif.hpp"
 #include "csv.hpp"
 #include "json.hpp"
+#include "memory_report.hpp"
 #include "svg.hpp"
 #include "table.hpp"
 
@@ -103,6 +104,8 @@ inline void write_candidate_json(json_writer& j, const candidate& c) {
         .member("transfer_ms", c.transfer.in(units::ms))
         .member("bound", name_of(c.bound))
         .member("cores_shared", c.cores_shared)
+        .member("memory_gib", c.memory.in(units::GiB))
+        .member("fits", c.fits)
         .end_object();
 }
 
@@ -113,10 +116,21 @@ inline void write_runtime_json(json_writer& j, const runtime_path& r) {
     j.end_object();
 }
 
-/// The head of the table: the model, the anchored profile, the pick.
+/// What the deployments hold of the card's memory: memory_need_line, then memory_fit_line.
+[[nodiscard]] inline std::string memory_line(const whatif_result& r) {
+    if (r.memory.empty() || r.ranked.empty()) return {};
+    data_size largest{};
+    for (const candidate& x : r.ranked) largest = x.memory > largest ? x.memory : largest;
+    return memory_need_line(r.memory, r.rule) + "\n" +
+           memory_fit_line(largest, r.capacity, r.unfit(), r.ranked.size(), "deployments",
+                           "ranked last, on no front, never the pick");
+}
+
+/// The head of the table: the model, the memory, the anchored profile, the pick.
 inline void write_table_head(std::ostream& out, const whatif_report& rep, const whatif_result& r) {
     out << "model " << rep.model_name << " (" << rep.model_nodes << " nodes) on " << rep.chip_name
         << ": " << r.ranked.size() << " deployments, ranked by " << rep.rank_label << "\n";
+    if (const std::string m = memory_line(r); !m.empty()) out << m << "\n";
     if (rep.profile) {
         const anchored_summary& p = *rep.profile;
         const std::size_t mapped = p.anchored - p.unmapped;
@@ -163,6 +177,8 @@ inline void write_whatif_table(std::ostream& out, const whatif_report& rep,
         if (is_pick(rep, x)) {
             note = "<- best within " + format_shortest(rep.pick->target().in(units::ms)) + " ms";
             pick_shown = true;
+        } else if (!x.fits) {
+            note = "does not fit: " + size_text(x.memory);
         }
         std::vector<std::string> row{std::to_string(i + 1), std::to_string(x.streams),
                                      split_text(x), std::to_string(x.batch),
@@ -232,7 +248,9 @@ inline void write_whatif_csv(std::ostream& out, const whatif_report& rep, const 
            "pareto",
            "best",
            "stress_window_ms",
-           "cycle_ms"});
+           "cycle_ms",
+           "memory_gib",
+           "fits"});
     for (std::size_t i = 0; i < r.ranked.size(); ++i) {
         const candidate& x = r.ranked[i];
         w.row({std::to_string(i + 1),
@@ -254,7 +272,9 @@ inline void write_whatif_csv(std::ostream& out, const whatif_report& rep, const 
                on_front[i] ? "1" : "0",
                whatif_report_detail::is_pick(rep, x) ? "1" : "0",
                format_shortest(x.window.in(units::ms)),
-               format_shortest(x.cycle.in(units::ms))});
+               format_shortest(x.cycle.in(units::ms)),
+               format_shortest(x.memory.in(units::GiB)),
+               x.fits ? "1" : "0"});
     }
 }
 
@@ -272,6 +292,23 @@ inline void write_whatif_json(std::ostream& out, const whatif_report& rep, const
         j.null();
     }
     j.member("host_threads", rep.host_threads);
+    // What one instance holds at each batch, the rule the card's total follows, the capacity.
+    j.key("memory")
+        .begin_object()
+        .member("copies", name_of(r.rule.copies))
+        .member("reserve_gib", r.rule.reserve.in(units::GiB))
+        .member("capacity_gib", r.capacity.in(units::GiB))
+        .member("unfit", static_cast<double>(r.unfit()));
+    j.key("batches").begin_array();
+    for (const memory_need& m : r.memory) {
+        j.begin_object()
+            .member("batch", static_cast<double>(m.batch.value))
+            .member("weights_gib", m.weights.in(units::GiB))
+            .member("tables_gib", m.tables.in(units::GiB))
+            .member("working_gib", m.working.in(units::GiB))
+            .end_object();
+    }
+    j.end_array().end_object();
     // What the table mode prints about an anchored profile (null for a model).
     j.key("profile");
     if (rep.profile) {

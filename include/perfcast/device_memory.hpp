@@ -1,0 +1,135 @@
+// perfcast/device_memory.hpp: whether a deployment's instances fit the card's device memory.
+//
+// A sweep that ranks deployments by QPS alone can rank first one that cannot run: six instances
+// of a model with a 20 GB embedding table do not fit a 64 GB card, however fast they would be.
+// memory_of() gives what one instance of a model holds at a batch, as a lower bound from what a
+// model file says (it names no tensors, so no allocator is simulated):
+//  - weights: every node's inputs that outlive the inference (their shape does not scale with
+//    the batch: l2_sequence.hpp's detail::persistent_bytes), each line's its own;
+//  - tables: every lookup's whole table (rows x row bytes), once per distinct table (its rows,
+//    row bytes and dtype): a CTR model looks one table up from several lines (the built-in
+//    scenario does, five times), and a model file cannot say which lines share one, so lookups
+//    of tables of one shape are taken to read one;
+//  - working: at the batch, the largest working set of one node (its reads other than weights
+//    and table rows, and its writes: inputs and output are live together while it runs); the
+//    activations live at once are at least that.
+// The card holds, per memory_rule: each instance its own copy of weights and tables (a model
+// loaded once per instance: ACL's aclmdlLoadFromFile per instance, a framework session per
+// process) or one copy they share, plus each instance's working set and its fixed reserve (the
+// runtime's own context and workspace: 0 by default, an assumption that keeps the figure a lower
+// bound; set it from what the runtime reports, e.g. npu-smi or nvidia-smi with one instance idle).
+// A deployment fits when that total is at most the chip's memory.hbm_size; the driver's own
+// reservation is not subtracted (a lower bound against the whole capacity: "does not fit" is
+// certain, "fits" is not).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "chip.hpp"
+#include "counts.hpp"
+#include "error.hpp"
+#include "l2_sequence.hpp"
+#include "node.hpp"
+#include "units.hpp"
+
+namespace perfcast {
+
+/// Whether instances on one card hold a copy of the weights and tables each or share one.
+enum class weight_copies : unsigned char {
+    per_instance,  // each instance loads the model (the default: the plain load APIs do)
+    shared,        // one copy serves every instance (a runtime that shares loaded weights)
+};
+
+inline constexpr std::array<enum_entry<weight_copies>, 2> weight_copies_names{
+    {{weight_copies::per_instance, "per_instance"}, {weight_copies::shared, "shared"}}};
+static_assert(covers_enum<weight_copies_names>());
+
+[[nodiscard]] constexpr std::string_view name_of(weight_copies w) noexcept {
+    return name_in(weight_copies_names, w);
+}
+
+/// How instances use the card's memory besides their tensors.
+struct memory_rule {
+    weight_copies copies = weight_copies::per_instance;
+    /// Device memory each instance holds besides its tensors (runtime context, workspace):
+    /// 0 by default, an assumption (calibrate it from the runtime's own figure).
+    data_size reserve{};
+    [[nodiscard]] friend constexpr bool operator==(const memory_rule&,
+                                                   const memory_rule&) = default;
+};
+
+constexpr const memory_rule& validate(const memory_rule& r) {
+    PERFCAST_EXPECTS(r.reserve.in(units::B) >= 0 && r.reserve.in(units::B) < 1e18,
+                     "validate(memory_rule)", "reserve (bytes)", r.reserve.in(units::B),
+                     "a size in [0, 1e18) bytes");
+    return r;
+}
+
+/// What one instance of a model holds at one batch (lower bounds; see the file's comment).
+struct memory_need {
+    batch_size batch{1};      // the batch it is for
+    data_size weights{};      // inputs that outlive the inference
+    data_size tables{};       // lookups' tables, each distinct one once
+    data_size working{};      // the largest working set of one node at the batch
+    std::size_t largest = 0;  // that node's index
+    [[nodiscard]] friend constexpr bool operator==(const memory_need&,
+                                                   const memory_need&) = default;
+
+    /// What `instances` instances hold on one card under rule `r`.
+    [[nodiscard]] constexpr data_size on_card(stream_count instances, const memory_rule& r) const {
+        const double n = static_cast<double>(instances.value);
+        const data_size model = weights + tables;
+        const data_size each = working + r.reserve;
+        return (r.copies == weight_copies::shared ? model : model * n) + each * n;
+    }
+};
+
+/// memory_need of `nodes` at batch `b` on chip `c` (the chip places AI CPU ops: engine_on).
+/// A node that cannot be instantiated at `b` is an error naming it and the batch.
+[[nodiscard]] constexpr memory_need memory_of(const chip& c, std::span<const node> nodes,
+                                              batch_size b) {
+    struct table_key {
+        std::int64_t rows;
+        data_size bytes;
+        dtype type;
+        [[nodiscard]] constexpr bool operator==(const table_key&) const = default;
+    };
+    std::vector<table_key> seen;
+    memory_need m;
+    m.batch = b;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const node& n = nodes[i];
+        const detail::node_traffic t = detail::traffic_of(c, n, b.value);
+        data_size working = t.reads + t.writes - t.persistent;
+        if (n.kind == op_kind::gather) {
+            // Its reads are its indices and the rows it takes from the table, as many bytes as
+            // it writes: the working set is the indices and the output.
+            working = t.reads;
+            const table_key k{n.table_rows, t.table, n.type};
+            if (std::find(seen.begin(), seen.end(), k) == seen.end()) {
+                seen.push_back(k);
+                m.tables += t.table;
+            }
+        }
+        m.weights += t.persistent;
+        if (working > m.working) {
+            m.working = working;
+            m.largest = i;
+        }
+    }
+    return m;
+}
+
+/// Whether `instances` instances of a model needing `m` fit chip `c`'s memory under rule `r`.
+[[nodiscard]] constexpr bool fits(const chip& c, const memory_need& m, stream_count instances,
+                                  const memory_rule& r) {
+    return m.on_card(instances, r) <= c.memory.hbm_size;
+}
+
+}  // namespace perfcast
