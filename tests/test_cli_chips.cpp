@@ -162,15 +162,34 @@ TEST_CASE("cli: argument parser") {
         {"verbose", "", "more output"},
     }};
     SUBCASE("--name value, --name=value, switches, positional") {
-        const std::array<std::string_view, 6> args{"in.csv", "--format", "csv", "--verbose",
-                                                   "-3", "--format=json"};
+        const std::array<std::string_view, 5> args{"in.csv", "--verbose", "-3", "--format=json",
+                                                   "--verbose"};
         const auto a = cli::parse_args(args, opts);
-        CHECK(a.value_or("format", "table") == "json");  // last wins
-        CHECK(a.has("verbose"));
+        CHECK(a.value_or("format", "table") == "json");
+        CHECK(a.has("verbose"));  // a switch given twice is the same switch
         CHECK_FALSE(a.has("help"));
         REQUIRE(a.positional.size() == 2);
         CHECK(a.positional[0] == "in.csv");
         CHECK(a.positional[1] == "-3");  // a negative number is positional
+    }
+    SUBCASE("a flag with a value given twice is an error, not the last one silently") {
+        const std::array<std::string_view, 4> args{"--format", "csv", "--format=json", "x"};
+        try {
+            (void)cli::parse_args(args, opts);
+            FAIL("no error");
+        } catch (const cli::usage_error& e) {
+            CHECK(std::string(e.what()) ==
+                  "option '--format' given twice ('csv' and 'json'): give it once");
+        }
+        constexpr std::array<cli::option, 1> lists{{{"batch", "LIST", "batch sizes"}}};
+        const std::array<std::string_view, 4> twice{"--batch", "16", "--batch", "32"};
+        try {
+            (void)cli::parse_args(twice, lists);
+            FAIL("no error");
+        } catch (const cli::usage_error& e) {
+            CHECK(std::string(e.what()) ==
+                  "option '--batch' given twice ('16' and '32'): give it once (a list: '16,32')");
+        }
     }
     SUBCASE("-- ends the flags; --help and -h are always known") {
         const std::array<std::string_view, 3> args{"--help", "--", "--format"};

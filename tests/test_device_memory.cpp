@@ -84,6 +84,32 @@ TEST_CASE("memory_of: weights per line, each distinct table once, the largest no
           1000.0 * 32 * 2 + 1000.0 * 32 * 4 + 1001.0 * 32 * 2);
 }
 
+TEST_CASE("memory_of: tensors, not bytes moved; a shared B once; fixed lines; experts whole") {
+    // A batched matmul whose B (8 x 4096 x 4096 fp16, 256 MiB) is shared by the batch: a weight,
+    // read once a batch element (bytes moved: 64 x 256 MiB), held once.
+    const model bmm = io::parse_model("bmm B,8,1,4096;1,8,4096,4096 fp16\n", "bmm");
+    const memory_need b = memory_of(chips::ascend910b1, bmm, batch_size{64});
+    CHECK(b.weights.in(units::MiB) == 256.0);
+    // Its working set: A (64 x 8 x 4096) and the output (64 x 8 x 4096), fp16.
+    CHECK(b.working.in(units::B) == 2.0 * 64 * 8 * 4096 * 2);
+    // A line without B (fixed=1): its output only (its inputs may be weights the instances
+    // share), and no weights.
+    const model fixed = io::parse_model("matmul 1,4096;4096,4096 fp16 fixed=1\n", "fixed");
+    const memory_need f = memory_of(chips::ascend910b1, fixed, batch_size{8});
+    CHECK(f.weights.in(units::B) == 0.0);
+    CHECK(f.working.in(units::B) == 4096.0 * 2);
+    // A grouped matmul's experts are held whole, whatever few tokens reach them.
+    const model moe = io::parse_model("grouped_matmul B*2,1024;64,1024,1024 fp16\n", "moe");
+    const double experts = 64.0 * 1024 * 1024 * 2;
+    CHECK(memory_of(chips::ascend910b1, moe, batch_size{1}).weights.in(units::B) == experts);
+    CHECK(memory_of(chips::ascend910b1, moe, batch_size{256}).weights.in(units::B) == experts);
+    // A convolution's third shape is its output: counted once.
+    const model conv = io::parse_model("conv B,16,32,32;32,16,3,3;B,32,30,30 fp16\n", "conv");
+    const memory_need cv = memory_of(chips::ascend910b1, conv, batch_size{2});
+    CHECK(cv.weights.in(units::B) == 32.0 * 16 * 3 * 3 * 2);
+    CHECK(cv.working.in(units::B) == (2.0 * 16 * 32 * 32 + 2.0 * 32 * 30 * 30) * 2);
+}
+
 TEST_CASE("memory_need::on_card: a copy per instance or one shared, the reserve per instance") {
     memory_need n;
     n.weights = 1_GiB;
@@ -153,6 +179,13 @@ TEST_CASE("sweep: a deployment that does not fit ranks last, off the front, neve
     CHECK(has(miss.why(),
               "none of the candidates fits the card's memory; the smallest, 1 "
               "stream(s) of 24 cube / 48 vector cores at batch 16, needs at least 47.7"));
+
+    // Some fit, none of them meets the target: the message says "that fit", since a deployment
+    // that does not fit might meet it.
+    const selection tight = r.best_under(duration{1e-6, units::ms});
+    CHECK_FALSE(tight.has_value());
+    CHECK(tight.closest().fits);
+    CHECK(has(tight.why(), "none of the candidates that fit the card's memory meets 1e-06 ms"));
 }
 
 TEST_CASE("whatif report: the memory lines, the note of a row that does not fit, csv and json") {
@@ -173,14 +206,30 @@ TEST_CASE("whatif report: the memory lines, the note of a row that does not fit,
     CHECK(has(table.str(), "does not fit: 95.4 GiB"));
     std::ostringstream csv;
     io::write_whatif_csv(csv, rep, r);
-    CHECK(has(csv.str(), ",memory_gib,fits\n"));
-    CHECK(has(csv.str(), ",0\n"));  // the second row: does not fit
+    std::istringstream rows(csv.str());
+    std::string line;
+    REQUIRE(std::getline(rows, line));
+    CHECK(line.ends_with(",memory_gib,fits"));
+    for (const candidate& x : r.ranked) {
+        REQUIRE(std::getline(rows, line));
+        CHECK(line.ends_with("," + io::format_shortest(x.memory.in(units::GiB)) +
+                             (x.fits ? ",1" : ",0")));
+    }
     std::ostringstream json;
     io::write_whatif_json(json, rep, r);
     CHECK(has(json.str(), "\"copies\": \"per_instance\""));
-    CHECK(has(json.str(), "\"unfit\": 1"));
+    CHECK(perfcast_test::json_number(json.str(), "unfit") == 1.0);
     CHECK(has(json.str(), "\"fits\": false"));
     CHECK(perfcast_test::json_number(json.str(), "capacity_gib") == 64.0);
+}
+
+TEST_CASE("size_over: as many digits as it takes to read above the capacity") {
+    CHECK(io::size_over(data_size{64.004, units::GiB}, 64_GiB) == "64.004 GiB");
+    CHECK(io::size_over(data_size{64.5, units::GiB}, 64_GiB) == "64.5 GiB");
+    CHECK(io::size_over(data_size{143.2, units::GiB}, 80_GiB) == "143 GiB");
+    CHECK(io::size_over(data_size{143.2, units::GiB}, 143_GiB) == "143.2 GiB");
+    CHECK(io::size_text(data_size{512, units::B}) == "512 B");
+    CHECK(io::size_text(data_size{38.5, units::KiB}) == "38.5 KiB");
 }
 
 TEST_CASE(
@@ -206,7 +255,8 @@ TEST_CASE(
     chip small = chips::ascend910b1;
     small.memory.hbm_size = 16_GiB;
     CHECK(has(perfcast_test::message_of([&] { const serving_sweeper none(small, m, g, dist); }),
-              "all 4 need more than the card's 16 GiB"));
+              "the smallest, 1 stream(s) at max gear 8, needs at least 47.68 GiB of the card's "
+              "16 GiB"));
 }
 
 TEST_CASE("what_each_change_buys: a change whose instances do not fit ranks last") {
@@ -252,12 +302,19 @@ TEST_CASE("perfcast whatif: --shared-weights and --instance-memory, and their er
     args = base;
     args.insert(args.end(), {"--instance-memory", "9"});
     const perfcast_test::cli_run bad = whatif(args);
-    CHECK(bad.status != cli::exit_ok);
-    CHECK(has(bad.err, "--instance-memory"));
+    CHECK(bad.status == cli::exit_usage);
+    CHECK(has(bad.err, "--instance-memory = '9', expected a size"));
     // Serving mode on a card where nothing fits: the error says why.
     args = {"--model",  path, "--streams", "2",   "--cube",     "24",
             "--vector", "48", "--qps",     "100", "--requests", "2000"};
     const perfcast_test::cli_run none = whatif(args);
-    CHECK(none.status != cli::exit_ok);
+    CHECK(none.status == cli::exit_failure);
     CHECK(has(none.err, "configurations that fit the card's memory"));
+    // Serving mode with one stream count that fits: the others are left out, and said so.
+    args = {"--model", path,  "--streams",  "1,2",  "--cube",      "24", "--vector", "48",
+            "--qps",   "100", "--requests", "2000", "--max-batch", "8",  "--format", "json"};
+    const perfcast_test::cli_run some = whatif(args);
+    REQUIRE(some.status == cli::exit_ok);
+    CHECK(perfcast_test::json_number(some.out, "configurations") == 1.0);
+    CHECK(perfcast_test::json_number(some.out, "unfit_configurations") == 1.0);
 }

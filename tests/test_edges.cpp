@@ -327,8 +327,9 @@ TEST_CASE("node_eval_table: sized by the grid's core limits, not by the chip's c
                                                  stream_count{x.streams}, x.split);
         candidate y = make_candidate(direct);
         // What the card holds is the sweep's (device_memory.hpp), not the card's timing.
-        CHECK(x.memory == memory_of(big, scenario::ctr_ranking, batch_size{x.batch})
-                              .on_card(stream_count{x.streams}, {}));
+        const memory_need need = memory_of(big, scenario::ctr_ranking, batch_size{x.batch});
+        CHECK(x.memory == need.on_card(stream_count{x.streams}, {}));
+        CHECK(x.fits == fits(big, need, stream_count{x.streams}, {}));
         y.memory = x.memory;
         y.fits = x.fits;
         CHECK(x == y);
@@ -518,10 +519,8 @@ TEST_CASE("serving and whatif flags outside their ranges name the flag, the valu
     const std::vector<std::string_view> one{"--streams",  "1",   "--cube",      "24",
                                             "--vector",   "48",  "--max-batch", "16",
                                             "--requests", "1000"};
-    auto with = [&](std::vector<std::string_view> more) {
-        std::vector<std::string_view> a = one;
-        a.insert(a.end(), more.begin(), more.end());
-        return run_command(cli::whatif_command, a);
+    auto with = [&](const std::vector<std::string_view>& more) {
+        return run_command(cli::whatif_command, perfcast_test::with_flags(one, more));
     };
     struct bad_flag {
         std::vector<std::string_view> args;

@@ -432,10 +432,8 @@ TEST_CASE("guide §6 in the built-in scenario: max gear 20 beats 16 on TP99 at h
 TEST_CASE("perfcast whatif serving mode: bad input is a clear error") {
     const std::vector<std::string_view> grid{"--streams", "1", "--cube", "24", "--vector", "48",
                                              "--max-batch", "16", "--requests", "1000"};
-    auto with = [&](std::vector<std::string_view> more) {
-        std::vector<std::string_view> a = grid;
-        a.insert(a.end(), more.begin(), more.end());
-        return run_cli(a);
+    auto with = [&](const std::vector<std::string_view>& more) {
+        return run_cli(perfcast_test::with_flags(grid, more));
     };
     cli_run r = with({"--qps", "0"});
     CHECK(r.status == cli::exit_usage);

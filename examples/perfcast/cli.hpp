@@ -103,7 +103,8 @@ struct option {
     return " (did you mean '" + std::string(prefix) + std::string(best) + "'?)";
 }
 
-/// The result of parsing: flags by name (last occurrence wins) and positional arguments.
+/// The result of parsing: flags by name (parse_args takes each valued flag once) and positional
+/// arguments.
 class parsed_args {
 public:
     std::vector<std::string> positional;
@@ -189,14 +190,25 @@ private:
             out.set(name, "");
             continue;
         }
+        std::string_view value;
         if (inline_value) {
-            out.set(name, *inline_value);
+            value = *inline_value;
         } else if (i + 1 < args.size()) {
-            out.set(name, args[++i]);
+            value = args[++i];
         } else {
             throw usage_error("option '--" + std::string(name) + "' needs a value (" +
                               std::string(spec->value_name) + ")");
         }
+        // One value a flag: a second would silently replace the first (`--batch 16 --batch 32`
+        // meant as a list, or a flag left in a script and set again after it).
+        if (const auto first = out.get(name)) {
+            throw usage_error("option '--" + std::string(name) + "' given twice ('" + *first +
+                              "' and '" + std::string(value) + "'): give it once" +
+                              (spec->value_name.find("LIST") != std::string_view::npos
+                                   ? " (a list: '" + *first + "," + std::string(value) + "')"
+                                   : std::string()));
+        }
+        out.set(name, value);
     }
     return out;
 }

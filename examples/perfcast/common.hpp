@@ -119,8 +119,13 @@ inline constexpr option instance_memory_option{
 [[nodiscard]] inline memory_rule memory_rule_from_args(const parsed_args& a) {
     memory_rule r;
     if (a.has("shared-weights")) r.copies = weight_copies::shared;
-    if (const auto t = a.get("instance-memory"))
-        r.reserve = io::parse_size(*t, "--instance-memory");
+    if (const auto t = a.get("instance-memory")) {
+        try {
+            r.reserve = io::parse_size(*t, "--instance-memory");
+        } catch (const error& e) {
+            throw usage_error(e.what());  // a flag's value: the command line is wrong
+        }
+    }
     return r;
 }
 

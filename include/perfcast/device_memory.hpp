@@ -4,23 +4,28 @@
 // of a model with a 20 GB embedding table do not fit a 64 GB card, however fast they would be.
 // memory_of() gives what one instance of a model holds at a batch, as a lower bound from what a
 // model file says (it names no tensors, so no allocator is simulated):
-//  - weights: every node's inputs that outlive the inference (their shape does not scale with
-//    the batch: l2_sequence.hpp's detail::persistent_bytes), each line's its own;
+//  - weights: in a node with a shape that scales with the batch, every listed input whose shape
+//    does not (weights, biases, a matmul's shared B, a grouped matmul's experts, whole whatever
+//    the batch routes to them), each line's its own;
 //  - tables: every lookup's whole table (rows x row bytes), once per distinct table (its rows,
 //    row bytes and dtype): a CTR model looks one table up from several lines (the built-in
 //    scenario does, five times), and a model file cannot say which lines share one, so lookups
 //    of tables of one shape are taken to read one;
-//  - working: at the batch, the largest working set of one node (its reads other than weights
-//    and table rows, and its writes: inputs and output are live together while it runs); the
-//    activations live at once are at least that.
+//  - working: at the batch, the largest working set of one node: the listed inputs that scale
+//    with the batch, each once, and its output (while it runs they are live together), at most
+//    the bytes it moves; a lookup's indices and output; a copy's bytes. A node none of whose
+//    shapes scales with the batch (fixed=1, most nodes anchored on a profile) counts its output
+//    only: its inputs may be weights that instances share. The activations live at once are at
+//    least the largest of these.
+// It is a lower bound but for one case a model file cannot tell apart: a tensor two lines list
+// (a weight two matmuls share, an embedding a lookup and a matmul tie) is counted for each.
 // The card holds, per memory_rule: each instance its own copy of weights and tables (a model
 // loaded once per instance: ACL's aclmdlLoadFromFile per instance, a framework session per
 // process) or one copy they share, plus each instance's working set and its fixed reserve (the
 // runtime's own context and workspace: 0 by default, an assumption that keeps the figure a lower
 // bound; set it from what the runtime reports, e.g. npu-smi or nvidia-smi with one instance idle).
 // A deployment fits when that total is at most the chip's memory.hbm_size; the driver's own
-// reservation is not subtracted (a lower bound against the whole capacity: "does not fit" is
-// certain, "fits" is not).
+// reservation is not subtracted (a lower bound against the whole capacity).
 #pragma once
 
 #include <algorithm>
@@ -106,7 +111,7 @@ struct memory_need {
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const node& n = nodes[i];
         const detail::node_traffic t = detail::traffic_of(c, n, b.value);
-        data_size working = t.reads + t.writes - t.persistent;
+        data_size working = t.reads + t.writes;  // a copy's bytes
         if (n.kind == op_kind::gather) {
             // Its reads are its indices and the rows it takes from the table, as many bytes as
             // it writes: the working set is the indices and the output.
@@ -116,8 +121,29 @@ struct memory_need {
                 seen.push_back(k);
                 m.tables += t.table;
             }
+        } else if (!n.is_transfer()) {
+            data_size scaled{};
+            // A tile's second shape is its multiples, not a tensor; a broadcast's and a row
+            // kernel's second and a convolution's third are the output, in `writes`.
+            const std::size_t tensors = n.kind == op_kind::tile || n.kind == op_kind::broadcast ||
+                                                (n.kind == op_kind::rowwise && n.shape_count == 2)
+                                            ? 1
+                                        : n.kind == op_kind::conv && n.shape_count == 3
+                                            ? 2
+                                            : n.shape_count;
+            for (std::size_t j = 0; j < tensors; ++j) {
+                const data_size bytes =
+                    static_cast<double>(n.shapes[j].at(b.value, "shapes").elements("shapes")) *
+                    size_of(n.type);
+                if (n.shapes[j].depends_on_batch()) {
+                    scaled += bytes;
+                } else if (n.depends_on_batch()) {
+                    m.weights += bytes;
+                }
+            }
+            const data_size listed = scaled + t.writes;
+            working = listed < working ? listed : working;
         }
-        m.weights += t.persistent;
         if (working > m.working) {
             m.working = working;
             m.largest = i;

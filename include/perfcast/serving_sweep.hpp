@@ -353,20 +353,19 @@ public:
                     const progress_fn& progress = {})
         : grid_(std::move(grid)),
           dist_(std::move(dist)),
-          cache_(make_cache(c, model, grid_, params, progress)),
           rule_(params.memory),
-          capacity_(c.memory.hbm_size) {
-        // What an instance holds at each largest gear (device_memory.hpp): a configuration
-        // whose instances do not fit the card's memory is left out, counted in unfit().
-        for (int m : grid_.max_gears) memory_.push_back(memory_of(c, model, batch_size{m}));
-        std::size_t all = 0;
+          capacity_(c.memory.hbm_size),
+          memory_(fitting_needs(c, model, grid_, rule_)),
+          cache_(make_cache(c, model, grid_, params, progress)) {
+        // A configuration whose instances do not fit the card's memory (device_memory.hpp, at
+        // its largest gear) is left out, counted in unfit(); fitting_needs has checked that one
+        // fits, before the service times were built.
         for (const stream_count s : grid_.streams) {
             for (const core_count k : grid_.cube) {
                 for (const core_count v : grid_.vector) {
                     for (std::size_t gi = 0; gi < grid_.max_gears.size(); ++gi) {
                         const data_size held = memory_[gi].on_card(s, rule_);
                         for (duration w : grid_.windows) {
-                            ++all;
                             if (!fits(c, memory_[gi], s, rule_)) {
                                 ++unfit_;
                                 continue;
@@ -377,13 +376,6 @@ public:
                     }
                 }
             }
-        }
-        if (configs_.empty()) {
-            ::perfcast::detail::precondition_failed(
-                "serving_sweeper", "configurations that fit the card's memory", 0.0,
-                "at least one: all " + std::to_string(all) + " need more than the card's " +
-                    detail::number_text(capacity_.in(units::GiB)) +
-                    " GiB (fewer streams, smaller gears, weights shared between instances)");
         }
     }
 
@@ -628,6 +620,36 @@ public:
     }
 
 private:
+    /// What an instance holds at each of `g`'s largest gears; an error, before any service
+    /// time is computed, when no stream count and gear of the grid fits the card's memory.
+    static std::vector<memory_need> fitting_needs(const chip& c, std::span<const node> model,
+                                                  const serving_grid& g, const memory_rule& rule) {
+        validate(g, c);
+        validate(rule);
+        PERFCAST_EXPECTS(!model.empty(), "serving_sweeper", "model (nodes)", 0.0,
+                         "at least one node");
+        std::vector<memory_need> needs;
+        for (int m : g.max_gears) needs.push_back(memory_of(c, model, batch_size{m}));
+        // The smallest: the fewest streams at the gear needing the least.
+        const stream_count fewest = *std::min_element(g.streams.begin(), g.streams.end());
+        std::size_t least = 0;
+        for (std::size_t gi = 1; gi < needs.size(); ++gi) {
+            if (needs[gi].on_card(fewest, rule) < needs[least].on_card(fewest, rule)) least = gi;
+        }
+        if (!fits(c, needs[least], fewest, rule)) {
+            ::perfcast::detail::precondition_failed(
+                "serving_sweeper", "configurations that fit the card's memory", 0.0,
+                "at least one: the smallest, " + std::to_string(fewest.value) +
+                    " stream(s) at max gear " + std::to_string(g.max_gears[least]) +
+                    ", needs at least " +
+                    detail::number_text(
+                        std::round(needs[least].on_card(fewest, rule).in(units::GiB)*100) / 100) +
+                    " GiB of the card's " + detail::number_text(c.memory.hbm_size.in(units::GiB)) +
+                    " GiB (fewer streams, or weights and tables shared between instances)");
+        }
+        return needs;
+    }
+
     static card_service_cache make_cache(const chip& c, std::span<const node> model,
                                          const serving_grid& g, const card_params& params,
                                          const progress_fn& progress) {
@@ -684,11 +706,11 @@ private:
 
     serving_grid grid_;
     batch_distribution dist_;
-    card_service_cache cache_;
-    std::vector<serving_config> configs_;
     memory_rule rule_;
     data_size capacity_;
-    std::vector<memory_need> memory_;
+    std::vector<memory_need> memory_;  // one per largest gear, in the grid's order
+    card_service_cache cache_;
+    std::vector<serving_config> configs_;
     std::size_t unfit_ = 0;
     data_size largest_{};
 };

@@ -267,8 +267,9 @@ enum class rank_by : unsigned char {
 /// memory) and by how much it misses.
 class selection {
 public:
-    selection(const candidate& c, duration target, bool met)
-        : chosen_(c), target_(target), met_(met) {}
+    /// `unfit`: the candidates left out because they do not fit the card's memory.
+    selection(const candidate& c, duration target, bool met, std::size_t unfit = 0)
+        : chosen_(c), target_(target), met_(met), unfit_(unfit) {}
 
     [[nodiscard]] bool has_value() const noexcept { return met_; }
     explicit operator bool() const noexcept { return met_; }
@@ -287,7 +288,8 @@ public:
     /// The chosen candidate when the target is met, else the one closest to it.
     [[nodiscard]] const candidate& closest() const noexcept { return chosen_; }
     [[nodiscard]] duration target() const noexcept { return target_; }
-    /// closest().latency - target: <= 0 when met, the miss when not.
+    /// closest().latency - target: <= 0 when met, the miss when not (when no candidate fits the
+    /// card's memory, the smallest's, which may be <= 0: why() says what missed).
     [[nodiscard]] duration excess() const noexcept { return chosen_.latency - target_; }
 
     /// "none of the candidates meets 0.01 ms; the closest, 1 stream(s) of 24 cube / 48 vector
@@ -313,9 +315,10 @@ public:
                    std::to_string(chosen_.batch) + ", needs at least " +
                    significant(chosen_.memory.in(units::GiB), 3) + " GiB";
         }
-        return "none of the candidates meets " + ms(target_) + " ms; the closest, " +
-               std::to_string(chosen_.streams) + " stream(s) of " +
-               std::to_string(chosen_.split.cube.value) + " cube / " +
+        return std::string(unfit_ > 0 ? "none of the candidates that fit the card's memory"
+                                      : "none of the candidates") +
+               " meets " + ms(target_) + " ms; the closest, " + std::to_string(chosen_.streams) +
+               " stream(s) of " + std::to_string(chosen_.split.cube.value) + " cube / " +
                std::to_string(chosen_.split.vector.value) + " vector cores at batch " +
                std::to_string(chosen_.batch) + ", takes " + ms(chosen_.latency) + " ms (" +
                ms(excess()) + " ms over)";
@@ -325,6 +328,7 @@ private:
     candidate chosen_;
     duration target_;
     bool met_;
+    std::size_t unfit_ = 0;
 };
 
 /// The first candidate of `ranked` (ordered best first) that fits the card's memory and whose
@@ -338,7 +342,9 @@ private:
         if (c.fits && c.latency <= target) return {c, target, true};
     }
     const candidate* closest = nullptr;
+    std::size_t unfit = 0;
     for (const candidate& c : ranked) {
+        if (!c.fits) ++unfit;
         if (c.fits && (!closest || c.latency < closest->latency)) closest = &c;
     }
     if (!closest) {
@@ -347,7 +353,7 @@ private:
             if (c.memory < closest->memory) closest = &c;
         }
     }
-    return {*closest, target, false};
+    return {*closest, target, false, unfit};
 }
 
 /// Per-node costs of a model for every (batch, core limit) a grid needs. Costs depend on the

@@ -54,7 +54,8 @@ inline void write_gains_table(std::ostream& out, const deployment_case& d,
     int rank = 0;
     for (const deployment_change& c : g.changes) {
         const std::string what =
-            c.fits ? c.what : c.what + " (does not fit: " + size_text(c.memory) + ")";
+            c.fits ? c.what
+                   : c.what + " (does not fit: " + size_over(c.memory, d.c.memory.hbm_size) + ")";
         t.add_row({std::to_string(++rank), what, throughput_text(c.prediction.samples_per_s),
                    detail::signed_pct(c.throughput_gain),
                    format_fixed(c.prediction.latency.in(units::ms), 3),

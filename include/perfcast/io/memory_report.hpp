@@ -13,6 +13,15 @@
 
 namespace perfcast::io {
 
+/// `need` as size_text writes it, with as many more digits (up to 9) as it takes to read above
+/// `capacity`: "64.01 GiB" on a 64 GiB card, not "64 GiB".
+[[nodiscard]] inline std::string size_over(data_size need, data_size capacity) {
+    int digits = 3;
+    while (digits < 9 && need > capacity && size_text(need, digits) == size_text(capacity, digits))
+        ++digits;
+    return size_text(need, digits);
+}
+
 /// What one instance holds, over the batches of `needs` (not empty): "memory: weights 3.87 MiB
 /// and tables 3.58 GiB, a copy per instance; working set 4.85 MiB (batch 16) to 77.6 MiB
 /// (batch 256)".

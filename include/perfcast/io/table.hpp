@@ -73,13 +73,17 @@ namespace perfcast::io {
     return v >= 100 ? format_fixed(v, 0) : format_significant(v, 3);
 }
 
-/// A size to 3 significant digits in the largest binary unit it reaches: "3.58 GiB",
-/// "77.6 MiB", "38.5 KiB", "512 B".
-[[nodiscard]] inline std::string size_text(data_size v) {
+/// A size to `digits` significant digits (3 by default) in the largest binary unit it reaches:
+/// "3.58 GiB", "77.6 MiB", "38.5 KiB", "512 B".
+[[nodiscard]] inline std::string size_text(data_size v, int digits = 3) {
     const double b = v.in(units::B);
     const auto in = [&](double unit, std::string_view name) {
         const double x = b / unit;  // whole from 100 up: 1000 reads "1000", not "1e+03"
-        return (x >= 100 ? format_fixed(x, 0) : format_significant(x, 3)) + " " + std::string(name);
+        const int whole = x >= 100 ? 3 : x >= 10 ? 2 : 1;  // digits before the point
+        return (x >= 100 && digits <= 3 ? format_fixed(x, 0)
+                : x >= 100              ? format_fixed(x, digits - whole)
+                                        : format_significant(x, digits)) +
+               " " + std::string(name);
     };
     if (b >= 1024.0 * 1024 * 1024 * 1024) return in(1024.0 * 1024 * 1024 * 1024, "TiB");
     if (b >= 1024.0 * 1024 * 1024) return in(1024.0 * 1024 * 1024, "GiB");

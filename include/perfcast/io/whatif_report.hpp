@@ -178,7 +178,7 @@ inline void write_whatif_table(std::ostream& out, const whatif_report& rep,
             note = "<- best within " + format_shortest(rep.pick->target().in(units::ms)) + " ms";
             pick_shown = true;
         } else if (!x.fits) {
-            note = "does not fit: " + size_text(x.memory);
+            note = "does not fit: " + size_over(x.memory, r.capacity);
         }
         std::vector<std::string> row{std::to_string(i + 1), std::to_string(x.streams),
                                      split_text(x), std::to_string(x.batch),
@@ -356,7 +356,9 @@ inline void write_whatif_svg(std::ostream& out, const whatif_report& rep, const 
                              std::string_view title) {
     svg_plot p(std::string(title), "latency under load (ms)", "QPS per card");
     svg_series all{.name = "candidates", .points = {}, .color = "#adb5bd"};
-    for (const candidate& c : r.ranked) all.points.push_back({c.latency.in(units::ms), c.qps});
+    svg_series unfit{.name = "does not fit the card's memory", .points = {}, .color = "#e599f7"};
+    for (const candidate& c : r.ranked)
+        (c.fits ? all : unfit).points.push_back({c.latency.in(units::ms), c.qps});
     svg_series front{.name = "Pareto front",
                      .points = {},
                      .color = "#d9480f",
@@ -365,15 +367,20 @@ inline void write_whatif_svg(std::ostream& out, const whatif_report& rep, const 
     for (std::size_t i : r.pareto) {
         front.points.push_back({r.ranked[i].latency.in(units::ms), r.ranked[i].qps});
     }
-    p.add(std::move(all)).add(std::move(front));
+    p.add(std::move(all));
+    if (!unfit.points.empty()) p.add(std::move(unfit));
+    p.add(std::move(front));
     if (rep.pick) {
         const selection& pick = *rep.pick;
         p.add_vline(pick.target().in(units::ms),
                     "target " + format_shortest(pick.target().in(units::ms)) + " ms");
         const candidate& c = pick.closest();
-        p.add_label({c.latency.in(units::ms), c.qps},
-                    (pick.has_value() ? "best: " : "closest: ") + std::to_string(c.streams) +
-                        " x " + split_text(c) + ", batch " + std::to_string(c.batch));
+        p.add_label({c.latency.in(units::ms), c.qps}, (pick.has_value() ? "best: "
+                                                       : c.fits         ? "closest: "
+                                                                        : "none fits; smallest: ") +
+                                                          std::to_string(c.streams) + " x " +
+                                                          split_text(c) + ", batch " +
+                                                          std::to_string(c.batch));
     }
     p.write(out);
 }
