@@ -108,6 +108,21 @@ TEST_CASE("memory_of: tensors, not bytes moved; a shared B once; fixed lines; ex
     const memory_need cv = memory_of(chips::ascend910b1, conv, batch_size{2});
     CHECK(cv.weights.in(units::B) == 32.0 * 16 * 3 * 3 * 2);
     CHECK(cv.working.in(units::B) == (2.0 * 16 * 32 * 32 + 2.0 * 32 * 30 * 30) * 2);
+    // A broadcast's second shape and a row kernel's (SwiGlu B,2I;B,I) are the output; a tile's
+    // second shape is its multiples.
+    const auto working_of = [](std::string_view line, std::int64_t batch) {
+        return memory_of(chips::ascend910b1, io::parse_model(line, "one"), batch_size{batch})
+            .working.in(units::B);
+    };
+    // (Its input, without B, is a weight: the working set is the output alone.)
+    CHECK(working_of("broadcast 1,300;B,300 fp32\n", 4) == 4.0 * 300 * 4);
+    CHECK(working_of("broadcast B,1,300;B,8,300 fp32\n", 4) == (4.0 * 300 + 4 * 8 * 300) * 4);
+    CHECK(working_of("rowwise B,256;B,128 fp16\n", 4) == (4.0 * 256 + 4 * 128) * 2);
+    CHECK(working_of("tile B,300,32;1,8,1 fp32\n", 2) == (2.0 * 300 * 32 + 2 * 8 * 300 * 32) * 4);
+    // A concat of ten inputs: its 8th shape sums the 8th to the 10th input, left out.
+    std::string ten = "concat ";
+    for (int k = 0; k < 10; ++k) ten += std::string(k > 0 ? ";" : "") + "B,16";
+    CHECK(working_of(ten + " fp32\n", 2) == (7.0 * 2 * 16 + 2 * 160) * 4);
 }
 
 TEST_CASE("memory_need::on_card: a copy per instance or one shared, the reserve per instance") {
@@ -223,7 +238,18 @@ TEST_CASE("whatif report: the memory lines, the note of a row that does not fit,
     CHECK(perfcast_test::json_number(json.str(), "capacity_gib") == 64.0);
 }
 
+TEST_CASE("gib_above: the core headers' messages read above the capacity") {
+    CHECK(gib_above(data_size{47.68, units::GiB}, 16_GiB) == "47.7 GiB");
+    CHECK(gib_above(64_GiB + data_size{272, units::B}, 64_GiB) == "64.0000003 GiB");
+    CHECK(gib_above(64_GiB + data_size{1, units::B}, 64_GiB) == "more than 64 GiB");
+}
+
 TEST_CASE("size_over: as many digits as it takes to read above the capacity") {
+    CHECK(io::size_over(64_GiB + data_size{1, units::B}, 64_GiB) == "more than 64 GiB");
+    CHECK(io::size_over(data_size{1000.5, units::GiB}, 1000_GiB) == "1000.5 GiB");
+    CHECK(io::size_text(data_size{1023.99, units::KiB}) == "1 MiB");
+    CHECK(io::size_text(data_size{100, units::MiB}, 5) == "100 MiB");
+    CHECK(io::size_text(data_size{0, units::B}) == "0 B");
     CHECK(io::size_over(data_size{64.004, units::GiB}, 64_GiB) == "64.004 GiB");
     CHECK(io::size_over(data_size{64.5, units::GiB}, 64_GiB) == "64.5 GiB");
     CHECK(io::size_over(data_size{143.2, units::GiB}, 80_GiB) == "143 GiB");
@@ -255,8 +281,15 @@ TEST_CASE(
     chip small = chips::ascend910b1;
     small.memory.hbm_size = 16_GiB;
     CHECK(has(perfcast_test::message_of([&] { const serving_sweeper none(small, m, g, dist); }),
-              "the smallest, 1 stream(s) at max gear 8, needs at least 47.68 GiB of the card's "
-              "16 GiB"));
+              "the smallest, 1 stream(s) at max gear 8, needs at least 47.7 GiB of the card's "
+              "16 GiB (a card with more memory)"));
+    // Two streams on the 64 GiB card: one stream or shared tables would fit, a smaller gear not.
+    serving_grid two = g;
+    two.streams = counts<stream_count>({2});
+    CHECK(has(perfcast_test::message_of(
+                  [&] { const serving_sweeper none(chips::ascend910b1, m, two, dist); }),
+              "(fewer streams, weights and tables shared between instances, a card with more "
+              "memory)"));
 }
 
 TEST_CASE("what_each_change_buys: a change whose instances do not fit ranks last") {

@@ -204,7 +204,8 @@ private:
         if (const auto first = out.get(name)) {
             throw usage_error("option '--" + std::string(name) + "' given twice ('" + *first +
                               "' and '" + std::string(value) + "'): give it once" +
-                              (spec->value_name.find("LIST") != std::string_view::npos
+                              (spec->value_name.find("LIST") != std::string_view::npos ||
+                                       spec->value_name.find(',') != std::string_view::npos
                                    ? " (a list: '" + *first + "," + std::string(value) + "')"
                                    : std::string()));
         }

@@ -637,15 +637,25 @@ private:
             if (needs[gi].on_card(fewest, rule) < needs[least].on_card(fewest, rule)) least = gi;
         }
         if (!fits(c, needs[least], fewest, rule)) {
+            // What alone would make it fit: one stream, shared weights, gear 1; else a card.
+            std::string could;
+            if (fewest.value > 1 && fits(c, needs[least], stream_count{1}, rule))
+                could += "fewer streams, ";
+            memory_rule shared = rule;
+            shared.copies = weight_copies::shared;
+            if (rule.copies == weight_copies::per_instance && fits(c, needs[least], fewest, shared))
+                could += "weights and tables shared between instances, ";
+            if (g.max_gears[least] > 1 && fits(c, memory_of(c, model, batch_size{1}), fewest, rule))
+                could += "a smaller largest gear, ";
+            could += "a card with more memory";
             ::perfcast::detail::precondition_failed(
                 "serving_sweeper", "configurations that fit the card's memory", 0.0,
                 "at least one: the smallest, " + std::to_string(fewest.value) +
                     " stream(s) at max gear " + std::to_string(g.max_gears[least]) +
                     ", needs at least " +
-                    detail::number_text(
-                        std::round(needs[least].on_card(fewest, rule).in(units::GiB)*100) / 100) +
-                    " GiB of the card's " + detail::number_text(c.memory.hbm_size.in(units::GiB)) +
-                    " GiB (fewer streams, or weights and tables shared between instances)");
+                    gib_above(needs[least].on_card(fewest, rule), c.memory.hbm_size) +
+                    " of the card's " + detail::number_text(c.memory.hbm_size.in(units::GiB)) +
+                    " GiB (" + could + ")");
         }
         return needs;
     }

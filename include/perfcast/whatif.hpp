@@ -267,9 +267,11 @@ enum class rank_by : unsigned char {
 /// memory) and by how much it misses.
 class selection {
 public:
-    /// `unfit`: the candidates left out because they do not fit the card's memory.
-    selection(const candidate& c, duration target, bool met, std::size_t unfit = 0)
-        : chosen_(c), target_(target), met_(met), unfit_(unfit) {}
+    /// `unfit`: the candidates left out because they do not fit the card's memory, of
+    /// `capacity` (what why() compares a need with).
+    selection(const candidate& c, duration target, bool met, std::size_t unfit = 0,
+              data_size capacity = {})
+        : chosen_(c), target_(target), met_(met), unfit_(unfit), capacity_(capacity) {}
 
     [[nodiscard]] bool has_value() const noexcept { return met_; }
     explicit operator bool() const noexcept { return met_; }
@@ -313,7 +315,7 @@ public:
                    std::to_string(chosen_.split.cube.value) + " cube / " +
                    std::to_string(chosen_.split.vector.value) + " vector cores at batch " +
                    std::to_string(chosen_.batch) + ", needs at least " +
-                   significant(chosen_.memory.in(units::GiB), 3) + " GiB";
+                   gib_above(chosen_.memory, capacity_);
         }
         return std::string(unfit_ > 0 ? "none of the candidates that fit the card's memory"
                                       : "none of the candidates") +
@@ -329,12 +331,15 @@ private:
     duration target_;
     bool met_;
     std::size_t unfit_ = 0;
+    data_size capacity_{};
 };
 
-/// The first candidate of `ranked` (ordered best first) that fits the card's memory and whose
-/// latency is within `target`; or, when none is, the lowest-latency candidate that fits (ties:
-/// the earlier one), or when none fits the one needing the least memory, with has_value() false.
-[[nodiscard]] inline selection best_under(std::span<const candidate> ranked, duration target) {
+/// The first candidate of `ranked` (ordered best first) that fits the card's memory (of
+/// `capacity`, for the message) and whose latency is within `target`; or, when none is, the
+/// lowest-latency candidate that fits (ties: the earlier one), or when none fits the one needing
+/// the least memory, with has_value() false.
+[[nodiscard]] inline selection best_under(std::span<const candidate> ranked, duration target,
+                                          data_size capacity = {}) {
     PERFCAST_EXPECTS(!ranked.empty(), "best_under", "candidates", 0.0, "at least one candidate");
     PERFCAST_EXPECTS(target.in(units::ms) > 0 && is_finite(target), "best_under", "target",
                      target.in(units::ms), "a finite latency target > 0 (in ms)");
@@ -353,7 +358,7 @@ private:
             if (c.memory < closest->memory) closest = &c;
         }
     }
-    return {*closest, target, false, unfit};
+    return {*closest, target, false, unfit, capacity};
 }
 
 /// Per-node costs of a model for every (batch, core limit) a grid needs. Costs depend on the
@@ -532,7 +537,7 @@ struct whatif_result {
     }
     /// best_under(ranked, target).
     [[nodiscard]] selection best_under(duration target) const {
-        return ::perfcast::best_under(ranked, target);
+        return ::perfcast::best_under(ranked, target, capacity);
     }
 };
 

@@ -46,8 +46,9 @@ inline void write_gains_table(std::ostream& out, const deployment_case& d,
     out << memory_need_line(need, g.rule) << "\n"
         << (g.fits ? "the deployment holds at least " + size_text(g.memory) + " of the card's " +
                          size_text(d.c.memory.hbm_size)
-                   : "the deployment does not fit: it needs at least " + size_text(g.memory) +
-                         ", the card has " + size_text(d.c.memory.hbm_size))
+                   : "the deployment does not fit: it needs at least " +
+                         size_over(g.memory, d.c.memory.hbm_size) + ", the card has " +
+                         size_text(d.c.memory.hbm_size))
         << "\n\n";
     text_table t(
         {"#", "change", "samples/s", "gain %", "window ms", "change %", "cycle ms", "bound"});

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <initializer_list>
 #include <ostream>
@@ -73,23 +74,24 @@ namespace perfcast::io {
     return v >= 100 ? format_fixed(v, 0) : format_significant(v, 3);
 }
 
-/// A size to `digits` significant digits (3 by default) in the largest binary unit it reaches:
-/// "3.58 GiB", "77.6 MiB", "38.5 KiB", "512 B".
+/// A size to `digits` significant digits (3 by default; whole from 10^digits of its unit up, no
+/// trailing zeros) in the largest binary unit it reaches once rounded: "3.58 GiB", "77.6 MiB",
+/// "38.5 KiB", "512 B", "1 MiB" (not "1024 KiB").
 [[nodiscard]] inline std::string size_text(data_size v, int digits = 3) {
+    constexpr std::array<std::string_view, 5> names{"B", "KiB", "MiB", "GiB", "TiB"};
     const double b = v.in(units::B);
-    const auto in = [&](double unit, std::string_view name) {
-        const double x = b / unit;  // whole from 100 up: 1000 reads "1000", not "1e+03"
-        const int whole = x >= 100 ? 3 : x >= 10 ? 2 : 1;  // digits before the point
-        return (x >= 100 && digits <= 3 ? format_fixed(x, 0)
-                : x >= 100              ? format_fixed(x, digits - whole)
-                                        : format_significant(x, digits)) +
-               " " + std::string(name);
+    std::size_t u = 0;
+    double unit = 1;
+    const auto text = [&](double x) {
+        return x >= std::pow(10.0, digits) ? format_fixed(x, 0) : format_significant(x, digits);
     };
-    if (b >= 1024.0 * 1024 * 1024 * 1024) return in(1024.0 * 1024 * 1024 * 1024, "TiB");
-    if (b >= 1024.0 * 1024 * 1024) return in(1024.0 * 1024 * 1024, "GiB");
-    if (b >= 1024.0 * 1024) return in(1024.0 * 1024, "MiB");
-    if (b >= 1024.0) return in(1024.0, "KiB");
-    return in(1, "B");
+    // The largest unit whose value, rounded as written, is at least 1; a value that rounds up to
+    // 1024 of a unit is 1 of the next.
+    while (u + 1 < names.size() && (b / (unit * 1024) >= 1 || text(b / unit) == "1024")) {
+        unit *= 1024;
+        ++u;
+    }
+    return text(b / unit) + " " + std::string(names[u]);
 }
 
 /// Whether `s` is a number as the writers print it: optional sign, digits, optional fraction and
