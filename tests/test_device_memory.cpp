@@ -250,6 +250,8 @@ TEST_CASE("size_over: as many digits as it takes to read above the capacity") {
     CHECK(io::size_text(data_size{1023.99, units::KiB}) == "1 MiB");
     CHECK(io::size_text(data_size{100, units::MiB}, 5) == "100 MiB");
     CHECK(io::size_text(data_size{0, units::B}) == "0 B");
+    CHECK(io::size_text(data_size{999.7, units::MiB}) == "1000 MiB");
+    CHECK(io::size_text(data_size{1000.4, units::MiB}) == "1000 MiB");
     CHECK(io::size_over(data_size{64.004, units::GiB}, 64_GiB) == "64.004 GiB");
     CHECK(io::size_over(data_size{64.5, units::GiB}, 64_GiB) == "64.5 GiB");
     CHECK(io::size_over(data_size{143.2, units::GiB}, 80_GiB) == "143 GiB");

@@ -82,8 +82,12 @@ namespace perfcast::io {
     const double b = v.in(units::B);
     std::size_t u = 0;
     double unit = 1;
+    // Whole from 10^digits up, and where rounding to `digits` reaches it (999.7 is "1000", not
+    // "1e+03").
     const auto text = [&](double x) {
-        return x >= std::pow(10.0, digits) ? format_fixed(x, 0) : format_significant(x, digits);
+        const std::string s = format_significant(x, digits);
+        return x >= std::pow(10.0, digits) || s.find('e') != std::string::npos ? format_fixed(x, 0)
+                                                                               : s;
     };
     // The largest unit whose value, rounded as written, is at least 1; a value that rounds up to
     // 1024 of a unit is 1 of the next.
