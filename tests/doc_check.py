@@ -2,7 +2,7 @@
 """Docs that run: checks README.md and docs/*.md against the built perfcast command.
 
 Usage (from anywhere; commands run with the repository's files at hand):
-    tests/doc_check.py PATH/TO/perfcast [--skip-slow] [--no-run] [FILE.md ...]
+    tests/doc_check.py PATH/TO/perfcast [--skip-slow] [--no-run] [--jobs N] [FILE.md ...]
     tests/doc_check.py --self-test          the checker's own test (no perfcast needed)
 
 1. Runnable blocks. A fenced block whose fence line is directly preceded by the HTML comment
@@ -29,6 +29,9 @@ Usage (from anywhere; commands run with the repository's files at hand):
    build passes it when configured without SQLite). Tags combine: `<!-- check slow sqlite -->`.
    `<!-- check onnx -->` likewise marks a block that imports an ONNX graph: --skip-onnx skips it.
    Blocks whose output depends on timing or the machine stay unmarked, with a comment saying why.
+   `--jobs N` runs up to N commands at once, in document order: a command that may write a file
+   (one not starting with perfcast, or with a redirection to a file or an output option:
+   may_write) runs alone, so each command sees what the commands before it wrote.
 
 2. Links and cited files, in every checked markdown file (outside fenced blocks): each relative
    link [text](path#anchor) names an existing file (and, for .md files, a heading with that
@@ -42,6 +45,7 @@ Every mismatch is printed as FILE:LINE: what, with a unified diff for outputs; t
 1 when there is any, 0 otherwise.
 """
 import argparse
+import concurrent.futures
 import difflib
 import glob
 import os
@@ -239,7 +243,27 @@ def run_command(cmd, cwd, bindir, perfcast):
     return p.returncode, lines
 
 
-def check_block(path, lines, fence, body, first, tags, args, rep, ctx):
+# A command that may write a file: any that does not start with perfcast (a script may write its
+# positional arguments), and a perfcast one with a redirection other than to /dev/null or another
+# stream, an output option or a program that changes files or folders. With --jobs it runs alone,
+# after every command before it and before every command after it, so that each command sees the
+# files the document wrote before it, and nothing it reads changes under it. The others write
+# nothing, and run side by side.
+PERFCAST_FIRST_RE = re.compile(r"^\s*(?:\$P|perfcast)\s")
+WRITES_RE = re.compile(
+    r"(?:[0-9]?>>?|&>)\s*(?!/dev/null\b|&)\S"
+    r"|(?:^|\s)(?:-o|--output|--svg|--trace)(?:[\s=]|$)"
+    r"|(?:^|[\s;&|(])(?:cp|mv|rm|mkdir|touch|ln|cd|tee|sed\s+-i|patch|tar|unzip)(?:\s|$)"
+    r"|--split\b")
+
+
+def may_write(cmd):
+    return not PERFCAST_FIRST_RE.match(cmd) or bool(WRITES_RE.search(cmd))
+
+
+def queue_block(path, fence, body, first, tags, args, rep, ctx):
+    """Adds the block's commands to ctx["queue"] (in document order), or reports a malformed
+    block."""
     items, bad = parse_commands(body, first)
     if items is None:
         rep.error(path, bad + 1, "runnable block: output before the first command "
@@ -253,22 +277,50 @@ def check_block(path, lines, fence, body, first, tags, args, rep, ctx):
                 or ("onnx" in tags and args.skip_onnx)):
             ctx["skipped"] += 1
             continue
-        t0 = time.monotonic()
-        _, actual = run_command(cmd, ctx["cwd"], ctx["bindir"], ctx["perfcast"])
-        ctx["timings"].append((time.monotonic() - t0, path, cmd_line + 1))
-        ctx["run"] += 1
-        expected = normalise(expected_raw)
-        actual = normalise(actual)
-        if matches(expected, actual):
-            continue
-        shown = shown_as_actual(expected, actual)
-        n = first_difference(expected, shown)
-        rel = show(path)
-        diff = difflib.unified_diff([l + "\n" for l in expected], [l + "\n" for l in shown],
-                                    f"{rel}:{exp_line + 1} (shown)", "perfcast (printed)",
-                                    lineterm="\n")
-        short = cmd.split("\n")[0]
-        rep.error(path, exp_line + n + 1, f"output of `{short}` differs", list(diff))
+        ctx["queue"].append((path, cmd, cmd_line, expected_raw, exp_line))
+
+
+def timed_run(cmd, ctx):
+    t0 = time.monotonic()
+    _, actual = run_command(cmd, ctx["cwd"], ctx["bindir"], ctx["perfcast"])
+    return actual, time.monotonic() - t0
+
+
+def run_queue(ctx, jobs):
+    """Runs ctx["queue"]'s commands, up to `jobs` at a time (a command that may write runs
+    alone: may_write), and returns their outputs and times in queue order."""
+    queue = ctx["queue"]
+    if jobs <= 1:
+        return [timed_run(q[1], ctx) for q in queue]
+    results = [None] * len(queue)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        pending = {}
+        for i, q in enumerate(queue):
+            if may_write(q[1]):
+                for j, f in pending.items():
+                    results[j] = f.result()
+                pending = {}
+                results[i] = timed_run(q[1], ctx)
+            else:
+                pending[i] = pool.submit(timed_run, q[1], ctx)
+        for j, f in pending.items():
+            results[j] = f.result()
+    return results
+
+
+def compare(path, cmd, cmd_line, expected_raw, exp_line, actual, rep):
+    expected = normalise(expected_raw)
+    actual = normalise(actual)
+    if matches(expected, actual):
+        return
+    shown = shown_as_actual(expected, actual)
+    n = first_difference(expected, shown)
+    rel = show(path)
+    diff = difflib.unified_diff([l + "\n" for l in expected], [l + "\n" for l in shown],
+                                f"{rel}:{exp_line + 1} (shown)", "perfcast (printed)",
+                                lineterm="\n")
+    short = cmd.split("\n")[0]
+    rep.error(path, exp_line + n + 1, f"output of `{short}` differs", list(diff))
 
 
 # ---- links and cited paths ---------------------------------------------------------------
@@ -365,7 +417,7 @@ def default_files():
 
 def check_files(files, args, perfcast):
     rep = Report()
-    ctx = {"run": 0, "skipped": 0, "timings": [], "perfcast": perfcast}
+    ctx = {"run": 0, "skipped": 0, "timings": [], "perfcast": perfcast, "queue": []}
     cwd = None
     anchor_cache = {}
     try:
@@ -382,7 +434,13 @@ def check_files(files, args, perfcast):
                 if cwd is None:
                     cwd, bindir = scratch_dir(perfcast)
                     ctx["cwd"], ctx["bindir"] = cwd, bindir
-                check_block(path, lines, fence, body, first, marker, args, rep, ctx)
+                queue_block(path, fence, body, first, marker, args, rep, ctx)
+        results = run_queue(ctx, getattr(args, "jobs", 1))
+        for (path, cmd, cmd_line, expected_raw, exp_line), (actual, t) in zip(ctx["queue"],
+                                                                              results):
+            ctx["timings"].append((t, path, cmd_line + 1))
+            ctx["run"] += 1
+            compare(path, cmd, cmd_line, expected_raw, exp_line, actual, rep)
     finally:
         if cwd:
             shutil.rmtree(cwd, ignore_errors=True)
@@ -439,11 +497,28 @@ def self_test():
         if rep.problems != 3:
             print(f"self-test FAILED: expected 3 problems in the bad fixture, got {rep.problems}")
             ok = False
+        print("== self-test: the bad fixture again, two commands at a time:")
+        args.jobs = 2
+        rep, _ = check_files([bad], args, "/bin/true")
+        if rep.problems != 3:
+            print(f"self-test FAILED: expected 3 problems with --jobs 2, got {rep.problems}")
+            ok = False
+        args.jobs = 1
         print("== self-test: the same fixture, right:")
         rep, _ = check_files([good], args, "/bin/true")
         if rep.problems != 0:
             print(f"self-test FAILED: expected no problem in the good fixture, got {rep.problems}")
             ok = False
+        for cmd in ("$P calibrate x.csv -o p.txt", "echo a > f", "echo a>>f", "cp a b",
+                    "$P whatif --svg=w.svg", "x | tee y", "sed -i s/a/b/ f", "cd tests",
+                    "$P whatif --format svg --output w.svg", "echo a &> f", "a; rm -f b",
+                    "python3 convert.py in.csv out.csv", "$P chips; cp a b"):
+            assert may_write(cmd), cmd
+        for cmd in ("$P validate --chip 910B1 x.csv 2>/dev/null | sed -n 1p", "$P chips 2>&1",
+                    "$P whatif >/dev/null", "$P op --out-dtype fp16", "$P report x.csv --top 3"):
+            assert not may_write(cmd), cmd
+        # Conservative on purpose: these write nothing, and run alone.
+        assert may_write("$P calibrate x.csv | grep -o 'a[^;]*'") and may_write("$P x # a > b")
         assert matches(["a", "...", "d"], ["a", "b", "c", "d"])
         assert matches(["a", "..."], ["a"])
         assert not matches(["a", "...", "d"], ["a", "b", "c"])
@@ -465,6 +540,8 @@ def main():
     ap.add_argument("--no-run", action="store_true", help="check links and paths only")
     ap.add_argument("--self-test", action="store_true", help="test the checker itself")
     ap.add_argument("--timings", action="store_true", help="print each command's time")
+    ap.add_argument("--jobs", "-j", type=int, default=1,
+                    help="commands run at once (a command that may write a file runs alone)")
     args = ap.parse_intermixed_args()  # CMake passes "" for an unset option, anywhere
     args.files = [f for f in args.files if f]
     if args.self_test:

@@ -258,6 +258,17 @@ TEST_CASE("cli: the nearest name suggested for a mistyped one") {
     CHECK(cli::suggestion("hbm-write-cost", options, "--") == " (did you mean '--hbm-mix-cost'?)");
 }
 
+TEST_CASE("cli: names_a_flag: a library error about a flag's value is a usage error") {
+    CHECK(cli::names_a_flag("perfcast::parse: --transfer = '2PiB', expected a size"));
+    CHECK(cli::names_a_flag("perfcast::whatif: --cube = 25, expected at most 24"));
+    CHECK(cli::names_a_flag("option '--runtime-set': perfcast::validate(runtime_path): ..."));
+    CHECK_FALSE(cli::names_a_flag("perfcast::matmul: m = 0, expected a dimension >= 1"));
+    CHECK_FALSE(cli::names_a_flag("perfcast::read_params: p.txt:3: x = --y, expected a number"));
+    CHECK_FALSE(cli::names_a_flag("perfcast::parse: --a b = 1, expected"));  // not one token
+    CHECK_FALSE(cli::names_a_flag("perfcast::parse: --top"));
+    CHECK_FALSE(cli::names_a_flag("error: --x = 1"));
+}
+
 TEST_CASE("cli: dispatch exit codes") {
     const auto none = run({});
     CHECK(none.status == cli::exit_usage);
@@ -281,6 +292,9 @@ TEST_CASE("cli: dispatch exit codes") {
     CHECK(near_flag.err.find("unknown option '--fromat' (did you mean '--format'?)") !=
           std::string::npos);
     CHECK(bad_flag.err.find("Usage: perfcast chips") != std::string::npos);
+    // The synopsis, not the whole help: the error stays on the screen.
+    CHECK(bad_flag.err.find("'perfcast chips --help' lists every option.") != std::string::npos);
+    CHECK(bad_flag.err.find("show this help") == std::string::npos);
     CHECK(bad_flag.out.empty());
     const auto bad_format = run({"chips", "--format", "xml"});
     CHECK(bad_format.status == cli::exit_usage);

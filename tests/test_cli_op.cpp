@@ -173,16 +173,16 @@ TEST_CASE("perfcast op: a core limit past the chip's names the flag, the bound a
     for (const refusal& c : cases) {
         INFO(c.message);
         const auto r = run_command(cli::op_command, c.args);
-        CHECK(r.status == cli::exit_failure);
+        // A flag's value out of its range is a usage error: exit 2, the synopsis under it.
+        CHECK(r.status == cli::exit_usage);
         CHECK(has(r.err, c.message));
+        CHECK(has(r.err, "Usage: perfcast op"));
+        CHECK(has(r.err, "'perfcast op --help' lists every option."));
     }
 }
 
 TEST_CASE("perfcast op: the op factories' errors name the op, the field, the value and the bound") {
     const refusal cases[] = {
-        {{"--elementwise", "5", "--ops-per-element", "1e300"},
-         "perfcast::elementwise: ops_per_element = 1e+300, expected a count per element in (0, "
-         "1e9)"},
         {{"--shapes", "1,4000;400,2"},
          "perfcast::elementwise_broadcast: dimension 1 of [1, 4000] and [400, 2] = 4000 and 2, "
          "expected broadcast-compatible sizes (equal, or 1 in one of them)"},
@@ -207,13 +207,29 @@ TEST_CASE("perfcast op: the op factories' errors name the op, the field, the val
         {{"--line", "topk 8,300 fp16 k=10 valid=5"},
          "--line:1:28: valid = \"5\", expected a valid length from k (10) to the length (300), or "
          "0: the whole length"},
-        {{"--gather", "5", "--row-bytes", "1PiB"},
-         "perfcast::gather: row_bytes = 1125899906842624, expected a row size in [1, 1e15) bytes"},
     };
     for (const refusal& c : cases) {
         INFO(c.message);
         const auto r = run_command(cli::op_command, c.args);
         CHECK(r.status == cli::exit_failure);
+        CHECK(has(r.err, c.message));
+    }
+    // A factory field that a flag of another name sets: the flag is named, a usage error.
+    const refusal flagged[] = {
+        {{"--elementwise", "5", "--ops-per-element", "1e300"},
+         "option '--ops-per-element': perfcast::elementwise: ops_per_element = 1e+300, expected a "
+         "count per element in (0, 1e9)"},
+        {{"--gather", "5", "--row-bytes", "1PiB"},
+         "option '--row-bytes': perfcast::gather: row_bytes = 1125899906842624, expected a row "
+         "size in [1, 1e15) bytes"},
+        {{"--gather", "5", "--hot", "1.5"}, "option '--hot': perfcast::gather: hot_fraction = 1.5"},
+        {{"--gather", "5", "--table-rows", "0"},
+         "option '--table-rows': perfcast::gather: table_rows = 0"},
+    };
+    for (const refusal& c : flagged) {
+        INFO(c.message);
+        const auto r = run_command(cli::op_command, c.args);
+        CHECK(r.status == cli::exit_usage);
         CHECK(has(r.err, c.message));
     }
     // The matmul the user asked for is named, not the batch matmul it is built as.
@@ -254,7 +270,7 @@ TEST_CASE("perfcast op: sizes in every unit the message lists, up to 1 PiB") {
         std::vector<std::string_view> args{flag, size};
         if (flag == "--row-bytes") args.insert(args.begin(), {"--gather", "5"});
         const auto r = run_command(cli::op_command, args);
-        CHECK(r.status == cli::exit_failure);
+        CHECK(r.status == cli::exit_usage);  // a flag's value: a usage error
         return r.err;
     };
     CHECK(has(refused("--transfer", "1XB"),

@@ -51,6 +51,9 @@ static_assert(batch_distribution{{1, 3}, {2, 1}}.sample(0.7499) == 1);
 static_assert(batch_distribution{{1, 3}, {2, 1}}.sample(0.75) == 2);
 static_assert(batch_distribution{{1, 3}, {2, 1}}.sample(0.9999999) == 2);
 static_assert(batch_distribution::fixed(7).mean() == 7);
+// Counts near the largest double: bs x count overflows, the mean does not (from the shares;
+// 1e305 / 2e305 is 0.5 exactly, and 1048577 x 0.5 too).
+static_assert(batch_distribution{{1048576, 1e305}, {1, 1e305}}.mean() == 524288.5);
 
 TEST_CASE("the seed histogram: 86 % of requests bs <= 16, 90 % bs <= 20 (guide §6)") {
     const batch_distribution d = seed_hist();

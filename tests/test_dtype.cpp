@@ -92,6 +92,28 @@ TEST_CASE("dtype: profiler spellings (msprof op_summary, torch_npu kernel_detail
     CHECK(parse_dtype("HF32") == dtype::hf32);
     CHECK(try_parse_dtype("INT64") == dtype::int64);
     CHECK_FALSE(try_parse_dtype("COMPLEX64").has_value());
+    CHECK_FALSE(try_parse_dtype("fp1").has_value());
+    CHECK_FALSE(try_parse_dtype("fp166").has_value());
+}
+
+TEST_CASE("dtype: names and spellings in any case name the same dtype") {
+    static_assert(parse_dtype("FP16") == dtype::fp16 && parse_dtype("Bf16") == dtype::bf16);
+    const auto flip = [](std::string_view s) {  // upper to lower and lower to upper
+        std::string out(s);
+        for (char& c : out) {
+            if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+            else if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+        }
+        return out;
+    };
+    for (const auto& row : dtypes) {
+        INFO(row.name);
+        CHECK(parse_dtype(flip(row.name)) == row.value);
+        for (std::string_view s : row.spellings) {
+            INFO(s);
+            CHECK(parse_dtype(flip(s)) == row.value);
+        }
+    }
     CHECK_FALSE(try_parse_dtype("").has_value());
 }
 

@@ -488,7 +488,7 @@ TEST_CASE("physical inputs outside their documented ranges name the bound") {
     CHECK(has(message_of([] { (void)io::read_model_file(adversarial("huge_host_us.model")); }),
               "host_us = \"1e308\", expected a host time in [0, 1e9) us"));
     const auto t = run_command(cli::op_command, {"--transfer", "1e30MiB"});
-    CHECK(t.status == cli::exit_failure);
+    CHECK(t.status == cli::exit_usage);
     CHECK(has(t.err, "a size between 0 B and 1 PiB"));
     CHECK(has(message_of([] { (void)io::parse_duration("2e9s", "--window"); }),
               "a time between 0 s and 1 day"));
@@ -502,6 +502,11 @@ TEST_CASE("a 20-digit integer is too large, not 'not a number'; echoed text is e
     CHECK(has(big, "--top = '12345678901234567890', expected an integer of at most"));
     CHECK(has(big, "too large"));
     CHECK(has(message_of([] { (void)io::parse_int("12x", "--top"); }), "expected an integer"));
+    // A whole number in exponent form is an integer (the docs write 1e5); a fraction is not.
+    CHECK(io::parse_int("1e5", "--requests") == 100000);
+    CHECK(io::parse_int("2.5E3", "--requests") == 2500);
+    CHECK(has(message_of([] { (void)io::parse_int("1.5e0", "--top"); }), "expected an integer"));
+    CHECK(has(message_of([] { (void)io::parse_int("1e30", "--top"); }), "expected an integer"));
     CHECK(has(message_of([] { (void)io::parse_double(std::string("1\0", 2), "--qps"); }),
               "'1\\x00', expected a finite number"));
 }

@@ -101,8 +101,8 @@ TEST_CASE("histogram: empty, missing columns, truncated rows, zero total") {
           "columns bs,count: \"\"");
     CHECK(has(hist_error("\n\n# only comments\n").what(), "empty input"));
     CHECK(std::string(hist_error("bs,cnt\n1,2\n").what()) ==
-          "perfcast::read_bs_histogram: h.csv:1: missing column count in the header (found): "
-          "\"bs, cnt\"");
+          "perfcast::read_bs_histogram: h.csv:1: missing column count; the header (the first "
+          "line that is not a comment) has the columns: \"bs, cnt\"");
     CHECK(has(hist_error("1,100\n2,50\n").what(), "missing column bs"));  // no header line
     CHECK(std::string(hist_error("bs,count\n").what()) ==
           "perfcast::read_bs_histogram: h.csv: zero total: no bs,count rows after the header: "
@@ -178,8 +178,8 @@ TEST_CASE("trace: out of order, missing columns, bad values, empty") {
           "3): rows must be in time order: \"3\"");
     CHECK(e.line() == 4);
     CHECK(std::string(trace_error("time,bs\n0,1\n").what()) ==
-          "perfcast::read_trace: t.csv:1: missing column time_s, time_ms, time_us or time_ns in "
-          "the header (found): \"time, bs\"");
+          "perfcast::read_trace: t.csv:1: missing column time_s, time_ms, time_us or time_ns; the "
+          "header (the first line that is not a comment) has the columns: \"time, bs\"");
     CHECK(has(trace_error("time_ms,n\n0,1\n").what(), "missing column bs"));
     CHECK(has(trace_error("time_ms,bs\n0,1\nx,1\n").what(), "t.csv:3:1: time_ms is invalid"));
     CHECK(has(trace_error("time_ms,bs\n0,1\n1,0.5\n").what(), "t.csv:3:3: bs is invalid"));

@@ -198,6 +198,31 @@ TEST_CASE("onnx: the built-in CTR scenario exported by make_models.py imports to
     }
 }
 
+TEST_CASE("onnx: import -o over its own input is refused; a folder is named; .ONNX is ONNX") {
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / "perfcast_import_slips";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir / "folder.onnx");
+    const std::string copy = (dir / "Model.ONNX").string();
+    std::filesystem::copy_file(onnx_dir + "dlrm.onnx", copy);
+    const auto size = std::filesystem::file_size(copy);
+    // The output is the input, by another spelling of its path: refused, the graph untouched.
+    const std::string other = (dir / "." / "Model.ONNX").string();
+    const auto same = perfcast_test::run_command(cli::import_command, {copy, "-o", other});
+    CHECK(same.status == cli::exit_usage);
+    CHECK(has(same.err, "is the input file '" + copy + "'"));
+    CHECK(std::filesystem::file_size(copy) == size);
+    // An upper-case extension is still ONNX (whatif --model reads it as a graph).
+    CHECK(cli::is_onnx_path(copy));
+    CHECK(perfcast_test::run_command(cli::import_command, {copy}).status == 0);
+    // A folder named like a graph: the reader's error, naming it.
+    const auto folder =
+        perfcast_test::run_command(cli::import_command, {(dir / "folder.onnx").string()});
+    CHECK(folder.status == cli::exit_failure);
+    CHECK(has(folder.err, "folder.onnx: is a directory, expected a file"));
+    std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("onnx: perfcast import -o writes a model file that reads back to the same nodes") {
     const std::string out =
         (std::filesystem::temp_directory_path() / "perfcast_dlrm.model").string();
@@ -222,7 +247,7 @@ TEST_CASE("onnx: bad input is an error naming the file, node, field and what was
     CHECK(has(seq, "a dynamic dimension other than the batch"));
     const std::string unknown = import_error("bad_unknown_op.onnx");
     CHECK(has(unknown, "node 'mystery' (Mystery): output 'y' shape = \"unknown\""));
-    CHECK(has(import_error("missing.onnx"), "a readable ONNX model file"));
+    CHECK(has(import_error("missing.onnx"), "missing.onnx: cannot open file for reading"));
     // Raw bytes that are not the tensor's elements: refused before shape inference, which would
     // copy them past its buffer (libonnx 1.12's ParseData; the fuzzer's finding, kept in
     // tests/fuzz/corpus/onnx/).

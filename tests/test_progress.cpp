@@ -208,11 +208,10 @@ TEST_CASE("progress lines go to stderr only: stdout is the same with, without an
 
 TEST_CASE("--quiet and --progress on calibrate and validate; both at once is a usage error") {
     const every_report all;
-    const auto fit = run_command(cli::validate_command, {"--chip", "910B3", "--fit", profile_910b3,
-                                                         "--test", profile_910b3, "--progress"});
+    const auto fit = run_command(cli::validate_command, {"--chip", "910B3", profile_910b3,
+                                                         "--holdout", "0.5", "--progress"});
     const auto fit_quiet = run_command(
-        cli::validate_command,
-        {"--chip", "910B3", "--fit", profile_910b3, "--test", profile_910b3, "--quiet"});
+        cli::validate_command, {"--chip", "910B3", profile_910b3, "--holdout", "0.5", "--quiet"});
     REQUIRE(fit.status == cli::exit_ok);
     CHECK(has(fit.err, "perfcast validate: fit 1 of "));
     CHECK(fit_quiet.err.empty());

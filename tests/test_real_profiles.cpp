@@ -254,12 +254,25 @@ TEST_CASE("real profiles: the chip told by the rows' own cube_utilization(%) col
     }
     const chip_evidence both = rows_chip_evidence(made);
     CHECK(both.preset == nullptr);
+    CHECK(both.cores_x_clock == doctest::Approx(24.0 * 1850.0).epsilon(1e-12));
+    CHECK(both.agreeing == 4);
+    // A chip given that the rows did not run on is said (24 x 1850 = 44400 against the 910B3's
+    // 20 x 1800 = 36000); one within 0.5 % is not. What the note names, by hand.
+    CHECK(chip_mismatch(perfcast::chips::ascend910b1, both).empty());
+    const std::string note = chip_mismatch(perfcast::chips::ascend910b3, both);
+    CHECK(note.find("= 44400 cycles/us (median of 4 rows, 4 within 1 %)") != std::string::npos);
+    CHECK(note.find("but chip ascend910b3 has 20 x 1800 MHz = 36000") != std::string::npos);
+    CHECK(chip_mismatch(perfcast::chips::h100_sxm, e)
+              .find("ascend910b2 (24 x 1800 MHz), but chip "
+                    "h100-sxm") != std::string::npos);
     CHECK(both.why_no_preset.find("as 2 presets have: ascend910b1 (24 x 1850 MHz), "
                                   "ascend910_9391 (24 x 1850 MHz)") != std::string::npos);
 
     // Fewer than 3 rows agreeing, or none usable (under 1 % or 10 us): no chip.
     made.resize(2);
     CHECK(rows_chip_evidence(made).preset == nullptr);
+    CHECK(chip_mismatch(perfcast::chips::ascend910b3, rows_chip_evidence(made))
+              .empty());  // too few rows
     made[0].task_duration = perfcast::duration{9.0, units::us};
     made[1].cube_utilization_pct = 0.5;
     const chip_evidence none = rows_chip_evidence(made);

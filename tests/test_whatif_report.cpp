@@ -82,7 +82,10 @@ struct whatif_json {
     std::string model;
     std::size_t candidates = 0;
     std::vector<double> pareto;
-    bool met = false;
+    std::vector<double> ranks;        // each candidate's rank
+    std::vector<double> front_ranks;  // the ranks of the candidates marked pareto
+    std::optional<bool> met;          // null: no target
+    std::optional<double> best_rank;
     std::optional<double> target_ms;
     std::optional<double> best_qps;
     bool profile_null = false;
@@ -102,13 +105,30 @@ whatif_json read_whatif_json(const std::string& text) {
             c.begin_array();
             while (c.next_element()) {
                 ++out.candidates;
-                c.skip_value();
+                c.begin_object();
+                double rank = 0;
+                bool front = false;
+                while (c.next_member(inner)) {
+                    if (inner == "rank") {
+                        rank = number_of(c);
+                    } else if (inner == "pareto") {
+                        front = c.boolean();
+                    } else {
+                        c.skip_value();
+                    }
+                }
+                out.ranks.push_back(rank);
+                if (front) out.front_ranks.push_back(rank);
             }
         } else if (key == "pareto") {
             c.begin_array();
             while (c.next_element()) out.pareto.push_back(number_of(c));
         } else if (key == "met") {
-            out.met = c.boolean();
+            if (c.peek() == io::json_cursor::kind::null) {
+                c.null();
+            } else {
+                out.met = c.boolean();
+            }
         } else if (key == "target_ms" && c.peek() == io::json_cursor::kind::number) {
             out.target_ms = number_of(c);
         } else if (key == "best" && c.peek() == io::json_cursor::kind::object) {
@@ -116,6 +136,8 @@ whatif_json read_whatif_json(const std::string& text) {
             while (c.next_member(inner)) {
                 if (inner == "qps") {
                     out.best_qps = number_of(c);
+                } else if (inner == "rank") {
+                    out.best_rank = number_of(c);
                 } else {
                     c.skip_value();
                 }
@@ -224,10 +246,25 @@ TEST_CASE("write_whatif_json: parses, every candidate, the Pareto front as 1-bas
         for (std::size_t i = 0; i < r.pareto.size(); ++i) {
             CHECK(j.pareto[i] == static_cast<double>(r.pareto[i] + 1));
         }
-        CHECK_FALSE(j.met);
+        // Each candidate's rank is its place, 1-based; those marked pareto are the front's ranks
+        // (the list is by latency, the candidates by rank: compared as sets).
+        for (std::size_t i = 0; i < j.ranks.size(); ++i)
+            CHECK(j.ranks[i] == static_cast<double>(i + 1));
+        std::vector<double> listed = j.pareto;
+        std::sort(listed.begin(), listed.end());
+        CHECK(j.front_ranks == listed);
+        CHECK_FALSE(j.met.has_value());  // null: no target to meet
         CHECK_FALSE(j.target_ms.has_value());
         CHECK_FALSE(j.best_qps.has_value());
         CHECK(j.profile_null);
+    }
+    SUBCASE("a target none meets: met false, no best") {
+        rep.pick = r.best_under(fastest_latency(r) * 0.5);
+        std::ostringstream out;
+        io::write_whatif_json(out, rep, r);
+        const whatif_json j = read_whatif_json(out.str());
+        CHECK(j.met == false);
+        CHECK_FALSE(j.best_qps.has_value());
     }
     SUBCASE("a target met: best is the pick") {
         rep.pick = r.best_under(fastest_latency(r));
@@ -235,7 +272,11 @@ TEST_CASE("write_whatif_json: parses, every candidate, the Pareto front as 1-bas
         std::ostringstream out;
         io::write_whatif_json(out, rep, r);
         const whatif_json j = read_whatif_json(out.str());
-        CHECK(j.met);
+        CHECK(j.met == true);
+        REQUIRE(j.best_rank.has_value());
+        const auto pick_at =
+            std::find(r.ranked.begin(), r.ranked.end(), rep.pick->closest()) - r.ranked.begin();
+        CHECK(*j.best_rank == static_cast<double>(pick_at + 1));
         REQUIRE(j.target_ms.has_value());
         CHECK(*j.target_ms == doctest::Approx(fastest_latency(r).in(units::ms)));
         REQUIRE(j.best_qps.has_value());

@@ -277,13 +277,37 @@ inline constexpr std::size_t all_rows = std::numeric_limits<std::size_t>::max();
 }
 
 /// A subcommand: `perfcast <name> ...`. `run` gets the words after the name and may throw
-/// usage_error (dispatch prints `usage()` and exits 2) or perfcast::error (exit 1).
+/// usage_error (dispatch prints the error and usage()'s synopsis and exits 2) or perfcast::error
+/// (exit 1; 2 when it names a flag's value: names_a_flag).
 struct command {
     std::string_view name;
     std::string_view summary;
     int (*run)(std::span<const std::string_view> args, std::ostream& out, std::ostream& err);
     std::string (*usage)();
 };
+
+/// Whether a perfcast::error's text says a flag's value is wrong: the library's checks name the
+/// flag as the field when the command passed it so ("perfcast::parse: --transfer = '2PiB',
+/// expected ...", "perfcast::whatif: --cube = 25, expected at most 24 ..."), or the command
+/// prefixed it ("option '--runtime-set': ..."). A usage error, then (exit 2), as a value the
+/// command itself refuses is.
+[[nodiscard]] inline bool names_a_flag(std::string_view what) {
+    if (what.starts_with("option '--")) return true;
+    if (!what.starts_with("perfcast::")) return false;
+    const std::size_t colon = what.find(": ");
+    return colon != std::string_view::npos && what.substr(colon + 2).starts_with("--") &&
+           what.find(" = ", colon) != std::string_view::npos &&
+           what.find(' ', colon + 2) == what.find(" = ", colon);
+}
+
+/// The first paragraph of a command's usage (its "Usage:" lines) and where the rest is: what a
+/// usage error shows under the error, which the whole help would scroll away.
+[[nodiscard]] inline std::string synopsis(std::string_view name, const std::string& usage) {
+    const std::size_t end = usage.find("\n\n");
+    std::string out = usage.substr(0, end == std::string::npos ? usage.size() : end + 1);
+    out += "'perfcast " + std::string(name) + " --help' lists every option.\n";
+    return out;
+}
 
 /// The program's usage: every subcommand with its summary.
 [[nodiscard]] inline std::string program_usage(std::span<const command> commands) {
@@ -372,11 +396,14 @@ private:
         try {
             return c.run(args.subspan(1), out, err);
         } catch (const usage_error& e) {
-            err << "perfcast " << c.name << ": " << e.what() << "\n\n" << c.usage();
+            err << "perfcast " << c.name << ": " << e.what() << "\n\n"
+                << synopsis(c.name, c.usage());
             return exit_usage;
         } catch (const perfcast::error& e) {
             err << "perfcast " << c.name << ": " << e.what() << '\n';
-            return exit_failure;
+            if (!names_a_flag(e.what())) return exit_failure;
+            err << '\n' << synopsis(c.name, c.usage());
+            return exit_usage;
         } catch (const std::exception& e) {
             err << "perfcast " << c.name << ": error: " << e.what() << '\n';
             return exit_failure;

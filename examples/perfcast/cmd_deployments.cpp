@@ -306,6 +306,7 @@ int run_calibrate_deployments(std::span<const std::string_view> args, std::ostre
     if (!a.has("output")) throw usage_error("needs -o FILE");
     const io::output_file target = *output_from_args(a, "output");
     const std::string file = *a.get("deployments");
+    refuse_output_over_input(target, file);
     const auto rows = io::read_deployments_file(file);
     const auto knobs = knobs_from(a);
     const deployment_fit fit = fit_deployments(rows, knobs, params_from_args(a));

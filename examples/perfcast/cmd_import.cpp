@@ -59,6 +59,7 @@ int run_import(std::span<const std::string_view> args, std::ostream& out, std::o
     }
     const std::optional<io::output_file> target = output_from_args(a, "output");
     const std::string& path = a.positional.front();
+    if (target) refuse_output_over_input(*target, path);
     io::onnx_import r;
     const model m = import_onnx(path, a.value_or("batch-dim", ""), r, nullptr,
                                 {.fuse_attention = !a.has("unfused-attention")});

@@ -229,6 +229,26 @@ inline std::int64_t int_flag(const parsed_args& a, std::string_view name, std::i
     return fallback;
 }
 
+/// The flag that sets an op factory's field, where the names differ: a factory's error about it
+/// ("perfcast::gather: hot_fraction = 1.5, ...") is a usage error of that flag.
+inline constexpr std::array<std::pair<std::string_view, std::string_view>, 4> field_flags{{
+    {"hot_fraction", "hot"},
+    {"ops_per_element", "ops-per-element"},
+    {"row_bytes", "row-bytes"},
+    {"table_rows", "table-rows"},
+}};
+
+/// `e` as the usage error of the flag that set the field it names ("option '--hot':
+/// perfcast::gather: hot_fraction = 1.5, ..."), when that flag was given; else nothing.
+inline std::optional<usage_error> as_flag_error(const parsed_args& a, const perfcast::error& e) {
+    const std::string_view what = e.what();
+    for (const auto& [field, flag] : field_flags) {
+        if (a.has(flag) && what.find(": " + std::string(field) + " = ") != std::string_view::npos)
+            return usage_error("option '--" + std::string(flag) + "': " + std::string(what));
+    }
+    return std::nullopt;
+}
+
 /// The device op the flags describe (op_flag_of and check_modifiers passed). `ops`: the kinds
 /// --line may name.
 inline op op_of(const parsed_args& a, op_vocabulary ops) {
@@ -357,21 +377,23 @@ inline void write(const report& r, std::ostream& out, const std::string& format)
     tab.write(out);
 }
 
-/// A host transfer: the link is the bound; it holds no cores.
+/// A host transfer: it holds no cores; its bound is the link, or its fixed setup cost (overhead,
+/// as a device op's head) when that is the larger part.
 inline report transfer_report(const parsed_args& a, const chip& c) {
     const data_size size = io::parse_size(*a.get("transfer"), "--transfer");
     const pcie_link link = a.has("link") ? parse_link(*a.get("link")) : link_of(c);
     const duration t = link.transfer_time(size);
+    const duration moving = size / link.achievable();
     report r;
     r.text = {{"link", std::string(link_name(link).view())},
               {"op", "transfer"},
               {"cores", "0"},
-              {"bound", "link"}};
+              {"bound", moving < link.per_transfer ? "overhead" : "link"}};
     r.num("latency_us", t.in(units::us), 3);
     r.num("core_time_us", 0, 3);
     r.num("head_us", link.per_transfer.in(units::us), 3);
     r.num("compute_us", 0, 3);
-    r.num("memory_us", (size / link.achievable()).in(units::us), 3);
+    r.num("memory_us", moving.in(units::us), 3);
     r.num("utilization", link.effective_bandwidth(size) / link.achievable(), 4);
     r.num("bytes", size.in(units::B), 0);
     r.num("flops", 0, 0);
@@ -435,7 +457,14 @@ int run_op_in(op_vocabulary ops, std::span<const std::string_view> args, std::os
         op_detail::write(op_detail::transfer_report(a, c), out, format);
         return exit_ok;
     }
-    op o = op_detail::op_of(a, ops);
+    op o = [&] {
+        try {
+            return op_detail::op_of(a, ops);
+        } catch (const perfcast::error& e) {
+            if (auto u = op_detail::as_flag_error(a, e)) throw *u;
+            throw;
+        }
+    }();
     if (const engine e = engine_on(c, o.eng); e != o.eng) {  // an AI CPU op on a GPU
         o.eng = e;
         err << "perfcast: " << c.name.view()

@@ -472,6 +472,8 @@ struct table_report {
     }
     warn_skipped(err, t.report.source, t.report.skipped, t.report.skipped_count);
     require_usable_rows(t.report.source, t.report.rows, t.report.skipped_count);
+    if (!t.report.chip_note.empty())
+        err << "perfcast: note: " << t.report.source << ": " << t.report.chip_note << '\n';
     t.judged_for = *c;
     return t;
 }

@@ -9,11 +9,14 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -22,6 +25,7 @@
 #include <perfcast/io/parse.hpp>
 #include <perfcast/io/table.hpp>
 #include <perfcast/profile/calibrate.hpp>
+#include <perfcast/profile/chip_evidence.hpp>
 #include <perfcast/profile/kernel_details.hpp>
 #include <perfcast/profile/transfer.hpp>
 #include <perfcast/profile/validate.hpp>
@@ -192,6 +196,11 @@ public:
             kept_.reset();
         } else {
             rows = read_profile_rows(a_, path, err_).rows;
+        }
+        // A chip the user gave that the rows say did not run them (an auto-chosen one is theirs).
+        if (a_.has("chip") || a_.has("chip-ini")) {
+            const std::string note = profile::chip_mismatch(c, profile::rows_chip_evidence(rows));
+            if (!note.empty()) err_ << "perfcast: note: " << path << ": " << note << '\n';
         }
         profile::annotate_context(rows, c, p);
         return rows;
@@ -675,6 +684,9 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
         if (a.positional.size() != 1 || a.has("fit") || a.has("test"))
             throw usage_error("--holdout takes one PROFILE and no --fit / --test");
         const double share = io::parse_double(*a.get("holdout"), "--holdout");
+        if (!(share > 0 && share < 1))
+            throw usage_error("--holdout " + *a.get("holdout") +
+                              ": expected the share of rows held out, in (0, 1)");
         if (a.has("seeds")) {
             if (a.has("seed")) throw usage_error("--seeds and --seed: give one");
             if (a.has("worst")) throw usage_error("--seeds lists no worst rows: drop --worst");
@@ -709,9 +721,19 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
     } else {
         if (a.has("seeds")) throw usage_error("--seeds needs one PROFILE and --holdout SHARE");
         if (!a.positional.empty())
-            throw usage_error("unexpected argument '" + a.positional[0] + "'");
+            throw usage_error("unexpected argument '" + a.positional[0] +
+                              "': a PROFILE goes with --holdout SHARE (its rows split into fit and "
+                              "scored); to score a file, --test FILE");
         if (!a.has("test")) throw usage_error("needs --test FILE (or PROFILE --holdout SHARE)");
-        if (a.has("fit")) fit_rows = profiles.in_context(*a.get("fit"), c, cal.params);
+        if (a.has("fit")) {
+            std::error_code ec;
+            if (std::filesystem::equivalent(*a.get("fit"), *a.get("test"), ec) && !ec) {
+                err << "perfcast validate: warning: --fit and --test name the same file: the "
+                       "scores are of rows the fit saw, not predictions (PROFILE --holdout "
+                       "SHARE holds rows out)\n";
+            }
+            fit_rows = profiles.in_context(*a.get("fit"), c, cal.params);
+        }
         const auto read = profiles.in_context(*a.get("test"), c, cal.params);
         test_rows = filtered(read, keep);
         scored_what = *a.get("test");
@@ -766,6 +788,7 @@ int run_calibrate(std::span<const std::string_view> args, std::ostream& out, std
     if (a.positional.size() != 1) throw usage_error("needs exactly one PROFILE.csv");
     if (!a.has("output")) throw usage_error("needs -o FILE");
     const io::output_file target = *output_from_args(a, "output");
+    refuse_output_over_input(target, a.positional[0]);
     profile_rows profiles(a, err);
     const chip c = profiles.chip_for(a.positional[0]);
     const profile::calibration start = params_from_args(a);
@@ -775,6 +798,19 @@ int run_calibrate(std::span<const std::string_view> args, std::ostream& out, std
     const auto res =
         profile::calibrate(c, profile::measured_ops(c, rows), start.params,
                            calibration_options_from(a, progress_from_args(a, err, "calibrate")));
+    // Fewer distinct ops than the shared parameters the fit moves: they are not determined by
+    // these rows (a few repeats of two shapes can put the HBM efficiency anywhere), said, not
+    // refused: the file still reproduces these rows.
+    std::set<std::string> distinct;
+    for (const profile::kernel_row& r : rows) distinct.insert(profile::group_key(r));
+    if (distinct.size() < profile::detail::param_space::size) {
+        err << "perfcast calibrate: warning: the " << rows.size() << " rows hold "
+            << distinct.size() << " distinct ops (type, input shapes and dtypes) for the fit's "
+            << profile::detail::param_space::size
+            << " shared parameters (head costs, efficiencies): these rows cannot determine them, "
+               "and the file may be far off for other ops (check it: perfcast validate --params "
+               "FILE --test ANOTHER.csv)\n";
+    }
     io::write_output(target, [&](std::ostream& f) {
         io::write_params(f, res.fitted,
                          "fitted on " + std::to_string(res.rows) + " rows of " + a.positional[0] +

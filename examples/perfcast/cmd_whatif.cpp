@@ -107,7 +107,7 @@ inline constexpr std::array<option, 39> options{{
      "default 8,16,20,32"},
     {"window-ms", "T[,T..]", "serving: batching windows in ms; default 0"},
     {"traffic", "QPS", "serving: total requests/s; cards = ceil(traffic / capacity) (--p99-ms)"},
-    {"headroom", "SHARE", "serving: share of each card's capacity kept free, [0, 1); default 0"},
+    {"headroom", "SHARE", "serving: share of each card's capacity kept free, [0, 0.99]; default 0"},
     {"simulate-top", "N", "serving: leaders of the analytic ranking simulated (default 8; 0: all)"},
     {"requests", "N", "serving: requests per simulation, the first 10 % warm-up (default 20000)"},
     {"seed", "N", "serving: simulation seed (default 1)"},
@@ -550,6 +550,18 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
                           "' (one PROFILE.csv, or a model file after --model)");
     }
     const bool from_profile = !a.positional.empty();
+    if (from_profile) {
+        const std::string& p = a.positional.front();
+        const auto ends = [&](std::string_view ext) {
+            return p.size() > ext.size() &&
+                   perfcast::detail::iequals(std::string_view(p).substr(p.size() - ext.size()),
+                                             ext);
+        };
+        if (ends(".model") || ends(".onnx")) {
+            throw usage_error("'" + p + "' looks like a model, not a profile: give it as --model " +
+                              p + " (the argument without a flag is a PROFILE.csv)");
+        }
+    }
     if (!from_profile && a.has("sweep-batch")) {
         throw usage_error(
             "option '--sweep-batch' needs a PROFILE.csv (without one, --batch "

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -155,6 +156,17 @@ inline constexpr option instance_memory_option{
     if (name == "trace") f = {*path, "--trace", io::symlinks::follow};
     io::check_output(f);
     return f;
+}
+
+/// Refuses an output that is the data file `input` the command reads (a profile, an ONNX graph,
+/// a deployments file): `import m.onnx -o m.onnx` would replace the graph by its import.
+inline void refuse_output_over_input(const io::output_file& out, const std::string& input) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(out.path, input, ec) && !ec) {
+        throw usage_error(std::string(out.flag) + " " + out.path + " is the input file '" + input +
+                          "': writing it would replace what the command reads; " +
+                          "choose another output file");
+    }
 }
 
 inline constexpr option strict_option{

@@ -9,6 +9,8 @@
 // sizes, every line fixed=1, and says so.
 #include "onnx_source.hpp"
 
+#include <perfcast/io/line_source.hpp>
+
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
@@ -234,8 +236,9 @@ shape_map infer(const onnx::ModelProto& original, const std::set<std::string>& i
 std::string onnx_version() { return "1.12 (Debian libonnx-dev) or compatible"; }
 
 io::onnx_graph read_onnx_graph(const std::string& path, const std::string& batch_dim, bool fixed) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(path, "file", path, "a readable ONNX model file");
+    // A folder or a device is refused by name (open_input_file), as the model-file reader does.
+    std::ifstream in = io::open_input_file(
+        path, "onnx_import", static_cast<std::uintmax_t>(std::numeric_limits<int>::max()));
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (in.bad()) fail(path, "file", path, "a readable ONNX model file");
     return parse_onnx_graph(bytes, path, batch_dim, fixed);

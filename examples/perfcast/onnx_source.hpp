@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include <perfcast/enum_table.hpp>
 #include <perfcast/error.hpp>
 #include <perfcast/graph.hpp>
 #include <perfcast/io/model_file.hpp>
@@ -66,9 +67,9 @@ inline constexpr bool have_onnx = PERFCAST_HAVE_ONNX != 0;
 [[nodiscard]] inline std::string onnx_version() { return "none"; }
 #endif
 
-/// Whether `path` names an ONNX graph (by its extension, .onnx).
+/// Whether `path` names an ONNX graph (by its extension, .onnx in any case).
 [[nodiscard]] inline bool is_onnx_path(std::string_view path) {
-    return path.size() > 5 && path.substr(path.size() - 5) == ".onnx";
+    return path.size() > 5 && perfcast::detail::iequals(path.substr(path.size() - 5), ".onnx");
 }
 
 /// The ONNX graph at `path` imported: the model and its summary. A graph whose batch is its

@@ -32,7 +32,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -161,23 +160,26 @@ struct memory_need {
     return m;
 }
 
+namespace detail {
+/// `text(need, digits)` with as many digits (3 to 9) as it takes to read above `capacity`, or
+/// "more than " + text(capacity, 9) when 9 do not: the one rule of gib_above and io::size_over.
+template <class Text>
+[[nodiscard]] std::string text_above(data_size need, data_size capacity, const Text& text) {
+    for (int digits = 3; digits <= 9; ++digits) {
+        if (!(need > capacity) || text(need, digits) != text(capacity, digits))
+            return text(need, digits);
+    }
+    return "more than " + text(capacity, 9);
+}
+}  // namespace detail
+
 /// `need` in GiB with as many significant digits (3 to 9) as it takes to read above `capacity`
 /// ("64.0000003 GiB" on a 64 GiB card, not "64 GiB"), or "more than 64 GiB" when 9 do not: the
 /// core headers' messages (io::size_over writes the tables' sizes).
 [[nodiscard]] inline std::string gib_above(data_size need, data_size capacity) {
-    const auto text = [](double v, int digits) {
-        std::array<char, 64> buf{};
-        const auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v,
-                                     std::chars_format::general, digits);
-        return std::string(buf.data(), r.ptr);
-    };
-    const double n = need.in(units::GiB);
-    const double c = capacity.in(units::GiB);
-    for (int digits = 3; digits <= 9; ++digits) {
-        if (!(need > capacity) || text(n, digits) != text(c, digits))
-            return text(n, digits) + " GiB";
-    }
-    return "more than " + text(c, 9) + " GiB";
+    return detail::text_above(need, capacity, [](data_size v, int digits) {
+        return detail::significant_text(v.in(units::GiB), digits) + " GiB";
+    });
 }
 
 /// Whether `instances` instances of a model needing `m` fit chip `c`'s memory under rule `r`.

@@ -95,8 +95,14 @@ public:
     /// Mean samples per request.
     [[nodiscard]] constexpr double mean() const noexcept {
         double s = 0;
-        for (const bs_count& b : bins_) s += static_cast<double>(b.bs) * b.count;
-        return s / total();
+        // The sum of bs x count is at most max() x total(): when that fits in a double, the
+        // exact sum; else (counts near the largest double) the same mean from the shares.
+        if (total() <= 1.7976931348623157e308 / static_cast<double>(max())) {
+            for (const bs_count& b : bins_) s += static_cast<double>(b.bs) * b.count;
+            return s / total();
+        }
+        for (const bs_count& b : bins_) s += static_cast<double>(b.bs) * (b.count / total());
+        return s;
     }
 
     /// Share of requests with at most `bs` samples (the CDF).

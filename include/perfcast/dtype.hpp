@@ -114,11 +114,14 @@ inline constexpr std::array<dtype, dtype_count> all_dtypes = [] {
     return dtypes[index_of(t)].vector_native;
 }
 
-/// The dtype named `text`, or nothing.
+/// The dtype named `text` (its name or a profiler spelling, in any case: "FP16", "Float16"), or
+/// nothing.
 [[nodiscard]] constexpr std::optional<dtype> try_parse_dtype(std::string_view text) noexcept {
     for (const dtype_row& r : dtypes) {
-        if (r.name == text) return r.value;
-        if (r.spellings.contains(text)) return r.value;
+        if (detail::iequals(r.name, text)) return r.value;
+        for (std::string_view s : r.spellings) {
+            if (detail::iequals(s, text)) return r.value;
+        }
     }
     return std::nullopt;
 }
@@ -130,7 +133,7 @@ inline constexpr std::array<dtype, dtype_count> all_dtypes = [] {
     detail::precondition_failed(
         "parse_dtype", "dtype", text,
         "one of " + choices_of(dtypes, ", ", ", ") +
-            " (or a profiler spelling such as DT_BF16, FLOAT16, FLOAT, INT64)");
+            " (any case, or a profiler spelling such as DT_BF16, FLOAT16, FLOAT, INT64)");
 }
 
 }  // namespace perfcast

@@ -69,6 +69,18 @@ struct name_list {
 };
 
 namespace detail {
+[[nodiscard]] constexpr char lower(char c) noexcept {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+/// Whether `a` and `b` are the same ASCII text but for case.
+[[nodiscard]] constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (lower(a[i]) != lower(b[i])) return false;
+    }
+    return true;
+}
+
 /// The enumerator type of a table's rows.
 template <class Table>
 using table_value_t = std::remove_cvref_t<decltype(std::declval<const Table&>()[0].value)>;

@@ -35,6 +35,17 @@ namespace detail {
     return std::string(buf.data(), end);
 }
 
+/// `v` to `digits` significant digits (at least 1), fixed or exponent form as shorter ("0.3581",
+/// "70.5", "2.5e+07"); NaN and infinities as number_text writes them.
+[[nodiscard]] inline std::string significant_text(double v, int digits) {
+    if (std::isnan(v) || std::isinf(v)) return number_text(v);
+    std::array<char, 64> buf{};
+    auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v,
+                                   std::chars_format::general, digits < 1 ? 1 : digits);
+    if (ec != std::errc{}) return number_text(v);
+    return std::string(buf.data(), end);
+}
+
 [[nodiscard]] inline std::string number_text(long long v) { return std::to_string(v); }
 [[nodiscard]] inline std::string number_text(unsigned long long v) { return std::to_string(v); }
 

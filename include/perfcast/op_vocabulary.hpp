@@ -82,19 +82,6 @@ inline constexpr op_kind first_extension_kind{128};
     return out;
 }
 
-namespace detail {
-[[nodiscard]] constexpr char lower(char c) noexcept {
-    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-[[nodiscard]] constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (lower(a[i]) != lower(b[i])) return false;
-    }
-    return true;
-}
-}  // namespace detail
-
 /// Whether profiler op type `type` matches `pattern` of an op_row's profiler_types: a name in
 /// any case (profilers write MatMul, Matmul), `X*` a prefix, `*X*` a part, as written.
 [[nodiscard]] constexpr bool matches_type(std::string_view pattern,

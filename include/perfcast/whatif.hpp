@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -301,14 +300,8 @@ public:
     /// 70.5 GiB".
     [[nodiscard]] std::string why() const {
         if (met_) return "met";
-        auto significant = [](double v, int digits) {
-            std::array<char, 64> buf{};
-            const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), v,
-                                           std::chars_format::general, digits);
-            return std::string(buf.data(), res.ptr);
-        };
         // 4 significant digits: "0.01", "0.3581"
-        auto ms = [&](duration t) { return significant(t.in(units::ms), 4); };
+        auto ms = [](duration t) { return detail::significant_text(t.in(units::ms), 4); };
         if (!chosen_.fits) {
             return "none of the candidates fits the card's memory; the smallest, " +
                    std::to_string(chosen_.streams) + " stream(s) of " +

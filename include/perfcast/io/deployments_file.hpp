@@ -203,7 +203,8 @@ read_deployments(std::istream& in, const std::string& source,
             }
             return v;
         };
-        d.samples_per_s = positive("samples_per_s", "a throughput in samples/s, > 0");
+        d.samples_per_s =
+            positive("samples_per_s", "a throughput in samples/s, > 0 and at most 1e12");
         if (auto v = positive("latency_ms", "a mean latency in ms, > 0 and at most a day")) {
             if (*v > 86.4e6) bad_field(src, where, *field(row, "latency_ms"), "latency_ms",
                                        "a mean latency in ms, > 0 and at most a day");

@@ -165,7 +165,8 @@ inline void read_header(line_source& src, std::string_view where, std::string_vi
                                         std::size_t header_line, std::string_view name,
                                         const std::vector<csv_field>& header) {
     throw parse_error(where, src.source(), header_line, 0,
-                      "missing column " + std::string(name) + " in the header (found)",
+                      "missing column " + std::string(name) +
+                          "; the header (the first line that is not a comment) has the columns",
                       header_list(header));
 }
 

@@ -16,11 +16,8 @@ namespace perfcast::io {
 /// `need` as size_text writes it, with as many more digits (up to 9) as it takes to read above
 /// `capacity`: "64.01 GiB" on a 64 GiB card, not "64 GiB"; "more than 64 GiB" when 9 do not.
 [[nodiscard]] inline std::string size_over(data_size need, data_size capacity) {
-    for (int digits = 3; digits <= 9; ++digits) {
-        if (!(need > capacity) || size_text(need, digits) != size_text(capacity, digits))
-            return size_text(need, digits);
-    }
-    return "more than " + size_text(capacity, 9);
+    return ::perfcast::detail::text_above(
+        need, capacity, [](data_size v, int digits) { return size_text(v, digits); });
 }
 
 /// What one instance holds, over the batches of `needs` (not empty): "memory: weights 3.87 MiB

@@ -100,6 +100,14 @@ constexpr void split(std::string_view s, char sep, F&& f) {
     std::int64_t v = 0;
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
     if (t.empty() || ec != std::errc{} || end != t.data() + t.size()) {
+        // A whole number in exponent form ("1e5", "2.5E3"), as the docs write large counts.
+        if (t.find_first_of("eE") != std::string_view::npos) {
+            double d = 0;
+            const auto [dend, dec] = std::from_chars(t.data(), t.data() + t.size(), d);
+            if (dec == std::errc{} && dend == t.data() + t.size() && std::isfinite(d) &&
+                d == std::floor(d) && d >= -9.2e18 && d <= 9.2e18)
+                return static_cast<std::int64_t>(d);
+        }
         // A 20-digit integer is a number, just too large: say so.
         const bool too_large = ec == std::errc::result_out_of_range && end == t.data() + t.size();
         ::perfcast::detail::precondition_failed(

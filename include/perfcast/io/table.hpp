@@ -58,14 +58,7 @@ namespace perfcast::io {
 /// "2.5e+07"); NaN and infinities as in format_fixed. For figures a reader compares, not reads
 /// back.
 [[nodiscard]] inline std::string format_significant(double v, int digits) {
-    if (v != v || v > 1.7976931348623157e308 || v < -1.7976931348623157e308) {
-        return format_fixed(v, 0);
-    }
-    std::array<char, 64> buf{};
-    auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v,
-                                   std::chars_format::general, digits < 1 ? 1 : digits);
-    if (ec != std::errc{}) return ::perfcast::detail::number_text(v);
-    return std::string(buf.data(), end);
+    return ::perfcast::detail::significant_text(v, digits);
 }
 
 /// A predicted rate (QPS, samples/s) as the tables show it: whole from 100 up, 3 significant

@@ -12,6 +12,7 @@
 // against latency with the Pareto front and the target.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -85,8 +86,12 @@ namespace whatif_report_detail {
     return rep.pick && rep.pick->has_value() && x == rep.pick->closest();
 }
 
-inline void write_candidate_json(json_writer& j, const candidate& c) {
+/// Candidate `c` of rank `rank` (1-based, as in the table and csv) as JSON; on the front or not.
+inline void write_candidate_json(json_writer& j, const candidate& c, std::size_t rank,
+                                 bool on_front) {
     j.begin_object()
+        .member("rank", static_cast<double>(rank))
+        .member("pareto", on_front)
         .member("streams", c.streams)
         .member("cube", c.split.cube.value)
         .member("vector", c.split.vector.value)
@@ -217,11 +222,12 @@ inline void write_whatif_table(std::ostream& out, const whatif_report& rep,
                "ms x streams (closed loop, tasks back to back); samples/s = QPS x batch;\n";
     } else {
         out << "latency: one inference with every stream busy; QPS = 1000 / latency ms x "
-               "streams;\nsamples/s = QPS x batch; ";
+               "streams;\nsamples/s = QPS x batch;\n";
     }
-    out << "shared: the splits add up to more cores than the chip\n"
-           "has, so cores are time-shared; front: on the Pareto front of QPS against latency\n"
-           "("
+    out << "L2 miss: the share of warm L2 traffic that misses because the instances\n"
+           "share the L2 (0 with one: its own misses are in its latency); shared: the\n"
+           "splits add up to more cores than the chip has, so cores are time-shared;\n"
+           "front: on the Pareto front of QPS against latency ("
         << r.pareto.size() << " deployments).\n";
 }
 
@@ -327,24 +333,34 @@ inline void write_whatif_json(std::ostream& out, const whatif_report& rep, const
         j.null();
     }
     j.member_or_null("target_ms", rep.pick, [&] { return rep.pick->target().in(units::ms); });
-    j.member("met", rep.pick.has_value() && rep.pick->has_value());
+    const std::vector<bool> on_front = whatif_report_detail::on_front(r);
+    // A candidate of r.ranked with its rank and whether it is on the front.
+    const auto write_ranked = [&](const candidate& x) {
+        const auto at = static_cast<std::size_t>(std::find(r.ranked.begin(), r.ranked.end(), x) -
+                                                 r.ranked.begin());
+        write_candidate_json(j, x, at + 1, at < on_front.size() && on_front[at]);
+    };
+    // met: null without a target (as serving mode's json).
+    j.member_or_null("met", rep.pick, [&] { return rep.pick->has_value(); });
     j.key("best");
     if (rep.pick && rep.pick->has_value()) {
-        write_candidate_json(j, rep.pick->closest());
+        write_ranked(rep.pick->closest());
     } else {
         j.null();
     }
     j.key("closest");
     if (rep.pick) {
-        write_candidate_json(j, rep.pick->closest());
+        write_ranked(rep.pick->closest());
     } else {
         j.null();
     }
+    // The front's ranks (candidates[rank - 1]), in order of rising latency.
     j.key("pareto").begin_array();
     for (std::size_t i : r.pareto) j.value(static_cast<double>(i + 1));
     j.end_array();
     j.key("candidates").begin_array();
-    for (const candidate& x : r.ranked) write_candidate_json(j, x);
+    for (std::size_t i = 0; i < r.ranked.size(); ++i)
+        write_candidate_json(j, r.ranked[i], i + 1, on_front[i]);
     j.end_array();
     j.end_object();
     out << '\n';

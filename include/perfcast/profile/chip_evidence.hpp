@@ -27,6 +27,10 @@ struct chip_evidence {
     std::string text;  // "NPU_INFO: Ascend910B; AICORE_FREQ: 1800 MHz (3 samples)"
     const chips::named_chip* preset = nullptr;  // set only when unambiguous
     std::string why_no_preset;                  // otherwise why (empty when there is no name)
+    /// The rows' cube cores x clock in cycles per us, and how many rows agree on it within 1 %
+    /// (rows_chip_evidence; 0 from other evidence).
+    double cores_x_clock = 0;
+    std::size_t agreeing = 0;
 };
 
 /// Judges chip `names` (as written; repeats allowed) and measured AI core `clocks`, labelled in
@@ -103,16 +107,32 @@ inline constexpr duration evidence_min_duration{10.0, units::us};
 /// cube cores x clock: a preset is named when exactly one is within 0.5 % (the nearest two
 /// Ascend presets, 910B1 and 910B2, are 2.8 % apart) and at least 3 rows agree within 1 % of the
 /// median. Cores and clock are not told apart: 20 x 1650 and 22 x 1500 look the same.
-[[nodiscard]] inline chip_evidence rows_chip_evidence(std::span<const kernel_row> rows) {
-    std::vector<double> per_us;
-    for (const kernel_row& r : rows) {
-        if (!r.aic_total_cycles || !r.task_duration || !r.cube_utilization_pct) continue;
-        if (*r.cube_utilization_pct < evidence_min_utilization_pct) continue;
-        if (*r.task_duration < evidence_min_duration) continue;
+class rows_evidence {
+public:
+    /// Takes row `r`'s cores x clock when it has what the evidence needs.
+    void add(const kernel_row& r) {
+        if (!r.aic_total_cycles || !r.task_duration || !r.cube_utilization_pct) return;
+        if (*r.cube_utilization_pct < evidence_min_utilization_pct) return;
+        if (*r.task_duration < evidence_min_duration) return;
         const double v = r.aic_total_cycles->in(units::cycle) /
                          (r.task_duration->in(units::us) * *r.cube_utilization_pct / 100.0);
-        if (std::isfinite(v) && v > 0) per_us.push_back(v);
+        if (std::isfinite(v) && v > 0) per_us_.push_back(v);
     }
+    /// The evidence of the rows added (rows_chip_evidence).
+    [[nodiscard]] chip_evidence result() const;
+
+private:
+    std::vector<double> per_us_;
+};
+
+[[nodiscard]] inline chip_evidence rows_chip_evidence(std::span<const kernel_row> rows) {
+    rows_evidence ev;
+    for (const kernel_row& r : rows) ev.add(r);
+    return ev.result();
+}
+
+inline chip_evidence rows_evidence::result() const {
+    std::vector<double> per_us = per_us_;
     chip_evidence e;
     if (per_us.empty()) return e;
     std::sort(per_us.begin(), per_us.end());
@@ -125,6 +145,8 @@ inline constexpr duration evidence_min_duration{10.0, units::us};
     e.text = "cube_utilization(%) column: cube cores x clock = " + number(median) +
              " cycles/us (median of " + std::to_string(per_us.size()) + " rows, " +
              std::to_string(agreeing) + " within 1 %)";
+    e.cores_x_clock = median;
+    e.agreeing = agreeing;
     if (agreeing < 3) {
         e.why_no_preset =
             "the cube_utilization(%) column: fewer than 3 rows agree on cores x clock";
@@ -155,6 +177,21 @@ inline constexpr duration evidence_min_duration{10.0, units::us};
             " cycles/us, as " + std::to_string(count) + " presets have: " + fits;
     }
     return e;
+}
+
+/// When chip `c`, given by the user, is not the chip the rows' evidence `e` says ran them (at
+/// least 3 rows agree on a cores x clock more than 0.5 % from c's, the tolerance that tells two
+/// presets apart): a note saying so, for the user to check --chip; else empty. Every utilization
+/// and prediction is computed for `c` whatever the note says.
+[[nodiscard]] inline std::string chip_mismatch(const chip& c, const chip_evidence& e) {
+    if (e.agreeing < 3 || !(e.cores_x_clock > 0)) return {};
+    const double given = c.cube.cores * c.cube.clock.in(units::MHz);
+    if (std::abs(given - e.cores_x_clock) <= 0.005 * e.cores_x_clock) return {};
+    const auto number = [](double v) { return ::perfcast::detail::number_text(std::round(v)); };
+    return "the profile's " + e.text + ", but chip " + std::string(c.name.view()) + " has " +
+           std::to_string(c.cube.cores) + " x " + number(c.cube.clock.in(units::MHz)) +
+           " MHz = " + number(given) + ": was the profile taken on another chip? (the figures " +
+           "are computed for " + std::string(c.name.view()) + ")";
 }
 
 }  // namespace perfcast::profile

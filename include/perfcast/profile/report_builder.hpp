@@ -27,6 +27,7 @@
 #include "../dtype.hpp"
 #include "../enum_table.hpp"
 #include "../units.hpp"
+#include "chip_evidence.hpp"
 #include "discover.hpp"
 #include "kernel_details.hpp"
 #include "report_measures.hpp"
@@ -49,6 +50,7 @@ public:
 
     void add(const kernel_row& r) {
         ++rows_;  // also the row's ordinal, for flag()
+        evidence_.add(r);
         if (r.step) ++steps_[*r.step];
         const duration d = r.task_duration.value_or(duration{});
         total_ += d;
@@ -174,6 +176,7 @@ public:
         rep.source = std::move(source);
         rep.format = std::move(format);
         rep.chip_name = std::string(chip_.name.view());
+        rep.chip_note = chip_mismatch(chip_, evidence_.result());
         rep.rows = rows_;
         rep.total_time = total_;
         rep.steps = steps_;
@@ -511,6 +514,7 @@ private:
     }
 
     chip chip_;
+    rows_evidence evidence_;  // the chip the rows say ran them (chip_mismatch)
     report_options opt_;
     std::size_t rows_ = 0;
     std::map<int, std::size_t> steps_;

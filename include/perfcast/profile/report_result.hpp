@@ -247,6 +247,8 @@ struct profile_report {
     std::string source;
     std::string format;
     std::string chip_name;
+    /// Empty, or why the rows look taken on another chip than chip_name (chip_mismatch).
+    std::string chip_note;
     std::size_t rows = 0;
     duration total_time{};  // sum of all rows' durations
     std::vector<engine_utilization> utilization;
