@@ -257,8 +257,19 @@ WRITES_RE = re.compile(
     r"|--split\b")
 
 
+# Programs that a perfcast command's output may be piped to without writing a file (a
+# redirection is caught by WRITES_RE; sed -i by it too).
+READ_ONLY_PROGRAMS = {"head", "tail", "grep", "sed", "sort", "cut", "wc", "uniq", "tr", "awk",
+                      "cat", "true", "false"}
+
+
 def may_write(cmd):
-    return not PERFCAST_FIRST_RE.match(cmd) or bool(WRITES_RE.search(cmd))
+    """Whether `cmd` may write a file: see PERFCAST_FIRST_RE above; every program after the first
+    (after |, ;, && or ||) must be one of READ_ONLY_PROGRAMS."""
+    if not PERFCAST_FIRST_RE.match(cmd) or WRITES_RE.search(cmd):
+        return True
+    stages = re.split(r"\|\||&&|[|;]", cmd.replace("\\\n", " "))[1:]
+    return any((stage.split() or ["?"])[0] not in READ_ONLY_PROGRAMS for stage in stages)
 
 
 def queue_block(path, fence, body, first, tags, args, rep, ctx):
@@ -512,10 +523,14 @@ def self_test():
         for cmd in ("$P calibrate x.csv -o p.txt", "echo a > f", "echo a>>f", "cp a b",
                     "$P whatif --svg=w.svg", "x | tee y", "sed -i s/a/b/ f", "cd tests",
                     "$P whatif --format svg --output w.svg", "echo a &> f", "a; rm -f b",
-                    "python3 convert.py in.csv out.csv", "$P chips; cp a b"):
+                    "python3 convert.py in.csv out.csv", "$P chips; cp a b",
+                    "$P chips | python3 x.py out", "$P chips && sh x.sh", "$P chips | perl -i x",
+                    "$P chips | dd of=x"):
             assert may_write(cmd), cmd
         for cmd in ("$P validate --chip 910B1 x.csv 2>/dev/null | sed -n 1p", "$P chips 2>&1",
-                    "$P whatif >/dev/null", "$P op --out-dtype fp16", "$P report x.csv --top 3"):
+                    "$P whatif >/dev/null", "$P op --out-dtype fp16", "$P report x.csv --top 3",
+                    "$P chips | sed -n 1,3p | tail -1", "$P x 2>&1 | grep 'note:'",
+                    "$P validate \\\n    --holdout 0.3 | head -2"):
             assert not may_write(cmd), cmd
         # Conservative on purpose: these write nothing, and run alone.
         assert may_write("$P calibrate x.csv | grep -o 'a[^;]*'") and may_write("$P x # a > b")

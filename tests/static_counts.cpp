@@ -24,6 +24,10 @@ namespace {
 
 using namespace perfcast;
 
+// The library's op vocabulary validates (node.hpp: here, not in the header, which a GCC build
+// with -fsanitize=undefined could not then include).
+static_assert(validate(op_kinds).size() == op_kinds.size());
+
 // ---- the types --------------------------------------------------------------------------------
 
 // Construction from a number is explicit; a count never turns back into a number by itself.

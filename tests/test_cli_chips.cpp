@@ -269,6 +269,15 @@ TEST_CASE("cli: names_a_flag: a library error about a flag's value is a usage er
     CHECK_FALSE(cli::names_a_flag("error: --x = 1"));
 }
 
+TEST_CASE("cli: synopsis: the usage lines, a later mode's with its continuation, no more") {
+    const std::string usage =
+        "Usage: perfcast x [--a]\n       perfcast x FILE\n\nWhat x does.\n\n"
+        "Other mode: perfcast x --b\n   [--c]\nMore prose.\n  --a  help of a\n";
+    CHECK(cli::synopsis("x", usage) ==
+          "Usage: perfcast x [--a]\n       perfcast x FILE\nOther mode: perfcast x --b\n   [--c]\n"
+          "'perfcast x --help' lists every option.\n");
+}
+
 TEST_CASE("cli: dispatch exit codes") {
     const auto none = run({});
     CHECK(none.status == cli::exit_usage);

@@ -66,7 +66,7 @@ TEST_CASE("cli slips: calibrating on a few distinct ops warns; over its own prof
                                  {b3, "--chip", "910B3", "--tasks", "AI_VECTOR_CORE", "-o", out});
     CHECK(few.status == cli::exit_ok);
     CHECK(has(few.err,
-              "warning: the 8 rows hold 2 distinct ops (type, input shapes and dtypes) "
+              "warning: the 8 rows fitted hold 2 distinct ops (type, input shapes and dtypes) "
               "for the fit's 14 shared parameters"));
     CHECK(std::filesystem::exists(out));  // written all the same
     std::filesystem::remove(out);
@@ -89,4 +89,33 @@ TEST_CASE("cli slips: a transfer that is all setup is overhead-bound; dtypes in 
         cli::op_command, {"--elementwise", "1000", "--dtype", "FP16", "--format", "json"});
     CHECK(upper.status == cli::exit_ok);
     CHECK(has(upper.out, "\"dtype\": \"fp16\""));
+}
+
+TEST_CASE("cli slips: --svg over the profile or the model is refused; counts in exponent form") {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "perfcast_slips";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const std::string profile = (dir / "p.csv").string();
+    const std::string model = (dir / "m.model").string();
+    std::filesystem::copy_file(b3, profile);
+    std::filesystem::copy_file(data + "models/ctr_ranking.model", model);
+    const auto report =
+        run_command(cli::report_command, {profile, "--chip", "910B3", "--svg", profile});
+    CHECK(report.status == cli::exit_usage);
+    CHECK(has(report.err, "--svg " + profile + " is the input file"));
+    const auto whatif = run_command(cli::whatif_command, {"--model", model, "--svg", model});
+    CHECK(whatif.status == cli::exit_usage);
+    CHECK(std::filesystem::file_size(profile) == std::filesystem::file_size(b3));
+    CHECK(std::filesystem::file_size(model) ==
+          std::filesystem::file_size(data + "models/ctr_ranking.model"));
+    std::filesystem::remove_all(dir);
+    // --requests 5e3 is 5000 (a whole number in exponent form); 5.5e0 is no count.
+    const auto e5 = run_command(cli::whatif_command,
+                                {"--streams", "2", "--cube", "12", "--vector", "24", "--max-batch",
+                                 "16", "--qps", "1000", "--requests", "5e3", "--format", "json"});
+    CHECK(e5.status == cli::exit_ok);
+    const auto frac = run_command(cli::whatif_command,
+                                  {"--max-batch", "16", "--qps", "1000", "--requests", "5.5e0"});
+    CHECK(frac.status == cli::exit_usage);
+    CHECK(has(frac.err, "option '--requests': '5.5e0' is not a whole number"));
 }

@@ -177,6 +177,13 @@ TEST_CASE("trace: out of order, missing columns, bad values, empty") {
           "perfcast::read_trace: t.csv:4:1: time_ms is earlier than the row before (5 on line "
           "3): rows must be in time order: \"3\"");
     CHECK(e.line() == 4);
+    // Finite times whose difference is not (the fuzzer's kind of input), and a span of more
+    // than 1e9 s: refused at the row, not an infinite arrival time.
+    CHECK(std::string(trace_error("time_s,bs\n-1e308,1\n1e308,1\n").what()) ==
+          "perfcast::read_trace: t.csv:3:1: time_s is more than 1e9 s (31 years) after the first "
+          "row's: a trace spans less: \"1e308\"");
+    CHECK(io::parse_trace("time_s,bs\n0,1\n1e9,1\n")[1].time == duration{1e9, units::s});
+    CHECK(trace_error("time_ms,bs\n0,1\n1.0001e12,1\n").line() == 3);
     CHECK(std::string(trace_error("time,bs\n0,1\n").what()) ==
           "perfcast::read_trace: t.csv:1: missing column time_s, time_ms, time_us or time_ns; the "
           "header (the first line that is not a comment) has the columns: \"time, bs\"");

@@ -303,7 +303,7 @@ TEST_CASE("perfcast whatif: bad input is a clear error") {
     const cli_run back = run_cli({"--streams", "6-1"});
     CHECK(has(back.err, "'6-1' is a range that runs backwards"));
     const cli_run chip = run_cli({"--chip", "910Z"});
-    CHECK(chip.status == cli::exit_failure);
+    CHECK(chip.status == cli::exit_usage);
     CHECK(has(chip.err, "chip = 910Z"));
     const cli_run target = run_cli({"--latency-ms", "-1"});
     CHECK(target.status == cli::exit_usage);

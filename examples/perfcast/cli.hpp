@@ -302,9 +302,23 @@ struct command {
 
 /// The first paragraph of a command's usage (its "Usage:" lines) and where the rest is: what a
 /// usage error shows under the error, which the whole help would scroll away.
+/// Also every later mode's usage line ("Serving mode: perfcast whatif (...)") with the indented
+/// lines that continue it.
 [[nodiscard]] inline std::string synopsis(std::string_view name, const std::string& usage) {
     const std::size_t end = usage.find("\n\n");
     std::string out = usage.substr(0, end == std::string::npos ? usage.size() : end + 1);
+    const std::string call = ": perfcast " + std::string(name) + " ";
+    bool continuing = false;
+    std::size_t at = end == std::string::npos ? usage.size() : end + 2;
+    while (at < usage.size()) {
+        std::size_t eol = usage.find('\n', at);
+        if (eol == std::string::npos) eol = usage.size();
+        const std::string_view line(usage.data() + at, eol - at);
+        continuing =
+            line.find(call) != std::string_view::npos || (continuing && line.starts_with("  "));
+        if (continuing) out.append(line).append("\n");
+        at = eol + 1;
+    }
     out += "'perfcast " + std::string(name) + " --help' lists every option.\n";
     return out;
 }

@@ -381,7 +381,14 @@ inline void write(const report& r, std::ostream& out, const std::string& format)
 /// as a device op's head) when that is the larger part.
 inline report transfer_report(const parsed_args& a, const chip& c) {
     const data_size size = io::parse_size(*a.get("transfer"), "--transfer");
-    const pcie_link link = a.has("link") ? parse_link(*a.get("link")) : link_of(c);
+    const pcie_link link = [&] {
+        if (!a.has("link")) return link_of(c);
+        try {
+            return parse_link(*a.get("link"));
+        } catch (const perfcast::error& e) {
+            throw usage_error("option '--link': " + std::string(e.what()));
+        }
+    }();
     const duration t = link.transfer_time(size);
     const duration moving = size / link.achievable();
     report r;
@@ -461,8 +468,9 @@ int run_op_in(op_vocabulary ops, std::span<const std::string_view> args, std::os
         try {
             return op_detail::op_of(a, ops);
         } catch (const perfcast::error& e) {
+            // The op is the flags' description: whatever is wrong with it is a usage error.
             if (auto u = op_detail::as_flag_error(a, e)) throw *u;
-            throw;
+            throw usage_error(e.what());
         }
     }();
     if (const engine e = engine_on(c, o.eng); e != o.eng) {  // an AI CPU op on a GPU

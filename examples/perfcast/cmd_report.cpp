@@ -419,6 +419,13 @@ struct table_report {
     std::string label;  // "torch_npu, rank 1" ... (source_label), "-" for standard input
 };
 
+/// The report's chip note (profile::chip_mismatch) on `err`, for a chip the user gave: one the
+/// profile's own data named is theirs, at the preset's clock, whatever clock the run had.
+inline void note_chip(const parsed_args& a, const profile::profile_report& r, std::ostream& err) {
+    if (!r.chip_note.empty() && (a.has("chip") || a.has("chip-ini")))
+        err << "perfcast: note: " << r.source << ": " << r.chip_note << '\n';
+}
+
 /// The report of one op table (a CSV, its slices, or an SQLite export) found by
 /// sources_from_args; skipped rows listed on `err`, a table of damaged rows only an error.
 [[nodiscard]] inline table_report report_of(const parsed_args& a, const profile::profile_source& s,
@@ -472,8 +479,7 @@ struct table_report {
     }
     warn_skipped(err, t.report.source, t.report.skipped, t.report.skipped_count);
     require_usable_rows(t.report.source, t.report.rows, t.report.skipped_count);
-    if (!t.report.chip_note.empty())
-        err << "perfcast: note: " << t.report.source << ": " << t.report.chip_note << '\n';
+    note_chip(a, t.report, err);
     t.judged_for = *c;
     return t;
 }
@@ -595,6 +601,7 @@ int run_report(std::span<const std::string_view> args, std::ostream& out, std::o
     ropt.top_ops = row_count(a, "top", ropt.top_ops);
     const std::optional<io::output_file> svg = output_from_args(a, "svg");
     const std::string& path = a.positional.front();
+    if (svg) refuse_output_over_input(*svg, path);
     if (a.has("each")) {
         if (path == "-") throw usage_error("option '--each': needs a folder, not -");
         if (svg)
@@ -608,6 +615,7 @@ int run_report(std::span<const std::string_view> args, std::ostream& out, std::o
                                            profile_options_from_args(a));
         warn_skipped(err, one.report.source, one.report.skipped, one.report.skipped_count);
         require_usable_rows(one.report.source, one.report.rows, one.report.skipped_count);
+        report_detail::note_chip(a, one.report, err);
     } else {
         one = report_detail::report_of(
             a, source_from_args(a, path, err, " (or report each with --each)"), ropt, err);

@@ -801,10 +801,12 @@ int run_calibrate(std::span<const std::string_view> args, std::ostream& out, std
     // Fewer distinct ops than the shared parameters the fit moves: they are not determined by
     // these rows (a few repeats of two shapes can put the HBM efficiency anywhere), said, not
     // refused: the file still reproduces these rows.
+    // Of the rows the fit saw (those the model maps), as the fit's summary counts them.
     std::set<std::string> distinct;
-    for (const profile::kernel_row& r : rows) distinct.insert(profile::group_key(r));
+    for (const profile::kernel_row& r : rows)
+        if (profile::measured_op_of(c, r, start)) distinct.insert(profile::group_key(r));
     if (distinct.size() < profile::detail::param_space::size) {
-        err << "perfcast calibrate: warning: the " << rows.size() << " rows hold "
+        err << "perfcast calibrate: warning: the " << res.rows << " rows fitted hold "
             << distinct.size() << " distinct ops (type, input shapes and dtypes) for the fit's "
             << profile::detail::param_space::size
             << " shared parameters (head costs, efficiencies): these rows cannot determine them, "

@@ -353,6 +353,14 @@ inline void check_chunks(std::uint64_t requests, const batch_distribution& dist,
     if (!t) return fallback;
     std::uint64_t v = 0;
     auto [p, ec] = std::from_chars(t->data(), t->data() + t->size(), v);
+    if (p != t->data() + t->size() || ec != std::errc{}) {
+        // "1e5", as the docs write large counts (io::whole_in_exponent_form: exact or nothing).
+        if (const auto w = io::whole_in_exponent_form(*t); w && *w >= 0) {
+            v = static_cast<std::uint64_t>(*w);
+            p = t->data() + t->size();
+            ec = std::errc{};
+        }
+    }
     if (t->empty() || ec != std::errc{} || p != t->data() + t->size() || v < lo || v > hi) {
         throw usage_error("option '--" + std::string(flag) + "': '" + *t +
                           "' is not a whole number in " + std::to_string(lo) + ".." +
@@ -542,9 +550,15 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
         out << whatif_usage();
         return exit_ok;
     }
-    // Output paths fail now, not after the search (written later by write_svg and --trace).
-    (void)output_from_args(a, "svg");
-    (void)output_from_args(a, "trace");
+    // Output paths fail now, not after the search (written later by write_svg and --trace), and
+    // never over a file the command reads.
+    for (const std::string_view out_flag : {"svg", "trace"}) {
+        const auto o = output_from_args(a, out_flag);
+        if (!o) continue;
+        for (const std::string_view in_flag : {"model", "bs-hist", "params", "chip-ini"})
+            if (const auto in = a.get(in_flag)) refuse_output_over_input(*o, *in);
+        for (const std::string& in : a.positional) refuse_output_over_input(*o, in);
+    }
     if (a.positional.size() > 1 || (!a.positional.empty() && a.has("model"))) {
         throw usage_error("unexpected argument '" + a.positional.back() +
                           "' (one PROFILE.csv, or a model file after --model)");

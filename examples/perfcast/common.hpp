@@ -49,7 +49,13 @@ inline constexpr option params_option{"params", "FILE",
 [[nodiscard]] inline chip chip_from_args(const parsed_args& a, std::string_view fallback = {}) {
     const auto preset = a.get("chip");
     std::optional<chip> base;
-    if (preset) base = chips::get_chip(*preset);  // an unknown name lists the known ones
+    if (preset) {
+        try {
+            base = chips::get_chip(*preset);  // an unknown name lists the known ones
+        } catch (const perfcast::error& e) {
+            throw usage_error("option '--chip': " + std::string(e.what()));
+        }
+    }
     if (const auto ini = a.get("chip-ini")) {
         return base ? io::chip_from_ini(*ini, *base) : io::chip_from_ini(*ini);
     }

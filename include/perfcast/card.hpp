@@ -604,6 +604,9 @@ template <class Eval>
                                                   const card_params& p = {}) {
     PERFCAST_EXPECTS(batch.value >= 1, "evaluate_card", "batch", static_cast<double>(batch.value),
                      "a batch size >= 1");
+    // No node: no latency to divide by (QPS would be infinite), as sweep says.
+    PERFCAST_EXPECTS(!nodes.empty(), "evaluate_card", "nodes", 0.0,
+                     "a model with at least one node");
     for (const instance_group& g : groups) validate(g.split, c);
     if (std::is_constant_evaluated()) {
         return detail::with_contexts(

@@ -101,8 +101,12 @@ template <class Table>
 template <class Table>
 [[nodiscard]] constexpr std::string_view name_in(
     const Table& table, std::type_identity_t<detail::table_value_t<Table>> v) noexcept {
-    const auto* row = row_in(table, v);
-    return row != nullptr ? std::string_view(row->name) : std::string_view("?");
+    // Not through row_in: GCC 12 with -fsanitize=undefined cannot constant-evaluate a pointer's
+    // comparison with null, and names are taken in constant expressions (the scenario's nodes).
+    for (const auto& e : table) {
+        if (e.value == v) return std::string_view(e.name);
+    }
+    return std::string_view("?");
 }
 
 /// The enumerator named `text` (exact match), or nothing.

@@ -322,7 +322,10 @@ template <class Timing>
                                                      std::int64_t batch, const core_split& split,
                                                      const graph_params& p = {}) {
     detail::expect_batch(batch, "serial_latency");
+    PERFCAST_EXPECTS(!nodes.empty(), "serial_latency", "nodes", 0.0,
+                     "a model with at least one node");
     validate(split, c);
+    validate(p.model);  // as evaluate_card does: no efficiency of 0, no overlap of 7
     return detail::with_contexts(c, nodes, batch, p, [&](std::span<const l2_context> known) {
         serial_result r;
         r.bubbles = detail::walk_timeline(nodes.size(), [&](std::size_t i) {

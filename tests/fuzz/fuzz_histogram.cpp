@@ -1,5 +1,6 @@
 // libFuzzer target: the serving inputs' CSV readers (io/histogram.hpp) on arbitrary bytes: the
-// same bytes as a batch-size histogram (`--bs-hist FILE`) and as a request trace (`--trace FILE`).
+// same bytes as a batch-size histogram (`whatif --bs-hist FILE`) and as a request trace
+// (io::read_trace_file / trace_reader, which the library's `simulate` streams).
 //
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude \
 //       tests/fuzz/fuzz_histogram.cpp -o fuzz_histogram

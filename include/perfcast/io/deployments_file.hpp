@@ -210,7 +210,8 @@ read_deployments(std::istream& in, const std::string& source,
                                        "a mean latency in ms, > 0 and at most a day");
             d.latency = duration{*v, units::ms};
         }
-        if (auto v = positive("p99_ms", "a P99 latency in ms, > 0")) d.p99 = duration{*v, units::ms};
+        if (auto v = positive("p99_ms", "a P99 latency in ms, > 0 and at most 1e12"))
+            d.p99 = duration{*v, units::ms};
         if (!d.samples_per_s && !d.latency) {
             throw parse_error(where, source, src.number(), 0,
                               "no measurement: the row needs samples_per_s or latency_ms",

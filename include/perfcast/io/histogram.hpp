@@ -306,6 +306,10 @@ inline batch_distribution read_bs_histogram_from(line_source& src) {
     return read_bs_histogram(f, path);
 }
 
+/// The longest trace read_trace accepts, first row to last: 1e9 s (31.7 years; an assumption,
+/// far past any stress test, so that a time in the wrong unit is an error, not an overflow).
+inline constexpr double max_trace_span_s = 1e9;
+
 /// A request trace read a row at a time: an ArrivalSource for `simulate`. Times are relative to
 /// the first row.
 class trace_reader {
@@ -337,10 +341,21 @@ public:
                                   tf.text);
             }
             if (rows_ == 0) first_ = t;
+            // Each time is finite, their difference need not be (-1e308 then 1e308): at most
+            // max_trace_span_s after the first row (an assumption: a longer trace is a unit
+            // mistake, or two traces joined).
+            const double since = (t - first_) * unit_s_;
+            if (!(since <= max_trace_span_s)) {
+                throw parse_error(where, src_.source(), src_.number(), tf.column,
+                                  time_name_ +
+                                      " is more than 1e9 s (31 years) after the first "
+                                      "row's: a trace spans less",
+                                  tf.text);
+            }
             prev_ = t;
             prev_line_ = src_.number();
             ++rows_;
-            return arrival{duration{(t - first_) * unit_s_, units::s}, bs};
+            return arrival{duration{since, units::s}, bs};
         }
         if (rows_ == 0 && !reported_empty_) {
             reported_empty_ = true;

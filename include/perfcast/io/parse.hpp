@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -95,19 +96,61 @@ constexpr void split(std::string_view s, char sep, F&& f) {
 }
 
 /// A whole-text signed integer.
+/// `t` as a whole number written in exponent form, digits[.digits]e[+-]digits with an optional
+/// sign ("1e5", "-2.5E3", "1.50e1"), computed exactly in integers; nothing when `t` is not of that
+/// form, is not a whole number ("1.5e0") or is outside int64.
+[[nodiscard]] inline std::optional<std::int64_t> whole_in_exponent_form(std::string_view t) {
+    std::size_t i = 0;
+    const bool negative = !t.empty() && t[0] == '-';
+    if (!t.empty() && (t[0] == '-' || t[0] == '+')) ++i;
+    std::string digits;  // the mantissa's digits, the point left out
+    std::int64_t fraction = 0;
+    bool point = false;
+    for (; i < t.size() && t[i] != 'e' && t[i] != 'E'; ++i) {
+        if (t[i] == '.' && !point) {
+            point = true;
+        } else if (t[i] >= '0' && t[i] <= '9') {
+            digits += t[i];
+            if (point) ++fraction;
+        } else {
+            return std::nullopt;
+        }
+    }
+    if (digits.empty() || i + 1 >= t.size()) return std::nullopt;
+    std::int64_t exponent = 0;
+    const char* first = t.data() + i + 1;
+    if (*first == '+') ++first;
+    const auto [end, ec] = std::from_chars(first, t.data() + t.size(), exponent);
+    if (ec != std::errc{} || end != t.data() + t.size() || exponent > 1000 || exponent < -1000)
+        return std::nullopt;
+    std::int64_t shift = exponent - fraction;  // value = digits x 10^shift
+    while (shift < 0) {                        // the digits below the point must be zeros
+        if (digits.back() != '0') return std::nullopt;
+        digits.pop_back();
+        ++shift;
+        if (digits.empty()) digits = "0";
+    }
+    const std::size_t nonzero = digits.find_first_not_of('0');
+    if (nonzero == std::string::npos) return 0;
+    digits.erase(0, nonzero);
+    if (digits.size() + static_cast<std::size_t>(shift) > 19) return std::nullopt;
+    digits.append(static_cast<std::size_t>(shift), '0');
+    std::uint64_t magnitude = 0;
+    for (const char c : digits) magnitude = magnitude * 10 + static_cast<std::uint64_t>(c - '0');
+    const std::uint64_t limit = negative ? std::uint64_t{1} << 63 : (std::uint64_t{1} << 63) - 1;
+    if (magnitude > limit) return std::nullopt;
+    return negative ? static_cast<std::int64_t>(0 - magnitude)
+                    : static_cast<std::int64_t>(magnitude);
+}
+
 [[nodiscard]] inline std::int64_t parse_int(std::string_view text, std::string_view field) {
     const std::string_view t = trim(text);
     std::int64_t v = 0;
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
     if (t.empty() || ec != std::errc{} || end != t.data() + t.size()) {
-        // A whole number in exponent form ("1e5", "2.5E3"), as the docs write large counts.
-        if (t.find_first_of("eE") != std::string_view::npos) {
-            double d = 0;
-            const auto [dend, dec] = std::from_chars(t.data(), t.data() + t.size(), d);
-            if (dec == std::errc{} && dend == t.data() + t.size() && std::isfinite(d) &&
-                d == std::floor(d) && d >= -9.2e18 && d <= 9.2e18)
-                return static_cast<std::int64_t>(d);
-        }
+        // A whole number in exponent form ("1e5", "2.5E3"), as the docs write large counts:
+        // exact (no double), or no number at all.
+        if (const auto w = whole_in_exponent_form(t)) return *w;
         // A 20-digit integer is a number, just too large: say so.
         const bool too_large = ec == std::errc::result_out_of_range && end == t.data() + t.size();
         ::perfcast::detail::precondition_failed(

@@ -10,8 +10,13 @@
 // held-out sets by whole groups (same type, same shapes), so that repeats of one op never sit
 // on both sides.
 //
+//   annotate_context(rows, chip)                first, on every row (context.hpp): what ran
+//                                               before each (its L2 inputs, write-backs, first
+//                                               runs); without it the model knows none of that
+//                                               (on the 910B1 profile, hold-out 0.3, seed 1:
+//                                               38.8 % MAPE against 10.0 % with it)
+//   split_holdout(rows, 0.3, seed)              fit and held-out rows, after the context
 //   calibrate(chip, measured_ops(chip, rows))   the fit, cross-validated choice included
-//   split_holdout(rows, 0.3, seed)              fit and held-out rows
 //
 // One header a part, each including only what it needs; this one includes them all:
 //   calibrate_options.hpp     calibration_options, calibration_result

@@ -190,8 +190,9 @@ inline chip_evidence rows_evidence::result() const {
     const auto number = [](double v) { return ::perfcast::detail::number_text(std::round(v)); };
     return "the profile's " + e.text + ", but chip " + std::string(c.name.view()) + " has " +
            std::to_string(c.cube.cores) + " x " + number(c.cube.clock.in(units::MHz)) +
-           " MHz = " + number(given) + ": was the profile taken on another chip? (the figures " +
-           "are computed for " + std::string(c.name.view()) + ")";
+           " MHz = " + number(given) +
+           ": another chip, or this one at another clock? (the figures are computed for " +
+           std::string(c.name.view()) + "; --chip-ini describes a chip at its clock)";
 }
 
 }  // namespace perfcast::profile

@@ -213,15 +213,17 @@ inline constexpr std::array<vector_type_traits, 33> vector_types{{
 /// the key of calibration's terms of a type seen in one pattern only (calibration::at_pattern).
 [[nodiscard]] inline std::string input_pattern(const kernel_row& r) {
     std::string out;
-    const std::optional<std::int64_t> outputs =
-        r.output_shapes.empty() ? std::nullopt : r.output_shapes[0].elements();
+    // -1: not known (not an optional: GCC 12 -O1 -Wall warned it "may be used uninitialized"
+    // in a user's build).
+    const std::int64_t outputs =
+        r.output_shapes.empty() ? -1 : r.output_shapes[0].elements().value_or(-1);
     for (std::size_t i = 0; i < r.input_shapes.size(); ++i) {
         if (i != 0) out += ',';
-        const std::optional<std::int64_t> n = r.input_shapes[i].elements();
-        if (!n || !outputs) out += '?';
-        else if (*n == *outputs) out += "same";
-        else if (*n <= 1) out += "scalar";
-        else if (*n < *outputs) out += "broadcast";
+        const std::int64_t n = r.input_shapes[i].elements().value_or(-1);
+        if (n < 0 || outputs < 0) out += '?';
+        else if (n == outputs) out += "same";
+        else if (n <= 1) out += "scalar";
+        else if (n < outputs) out += "broadcast";
         else out += "reduced";
     }
     out += '|';
