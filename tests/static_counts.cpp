@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <perfcast/card.hpp>
@@ -139,6 +140,41 @@ static_assert(std::same_as<decltype(serving_grid::streams), std::vector<stream_c
 static_assert(std::same_as<decltype(serving_grid::cube), std::vector<core_count>>);
 static_assert(std::same_as<decltype(serving_grid::vector), std::vector<core_count>>);
 static_assert(!std::is_convertible_v<std::vector<int>, std::vector<stream_count>>);
+
+// counts<Count>(container): numbers that narrow into the count's value do not compile (a
+// std::int64_t list as core counts), wider counts take them.
+template <class N>
+concept core_counts_from = requires(const N& v) {
+    counts<core_count>(v);
+};
+static_assert(!numbers_of<core_count, std::vector<std::int64_t>>);
+static_assert(!core_counts_from<std::vector<std::int64_t>>);
+static_assert(core_counts_from<std::vector<int>>);
+static_assert(numbers_of<batch_size, std::vector<std::int64_t>>);
+
+// Views that would dangle do not compile: a temporary chip or model kept by the card adapter or
+// its server, the configurations of a temporary sweeper. (A temporary model passed to a call is
+// safe, and converts.)
+static_assert(std::is_convertible_v<model&&, std::span<const node>>);
+static_assert(
+    std::is_constructible_v<card_service, const chip&, std::span<const node>, core_split>);
+static_assert(std::is_constructible_v<card_service, const chip&, const model&, core_split>);
+static_assert(!std::is_constructible_v<card_service, chip&&, std::span<const node>, core_split>);
+static_assert(!std::is_constructible_v<card_service, const chip&, model&&, core_split>);
+template <class C, class M>
+concept serves = requires(C&& c, M&& m) {
+    make_card_server(std::forward<C>(c), std::forward<M>(m), stream_count{1},
+                     core_split{core_count{1}, core_count{1}}, gear_set{});
+};
+static_assert(serves<const chip&, const model&>);
+static_assert(!serves<chip&&, const model&>);
+static_assert(!serves<const chip&, model&&>);
+template <class S>
+concept walks_configurations = requires(S&& s) {
+    std::forward<S>(s).configurations();
+};
+static_assert(walks_configurations<const serving_sweeper&>);
+static_assert(!walks_configurations<serving_sweeper&&>);
 
 // A measured deployment: its instance count and batch.
 static_assert(std::same_as<decltype(deployment_case::instances), stream_count>);

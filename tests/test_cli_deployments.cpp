@@ -4,11 +4,14 @@
 // --host-threads`.
 #include <doctest/doctest.h>
 
+#include <perfcast/io/deployments_file.hpp>
+
 #include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 #include "support.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -215,6 +218,9 @@ TEST_CASE("whatif --runtime, --runtime-set, --host-threads") {
     r = run({"--runtime", "cuda", "--runtime-set", "speed=3"});
     CHECK(r.status != 0);
     CHECK(has(r.err, "speed"));
+    r = run({"--runtime", "cuda", "--runtime-set", "sync_us=5,sync_us=6"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "option '--runtime-set': sync_us is given twice"));
     r = run({"--runtime", "tpu"});
     CHECK(r.status != 0);
     CHECK(has(r.err, "tpu"));
@@ -252,4 +258,150 @@ TEST_CASE("whatif --gains: one deployment, each change ranked") {
     r = perfcast_test::run_command(cli::whatif_command, {"--qps", "100", "--gains"});
     CHECK(r.status == 2);
     CHECK(has(r.err, "'--qps' does not apply to --gains"));
+}
+
+TEST_CASE("whatif: a runtime line of settings alone; copy settings for a model that copies none") {
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / "perfcast_runtime_line";
+    std::filesystem::create_directories(dir);
+    const auto write = [&](const std::string& name, const std::string& text) {
+        const std::string path = (dir / name).string();
+        std::ofstream(path) << text;
+        return path;
+    };
+    const std::vector<std::string> flags{"--batch", "16", "--streams", "1", "--format", "json"};
+    const auto whatif = [&](std::vector<std::string> args) {
+        args.insert(args.end(), flags.begin(), flags.end());
+        std::vector<std::string_view> v(args.begin(), args.end());
+        return perfcast_test::run_command(cli::whatif_command, v);
+    };
+    // `runtime sync_us=5` (no preset: settings over none) is the model's runtime, as the
+    // deployments rows read it; `runtime` alone is none.
+    const auto settings =
+        whatif({"--model", write("s.model", "runtime sync_us=5\nmatmul B,64;64,32 fp16\n")});
+    REQUIRE(settings.status == 0);
+    CHECK(has(settings.out, "\"sync_us\": \"5\""));
+    // `runtime` alone is none: the same answer as no runtime line.
+    const auto bare = whatif({"--model", write("b.model", "runtime\nmatmul B,64;64,32 fp16\n")});
+    const auto without = whatif({"--model", write("b.model", "matmul B,64;64,32 fp16\n")});
+    CHECK(bare.status == 0);
+    CHECK(bare.out == without.out);
+    // Copy settings where nothing is copied: the model's line names its file, line and column
+    // (exit 1); the flag is a usage error (exit 2).
+    const std::string copies =
+        write("c.model", "runtime acl copies=aggregated\nmatmul B,64;64,32 fp16\n");
+    const auto line = whatif({"--model", copies});
+    CHECK(line.status == cli::exit_failure);
+    CHECK(has(line.err, copies + ":1:13: runtime setting = \"copies=aggregated\", expected no "
+                                 "copy setting in a model that declares no input or output"));
+    // The deployments rows read the model file as whatif does: the same error.
+    const std::string rows = write(
+        "rows.csv", "chip,model,instances,batch,samples_per_s\n910B1," + copies + ",1,16,7000\n");
+    const auto read = perfcast_test::run_command(cli::validate_command,
+                                                 {"--deployments", rows, "--knobs", "none"});
+    CHECK(read.status == cli::exit_failure);
+    CHECK(has(read.err, copies + ":1:13: runtime setting"));
+    const auto flag = whatif({"--model", write("n.model", "runtime acl\nmatmul B,64;64,32 fp16\n"),
+                              "--runtime-set", "memory=pinned"});
+    CHECK(flag.status == cli::exit_usage);
+    CHECK(has(flag.err,
+              "option '--runtime-set': memory=pinned sets how copies are made, but "
+              "'n' has no input or output transfer"));
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("deployments: a knob fitted to its bound is reported, --knobs errors are usage errors") {
+    // Fitted with the per-op launch, the synchronisation goes to its 1e-3 us floor, where it
+    // moves no figure: that is the fit's answer ("at its bound"), not rows that fail to
+    // exercise it (it moves them at the start).
+    auto r = perfcast_test::run_command(
+        cli::validate_command,
+        {"--deployments", dlrm_rows, "--knobs", "op_launch_us,sync_us", "--train", "1-30"});
+    REQUIRE(r.status == 0);
+    CHECK(has(r.out, "(at its bound)"));
+    CHECK(has(r.out, "throughput (no row predicted: every row was fitted)"));
+    r = perfcast_test::run_command(cli::validate_command,
+                                   {"--deployments", dlrm_rows, "--knobs", "launchus"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "option '--knobs': 'launchus' is not a knob"));
+    r = perfcast_test::run_command(cli::validate_command,
+                                   {"--deployments", dlrm_rows, "--knobs", "launch_us,launch_us"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "'launch_us' is named twice"));
+    r = perfcast_test::run_command(
+        cli::validate_command, {"--deployments", dlrm_rows, "--knobs", "none", "--chip", "910B3"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "option '--chip' does not apply with --deployments: each row names its chip"));
+    r = perfcast_test::run_command(
+        cli::calibrate_command,
+        {"--deployments", dlrm_rows, "--knobs", "none", "-o", "/tmp/perfcast_none.txt"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "none fits nothing"));
+}
+
+TEST_CASE("whatif --gains refuses the ranking's and serving's flags it would ignore") {
+    for (const std::vector<std::string>& extra : {std::vector<std::string>{"--top", "2"},
+                                                  {"--rank-by", "throughput"},
+                                                  {"--max-batch", "64"},
+                                                  {"--seed", "3"}}) {
+        std::vector<std::string> all{"--model", dlrm_model, "--chip", "a100-80gb-sxm",
+                                     "--batch", "64",       "--gains"};
+        all.insert(all.end(), extra.begin(), extra.end());
+        std::vector<std::string_view> v(all.begin(), all.end());
+        const auto r = perfcast_test::run_command(cli::whatif_command, v);
+        CHECK(r.status == cli::exit_usage);
+        CHECK(has(r.err, "option '" + extra.front() + "' does not apply to --gains"));
+    }
+}
+
+TEST_CASE("deployments: a row's ONNX model is imported by the command, refused by the library") {
+    const std::string onnx = std::string(PERFCAST_SOURCE_DIR) + "/tests/data/onnx/deepfm.onnx";
+    const std::string rows_text =
+        "chip,model,instances,batch,samples_per_s\n910B1," + onnx + ",1,16,7000\n";
+    // The headers link no ONNX: the default loader names the graph and the way round.
+    std::string message;
+    try {
+        (void)io::parse_deployments(rows_text, ".", "rows.csv");
+    } catch (const perfcast::error& e) {
+        message = e.what();
+    }
+    CHECK(has(message, "rows.csv"));
+    CHECK(has(message, "an ONNX graph; the library reads model files (import it first"));
+    // The command imports it as whatif --model does (or names the missing package).
+    const std::string path =
+        (std::filesystem::temp_directory_path() / "perfcast_onnx_rows.csv").string();
+    std::ofstream(path) << rows_text;
+    const auto r = perfcast_test::run_command(cli::validate_command,
+                                              {"--deployments", path, "--knobs", "none"});
+#if PERFCAST_HAVE_ONNX
+    CHECK(r.status == cli::exit_ok);
+    CHECK(has(r.out, "1 x 24/48 b16"));
+#else
+    CHECK(r.status == cli::exit_failure);
+    CHECK(has(r.err, "libonnx-dev"));
+#endif
+    std::remove(path.c_str());
+}
+
+TEST_CASE("deployments: rows that differ in host threads read apart and group by them") {
+    const std::string model =
+        std::string(PERFCAST_SOURCE_DIR) + "/tests/data/models/ctr_ranking.model";
+    const std::string path =
+        (std::filesystem::temp_directory_path() / "perfcast_threads_rows.csv").string();
+    std::ofstream(path) << "chip,model,instances,batch,cube,vector,host_threads,samples_per_s\n"
+                        << "910B1," << model << ",4,64,6,12,,8e5\n"
+                        << "910B1," << model << ",4,64,6,12,2,8e5\n"
+                        << "910B1," << model << ",4,64,6,12,1,8e5\n";
+    auto r = perfcast_test::run_command(cli::validate_command,
+                                        {"--deployments", path, "--knobs", "none"});
+    REQUIRE(r.status == cli::exit_ok);
+    CHECK(has(r.out, "4 x 6/12 b64 threads=2"));
+    CHECK(has(r.out, "4 x 6/12 b64 threads=1"));
+    r = perfcast_test::run_command(cli::validate_command, {"--deployments", path, "--knobs",
+                                                           "launch_us", "--by", "host_threads"});
+    CHECK(r.status == cli::exit_ok);
+    CHECK(has(r.out,
+              "hold-out by host_threads: each of the 3 configurations predicted by a fit "
+              "on the others"));
+    std::remove(path.c_str());
 }

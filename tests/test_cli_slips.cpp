@@ -3,6 +3,8 @@
 // of two shapes calibrated, a flag's value out of range, a transfer that is all setup.
 #include <doctest/doctest.h>
 
+#include <perfcast/io/parse.hpp>
+
 #include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 
@@ -44,6 +46,12 @@ TEST_CASE("cli slips: a --chip that the profile's rows contradict is noted, a ri
     const auto right = run_command(cli::report_command, {b3, "--chip", "910B3"});
     CHECK(right.status == cli::exit_ok);
     CHECK_FALSE(has(right.err, "note:"));
+    // whatif from the profile too; without --chip the rows choose it and nothing is noted.
+    const auto whatif = run_command(cli::whatif_command, {b3, "--batch", "8", "--chip", "910B1"});
+    CHECK(has(whatif.err, "perfcast: note: " + b3 + ":"));
+    CHECK(has(whatif.err, "but chip ascend910b1 has 24 x 1850 MHz = 44400"));
+    const auto chosen = run_command(cli::whatif_command, {b3, "--batch", "8"});
+    CHECK_FALSE(has(chosen.err, "note:"));
 }
 
 TEST_CASE("cli slips: validate's positional profile without --holdout, one file fit and test") {
@@ -118,4 +126,61 @@ TEST_CASE("cli slips: --svg over the profile or the model is refused; counts in 
                                   {"--max-batch", "16", "--qps", "1000", "--requests", "5.5e0"});
     CHECK(frac.status == cli::exit_usage);
     CHECK(has(frac.err, "option '--requests': '5.5e0' is not a whole number"));
+}
+
+TEST_CASE("cli slips: a count past int64 is too large, not a non-number; lists in exponent form") {
+    // 1e30 and a 20-digit count are numbers no int64 holds: the error says too large.
+    const auto cube =
+        run_command(cli::op_command, {"--chip", "910B1", "--cube", "1e30", "--matmul", "16,16,16"});
+    CHECK(cube.status == cli::exit_usage);
+    CHECK(has(cube.err, "'1e30'"));
+    CHECK(has(cube.err, "too large"));
+    const auto batch = run_command(cli::whatif_command, {"--batch", "99999999999999999999"});
+    CHECK(batch.status == cli::exit_usage);
+    CHECK(has(batch.err, "'99999999999999999999' is too large"));
+    const auto exp_batch = run_command(cli::whatif_command, {"--batch", "1e30"});
+    CHECK(exp_batch.status == cli::exit_usage);
+    CHECK(has(exp_batch.err, "'1e30' is too large"));
+    // A number that is not whole says so; below 1 or negative is not too large.
+    const auto half = run_command(cli::whatif_command, {"--batch", "2.5e0"});
+    CHECK(half.status == cli::exit_usage);
+    CHECK(has(half.err, "'2.5e0' is not a whole number"));
+    CHECK(io::past_int64("1e30"));
+    CHECK_FALSE(io::past_int64("-1e30"));
+    CHECK_FALSE(io::past_int64("1e-400"));
+    CHECK(io::past_int64("9223372036854775808"));
+    // Not a number at all stays so.
+    const auto word = run_command(cli::whatif_command, {"--batch", "many"});
+    CHECK(word.status == cli::exit_usage);
+    CHECK(has(word.err, "'many' is not a number or a range"));
+    // A list's whole numbers may be written in exponent form, as the single counts may: 1.6e1
+    // is 16, the same ranking as 16.
+    const auto e1 =
+        run_command(cli::whatif_command, {"--batch", "1.6e1", "--streams", "2", "--format", "csv"});
+    const auto plain =
+        run_command(cli::whatif_command, {"--batch", "16", "--streams", "2", "--format", "csv"});
+    CHECK(e1.status == cli::exit_ok);
+    CHECK(e1.out == plain.out);
+    CHECK(!e1.out.empty());
+}
+
+TEST_CASE("cli slips: a GPU --chip as the base of an Ascend --chip-ini is a usage error") {
+    const auto r = run_command(cli::whatif_command,
+                               {"--chip", "a100", "--chip-ini",
+                                data + "platform_config/Ascend910B3.ini", "--batch", "16"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "option '--chip': a100 is no base for --chip-ini"));
+    CHECK(has(r.err, "its base is an Ascend preset"));
+}
+
+TEST_CASE("cli slips: ranked by throughput, the footer says the leader need not be on the front") {
+    const auto by_samples =
+        run_command(cli::whatif_command, {"--rank-by", "throughput", "--top", "1"});
+    CHECK(by_samples.status == cli::exit_ok);
+    CHECK(has(by_samples.out,
+              "; ranked by samples/s, a larger batch can lead\nwithout being on "
+              "that front."));
+    const auto by_qps = run_command(cli::whatif_command, {"--top", "1"});
+    CHECK(by_qps.status == cli::exit_ok);
+    CHECK_FALSE(has(by_qps.out, "ranked by samples/s"));
 }

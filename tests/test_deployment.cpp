@@ -178,6 +178,40 @@ TEST_CASE("deployment fit: knobs the rows cannot identify are named, not fitted"
               "one of prepare_us"));
 }
 
+TEST_CASE("deployment fit and score: a measured figure <= 0 or not finite is refused, by row") {
+    // The file reader refuses these; a caller building cases in code meets the same check, not
+    // an infinite or NaN error out of log(0) or a division by the measurement.
+    auto rows = synthetic_rows();
+    measure(rows, truth(), 0.0, 1);
+    const std::vector<std::string> one_knob{"launch_us"};
+    auto zero = rows;
+    zero[1].samples_per_s = 0.0;
+    zero[1].origin.clear();  // no row of a file: named by its place
+    const std::string m1 = message_of([&] { (void)fit_deployments(zero, one_knob); });
+    CHECK(has(m1, "perfcast::deployment case #2: samples_per_s = 0, expected a measured"));
+    auto negative = rows;
+    negative[2].samples_per_s = -5.0;
+    negative[2].origin = "rows.csv:4";
+    CHECK(has(message_of([&] { (void)score_deployments(negative); }),
+              "deployment case rows.csv:4: samples_per_s = -5"));
+    auto nan = rows;
+    nan[0].latency = duration{std::nan(""), units::us};
+    const std::string m3 = message_of([&] { (void)fit_deployments(nan, one_knob); });
+    CHECK(has(m3, "deployment case synthetic:2: latency = "));  // the first row is line 2
+    CHECK(has(m3, "a measured time in us, finite and > 0"));
+    // A validation names a case by its place among all the cases, not in the subset it fits.
+    auto third = rows;
+    third[2].samples_per_s = 0.0;
+    third[2].origin.clear();
+    CHECK(has(message_of([&] { (void)validate_deployments_loo(third, one_knob); }),
+              "deployment case #3: samples_per_s = 0"));
+    // The error of the fit's identifiability check has the library's prefix too.
+    const std::vector<std::string> idle{"launch_us", "op_launch_us"};
+    CHECK(message_of([&] {
+              (void)fit_deployments(rows, idle);
+          }).starts_with("perfcast::fit_deployments: the rows cannot identify"));
+}
+
 TEST_CASE("deployment validation: two training rows predict the rest; leave-one-out") {
     auto rows = synthetic_rows();
     measure(rows, truth(), 0.0, 1);
@@ -267,6 +301,10 @@ TEST_CASE("deployments file: rows, options and what they measured") {
     CHECK(has(err("ascend910b1,kernels.model,1,16,copies=aggregated,1\n"),
               "contradicts model 'kernels.model'"));
     CHECK(has(err("nochip,small.model,1,16,,1\n"), "chip:"));
+    // A key twice in one row's options would silently win: refused, naming the row.
+    CHECK(has(err("ascend910b1,small.model,1,16,sync_us=5 sync_us=6,1\n"),
+              "options: sync_us given twice"));
+    CHECK(has(err("ascend910b1,small.model,1,16,sync_us=5 sync_us=6,1\n"), "rows.csv:2:"));
     CHECK(has(message_of([&] {
                   (void)io::parse_deployments("chip,model,instances,batch,latency,x\n", dir);
               }),

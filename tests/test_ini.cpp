@@ -381,3 +381,20 @@ TEST_CASE("ini: bad values and missing keys name the file, line, key and value")
         CHECK_THROWS_AS((void)chip_from_ini(std::string("/nonexistent/x.ini")), parse_error);
     }
 }
+
+TEST_CASE("ini: a GPU preset is no base for a platform_config") {
+    // The file leaves the AI CPU's clock and the HBM bandwidth to the base: a GPU's would be
+    // taken for an Ascend's (a100 has no AI CPU at all). Said, naming the base and the file.
+    const std::string path = PERFCAST_SOURCE_DIR "/tests/data/platform_config/Ascend910B3.ini";
+    std::string message;
+    try {
+        (void)chip_from_ini(path, perfcast::chips::a100_80gb_sxm);
+    } catch (const perfcast::error& e) {
+        message = e.what();
+    }
+    CHECK(message.find("base chip = a100-80gb-sxm") != std::string::npos);
+    CHECK(message.find("an Ascend preset") != std::string::npos);
+    CHECK(message.find("Ascend910B3.ini") != std::string::npos);
+    // An Ascend base is taken.
+    CHECK(chip_from_ini(path, perfcast::chips::ascend910b1).cube.cores == 20);
+}

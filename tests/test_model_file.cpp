@@ -69,6 +69,22 @@ TEST_CASE("host_bound.model: host-launched ops with their own host time") {
     CHECK(r.share(r.bubbles) > 0.5);
 }
 
+TEST_CASE("a runtime key twice on its line, or a second name line, is an error at its place") {
+    // Either would silently take the last: refused, as a second runtime line is.
+    const failure key = fail_of("runtime acl sync_us=5 sync_us=6\nmatmul B,8;8,8 fp16\n");
+    CHECK(key.line == 1);
+    CHECK(key.column == 23);
+    CHECK(has(key.what, "each key at most once per line"));
+    const failure name = fail_of("name x\nname y\nmatmul B,8;8,8 fp16\n");
+    CHECK(name.line == 2);
+    CHECK(has(name.what, "one name line per file (the model is named 'x')"));
+    // Settings alone (no preset) are a runtime line.
+    const model m = io::parse_model("runtime sync_us=5\nmatmul B,8;8,8 fp16\n", "t.model");
+    REQUIRE(m.runtime);
+    CHECK(m.runtime->preset.empty());
+    CHECK(m.runtime->settings.size() == 1);
+}
+
 TEST_CASE("dimensions: integers, B, B*n, n*B and sums") {
     const model m = io::parse_model(
         "elementwise B,8*B,B*3+2,B+B,7 fp16\n"

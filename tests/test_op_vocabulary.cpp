@@ -367,4 +367,12 @@ TEST_CASE("vocabulary: the graph factories of the LLM-era kinds build the model 
                          doctest::Contains("nodes::conv"), perfcast::error);
     CHECK_THROWS_WITH_AS((void)nodes::rowwise({B, 64}, dtype::fp16, {.inputs = 0}),
                          doctest::Contains("nodes::rowwise"), perfcast::error);
+    // An elementwise node of 0 inputs or outputs is refused as the model file's line is (a
+    // node's 0 inputs would read as the default 2).
+    CHECK_THROWS_WITH_AS((void)nodes::elementwise({B, 8}, dtype::fp16, {.inputs = 0}),
+                         doctest::Contains("nodes::elementwise: inputs = 0"), perfcast::error);
+    CHECK_THROWS_WITH_AS((void)nodes::elementwise({B, 8}, dtype::fp16, {.outputs = 0}),
+                         doctest::Contains("nodes::elementwise: outputs = 0"), perfcast::error);
+    CHECK(instantiate(nodes::elementwise({B, 8}, dtype::fp16, {.inputs = 1}), 4).bytes_read ==
+          instantiate(nodes::elementwise({B, 8}, dtype::fp16, {.inputs = 2}), 4).bytes_read / 2.0);
 }

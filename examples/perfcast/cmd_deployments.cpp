@@ -10,6 +10,7 @@
 // device efficiencies (deployment.hpp deployment_knobs). validate fits on --train (row numbers,
 // 1 = the first data row) and predicts every other row; without --train, leave-one-out.
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <ostream>
@@ -29,6 +30,7 @@
 #include "cli.hpp"
 #include "command_parts.hpp"
 #include "common.hpp"
+#include "onnx_source.hpp"
 
 namespace perfcast::cli {
 
@@ -47,7 +49,7 @@ inline constexpr std::array<option, 6> validate_options{{
     {"train", "LIST", "rows to fit on (1 = the first data row), e.g. 1,4; default: leave-one-out"},
     {"by", "COLUMN",
      "hold out whole configurations: rows equal in COLUMN (options, instances, "
-     "batch, split, model, runtime, chip) predicted by a fit on the others"},
+     "batch, split, model, runtime, chip, host_threads) predicted by a fit on the others"},
     params_option,
     {"format", "FORMAT", "table (default) or json"},
 }};
@@ -64,12 +66,59 @@ inline constexpr std::array<option, 4> calibrate_options{{
     if (!t || t->empty()) {
         throw usage_error("needs --knobs LIST: what to fit, from " + deployment_knob_names());
     }
+    if (*t == "none") {
+        throw usage_error(
+            "option '--knobs': none fits nothing, which only validate does (it "
+            "scores the model as it is); calibrate fits at least one of " +
+            deployment_knob_names());
+    }
     std::vector<std::string> out;
     for (std::string_view k : io::split(*t, ',')) {
-        (void)knob_named(k);  // an unknown (or empty) name lists the known
+        // An unknown (or empty) name, or one named twice: the command line is wrong.
+        const bool known = std::any_of(deployment_knobs.begin(), deployment_knobs.end(),
+                                       [&](const deployment_knob& d) { return d.name == k; });
+        if (!known) {
+            throw usage_error("option '--knobs': '" + std::string(k) + "' is not a knob (" +
+                              deployment_knob_names() + ")");
+        }
+        if (std::find(out.begin(), out.end(), k) != out.end())
+            throw usage_error("option '--knobs': '" + std::string(k) + "' is named twice");
         out.emplace_back(k);
     }
     return out;
+}
+
+/// --chip / --chip-ini, which the profile modes take: a deployments file names each row's chip.
+inline void refuse_chip_flags(std::span<const std::string_view> args) {
+    if (std::find(args.begin(), args.end(), "--help") != args.end()) return;  // help first
+    for (const std::string_view w : args) {
+        for (const std::string_view flag : {"--chip", "--chip-ini"}) {
+            if (w == flag ||
+                (w.starts_with(flag) && w.size() > flag.size() && w[flag.size()] == '=')) {
+                throw usage_error("option '" + std::string(flag) +
+                                  "' does not apply with --deployments: each row names its "
+                                  "chip (column chip)");
+            }
+        }
+    }
+}
+
+/// A row's model: a model file, or an ONNX graph imported as --model imports it (its summary
+/// on `err`).
+[[nodiscard]] inline io::model_loader model_reader(std::ostream& err) {
+    return [&err](const std::string& path) { return read_model_input(path, err); };
+}
+
+/// warn_params_chip for each distinct chip of the rows (a deployments file may mix chips).
+inline void warn_params_rows_chip(const parsed_args& a, const profile::calibration& cal,
+                                  std::span<const deployment_case> rows, std::ostream& err,
+                                  std::string_view use) {
+    std::vector<std::string_view> seen;
+    for (const deployment_case& d : rows) {
+        if (std::find(seen.begin(), seen.end(), d.c.name.view()) != seen.end()) continue;
+        seen.push_back(d.c.name.view());
+        warn_params_chip(a, cal, d.c, err, use, false);  // no --transfer-from with rows
+    }
 }
 
 [[nodiscard]] inline std::string knob_text(const fitted_knob& k) {
@@ -82,6 +131,8 @@ inline constexpr std::array<option, 4> calibrate_options{{
 
 [[nodiscard]] inline std::string config_text(const deployment_case& d) {
     std::string s = io::deployment_text(d);
+    // Rows that differ only in their host threads read apart (0, the default: one per instance).
+    if (d.host_threads > 0) s += " threads=" + std::to_string(d.host_threads);
     if (!d.runtime.empty()) s += " " + d.runtime;
     for (const runtime_setting& r : d.settings) s += " " + r.key + "=" + r.value;
     return s;
@@ -95,6 +146,7 @@ inline constexpr std::array<option, 4> calibrate_options{{
         return k.empty() ? std::string("(none)") : k;
     }
     if (by == "instances") return std::to_string(d.instances.value);
+    if (by == "host_threads") return std::to_string(d.host_threads);
     if (by == "batch") return std::to_string(d.batch.value);
     if (by == "split") {
         return std::to_string(d.split.cube.value) + "/" + std::to_string(d.split.vector.value);
@@ -145,12 +197,13 @@ inline void write_table(std::ostream& out, std::string_view file,
                    s.trained ? "fit" : "predicted"});
     }
     t.write(out);
+    // No mean: no row was predicted (all fitted), or none predicted measured that figure.
+    const std::string none =
+        v.predicted_rows == 0 ? "(no row predicted: every row was fitted)" : "(none measured)";
     out << "\nmean absolute error over the " << v.predicted_rows << " predicted rows: throughput "
-        << (v.throughput_mape ? io::format_fixed(100 * *v.throughput_mape, 1) + " %"
-                              : std::string("(none measured)"))
+        << (v.throughput_mape ? io::format_fixed(100 * *v.throughput_mape, 1) + " %" : none)
         << ", latency "
-        << (v.latency_mape ? io::format_fixed(100 * *v.latency_mape, 1) + " %"
-                           : std::string("(none measured)"))
+        << (v.latency_mape ? io::format_fixed(100 * *v.latency_mape, 1) + " %" : none)
         << "\nlatency: the mean of the window each row's runtime path times (docs/runtime.md); "
            "p99 is\nshown as measured, not predicted (closed-loop rows have no queue).\n";
 }
@@ -239,8 +292,10 @@ bool wants_deployments(std::span<const std::string_view> args) {
     return false;
 }
 
-int run_validate_deployments(std::span<const std::string_view> args, std::ostream& out) {
+int run_validate_deployments(std::span<const std::string_view> args, std::ostream& out,
+                             std::ostream& err) {
     using namespace deployments_detail;
+    refuse_chip_flags(args);
     const parsed_args a = parse_args(args, validate_options);
     if (a.has("help")) {
         out << validate_deployments_usage();
@@ -249,16 +304,17 @@ int run_validate_deployments(std::span<const std::string_view> args, std::ostrea
     if (!a.positional.empty()) throw usage_error("unexpected argument '" + a.positional[0] + "'");
     const std::string format = choice(a, "format", {"table", "json"}, "table");
     const std::string file = *a.get("deployments");
-    const auto rows = io::read_deployments_file(file);
+    const auto rows = io::read_deployments_file(file, model_reader(err));
     const bool fit_nothing = a.get("knobs") && *a.get("knobs") == "none";
     const auto knobs = fit_nothing ? std::vector<std::string>{} : knobs_from(a);
     const profile::calibration base = params_from_args(a);
+    warn_params_rows_chip(a, base, rows, err, fit_nothing ? "applied whole" : "each fit's start");
     const bool loo = !a.has("train");
-    const std::string by =
-        a.has("by") ? choice(a, "by",
-                             {"options", "instances", "batch", "split", "model", "runtime", "chip"},
-                             "options")
-                    : std::string();
+    const std::string by = a.has("by") ? choice(a, "by",
+                                                {"options", "instances", "batch", "split", "model",
+                                                 "runtime", "chip", "host_threads"},
+                                                "options")
+                                       : std::string();
     deployment_validation v;
     if (fit_nothing) {
         if (a.has("train") || a.has("by")) {
@@ -291,12 +347,14 @@ int run_validate_deployments(std::span<const std::string_view> args, std::ostrea
     return exit_ok;
 }
 
-int run_calibrate_deployments(std::span<const std::string_view> args, std::ostream& out) {
+int run_calibrate_deployments(std::span<const std::string_view> args, std::ostream& out,
+                              std::ostream& err) {
     using namespace deployments_detail;
     std::vector<std::string_view> words(args.begin(), args.end());
     for (auto& w : words) {
         if (w == "-o") w = "--output";
     }
+    refuse_chip_flags(words);
     const parsed_args a = parse_args(words, calibrate_options);
     if (a.has("help")) {
         out << calibrate_deployments_usage();
@@ -307,9 +365,11 @@ int run_calibrate_deployments(std::span<const std::string_view> args, std::ostre
     const io::output_file target = *output_from_args(a, "output");
     const std::string file = *a.get("deployments");
     refuse_output_over_input(target, file);
-    const auto rows = io::read_deployments_file(file);
+    const auto rows = io::read_deployments_file(file, model_reader(err));
     const auto knobs = knobs_from(a);
-    const deployment_fit fit = fit_deployments(rows, knobs, params_from_args(a));
+    const profile::calibration base = params_from_args(a);
+    warn_params_rows_chip(a, base, rows, err, "the fit's start");
+    const deployment_fit fit = fit_deployments(rows, knobs, base);
     const std::string path = *a.get("output");
     io::write_output(target, [&](std::ostream& f) {
         io::write_params(

@@ -39,7 +39,11 @@ namespace {
 
 int run(const parsed_args& a, std::ostream& out, const model& m, const chip& c,
         const profile::calibration& cal, const std::string& format) {
-    for (std::string_view f : {"qps", "p99-ms", "traffic", "latency-ms", "svg", "sweep-batch"}) {
+    // One deployment, every change ranked by what it buys: no ranking of candidates, no
+    // serving run, no profile (rows of a profile's flags never reach here: --gains takes a model).
+    for (std::string_view f :
+         {"qps", "p99-ms", "traffic", "headroom", "latency-ms", "rank-by", "top", "svg", "trace",
+          "sweep-batch", "bs-hist", "max-batch", "window-ms", "simulate-top", "requests", "seed"}) {
         if (a.has(f)) {
             throw usage_error("option '--" + std::string(f) + "' does not apply to --gains");
         }
@@ -59,9 +63,7 @@ int run(const parsed_args& a, std::ostream& out, const model& m, const chip& c,
     }
     if (d.instances.value > 1024)
         throw usage_error("option '--streams': at most 1024 with --gains");
-    d.runtime = a.has("runtime") ? *a.get("runtime")
-                : m.runtime      ? m.runtime->preset
-                                 : std::string("none");
+    d.runtime = runtime_preset_from_args(a, m);
     if (const auto t = a.get("runtime-set")) d.settings = runtime_settings_from_flag(*t);
     d.host_threads = host_threads_from_args(a);
     const deployment_gains g = what_each_change_buys(d, cal, memory_rule_from_args(a));

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <filesystem>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -197,11 +196,7 @@ public:
         } else {
             rows = read_profile_rows(a_, path, err_).rows;
         }
-        // A chip the user gave that the rows say did not run them (an auto-chosen one is theirs).
-        if (a_.has("chip") || a_.has("chip-ini")) {
-            const std::string note = profile::chip_mismatch(c, profile::rows_chip_evidence(rows));
-            if (!note.empty()) err_ << "perfcast: note: " << path << ": " << note << '\n';
-        }
+        note_rows_chip(a_, c, rows, path, err_);
         profile::annotate_context(rows, c, p);
         return rows;
     }
@@ -629,7 +624,7 @@ std::string validate_usage() {
 
 int run_validate(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
     using namespace validate_detail;
-    if (wants_deployments(args)) return run_validate_deployments(args, out);
+    if (wants_deployments(args)) return run_validate_deployments(args, out, err);
     const parsed_args a = parse_args(args, options);
     if (a.has("help")) {
         out << validate_usage();
@@ -726,8 +721,7 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
                               "scored); to score a file, --test FILE");
         if (!a.has("test")) throw usage_error("needs --test FILE (or PROFILE --holdout SHARE)");
         if (a.has("fit")) {
-            std::error_code ec;
-            if (std::filesystem::equivalent(*a.get("fit"), *a.get("test"), ec) && !ec) {
+            if (same_file(*a.get("fit"), *a.get("test"))) {
                 err << "perfcast validate: warning: --fit and --test name the same file: the "
                        "scores are of rows the fit saw, not predictions (PROFILE --holdout "
                        "SHARE holds rows out)\n";
@@ -775,7 +769,7 @@ std::string calibrate_usage() {
 
 int run_calibrate(std::span<const std::string_view> args, std::ostream& out, std::ostream& err) {
     using namespace validate_detail;
-    if (wants_deployments(args)) return run_calibrate_deployments(args, out);
+    if (wants_deployments(args)) return run_calibrate_deployments(args, out, err);
     // -o is the short spelling of --output.
     std::vector<std::string_view> words(args.begin(), args.end());
     for (auto& w : words)

@@ -566,12 +566,7 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
     const bool from_profile = !a.positional.empty();
     if (from_profile) {
         const std::string& p = a.positional.front();
-        const auto ends = [&](std::string_view ext) {
-            return p.size() > ext.size() &&
-                   perfcast::detail::iequals(std::string_view(p).substr(p.size() - ext.size()),
-                                             ext);
-        };
-        if (ends(".model") || ends(".onnx")) {
+        if (has_extension(p, ".model") || is_onnx_path(p)) {
             throw usage_error("'" + p + "' looks like a model, not a profile: give it as --model " +
                               p + " (the argument without a flag is a PROFILE.csv)");
         }
@@ -626,6 +621,7 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
                     << "chip (" << why << "); " << c.name.view() << " assumed, --chip C sets it\n";
             }
         }
+        note_rows_chip(a, c, table.rows, a.positional.front(), err);
         anchored = profile::anchor_profile(c, table.rows, pb.front(), cal);
         if (anchored->m.nodes.empty()) {
             throw usage_error("profile '" + a.positional.front() +

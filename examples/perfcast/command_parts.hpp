@@ -36,7 +36,9 @@ int run(const parsed_args& a, std::ostream& out, const model& m, const chip& c,
 [[nodiscard]] bool wants_deployments(std::span<const std::string_view> args);
 
 /// `perfcast validate --deployments ROWS.csv ...` and `perfcast calibrate --deployments ...`.
-int run_validate_deployments(std::span<const std::string_view> args, std::ostream& out);
-int run_calibrate_deployments(std::span<const std::string_view> args, std::ostream& out);
+int run_validate_deployments(std::span<const std::string_view> args, std::ostream& out,
+                             std::ostream& err);
+int run_calibrate_deployments(std::span<const std::string_view> args, std::ostream& out,
+                              std::ostream& err);
 
 }  // namespace perfcast::cli

@@ -57,6 +57,12 @@ inline constexpr option params_option{"params", "FILE",
         }
     }
     if (const auto ini = a.get("chip-ini")) {
+        if (base && base->aicpu.cores < 1) {  // io::platform_from_ini's check, as a usage error
+            throw usage_error("option '--chip': " + *preset + " is no base for --chip-ini " + *ini +
+                              ": a CANN platform_config describes an Ascend chip, so " +
+                              "its base is an Ascend preset (or none: the default for the " +
+                              "file's AIC_version)");
+        }
         return base ? io::chip_from_ini(*ini, *base) : io::chip_from_ini(*ini);
     }
     if (base) return *base;
@@ -86,6 +92,10 @@ inline constexpr option host_threads_option{
             throw usage_error("option '--runtime-set': '" + std::string(part) +
                               "' is not KEY=VALUE (keys: " + runtime_key_names() + ")");
         }
+        if (sets_key(out, part.substr(0, eq))) {
+            throw usage_error("option '--runtime-set': " + std::string(part.substr(0, eq)) +
+                              " is given twice (each key at most once)");
+        }
         out.push_back({std::string(part.substr(0, eq)), std::string(part.substr(eq + 1)),
                        "option '--runtime-set'"});
         if (comma == std::string_view::npos) break;
@@ -94,22 +104,43 @@ inline constexpr option host_threads_option{
     return out;
 }
 
+/// The runtime preset: --runtime, else the model's `runtime` line's preset, else none (a line
+/// of settings alone, `runtime sync_us=5`, sets them over none: resolve_runtime).
+[[nodiscard]] inline std::string runtime_preset_from_args(const parsed_args& a, const model& m) {
+    if (const auto flag = a.get("runtime")) {
+        if (!parse_in(runtime_preset_names, *flag)) {
+            throw usage_error("option '--runtime': '" + *flag + "' is not one of " +
+                              choices_of(runtime_preset_names));
+        }
+        return *flag;
+    }
+    if (m.runtime && !m.runtime->preset.empty()) return m.runtime->preset;
+    return "none";
+}
+
 /// The runtime path: --runtime (else the model's preset, else none), then the model's settings,
 /// --params' runtime.* settings and --runtime-set, in that order (runtime.hpp resolve_runtime).
 [[nodiscard]] inline std::optional<runtime_path> runtime_from_args(const parsed_args& a,
                                                                    const model& m,
                                                                    const profile::calibration& cal) {
-    const std::string preset = a.has("runtime")         ? *a.get("runtime")
-                               : m.runtime.has_value() ? m.runtime->preset
-                                                       : std::string("none");
-    if (!parse_in(runtime_preset_names, preset)) {
-        throw usage_error("option '--runtime': '" + preset + "' is not one of " +
-                          choices_of(runtime_preset_names));
-    }
+    const std::string preset = runtime_preset_from_args(a, m);
     std::vector<runtime_setting> flags;
     if (const auto t = a.get("runtime-set")) flags = runtime_settings_from_flag(*t);
     static const std::vector<runtime_setting> none;
     const std::vector<runtime_setting>& from_model = m.runtime ? m.runtime->settings : none;
+    // Copy settings for a model that copies nothing (a model file's runtime line is refused
+    // where the file is read; a deployments row's options where the rows are).
+    if (std::none_of(m.nodes.begin(), m.nodes.end(),
+                     [](const node& n) { return n.is_transfer(); })) {
+        for (const runtime_setting& s : flags) {
+            if (is_copy_setting(s.key)) {
+                throw usage_error("option '--runtime-set': " + s.key + "=" + s.value +
+                                  " sets how copies are made, but '" + m.name +
+                                  "' has no input or output transfer to copy (a model file "
+                                  "declares them with transfer lines: docs/model-file.md)");
+            }
+        }
+    }
     return resolve_runtime(preset, {from_model, cal.runtime, flags});
 }
 
@@ -164,11 +195,17 @@ inline constexpr option instance_memory_option{
     return f;
 }
 
+/// Whether paths `a` and `b` name one existing file (a link or another spelling of it too);
+/// false when either does not exist or cannot be looked at.
+[[nodiscard]] inline bool same_file(const std::string& a, const std::string& b) {
+    std::error_code ec;
+    return std::filesystem::equivalent(a, b, ec) && !ec;
+}
+
 /// Refuses an output that is the data file `input` the command reads (a profile, an ONNX graph,
 /// a deployments file): `import m.onnx -o m.onnx` would replace the graph by its import.
 inline void refuse_output_over_input(const io::output_file& out, const std::string& input) {
-    std::error_code ec;
-    if (std::filesystem::equivalent(out.path, input, ec) && !ec) {
+    if (same_file(out.path, input)) {
         throw usage_error(std::string(out.flag) + " " + out.path + " is the input file '" + input +
                           "': writing it would replace what the command reads; " +
                           "choose another output file");
@@ -385,6 +422,17 @@ inline void say_reading(const profile::profile_source& s, std::ostream& err) {
                            : e.why_no_preset));
 }
 
+/// Notes on `err` a chip the user gave (--chip, --chip-ini) that the rows of `source` say did
+/// not run them (profile::chip_mismatch: the cube cores x clock their cube_utilization(%) column
+/// gives); a chip chosen from the profile's own data is its own, and is not judged.
+inline void note_rows_chip(const parsed_args& a, const chip& c,
+                           std::span<const profile::kernel_row> rows, const std::string& source,
+                           std::ostream& err) {
+    if (!a.has("chip") && !a.has("chip-ini")) return;
+    const std::string note = profile::chip_mismatch(c, profile::rows_chip_evidence(rows));
+    if (!note.empty()) err << "perfcast: note: " << source << ": " << note << '\n';
+}
+
 /// The chip msprof's device info file names (PROF_*/device_<N>/info.json.<N>, found beside the
 /// table by discover_profiles): the one preset with its ai_core_num cube cores at its
 /// aic_frequency (profile/device_info.hpp), said on `err` as the rows' evidence is. Nothing when
@@ -500,13 +548,19 @@ struct chip_told {
 /// Says on `err` when the --params file was fitted for another chip than `c` (its `chip` key).
 /// `use`: what the command does with it ("applied whole": its heads and efficiencies are the
 /// other chip's; calibrate: "the fit's start").
+/// `transfer_advice`: point to validate --transfer-from (the profile modes take it).
 inline void warn_params_chip(const parsed_args& a, const profile::calibration& cal, const chip& c,
-                             std::ostream& err, std::string_view use = "applied whole") {
+                             std::ostream& err, std::string_view use = "applied whole",
+                             bool transfer_advice = true) {
     if (cal.chip.empty() || same_chip_name(cal.chip, c.name.view())) return;
     err << "perfcast: warning: " << a.value_or("params", "the parameters") << " was fitted for "
         << cal.chip << ", not " << c.name.view() << "; " << use
-        << " (its heads and efficiencies are that chip's; validate --transfer-from " << cal.chip
-        << " scores what carries to another chip: docs/calibration.md, \"Another chip\")\n";
+        << " (its heads and efficiencies are that chip's";
+    if (transfer_advice) {
+        err << "; validate --transfer-from " << cal.chip
+            << " scores what carries to another chip: docs/calibration.md, \"Another chip\"";
+    }
+    err << ")\n";
 }
 
 /// Parses "1-6", "6,8,12,24", "1-3,8" into values >= 1 (in the order given, duplicates removed).
@@ -520,7 +574,17 @@ inline void warn_params_chip(const parsed_args& a, const profile::calibration& c
         std::int64_t v = 0;
         auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
         if (part.empty() || ec != std::errc{} || p != part.data() + part.size()) {
-            throw bad(whole, "is not a number or a range");
+            if (const auto w = io::whole_in_exponent_form(part)) {
+                v = *w;  // 1e5, as the docs write large counts
+            } else if (io::past_int64(part)) {
+                throw bad(whole, "is too large");
+            } else if (double d = 0;
+                       std::from_chars(part.data(), part.data() + part.size(), d).ptr ==
+                       part.data() + part.size()) {
+                throw bad(whole, "is not a whole number");
+            } else {
+                throw bad(whole, "is not a number or a range");
+            }
         }
         if (v < 1) throw bad(whole, "is below 1; every value must be >= 1");
         return v;

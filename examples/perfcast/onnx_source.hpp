@@ -67,9 +67,15 @@ inline constexpr bool have_onnx = PERFCAST_HAVE_ONNX != 0;
 [[nodiscard]] inline std::string onnx_version() { return "none"; }
 #endif
 
+/// Whether `path` ends in extension `ext` (".onnx"), in any case, after a name.
+[[nodiscard]] inline bool has_extension(std::string_view path, std::string_view ext) {
+    return path.size() > ext.size() &&
+           perfcast::detail::iequals(path.substr(path.size() - ext.size()), ext);
+}
+
 /// Whether `path` names an ONNX graph (by its extension, .onnx in any case).
 [[nodiscard]] inline bool is_onnx_path(std::string_view path) {
-    return path.size() > 5 && perfcast::detail::iequals(path.substr(path.size() - 5), ".onnx");
+    return has_extension(path, ".onnx");
 }
 
 /// The ONNX graph at `path` imported: the model and its summary. A graph whose batch is its

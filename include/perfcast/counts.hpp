@@ -16,6 +16,7 @@
 #include <compare>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <vector>
 
 namespace perfcast {
@@ -60,9 +61,18 @@ template <class Count>
     return out;
 }
 
+/// Whether the numbers of container `Numbers` fit count `Count`'s value without narrowing.
+template <class Count, class Numbers>
+concept numbers_of = requires(const Numbers& numbers) {
+    // Each number fits the count's value without narrowing (checked here, not left to braces,
+    // which a compiler may only warn of).
+    decltype(Count::value){*std::begin(numbers)};
+};
+
 /// The same from a container of numbers (a parsed list); a number type that does not fit the
 /// count's (std::int64_t for a core count) does not compile: convert it first.
 template <class Count, class Numbers>
+requires numbers_of<Count, Numbers>
 [[nodiscard]] constexpr std::vector<Count> counts(const Numbers& numbers) {
     std::vector<Count> out;
     out.reserve(numbers.size());

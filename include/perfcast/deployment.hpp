@@ -32,6 +32,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "card.hpp"
@@ -86,6 +87,31 @@ struct deployment_prediction {
         throw error(d.origin + ": " + e.what());
     }
 }
+
+namespace detail {
+/// A case's measured figures are what a fit and a score divide by and take logs of: each one
+/// given is finite and > 0 (io/deployments_file.hpp refuses others in a file; code may build
+/// any). The error names the case's origin (its row), else its index.
+inline void check_measured(const deployment_case& d, std::size_t index) {
+    const std::string who =
+        "deployment case " + (d.origin.empty() ? "#" + std::to_string(index + 1) : d.origin);
+    if (d.samples_per_s) {
+        PERFCAST_EXPECTS(std::isfinite(*d.samples_per_s) && *d.samples_per_s > 0, who,
+                         "samples_per_s", *d.samples_per_s,
+                         "a measured throughput in samples/s, finite and > 0 (or none)");
+    }
+    for (const auto& [name, t] : {std::pair{"latency", d.latency}, std::pair{"p99", d.p99}}) {
+        if (!t) continue;
+        PERFCAST_EXPECTS(std::isfinite(t->in(units::us)) && t->in(units::us) > 0, who, name,
+                         t->in(units::us), "a measured time in us, finite and > 0 (or none)");
+    }
+}
+/// check_measured for every case, named by its place in `cases` (before a validation fits on a
+/// subset, whose places differ).
+inline void check_all_measured(std::span<const deployment_case> cases) {
+    for (std::size_t i = 0; i < cases.size(); ++i) check_measured(cases[i], i);
+}
+}  // namespace detail
 
 /// Predicts one case under the calibration `cal`.
 [[nodiscard]] inline deployment_prediction predict(const deployment_case& d,
@@ -291,7 +317,9 @@ inline bool solve_damped(std::vector<double> a, std::vector<double> b, std::size
         ks.push_back(&k);
     }
     std::size_t figures = 0;
-    for (const deployment_case& d : cases) {
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const deployment_case& d = cases[i];
+        detail::check_measured(d, i);
         figures += (d.samples_per_s ? 1U : 0U) + (d.latency ? 1U : 0U);
     }
     const std::size_t n = ks.size();
@@ -352,8 +380,16 @@ inline bool solve_damped(std::vector<double> a, std::vector<double> b, std::size
             }
         }
     };
-    // Identifiability: at the start and again at the solution.
-    auto check_identified = [&] {
+    const auto at_bound = [&](std::size_t j) {
+        return std::abs(u[j] - std::log(ks[j]->lo)) < 1e-9 ||
+               std::abs(u[j] - std::log(ks[j]->hi)) < 1e-9;
+    };
+    // Identifiability: at the start and again at the solution. A knob the fit drove to an edge
+    // of its range (a step cost at its 1e-3 us floor) may move nothing there: the rows said
+    // "as small (large) as allowed", which the fit reports (fitted_knob::at_bound); it is not
+    // judged at the solution, nor in a pair.
+    auto check_identified = [&](bool at_solution) {
+        const auto judged = [&](std::size_t j) { return !at_solution || !at_bound(j); };
         std::vector<std::string> problems;
         std::vector<double> norm(n, 0.0);
         for (std::size_t j = 0; j < n; ++j) {
@@ -363,7 +399,7 @@ inline bool solve_damped(std::vector<double> a, std::vector<double> b, std::size
                 mx = std::max(mx, std::abs(jac[i * n + j]));
             }
             norm[j] = std::sqrt(norm[j]);
-            if (mx < opt.min_sensitivity) {
+            if (mx < opt.min_sensitivity && judged(j)) {
                 problems.push_back(std::string(ks[j]->name) +
                                    ": no measured figure moves when it changes (the rows do not "
                                    "exercise it)");
@@ -371,7 +407,7 @@ inline bool solve_damped(std::vector<double> a, std::vector<double> b, std::size
         }
         for (std::size_t a = 0; a < n; ++a) {
             for (std::size_t b = a + 1; b < n; ++b) {
-                if (norm[a] == 0 || norm[b] == 0) continue;
+                if (norm[a] == 0 || norm[b] == 0 || !judged(a) || !judged(b)) continue;
                 double dot = 0;
                 for (std::size_t i = 0; i < m; ++i) dot += jac[i * n + a] * jac[i * n + b];
                 if (std::abs(dot) / (norm[a] * norm[b]) > opt.max_collinearity) {
@@ -385,12 +421,12 @@ inline bool solve_damped(std::vector<double> a, std::vector<double> b, std::size
         if (!problems.empty()) {
             std::string msg = "the rows cannot identify:";
             for (const std::string& p : problems) msg += "\n  " + p;
-            throw error(std::string(where) + ": " + msg);
+            throw error("perfcast::" + std::string(where) + ": " + msg);
         }
     };
 
     jacobian(u, r);
-    check_identified();
+    check_identified(false);
     double lambda = 1e-3;
     for (fit.iterations = 0; fit.iterations < opt.max_iterations; ++fit.iterations) {
         std::vector<double> a(n * n, 0.0);
@@ -432,12 +468,11 @@ inline bool solve_damped(std::vector<double> a, std::vector<double> b, std::size
         jacobian(u, r);
     }
     jacobian(u, r);
-    check_identified();
+    check_identified(true);
     fit.cal = apply(u);
     for (std::size_t j = 0; j < n; ++j) {
         fit.knobs[j].value = value_at(u, j);
-        fit.knobs[j].at_bound = std::abs(u[j] - std::log(ks[j]->lo)) < 1e-9 ||
-                                std::abs(u[j] - std::log(ks[j]->hi)) < 1e-9;
+        fit.knobs[j].at_bound = at_bound(j);
     }
     fit.rms_log_error = std::sqrt(cost / static_cast<double>(m));
     return fit;
@@ -467,6 +502,7 @@ struct deployment_validation {
 namespace detail {
 inline void score_row(deployment_score& s, const deployment_case& d,
                       const profile::calibration& cal) {
+    check_measured(d, s.row);
     s.predicted = predict(d, cal);
     if (d.samples_per_s) {
         s.throughput_error = (s.predicted.samples_per_s - *d.samples_per_s) / *d.samples_per_s;
@@ -516,6 +552,7 @@ inline void summarise(deployment_validation& v) {
 validate_deployments(std::span<const deployment_case> cases, std::span<const std::string> knobs,
                      std::span<const std::size_t> train, const profile::calibration& base = {},
                      const deployment_fit_options& opt = {}) {
+    detail::check_all_measured(cases);
     std::vector<deployment_case> fit_rows;
     std::vector<bool> in_train(cases.size(), false);
     for (std::size_t i : train) {
@@ -545,6 +582,7 @@ validate_deployments(std::span<const deployment_case> cases, std::span<const std
     std::span<const deployment_case> cases, std::span<const std::string> knobs,
     const std::function<std::string(const deployment_case&)>& group_of,
     const profile::calibration& base = {}, const deployment_fit_options& opt = {}) {
+    detail::check_all_measured(cases);
     std::vector<std::string> groups;
     std::vector<std::size_t> group_index(cases.size());
     for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -580,6 +618,7 @@ validate_deployments_loo(std::span<const deployment_case> cases,
                          std::span<const std::string> knobs,
                          const profile::calibration& base = {},
                          const deployment_fit_options& opt = {}) {
+    detail::check_all_measured(cases);
     deployment_validation v;
     for (std::size_t i = 0; i < cases.size(); ++i) {
         std::vector<deployment_case> rest;

@@ -376,6 +376,10 @@ struct model {
     /// The runtime path the model file asks for (its `runtime` line), if any (runtime.hpp).
     std::optional<runtime_spec> runtime{};
     [[nodiscard]] std::span<const node> view() const noexcept { return nodes; }
+    /// A view for the calls that take nodes. Of a temporary it lives as long as the temporary:
+    /// `evaluate_card(c, read_model_file(f), ...)` is safe, `std::span<const node> n =
+    /// read_model_file(f);` dangles; the types that keep the view (card_service,
+    /// make_card_server's server) refuse a temporary model.
     operator std::span<const node>() const noexcept { return nodes; }  // NOLINT: a view
 };
 

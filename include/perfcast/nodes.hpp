@@ -151,7 +151,13 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
 /// An elementwise op producing the elements of `s`.
 [[nodiscard]] constexpr node elementwise(const batched_shape& s, dtype t,
                                          elementwise_options o = {}) {
-    node r = detail::make(op_kind::elementwise, t, {s}, "nodes::elementwise");
+    constexpr std::string_view where = "nodes::elementwise";
+    // As a model file's line checks its keys: a node's 0 inputs would read as the default 2.
+    PERFCAST_EXPECTS(o.inputs >= 1, where, "inputs", static_cast<double>(o.inputs), ">= 1");
+    PERFCAST_EXPECTS(o.outputs >= 1, where, "outputs", static_cast<double>(o.outputs), ">= 1");
+    PERFCAST_EXPECTS(o.inner >= 0, where, "inner", static_cast<double>(o.inner),
+                     ">= 0 (0: all elements)");
+    node r = detail::make(op_kind::elementwise, t, {s}, where);
     r.inputs = o.inputs;
     r.outputs = o.outputs;
     r.ops_per_element = o.ops_per_element;

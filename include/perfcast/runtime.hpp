@@ -524,6 +524,14 @@ inline const std::array<runtime_key, 19> runtime_keys{{
      [](const runtime_path& r) { return detail::us_text(r.between); }},
 }};
 
+/// Whether runtime key `key` says how the task's copies are made (copies, memory, copy_setup_us,
+/// pageable_setup_us, pageable_rate, pack_GBps): it contradicts a model that declares no
+/// transfer to copy.
+[[nodiscard]] constexpr bool is_copy_setting(std::string_view key) noexcept {
+    return key == "copies" || key == "memory" || key == "copy_setup_us" ||
+           key == "pageable_setup_us" || key == "pageable_rate" || key == "pack_GBps";
+}
+
 /// "copies, memory, ..." for errors.
 [[nodiscard]] inline std::string runtime_key_names() {
     std::string out;
@@ -568,6 +576,15 @@ struct runtime_setting {
     std::string origin;
     [[nodiscard]] friend bool operator==(const runtime_setting&, const runtime_setting&) = default;
 };
+
+/// Whether `settings` already set `key`: one list (a model's line, a row's options, a flag)
+/// names each key at most once, since a second would silently win.
+[[nodiscard]] inline bool sets_key(std::span<const runtime_setting> settings,
+                                   std::string_view key) noexcept {
+    for (const runtime_setting& s : settings)
+        if (s.key == key) return true;
+    return false;
+}
 
 /// What a model says of its runtime path: a preset (empty: the caller's) and settings over it.
 struct runtime_spec {

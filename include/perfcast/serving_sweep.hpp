@@ -382,9 +382,12 @@ public:
     [[nodiscard]] const serving_grid& grid() const noexcept { return grid_; }
     [[nodiscard]] const batch_distribution& distribution() const noexcept { return dist_; }
     /// Every configuration that fits the card's memory, streams outermost, windows innermost.
-    [[nodiscard]] std::span<const serving_config> configurations() const noexcept {
+    [[nodiscard]] std::span<const serving_config> configurations() const& noexcept {
         return configs_;
     }
+    /// Not of a temporary sweeper: `for (auto& k : serving_sweeper(...).configurations())` would
+    /// walk freed memory.
+    std::span<const serving_config> configurations() const&& = delete;
     /// Configurations of the grid left out: their instances need more than the card's memory.
     [[nodiscard]] std::size_t unfit() const noexcept { return unfit_; }
     /// What one instance holds at each largest gear (in the grid's order), the rule the card's

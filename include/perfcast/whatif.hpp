@@ -517,7 +517,9 @@ private:
 /// by latency).
 struct whatif_result {
     std::vector<candidate> ranked;
+    /// The Pareto front of QPS against latency (pareto_front), whatever `by` ranked.
     std::vector<std::size_t> pareto;
+    rank_by by = rank_by::qps;  // what `ranked` is ordered by
     /// What one instance holds at each of the grid's batches, in the grid's order, and the rule
     /// the card's total followed (device_memory.hpp).
     std::vector<memory_need> memory;
@@ -570,6 +572,7 @@ struct whatif_result {
     std::sort(r.ranked.begin(), r.ranked.end(),
               [by](const candidate& a, const candidate& b) { return ranks_before(a, b, by); });
     r.pareto = pareto_front(r.ranked);
+    r.by = by;
     return r;
 }
 

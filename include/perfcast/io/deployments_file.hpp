@@ -18,6 +18,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -56,10 +57,26 @@ inline constexpr std::array<std::string_view, 13> deployment_columns{
 
 }  // namespace detail
 
-/// Reads measured deployment rows from `in`; model paths are relative to `base_dir`.
-[[nodiscard]] inline std::vector<deployment_case>
-read_deployments(std::istream& in, const std::string& source,
-                 const std::filesystem::path& base_dir) {
+/// How a row's model path becomes a model: a model file (read_model_file) unless the caller
+/// reads more (the command imports an ONNX graph; the headers do not link ONNX).
+using model_loader = std::function<model(const std::string& path)>;
+
+/// The default model_loader: the model file at `path`; an ONNX graph (.onnx in any case) is
+/// refused with the way round (import it first), not read as text.
+[[nodiscard]] inline model read_model_or_refuse_onnx(const std::string& path) {
+    const std::string_view p = path;
+    if (p.size() > 5 && iequals(p.substr(p.size() - 5), ".onnx")) {
+        throw error(path + ": an ONNX graph; the library reads model files (import it first: " +
+                    "perfcast import " + path + " -o MODEL, or read the rows with the command)");
+    }
+    return read_model_file(path);
+}
+
+/// Reads measured deployment rows from `in`; model paths are relative to `base_dir`, each read
+/// once by `load`.
+[[nodiscard]] inline std::vector<deployment_case> read_deployments(
+    std::istream& in, const std::string& source, const std::filesystem::path& base_dir,
+    const model_loader& load = read_model_or_refuse_onnx) {
     using namespace detail;
     constexpr std::string_view where = "read_deployments";
     line_source src(in, source, where, max_line_bytes);
@@ -132,7 +149,7 @@ read_deployments(std::istream& in, const std::string& source,
                                   model_f.text);
             }
             try {
-                slot = std::make_shared<const model>(read_model_file(mp.string()));
+                slot = std::make_shared<const model>(load(mp.string()));
             } catch (const error& e) {
                 throw parse_error(where, source, src.number(), model_f.column,
                                   "model: " + std::string(e.what()), model_f.text);
@@ -181,6 +198,12 @@ read_deployments(std::istream& in, const std::string& source,
                     }
                     runtime_setting s{std::string(part.substr(0, eq)),
                                       std::string(part.substr(eq + 1)), origin};
+                    if (sets_key(d.settings, s.key)) {
+                        throw parse_error(
+                            where, source, src.number(), f->column + offset,
+                            "options: " + s.key + " given twice (each key at most once)",
+                            std::string(part));
+                    }
                     try {
                         apply_runtime_setting(scratch, s.key, s.value);
                     } catch (const error& e) {
@@ -223,8 +246,7 @@ read_deployments(std::istream& in, const std::string& source,
         bool copies = false;
         for (const node& n : d.m->nodes) copies = copies || n.is_transfer();
         for (const runtime_setting& s : d.settings) {
-            if (!copies && (s.key == "copies" || s.key == "memory" || s.key == "pageable_setup_us" ||
-                            s.key == "copy_setup_us")) {
+            if (!copies && is_copy_setting(s.key)) {
                 throw error(s.origin + ": " + s.key + "=" + s.value + " contradicts model '" +
                             model_f.text +
                             "', which declares no input or output transfer to copy (declare "
@@ -241,17 +263,18 @@ read_deployments(std::istream& in, const std::string& source,
 }
 
 /// Reads a deployments file; model paths are relative to its folder.
-[[nodiscard]] inline std::vector<deployment_case> read_deployments_file(const std::string& path) {
+[[nodiscard]] inline std::vector<deployment_case> read_deployments_file(
+    const std::string& path, const model_loader& load = read_model_or_refuse_onnx) {
     std::ifstream in = open_input_file(path, "read_deployments", max_small_file_bytes);
-    return read_deployments(in, path, std::filesystem::path(path).parent_path());
+    return read_deployments(in, path, std::filesystem::path(path).parent_path(), load);
 }
 
 /// Reads rows from text (tests); model paths relative to `base_dir`.
-[[nodiscard]] inline std::vector<deployment_case>
-parse_deployments(std::string_view text, const std::filesystem::path& base_dir,
-                  const std::string& source = "<string>") {
+[[nodiscard]] inline std::vector<deployment_case> parse_deployments(
+    std::string_view text, const std::filesystem::path& base_dir,
+    const std::string& source = "<string>", const model_loader& load = read_model_or_refuse_onnx) {
     std::istringstream in{std::string(text)};
-    return read_deployments(in, source, base_dir);
+    return read_deployments(in, source, base_dir, load);
 }
 
 }  // namespace perfcast::io

@@ -328,6 +328,17 @@ constexpr std::string_view where = "chip_from_ini";
 /// validated (perfcast::validate).
 [[nodiscard]] inline ini_platform platform_from_ini(const ini_file& f, const chip& base) {
     using namespace ini_detail;
+    // The file gives an Ascend chip's cores, clocks and rates; the base gives what it does not
+    // (the AI CPU's clock, the HBM bandwidth ...), so the base is an Ascend chip too: a GPU
+    // preset has no AI CPU (aicpu.cores 0), and its values would be taken for an Ascend's.
+    if (base.aicpu.cores < 1) {
+        ::perfcast::detail::precondition_failed(
+            where, "base chip", base.name.view(),
+            "an Ascend preset (a CANN platform_config describes an Ascend chip; as its base: "
+            "910B1, 910B3, 910B4, 310P3 ..., or none for the default of the file's AIC_version; "
+            "file " +
+                f.source() + ")");
+    }
     ini_platform p;
     chip& c = p.spec;
     c = base;

@@ -20,6 +20,7 @@
 // line, which share the line's tokens and keys.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -647,6 +648,8 @@ inline void parse_runtime(const line_parser& lp, const std::vector<token>& toks,
         }
         const std::string_view key = t.substr(0, eq);
         const std::string_view value = t.substr(eq + 1);
+        if (sets_key(spec.settings, key))
+            lp.fail(toks[i].column, "runtime setting", t, "each key at most once per line");
         try {
             apply_runtime_setting(scratch, key, value);
         } catch (const ::perfcast::error& e) {
@@ -686,6 +689,9 @@ inline void parse_runtime(const line_parser& lp, const std::vector<token>& toks,
 [[nodiscard]] inline model parse_lines(detail::line_source& src, std::string_view source,
                                        op_vocabulary ops) {
     model m;
+    int copy_line = 0;  // the runtime line's first copy setting, if any: its line and column
+    int copy_column = 0;
+    std::string copy_text;
     std::string_view line;
     while (src.next(line)) {
         const int line_no = src.number() > static_cast<std::size_t>(std::numeric_limits<int>::max())
@@ -706,13 +712,34 @@ inline void parse_runtime(const line_parser& lp, const std::vector<token>& toks,
                     lp.fail(toks[1].column, "name", toks[1].text,
                             "a model name of at most 100 bytes");
                 }
+                if (!m.name.empty()) {
+                    lp.fail(toks[0].column, "name", "name",
+                            "one name line per file (the model is named '" + m.name + "')");
+                }
                 m.name = std::string(toks[1].text);
             } else if (toks[0].text == "runtime") {
                 parse_runtime(lp, toks, source, line_no, m);
+                for (std::size_t i = 1; i < toks.size() && copy_line == 0; ++i) {
+                    const std::string_view t = toks[i].text;
+                    if (is_copy_setting(t.substr(0, t.find('=')))) {
+                        copy_line = line_no;
+                        copy_column = toks[i].column;
+                        copy_text = std::string(t);
+                    }
+                }
             } else {
                 m.nodes.push_back(parse_node(lp, toks, ops));
             }
         }
+    }
+    // A copy setting on the runtime line of a model that copies nothing contradicts it (as a
+    // deployments row's options would): said at the setting, whatever reads the model.
+    if (copy_line > 0 && std::none_of(m.nodes.begin(), m.nodes.end(),
+                                      [](const node& n) { return n.is_transfer(); })) {
+        line_parser(source, copy_line)
+            .fail(copy_column, "runtime setting", copy_text,
+                  "no copy setting in a model that declares no input or output transfer to copy "
+                  "(declare them with transfer lines, or leave the setting out)");
     }
     return finish_model(std::move(m), source);
 }

@@ -143,6 +143,21 @@ constexpr void split(std::string_view s, char sep, F&& f) {
                     : static_cast<std::int64_t>(magnitude);
 }
 
+/// Whether `t` is a positive number (digits, or in exponent form) of 2^63 or more: a count that
+/// no int64 holds ("99999999999999999999", "1e30"), to be called too large, not a non-number.
+/// Read as a double, so for text that std::from_chars did not take as an int64 (2^63 - 1 itself
+/// rounds to 2^63).
+[[nodiscard]] inline bool past_int64(std::string_view t) {
+    double v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    const bool all_read = !t.empty() && t[0] != '-' && end == t.data() + t.size();
+    // Out of range the other way ("1e-400") is no count too large.
+    const bool underflow =
+        t.find("e-") != std::string_view::npos || t.find("E-") != std::string_view::npos;
+    return all_read && ((ec == std::errc::result_out_of_range && !underflow) ||
+                        (ec == std::errc{} && std::isfinite(v) && v >= 0x1p63));
+}
+
 [[nodiscard]] inline std::int64_t parse_int(std::string_view text, std::string_view field) {
     const std::string_view t = trim(text);
     std::int64_t v = 0;
@@ -151,8 +166,8 @@ constexpr void split(std::string_view s, char sep, F&& f) {
         // A whole number in exponent form ("1e5", "2.5E3"), as the docs write large counts:
         // exact (no double), or no number at all.
         if (const auto w = whole_in_exponent_form(t)) return *w;
-        // A 20-digit integer is a number, just too large: say so.
-        const bool too_large = ec == std::errc::result_out_of_range && end == t.data() + t.size();
+        // A 20-digit integer, or 1e30, is a number, just too large: say so.
+        const bool too_large = past_int64(t);
         ::perfcast::detail::precondition_failed(
             "parse", field, "'" + parse_error::printable(text) + "'",
             too_large ? "an integer of at most 9223372036854775807 (2^63 - 1): too large"

@@ -228,7 +228,11 @@ inline void write_whatif_table(std::ostream& out, const whatif_report& rep,
            "share the L2 (0 with one: its own misses are in its latency); shared: the\n"
            "splits add up to more cores than the chip has, so cores are time-shared;\n"
            "front: on the Pareto front of QPS against latency ("
-        << r.pareto.size() << " deployments).\n";
+        << r.pareto.size() << " deployments)"
+        << (r.by == rank_by::throughput
+                ? "; ranked by samples/s, a larger batch can lead\nwithout being on that front"
+                : "")
+        << ".\n";
 }
 
 /// Every candidate, one row each, in rank order (pareto and best as 0 / 1).

@@ -22,6 +22,13 @@
 
 namespace perfcast::profile {
 
+namespace detail {
+/// `v` rounded to a whole number, as text ("1800").
+[[nodiscard]] inline std::string rounded_text(double v) {
+    return ::perfcast::detail::number_text(std::round(v));
+}
+}  // namespace detail
+
 /// The evidence as text, and the preset it names when it names exactly one.
 struct chip_evidence {
     std::string text;  // "NPU_INFO: Ascend910B; AICORE_FREQ: 1800 MHz (3 samples)"
@@ -51,16 +58,15 @@ struct chip_evidence {
         lo = i == 0 ? mhz : std::min(lo, mhz);
         hi = i == 0 ? mhz : std::max(hi, mhz);
     }
-    const auto mhz_text = [](double v) { return ::perfcast::detail::number_text(std::round(v)); };
     if (!distinct.empty()) {
         e.text = std::string(names_from) + ": ";
         for (std::size_t i = 0; i < distinct.size(); ++i) e.text += (i ? ", " : "") + distinct[i];
     }
     if (!clocks.empty()) {
         if (!e.text.empty()) e.text += "; ";
-        e.text += std::string(clocks_from) + ": " + mhz_text(lo) +
-                  (hi != lo ? ".." + mhz_text(hi) : "") + " MHz (" + std::to_string(clocks.size()) +
-                  (clocks.size() == 1 ? " sample)" : " samples)");
+        e.text += std::string(clocks_from) + ": " + detail::rounded_text(lo) +
+                  (hi != lo ? ".." + detail::rounded_text(hi) : "") + " MHz (" +
+                  std::to_string(clocks.size()) + (clocks.size() == 1 ? " sample)" : " samples)");
     }
     if (distinct.empty()) return e;
     if (distinct.size() > 1) {
@@ -87,7 +93,7 @@ struct chip_evidence {
     e.why_no_preset =
         std::string(names_from) + "'s '" + distinct.front() + "' does not say which model";
     if (!at_clock.empty()) {
-        e.why_no_preset += "; at " + mhz_text(lo) + " MHz it may be " + at_clock;
+        e.why_no_preset += "; at " + detail::rounded_text(lo) + " MHz it may be " + at_clock;
     } else if (!others.empty()) {
         e.why_no_preset += "; it may be " + others;
     }
@@ -141,8 +147,7 @@ inline chip_evidence rows_evidence::result() const {
         static_cast<std::size_t>(std::count_if(per_us.begin(), per_us.end(), [median](double v) {
             return std::abs(v - median) <= 0.01 * median;
         }));
-    const auto number = [](double v) { return ::perfcast::detail::number_text(std::round(v)); };
-    e.text = "cube_utilization(%) column: cube cores x clock = " + number(median) +
+    e.text = "cube_utilization(%) column: cube cores x clock = " + detail::rounded_text(median) +
              " cycles/us (median of " + std::to_string(per_us.size()) + " rows, " +
              std::to_string(agreeing) + " within 1 %)";
     e.cores_x_clock = median;
@@ -160,7 +165,7 @@ inline chip_evidence rows_evidence::result() const {
         if (std::abs(product - median) > 0.005 * median) continue;
         fits += (fits.empty() ? "" : ", ") + std::string(p.name) + " (" +
                 std::to_string(p.spec.cube.cores) + " x " +
-                number(p.spec.cube.clock.in(units::MHz)) + " MHz)";
+                detail::rounded_text(p.spec.cube.clock.in(units::MHz)) + " MHz)";
         only = &p;
         ++count;
     }
@@ -168,13 +173,13 @@ inline chip_evidence rows_evidence::result() const {
         e.preset = only;
         e.text += ": " + fits;
     } else if (count == 0) {
-        e.why_no_preset =
-            "the cube_utilization(%) column gives cube cores x clock = " + number(median) +
-            " cycles/us, which no preset has (describe the chip with --chip-ini)";
+        e.why_no_preset = "the cube_utilization(%) column gives cube cores x clock = " +
+                          detail::rounded_text(median) +
+                          " cycles/us, which no preset has (describe the chip with --chip-ini)";
     } else {
-        e.why_no_preset =
-            "the cube_utilization(%) column gives cube cores x clock = " + number(median) +
-            " cycles/us, as " + std::to_string(count) + " presets have: " + fits;
+        e.why_no_preset = "the cube_utilization(%) column gives cube cores x clock = " +
+                          detail::rounded_text(median) + " cycles/us, as " + std::to_string(count) +
+                          " presets have: " + fits;
     }
     return e;
 }
@@ -187,10 +192,10 @@ inline chip_evidence rows_evidence::result() const {
     if (e.agreeing < 3 || !(e.cores_x_clock > 0)) return {};
     const double given = c.cube.cores * c.cube.clock.in(units::MHz);
     if (std::abs(given - e.cores_x_clock) <= 0.005 * e.cores_x_clock) return {};
-    const auto number = [](double v) { return ::perfcast::detail::number_text(std::round(v)); };
     return "the profile's " + e.text + ", but chip " + std::string(c.name.view()) + " has " +
-           std::to_string(c.cube.cores) + " x " + number(c.cube.clock.in(units::MHz)) +
-           " MHz = " + number(given) +
+           std::to_string(c.cube.cores) + " x " +
+           detail::rounded_text(c.cube.clock.in(units::MHz)) +
+           " MHz = " + detail::rounded_text(given) +
            ": another chip, or this one at another clock? (the figures are computed for " +
            std::string(c.name.view()) + "; --chip-ini describes a chip at its clock)";
 }

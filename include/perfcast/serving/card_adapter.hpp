@@ -33,6 +33,10 @@ public:
         if (params_.runtime) params_.runtime->between = duration{};
         PERFCAST_EXPECTS(!model.empty(), "card_service", "model (nodes)", 0.0, "at least one node");
     }
+    /// The adapter keeps the chip by address and the model's nodes as a view: temporaries of
+    /// either would dangle.
+    card_service(const chip&&, std::span<const node>, core_split, card_params = {}) = delete;
+    card_service(const chip&, const model&&, core_split, card_params = {}) = delete;
     /// Plain ints: the ServiceTime signature batching.hpp's servers call (batch, concurrency).
     [[nodiscard]] duration operator()(int batch, int concurrent_batches) const {
         return evaluate_card(*chip_, model_, batch_size{batch}, stream_count{concurrent_batches},
@@ -66,5 +70,10 @@ private:
     u.card_vector = core_count{c.vector.cores};
     return make_server(u, card_service(c, model, split, params));
 }
+/// The server keeps a card_service: no temporary chip or model.
+server_config make_card_server(const chip&&, std::span<const node>, stream_count, core_split,
+                               gear_set, duration = {}, const card_params& = {}) = delete;
+server_config make_card_server(const chip&, const model&&, stream_count, core_split, gear_set,
+                               duration = {}, const card_params& = {}) = delete;
 
 }  // namespace perfcast
