@@ -8,7 +8,9 @@
 #include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <string_view>
 
@@ -144,7 +146,7 @@ TEST_CASE("cli slips: a count past int64 is too large, not a non-number; lists i
     // A number that is not whole says so; below 1 or negative is not too large.
     const auto half = run_command(cli::whatif_command, {"--batch", "2.5e0"});
     CHECK(half.status == cli::exit_usage);
-    CHECK(has(half.err, "'2.5e0' is not a whole number"));
+    CHECK(has(half.err, "'2.5e0' is not an integer (write 16, or 1.6e1)"));
     CHECK(io::past_int64("1e30"));
     CHECK_FALSE(io::past_int64("-1e30"));
     CHECK_FALSE(io::past_int64("1e-400"));
@@ -183,4 +185,32 @@ TEST_CASE("cli slips: ranked by throughput, the footer says the leader need not 
     const auto by_qps = run_command(cli::whatif_command, {"--top", "1"});
     CHECK(by_qps.status == cli::exit_ok);
     CHECK_FALSE(has(by_qps.out, "ranked by samples/s"));
+}
+
+TEST_CASE("cli slips: a runtime preset of the other vendor's stack is warned, the right one not") {
+    const auto acl_gpu =
+        run_command(cli::whatif_command, {"--chip", "a100", "--runtime", "acl", "--batch", "16",
+                                          "--streams", "1", "--format", "csv"});
+    CHECK(acl_gpu.status == cli::exit_ok);
+    CHECK(has(acl_gpu.err,
+              "perfcast: warning: runtime acl is CANN's (Ascend) host path, and "
+              "a100-80gb-sxm is a GPU"));
+    const auto cuda_ascend =
+        run_command(cli::whatif_command,
+                    {"--runtime", "cuda", "--batch", "16", "--streams", "1", "--format", "csv"});
+    CHECK(has(cuda_ascend.err, "runtime cuda is CUDA's host path, and ascend910b1 is an Ascend"));
+    const auto right =
+        run_command(cli::whatif_command, {"--chip", "a100", "--runtime", "cuda", "--batch", "16",
+                                          "--streams", "1", "--format", "csv"});
+    CHECK_FALSE(has(right.err, "warning"));
+    // A deployments row names its chip and runtime: warned by its origin.
+    const std::string path =
+        (std::filesystem::temp_directory_path() / "perfcast_vendor_rows.csv").string();
+    std::ofstream(path) << "chip,model,instances,batch,runtime,samples_per_s\n"
+                        << "a100," << data << "models/ctr_ranking.model,1,16,acl,7000\n";
+    const auto rows =
+        run_command(cli::validate_command, {"--deployments", path, "--knobs", "none"});
+    CHECK(rows.status == cli::exit_ok);
+    CHECK(has(rows.err, "perfcast: warning: " + path + ":2: runtime acl is CANN's"));
+    std::remove(path.c_str());
 }

@@ -109,6 +109,22 @@ inline void refuse_chip_flags(std::span<const std::string_view> args) {
     return [&err](const std::string& path) { return read_model_input(path, err); };
 }
 
+/// warn_runtime_vendor for the first row of each chip and runtime preset (a row's, else its
+/// model's, else none), named by its origin.
+inline void warn_rows_runtime(std::span<const deployment_case> rows, std::ostream& err) {
+    std::vector<std::string> seen;
+    for (const deployment_case& d : rows) {
+        const std::string preset = !d.runtime.empty() ? d.runtime
+                                   : d.m && d.m->runtime && !d.m->runtime->preset.empty()
+                                       ? d.m->runtime->preset
+                                       : std::string("none");
+        const std::string key = std::string(d.c.name.view()) + "|" + preset;
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+        seen.push_back(key);
+        warn_runtime_vendor(d.c, preset, err, d.origin);
+    }
+}
+
 /// warn_params_chip for each distinct chip of the rows (a deployments file may mix chips).
 inline void warn_params_rows_chip(const parsed_args& a, const profile::calibration& cal,
                                   std::span<const deployment_case> rows, std::ostream& err,
@@ -305,6 +321,7 @@ int run_validate_deployments(std::span<const std::string_view> args, std::ostrea
     const std::string format = choice(a, "format", {"table", "json"}, "table");
     const std::string file = *a.get("deployments");
     const auto rows = io::read_deployments_file(file, model_reader(err));
+    warn_rows_runtime(rows, err);
     const bool fit_nothing = a.get("knobs") && *a.get("knobs") == "none";
     const auto knobs = fit_nothing ? std::vector<std::string>{} : knobs_from(a);
     const profile::calibration base = params_from_args(a);
@@ -366,6 +383,7 @@ int run_calibrate_deployments(std::span<const std::string_view> args, std::ostre
     const std::string file = *a.get("deployments");
     refuse_output_over_input(target, file);
     const auto rows = io::read_deployments_file(file, model_reader(err));
+    warn_rows_runtime(rows, err);
     const auto knobs = knobs_from(a);
     const profile::calibration base = params_from_args(a);
     warn_params_rows_chip(a, base, rows, err, "the fit's start");

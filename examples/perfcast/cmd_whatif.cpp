@@ -647,6 +647,7 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
                              .host_threads = host_threads_from_args(a),
                              .runtime = runtime_from_args(a, m, cal),
                              .memory = memory_rule_from_args(a)};
+    warn_runtime_vendor(c, runtime_preset_from_args(a, m), err);
     if (a.has("gains")) {
         if (from_profile) throw usage_error("--gains takes a model (--model), not a profile");
         return whatif_gains::run(a, out, m, c, cal, format);

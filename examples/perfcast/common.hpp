@@ -118,6 +118,20 @@ inline constexpr option host_threads_option{
     return "none";
 }
 
+/// Warns on `err` of a runtime preset of the other vendor's stack: acl (CANN's) on a GPU preset
+/// (a chip with no AI CPU), cuda on an Ascend one: its step times are that stack's. `where`
+/// prefixes the warning (a row's origin), if any.
+inline void warn_runtime_vendor(const chip& c, std::string_view preset, std::ostream& err,
+                                std::string_view where = {}) {
+    const bool ascend = c.aicpu.cores > 0;
+    if (!((preset == "acl" && !ascend) || (preset == "cuda" && ascend))) return;
+    err << "perfcast: warning: " << where << (where.empty() ? "" : ": ") << "runtime " << preset
+        << " is " << (ascend ? "CUDA's" : "CANN's (Ascend)") << " host path, and " << c.name.view()
+        << " is " << (ascend ? "an Ascend chip" : "a GPU")
+        << ": its step times are the other stack's (--runtime " << (ascend ? "acl" : "cuda")
+        << " models this chip's)\n";
+}
+
 /// The runtime path: --runtime (else the model's preset, else none), then the model's settings,
 /// --params' runtime.* settings and --runtime-set, in that order (runtime.hpp resolve_runtime).
 [[nodiscard]] inline std::optional<runtime_path> runtime_from_args(const parsed_args& a,
@@ -581,7 +595,7 @@ inline void warn_params_chip(const parsed_args& a, const profile::calibration& c
             } else if (double d = 0;
                        std::from_chars(part.data(), part.data() + part.size(), d).ptr ==
                        part.data() + part.size()) {
-                throw bad(whole, "is not a whole number");
+                throw bad(whole, "is not an integer (write 16, or 1.6e1)");
             } else {
                 throw bad(whole, "is not a number or a range");
             }
