@@ -405,3 +405,32 @@ TEST_CASE("deployments: rows that differ in host threads read apart and group by
               "on the others"));
     std::remove(path.c_str());
 }
+
+TEST_CASE("deployments: an implausible measured row is warned of, by its line, and still used") {
+    const std::string model =
+        std::string(PERFCAST_SOURCE_DIR) + "/tests/data/models/ctr_ranking.model";
+    const std::string path =
+        (std::filesystem::temp_directory_path() / "perfcast_implausible_rows.csv").string();
+    // Row 3: 4 loops of batch 64 at 0.5 ms deliver at most 512,000 samples/s; row 4's P99 is
+    // below its mean.
+    std::ofstream(path) << "chip,model,instances,batch,samples_per_s,latency_ms,p99_ms\n"
+                        << "910B1," << model << ",4,64,4e5,0.5,0.9\n"
+                        << "910B1," << model << ",4,64,8e5,0.5,0.9\n"
+                        << "910B1," << model << ",4,64,4e5,0.5,0.4\n";
+    const std::string params =
+        (std::filesystem::temp_directory_path() / "perfcast_implausible.params").string();
+    for (const auto& r :
+         {perfcast_test::run_command(cli::validate_command,
+                                     {"--deployments", path, "--knobs", "none"}),
+          perfcast_test::run_command(cli::calibrate_command, {"--deployments", path, "--knobs",
+                                                              "launch_us", "-o", params})}) {
+        CHECK(r.status == cli::exit_ok);
+        CHECK(has(r.err, "perfcast: warning: " + path +
+                             ":3: samples_per_s 800000 is 1.56x what 4 closed loop(s) of batch 64 "
+                             "deliver at latency 0.5 ms"));
+        CHECK(has(r.err, "perfcast: warning: " + path + ":4: p99 0.4 ms is below the mean"));
+        CHECK(!has(r.err, path + ":2:"));
+    }
+    std::remove(params.c_str());
+    std::remove(path.c_str());
+}

@@ -8,11 +8,17 @@
 #include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <string_view>
+#include <thread>
 
 using namespace perfcast;
 using perfcast_test::run_command;
@@ -213,4 +219,65 @@ TEST_CASE("cli slips: a runtime preset of the other vendor's stack is warned, th
     CHECK(rows.status == cli::exit_ok);
     CHECK(has(rows.err, "perfcast: warning: " + path + ":2: runtime acl is CANN's"));
     std::remove(path.c_str());
+}
+
+TEST_CASE("cli slips: whatif refuses a profile reader's flags when it reads no profile") {
+    const std::string hist = data + "bs_hist_seed.csv";
+    const std::vector<std::vector<std::string_view>> cases{
+        {"--strict"},
+        {"--device", "3"},
+        {"--step", "2"},
+        {"--rank", "5"},
+        {"--strict", "--bs-hist", hist, "--p99-ms", "1"}};
+    for (const std::vector<std::string_view>& args : cases) {
+        const auto r = run_command(cli::whatif_command, args);
+        CHECK(r.status == cli::exit_usage);
+        CHECK(has(r.err, "option '" + std::string(args[0]) +
+                             "' applies to a PROFILE.csv it reads (whatif PROFILE.csv --batch B)"));
+    }
+    // --rank with a sort key keeps its own advice.
+    const auto rank = run_command(cli::whatif_command, {"--rank", "qps"});
+    CHECK(rank.status == cli::exit_usage);
+    CHECK(has(rank.err, "the sort key is --rank-by qps"));
+}
+
+TEST_CASE("cli slips: a profile given as a FIFO is read once, from its start") {
+    // A process substitution, report <(zcat p.csv.gz): the file was once opened to look for an
+    // SQLite header, which took the pipe's first 8 KiB, then opened again (a named FIFO hung).
+    namespace fs = std::filesystem;
+    const fs::path fifo = fs::temp_directory_path() / "perfcast_slips_fifo.csv";
+    fs::remove(fifo);
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    std::string text;
+    {
+        std::ifstream f(b3, std::ios::binary);
+        text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    }
+    REQUIRE(text.size() < 65536);  // fits the pipe's buffer: the writer never waits on a read
+    std::thread writer([&] { std::ofstream(fifo, std::ios::binary) << text; });
+    const auto r = run_command(cli::report_command, {fifo.string(), "--chip", "910B3"});
+    // Had the command not opened it, the writer would wait in open() for a reader: be one.
+    const int unblock = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+    writer.join();
+    if (unblock >= 0) ::close(unblock);
+    fs::remove(fifo);
+    CHECK(r.status == cli::exit_ok);
+    CHECK(has(r.out, "torch_npu kernel_details, 29 rows"));
+    // A device is refused by name, not read until a record passes 1 MiB.
+    const auto zero = run_command(cli::report_command, {"/dev/zero", "--chip", "910B3"});
+    CHECK(zero.status == 1);
+    CHECK(has(zero.err, "/dev/zero: is a device or socket, expected a regular file"));
+}
+
+TEST_CASE("cli slips: report's csv and json list each skipped row with its file") {
+    // The CANN 7.0-era file's line 17 has 31 fields under a 32-field header.
+    const std::string f = data +
+                          "profiles/real/torchnpu_2023_cann70_rank0/ASCEND_PROFILER_OUTPUT/"
+                          "kernel_details.csv";
+    const auto csv = run_command(cli::report_command, {f, "--chip", "910B2", "--format", "csv"});
+    CHECK(csv.status == cli::exit_ok);
+    CHECK(has(csv.out, "skipped_row," + f + ":17,column,0,,31 fields where the header has 32\n"));
+    const auto json = run_command(cli::report_command, {f, "--chip", "910B2", "--format", "json"});
+    CHECK(json.status == cli::exit_ok);
+    CHECK(has(json.out, "\"source\": \"" + f + "\",\n      \"line\": 17"));
 }

@@ -481,3 +481,34 @@ TEST_CASE("copy_lock: copy setups under the device-wide lock slow instances that
     CHECK(alone_locked.latency.in(units::us) ==
           doctest::Approx(predict(d).latency.in(units::us)).epsilon(1e-12));
 }
+
+TEST_CASE("implausible measured figures: past the closed-loop bound, a P99 below the mean") {
+    deployment_case d = small_case(2, 12, 24, 64);
+    d.latency = duration{1.0, units::ms};
+    // 2 loops x 64 samples / 1 ms = 128,000 samples/s at most; 10 % slack for printed rounding.
+    d.samples_per_s = 128000.0 * 1.09;
+    CHECK(implausible_measurements(d).empty());
+    d.samples_per_s = 128000.0 * 1.2;
+    auto what = implausible_measurements(d);
+    REQUIRE(what.size() == 1);
+    CHECK(has(what[0],
+              "samples_per_s 153600 is 1.2x what 2 closed loop(s) of batch 64 deliver "
+              "at latency 1 ms (instances x batch / latency = 128000/s)"));
+    // A latency in us written as ms puts the throughput 1000x past the bound.
+    d.samples_per_s = 100000.0;
+    d.latency = duration{1000.0, units::ms};
+    what = implausible_measurements(d);
+    REQUIRE(what.size() == 1);
+    CHECK(has(what[0], "is 781x what"));
+    d.latency = duration{1.0, units::ms};
+    d.p99 = duration{0.8, units::ms};
+    what = implausible_measurements(d);
+    REQUIRE(what.size() == 1);
+    CHECK(has(what[0], "p99 0.8 ms is below the mean latency 1 ms"));
+    d.p99 = duration{1.0, units::ms};  // equal is possible: every task alike
+    CHECK(implausible_measurements(d).empty());
+    // One figure alone bounds nothing.
+    d.latency.reset();
+    d.samples_per_s = 1e12;
+    CHECK(implausible_measurements(d).empty());
+}

@@ -524,6 +524,14 @@ TEST_CASE("a 20-digit integer is too large, not 'not a number'; echoed text is e
               "'1\\x00', expected a finite number"));
 }
 
+TEST_CASE("an extension in any letter case, after a name") {
+    static_assert(io::has_extension("m.ONNX", ".onnx"));
+    CHECK(io::has_extension("dir/m.Model", ".model"));
+    CHECK(!io::has_extension(".onnx", ".onnx"));  // a name is needed before it
+    CHECK(!io::has_extension("m.onnx.txt", ".onnx"));
+    CHECK(!io::has_extension("monnx", ".onnx"));
+}
+
 TEST_CASE("huge numbers print in exponent form, not as hundreds of digits") {
     CHECK(io::format_fixed(1e300, 1) == "1e+300");
     CHECK(io::format_fixed(-2.5e20, 0) == "-2.5e+20");

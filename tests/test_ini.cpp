@@ -362,6 +362,15 @@ TEST_CASE("ini: bad values and missing keys name the file, line, key and value")
         CHECK(ini_error("[SoCInfo]\nai_core_cnt=-3\n[AICoreSpec]\ncube_freq=1\n", true).text() ==
               "-3");
     }
+    SUBCASE("a clock outside 1 .. 10000 MHz is named at its line, in MHz") {
+        const parse_error e = ini_error(head + "cube_freq=0.5\n", true);
+        CHECK(e.line() == 7);
+        CHECK(e.text() == "0.5");
+        CHECK(std::string(e.what()).find("[AICoreSpec] cube_freq: expected a clock in MHz, 1 .. "
+                                         "10000") != std::string::npos);
+        CHECK(ini_error(head + "cube_freq=1800\n[VectorCoreSpec]\nvec_freq=20000\n", true).line() ==
+              9);
+    }
     SUBCASE("a huge number is an error, not infinity") {
         const parse_error e = ini_error(head + "cube_freq=1e400\n", true);
         CHECK(e.text() == "1e400");

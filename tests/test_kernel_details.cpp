@@ -418,6 +418,33 @@ TEST_CASE("kernel_details: damaged rows are skipped, each with its line and reas
     }
 }
 
+TEST_CASE("kernel_details: a required column without its value skips the row, never a 0") {
+    const std::string text =
+        "Type,Accelerator Core,Duration(us)\n"
+        "A,AI_CORE,1\nB,AI_CORE,\nC,AI_CORE,N/A\n,AI_CORE,4\nE,AI_CORE,5\n";
+    const kernel_table t = parse_kernel_details(text, "k.csv");
+    REQUIRE(t.rows.size() == 2);
+    CHECK(t.rows[0].op_type == "A");
+    CHECK(t.rows[1].op_type == "E");
+    REQUIRE(t.skipped.size() == 3);
+    CHECK(t.skipped[0].line == 3);
+    CHECK(t.skipped[0].reason == "no duration (empty or N/A) in column 'Duration(us)': \"\"");
+    CHECK(t.skipped[1].line == 4);
+    CHECK(t.skipped[1].reason == "no duration (empty or N/A) in column 'Duration(us)': \"N/A\"");
+    CHECK(t.skipped[2].line == 5);
+    CHECK(t.skipped[2].reason == "no op type in column 'Type': \"\"");
+    // A share past 1, a percentage past 100: damage, not a compute-bound op.
+    const kernel_table u = parse_kernel_details(
+        "Type,Accelerator Core,Duration(us),aic_mac_ratio,cube_utilization(%)\n"
+        "A,AI_CORE,1,1,100\nB,AI_CORE,2,7.5,50\nC,AI_CORE,3,0.5,1e9\n",
+        "r.csv");
+    REQUIRE(u.rows.size() == 1);
+    CHECK(u.rows[0].aic_mac_ratio == 1.0);  // the edges are shares
+    REQUIRE(u.skipped.size() == 2);
+    CHECK(u.skipped[0].reason == "a share above 1 in column 'aic_mac_ratio': \"7.5\"");
+    CHECK(u.skipped[1].reason == "a percentage above 100 in column 'cube_utilization(%)': \"1e9\"");
+}
+
 TEST_CASE("kernel_details: the engine comes from the cycle counters when the label disagrees") {
     // CANN 7.0-era torch_npu labels vector ops AI_CORE with aic_total_cycles 0.
     const std::string text =

@@ -21,6 +21,7 @@
 #include "../examples/perfcast/commands.hpp"
 #include "../examples/perfcast/onnx_source.hpp"
 #include "cli_support.hpp"
+#include "support.hpp"
 
 using namespace perfcast;
 
@@ -437,6 +438,54 @@ TEST_CASE("onnx: whatif --model MODEL.onnx takes --batch-dim and --unfused-atten
     const auto not_onnx = whatif({"--batch-dim", "batch", "--batch", "64"});
     CHECK(not_onnx.status == 2);
     CHECK(has(not_onnx.err, "option '--batch-dim' applies to an ONNX graph"));
+}
+
+TEST_CASE("onnx: a graph whose batch cannot vary at every line is imported at its own sizes") {
+    // pytorch-operator's test_operator_params: x [2, 2] + a weight passed as an input [2, 2].
+    // Mapped with the first dimension as B, the Add fails at batch 3: imported fixed instead.
+    const std::string file =
+        "/usr/share/libonnx-testdata/data/pytorch-operator/"
+        "test_operator_params/model.onnx";
+    REQUIRE_MESSAGE(std::filesystem::is_regular_file(file),
+                    "install the Debian package libonnx-testdata");
+    io::onnx_import r;
+    const model m = cli::import_onnx(file, "", r);
+    REQUIRE(!r.approximations.empty());
+    CHECK(has(r.approximations.back(),
+              "the batch (first dimension (2)) does not vary in this "
+              "graph, imported at its own sizes (every line fixed=1)"));
+    CHECK(has(r.approximations.back(), "at batch 3"));
+    CHECK(has(r.text, "# B is the graph's (no batch: every line fixed=1)"));
+    for (const node& n : m.nodes)
+        if (!n.is_transfer()) CHECK_NOTHROW((void)instantiate(n, 16));
+    // whatif runs it at any batch, the graph's sizes each time.
+    const auto w = perfcast_test::run_command(
+        cli::whatif_command,
+        {"--model", file, "--batch", "16", "--streams", "1", "--cube", "24", "--vector", "48"});
+    CHECK(w.status == 0);
+}
+
+TEST_CASE("onnx: the header names a numeric batch plainly; a long path is cut in its middle") {
+    namespace fs = std::filesystem;
+    const perfcast_test::scratch_dir dir("onnx_header");
+    const fs::path deep = dir.path / std::string(70, 'd') / "dlrm_copy.onnx";
+    fs::create_directories(deep.parent_path());
+    fs::copy_file(onnx_dir + "dlrm.onnx", deep);
+    io::onnx_import r;
+    (void)cli::import_onnx(deep.string(), "", r);
+    const std::string first = r.text.substr(0, r.text.find('\n'));
+    CHECK(has(first, "..."));
+    CHECK(has(first, "dlrm_copy.onnx by perfcast import"));
+    CHECK(first.size() <= std::string("# imported from  by perfcast import").size() + 80);
+    // A graph without a symbolic dimension: B is its first dimension, said plainly.
+    io::onnx_import relu;
+    (void)cli::import_onnx(testdata + "test_relu/model.onnx", "", relu);
+    CHECK(has(relu.text, "\n# B is the graph's first dimension (3); docs/import.md"));
+    // A --batch-dim the graph lacks lists each of its symbols once (26 inputs share 'batch').
+    const auto w = perfcast_test::run_command(
+        cli::whatif_command, {"--model", onnx_dir + "dlrm.onnx", "--batch-dim", "nosuch"});
+    CHECK(w.status != 0);
+    CHECK(has(w.err, "a symbolic dimension of the graph inputs (batch)"));
 }
 
 #else

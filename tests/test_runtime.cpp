@@ -377,3 +377,15 @@ TEST_CASE("windows by name and by steps; presets by name") {
           }),
           "pageable_rate = 0"));
 }
+
+TEST_CASE("the preset a run takes: the one given, else the model's line's, else none") {
+    model m{.name = "m", .nodes = {}};
+    CHECK(runtime_preset_of(nullptr, "") == "none");
+    CHECK(runtime_preset_of(nullptr, "cuda") == "cuda");
+    CHECK(runtime_preset_of(&m, "") == "none");
+    m.runtime = runtime_spec{.preset = "", .settings = {{"sync_us", "5", "m.model:2:9"}}};
+    CHECK(runtime_preset_of(&m, "") == "none");  // settings alone go over none
+    m.runtime->preset = "acl";
+    CHECK(runtime_preset_of(&m, "") == "acl");
+    CHECK(runtime_preset_of(&m, "cuda") == "cuda");  // the flag or row wins
+}

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include <perfcast/io/json.hpp>
 #include <perfcast/io/json_reader.hpp>
 #include <perfcast/profile/timeline.hpp>
 
@@ -36,6 +37,23 @@ parse_error json_error(std::string_view text) {
     }
     FAIL("no parse_error for: ", text);
     return parse_error("x", "", 0, 0, "", "");
+}
+
+/// The bytes of `path`.
+std::string bytes_of(const std::filesystem::path& path) {
+    std::ifstream f(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+/// `text` with every `from` replaced by `to`, and how many there were.
+std::size_t replace_all(std::string& text, std::string_view from, std::string_view to) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(from); at != std::string::npos;
+         at = text.find(from, at + to.size())) {
+        text.replace(at, from.size(), to);
+        ++n;
+    }
+    return n;
 }
 
 }  // namespace
@@ -226,18 +244,8 @@ TEST_CASE("cli: report reads the folder's timeline and uses the AI Core clock it
     // The same run with its clock counter rewritten to 1650 MHz: utilization is cycles over the
     // measured clock, so every recomputed cube utilization grows by 1800 / 1650.
     const fs::path trace = run / "ASCEND_PROFILER_OUTPUT" / "trace_view.json";
-    std::string text;
-    {
-        std::ifstream f(trace, std::ios::binary);
-        text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-    }
-    std::size_t replaced = 0;
-    for (std::size_t at = text.find("\"MHz\": 1800"); at != std::string::npos;
-         at = text.find("\"MHz\": 1800", at)) {
-        text.replace(at, 11, "\"MHz\": 1650");
-        ++replaced;
-    }
-    REQUIRE(replaced == 2);
+    std::string text = bytes_of(trace);
+    REQUIRE(replace_all(text, "\"MHz\": 1800", "\"MHz\": 1650") == 2);
     std::ofstream(trace, std::ios::binary) << text;
     const auto slow = perfcast_test::run_command(
         cli::report_command, {folder, "--chip", "ascend910b2", "--format", "json"});
@@ -337,4 +345,74 @@ TEST_CASE("timeline: a skipped span is named by its place in the file's event li
     REQUIRE(t.device_tasks.size() == 1);
     CHECK(t.device_tasks[0].name == "MatMul");
     CHECK(t.device_tasks[0].task_type.empty());  // no Task Type and no cat
+}
+
+TEST_CASE("timeline: a BOM is dropped; a span over a day is skipped, never summed to inf") {
+    const std::string text =
+        "\xEF\xBB\xBF"
+        R"([
+      {"name": "process_name", "pid": 7, "ph": "M", "args": {"name": "Ascend Hardware"}},
+      {"name": "huge", "pid": 7, "tid": 1, "ts": "1", "dur": 1e308, "ph": "X"},
+      {"name": "MatMul", "pid": 7, "tid": 1, "ts": "5", "dur": 1, "ph": "X"}
+    ])";
+    const timeline t = parse_timeline(text, "bom.json");
+    REQUIRE(t.skipped_count == 1);
+    CHECK(t.skipped[0].index == 1);
+    CHECK(t.skipped[0].reason == "span 'huge' with a dur over a day (86400000000 us)");
+    REQUIRE(t.device_tasks.size() == 1);
+    CHECK(t.device_tasks[0].name == "MatMul");
+}
+
+TEST_CASE("cli: a damaged timeline is warned of and left out; its skipped events are listed") {
+    namespace fs = std::filesystem;
+    namespace cli = perfcast::cli;
+    const perfcast_test::scratch_dir dir("timeline_damaged");
+    const fs::path run = dir.path / "run_ascend_pt";
+    fs::copy(real_dir + "torchnpu_helix_2026_standalone", run, fs::copy_options::recursive);
+    const std::string folder = run.string();
+    const fs::path trace = run / "ASCEND_PROFILER_OUTPUT" / "trace_view.json";
+    const std::string text = bytes_of(trace);
+    // Every clock sample at 0 MHz: skipped, and each is named on stderr.
+    std::string zero = text;
+    REQUIRE(replace_all(zero, "\"MHz\": 1800", "\"MHz\": 0") == 2);
+    std::ofstream(trace, std::ios::binary) << zero;
+    auto r = perfcast_test::run_command(cli::report_command, {folder, "--chip", "ascend910b2"});
+    CHECK(r.status == 0);
+    CHECK(r.err.find("perfcast: warning: skipped event: " + trace.generic_string() + ": event ") !=
+          std::string::npos);
+    CHECK(r.err.find("AI Core Freq counter without a time or a clock in [1, 10000] MHz") !=
+          std::string::npos);
+    // Truncated: the report goes on from the op table, and says so; --strict refuses it.
+    std::ofstream(trace, std::ios::binary) << text.substr(0, text.size() / 2);
+    r = perfcast_test::run_command(cli::report_command, {folder, "--chip", "ascend910b2"});
+    CHECK(r.status == 0);
+    CHECK(r.err.find("the report goes on without the timeline") != std::string::npos);
+    CHECK(r.out.find("Time by op type") != std::string::npos);
+    r = perfcast_test::run_command(cli::report_command,
+                                   {folder, "--chip", "ascend910b2", "--strict"});
+    CHECK(r.status == 1);
+}
+
+TEST_CASE("json writer: bytes that are not UTF-8 become U+FFFD, so the output stays JSON") {
+    using perfcast::io::json_quote;
+    CHECK(json_quote("bad\xff\xfeutf8") == "\"bad\\ufffd\\ufffdutf8\"");
+    CHECK(json_quote("\xC2\xB5s \xE2\x82\xAC \xF0\x9F\x98\x80") ==
+          "\"\xC2\xB5s \xE2\x82\xAC \xF0\x9F\x98\x80\"");              // 2, 3 and 4 bytes pass
+    CHECK(json_quote("\xC0\xAF") == "\"\\ufffd\\ufffd\"");             // overlong '/'
+    CHECK(json_quote("\xED\xA0\x80") == "\"\\ufffd\\ufffd\\ufffd\"");  // a surrogate
+    CHECK(json_quote("\xF4\x90\x80\x80") == "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");  // past U+10FFFF
+    CHECK(json_quote("a\xE2\x82") == "\"a\\ufffd\\ufffd\"");                      // cut at the end
+    // What the writer makes, the reader takes back (U+FFFD is 3 bytes of UTF-8).
+    std::string back;
+    const std::string quoted = json_quote("x\xff\n");
+    json_cursor c(quoted, "w.json");
+    CHECK(c.string(back) == "x\xEF\xBF\xBD\n");
+    // Each byte that starts no sequence is one U+FFFD (not one per maximal subpart).
+    CHECK(json_quote("\xE0\x80\x80") == "\"\\ufffd\\ufffd\\ufffd\"");  // overlong, 3 bytes
+    CHECK(json_quote("\xF0\x8F\xBF\xBF") ==
+          "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");   // overlong, 4 bytes
+    CHECK(json_quote("\x80") == "\"\\ufffd\"");  // a lone continuation
+    CHECK(json_quote("\xF5\x80\x80\x80") ==
+          "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");                         // F5 starts nothing
+    CHECK(json_quote("\xF0\x9F\x98") == "\"\\ufffd\\ufffd\\ufffd\"");  // a cut 4-byte
 }

@@ -277,8 +277,8 @@ TEST_CASE("perfcast whatif --p99-ms too tight: none meets it, with the closest c
     INFO(r.out);
     CHECK(has(r.out, "none of the 8 configurations meets TP99 <= 0.1 ms; the closest, "));
     CHECK(has(r.out, "even at low load ("));
-    CHECK(has(r.out,
-              "8 of them not simulated: their TP99 misses the target even with no queueing"));
+    CHECK(has(r.out, "of the top 8, 0 simulated ("));
+    CHECK(has(r.out, "8 not simulated: their TP99 misses the target even with no queueing"));
     // The closest is the configuration with the lowest TP99 on an idle card, over the grid.
     const batch_distribution d = io::read_bs_histogram_file(seed_hist_path);
     const serving_sweeper s(scenario::default_chip, scenario::ctr_ranking,
@@ -509,4 +509,102 @@ TEST_CASE("perfcast whatif --params applies to the serving mode too") {
     REQUIRE(slowed.status == cli::exit_ok);
     // A slower vector engine (tests/data/params_slow.txt) changes the simulated latencies.
     CHECK(plain.out != slowed.out);
+}
+
+TEST_CASE("perfcast whatif serving: the runtime path served is in the table and the JSON") {
+    const std::vector<std::string_view> grid{
+        "--bs-hist", seed_hist_path, "--streams", "2",        "--cube", "12",         "--vector",
+        "24",        "--max-batch",  "16",        "--p99-ms", "10",     "--requests", "2000"};
+    auto with = [&](std::vector<std::string_view> more) {
+        std::vector<std::string_view> a = grid;
+        a.insert(a.end(), more.begin(), more.end());
+        return run_cli(a);
+    };
+    const cli_run none = with({});
+    REQUIRE(none.status == cli::exit_ok);
+    CHECK(!has(none.out, "runtime path:"));
+    const cli_run acl = with({"--runtime", "acl"});
+    REQUIRE(acl.status == cli::exit_ok);
+    CHECK(has(acl.out, "\nruntime path: copies=per-tensor"));
+    CHECK(has(acl.out, " between_us=0\n"));
+    const cli_run json = with({"--runtime", "acl", "--host-threads", "1", "--format", "json"});
+    REQUIRE(json.status == cli::exit_ok);
+    CHECK(json_checker(json.out).valid());
+    CHECK(has(json.out, "\"runtime\": {"));
+    CHECK(json_number(json.out, "host_threads") == 1.0);
+    CHECK(has(json.out, "\"between_us\": \"0\""));  // as the params file writes it
+    // A stress test's between-task work has no place in serving: said, and left out.
+    const cli_run between = with({"--runtime", "acl", "--runtime-set", "between_us=5000"});
+    REQUIRE(between.status == cli::exit_ok);
+    CHECK(has(between.err,
+              "perfcast: warning: runtime between_us=5000 is a closed-loop stress "
+              "test's host work between tasks; serving has no such loop"));
+    const auto qps = [](const std::string& out) {
+        const std::size_t at = out.find(" QPS per card (TP99");
+        const std::size_t from = out.rfind(": ", at);
+        return std::stod(out.substr(from + 2, at - from - 2));
+    };
+    CHECK(qps(between.out) == qps(acl.out));
+}
+
+TEST_CASE("perfcast whatif serving: cards past 95 % of a simulated capacity are noted") {
+    const std::vector<std::string_view> grid{
+        "--bs-hist",   seed_hist_path, "--streams", "2",  "--cube",     "12",   "--vector", "24",
+        "--max-batch", "16",           "--p99-ms",  "10", "--requests", "2000", "--format", "json"};
+    const cli_run one = run_cli(grid);
+    REQUIRE(one.status == cli::exit_ok);
+    const double capacity = json_number(one.out, "capacity_qps");
+    REQUIRE(capacity > 0);
+    for (const double share : {0.97, 0.5}) {
+        const std::string traffic = std::to_string(capacity * share);
+        std::vector<std::string_view> a(grid.begin(), grid.end() - 2);
+        a.insert(a.end(), {"--traffic", traffic});
+        const cli_run r = run_cli(a);
+        REQUIRE(r.status == cli::exit_ok);
+        CHECK(has(r.out, "1 card(s)"));
+        CHECK(has(r.out, "note: over 95.0 % of a simulated capacity") == (share > 0.95));
+    }
+}
+
+TEST_CASE("serving sweep: the leaders are in doubt when an unsimulated one is analytically above") {
+    // The figures of a new user's run (the 910B1 training profile at --batch 4, TP99 <= 100 ms):
+    // the simulated best 2.37 QPS, the first configuration left unsimulated 16.2 analytically.
+    serving_sweep_result r;
+    r.target = duration{100.0, units::ms};
+    serving_row best;
+    best.capacity = request_rate{2.37, units::qps};
+    r.ranked.push_back(best);
+    REQUIRE(r.met());
+    CHECK_FALSE(r.leaders_in_doubt());  // every configuration simulated: nothing left out
+    r.unsimulated_analytic = request_rate{16.2, units::qps};
+    CHECK(r.leaders_in_doubt());
+    // Within the 5 % margin (the seed spread) it is no doubt; past it, it is.
+    r.unsimulated_analytic = request_rate{2.37 * 1.04, units::qps};
+    CHECK_FALSE(r.leaders_in_doubt());
+    r.unsimulated_analytic = request_rate{2.37 * 1.06, units::qps};
+    CHECK(r.leaders_in_doubt());
+    // Load mode (no target) and a target nobody meets have no best to doubt.
+    r.target.reset();
+    CHECK_FALSE(r.leaders_in_doubt());
+}
+
+TEST_CASE("perfcast whatif serving: a leader list the analytic model misjudges is noted") {
+    // The 910B1 training profile at batch 4: the analytic model puts the leaders near 16 QPS per
+    // card, the simulation finds 2.4, and the best (3.6, 2 x 24/48) is 69th analytically.
+    const std::string profile =
+        PERFCAST_SOURCE_DIR "/tests/data/profiles/kernel_details_910B1_train.csv";
+    const cli_run r = run_cli({profile, "--batch", "4", "--p99-ms", "100", "--requests", "2000"});
+    REQUIRE(r.status == cli::exit_ok);
+    CHECK(has(r.out, "note: the analytic model puts a configuration outside its top 8 at "));
+    CHECK(has(r.out, "(--simulate-top 0 simulates all 384)"));
+    const cli_run j = run_cli(
+        {profile, "--batch", "4", "--p99-ms", "100", "--requests", "2000", "--format", "json"});
+    REQUIRE(j.status == cli::exit_ok);
+    CHECK(has(j.out, "\"leaders_in_doubt\": true"));
+    CHECK(json_number(j.out, "unsimulated_analytic_qps") > 2 * json_number(j.out, "capacity_qps"));
+    // The built-in scenario: the analytic model errs low there, and no note is given.
+    const cli_run d =
+        run_cli({"--bs-hist", seed_hist_path, "--p99-ms", "10", "--requests", "2000"});
+    REQUIRE(d.status == cli::exit_ok);
+    CHECK(!has(d.out, "note: the analytic model"));
 }

@@ -114,14 +114,21 @@ inline void refuse_chip_flags(std::span<const std::string_view> args) {
 inline void warn_rows_runtime(std::span<const deployment_case> rows, std::ostream& err) {
     std::vector<std::string> seen;
     for (const deployment_case& d : rows) {
-        const std::string preset = !d.runtime.empty() ? d.runtime
-                                   : d.m && d.m->runtime && !d.m->runtime->preset.empty()
-                                       ? d.m->runtime->preset
-                                       : std::string("none");
+        const std::string preset = runtime_preset_of(d.m.get(), d.runtime);
         const std::string key = std::string(d.c.name.view()) + "|" + preset;
         if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
         seen.push_back(key);
         warn_runtime_vendor(d.c, preset, err, d.origin);
+    }
+}
+
+/// A warning per implausible measured figure of the rows (deployment.hpp
+/// implausible_measurements), named by the row's origin: the figures are still used.
+inline void warn_rows_implausible(std::span<const deployment_case> rows, std::ostream& err) {
+    for (const deployment_case& d : rows) {
+        for (const std::string& what : implausible_measurements(d)) {
+            err << "perfcast: warning: " << d.origin << ": " << what << '\n';
+        }
     }
 }
 
@@ -322,6 +329,7 @@ int run_validate_deployments(std::span<const std::string_view> args, std::ostrea
     const std::string file = *a.get("deployments");
     const auto rows = io::read_deployments_file(file, model_reader(err));
     warn_rows_runtime(rows, err);
+    warn_rows_implausible(rows, err);
     const bool fit_nothing = a.get("knobs") && *a.get("knobs") == "none";
     const auto knobs = fit_nothing ? std::vector<std::string>{} : knobs_from(a);
     const profile::calibration base = params_from_args(a);
@@ -384,6 +392,7 @@ int run_calibrate_deployments(std::span<const std::string_view> args, std::ostre
     refuse_output_over_input(target, file);
     const auto rows = io::read_deployments_file(file, model_reader(err));
     warn_rows_runtime(rows, err);
+    warn_rows_implausible(rows, err);
     const auto knobs = knobs_from(a);
     const profile::calibration base = params_from_args(a);
     warn_params_rows_chip(a, base, rows, err, "the fit's start");

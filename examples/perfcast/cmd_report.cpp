@@ -11,6 +11,7 @@
 // (section,item,metric,value,unit,detail), or JSON. The table rounds for reading; csv and json
 // carry full precision.
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -208,6 +209,11 @@ inline void write_csv(std::ostream& out, const profile::profile_report& r,
     num("profile", r.source, "rows", static_cast<double>(r.rows), "", r.format);
     num("profile", r.source, "device_time", r.total_time.in(units::us), "us", r.chip_name);
     num("profile", r.source, "skipped_rows", static_cast<double>(r.skipped_count), "");
+    // The listed skipped rows (up to the reader's list limit; the count above counts all).
+    for (const auto& s : r.skipped) {
+        w.row({"skipped_row", s.source + ":" + std::to_string(s.line), "column",
+               std::to_string(s.column), "", s.reason});
+    }
     for (const auto& [step, rows] : r.steps) {
         num("step", std::to_string(step), "rows", static_cast<double>(rows), "", "Step Id");
     }
@@ -308,7 +314,8 @@ inline void write_json(io::json_writer& j, const profile::profile_report& r,
     j.end_array();
     j.key("skipped").begin_array();
     for (const auto& s : r.skipped) {
-        j.begin_object().member("line", s.line).member("column", s.column);
+        j.begin_object().member("source", s.source).member("line", s.line);
+        j.member("column", s.column);
         j.member("reason", s.reason).member("excerpt", s.excerpt).end_object();
     }
     j.end_array();
@@ -426,6 +433,33 @@ inline void note_chip(const parsed_args& a, const profile::profile_report& r, st
         err << "perfcast: note: " << r.source << ": " << r.chip_note << '\n';
 }
 
+/// The summary of the timeline at `path`, its skipped events listed on `err` (as warn_skipped
+/// lists rows). A timeline that cannot be read (truncated, not JSON) is warned of and left
+/// out, since the op table holds the report; with --strict it is the error.
+[[nodiscard]] inline std::optional<profile::timeline_summary> read_timeline_or_warn(
+    const parsed_args& a, const std::string& path, std::ostream& err) {
+    try {
+        const profile::timeline t = profile::read_timeline_file(path);
+        constexpr std::size_t shown = max_warned;
+        for (std::size_t i = 0; i < t.skipped.size() && i < shown; ++i) {
+            err << "perfcast: warning: skipped event: " << path << ": event " << t.skipped[i].index
+                << ": " << t.skipped[i].reason << '\n';
+        }
+        if (t.skipped_count > std::min(t.skipped.size(), shown)) {
+            err << "perfcast: warning: " << path << ": "
+                << t.skipped_count - std::min(t.skipped.size(), shown) << " more events skipped ("
+                << t.skipped_count << " in all)\n";
+        }
+        return profile::summarize(t);
+    } catch (const perfcast::error& e) {
+        if (a.has("strict")) throw;
+        err << "perfcast: warning: " << e.what()
+            << "; the report goes on without the timeline (no host API times, no measured "
+               "clock; --strict makes this an error)\n";
+        return std::nullopt;
+    }
+}
+
 /// The report of one op table (a CSV, its slices, or an SQLite export) found by
 /// sources_from_args; skipped rows listed on `err`, a table of damaged rows only an error.
 [[nodiscard]] inline table_report report_of(const parsed_args& a, const profile::profile_source& s,
@@ -463,9 +497,8 @@ inline void note_chip(const parsed_args& a, const profile::profile_report& r, st
             });
         }
         if (s.timeline) {
-            t.timeline =
-                profile::summarize(profile::read_timeline_file(s.timeline->generic_string()));
-            c = at_measured_clock(*c, *t.timeline, err);
+            t.timeline = read_timeline_or_warn(a, s.timeline->generic_string(), err);
+            if (t.timeline) c = at_measured_clock(*c, *t.timeline, err);
         }
         if (rows) {
             profile::report_builder b(*c, ropt);

@@ -614,7 +614,8 @@ std::string validate_usage() {
            "         (measured deployments end to end: 'perfcast validate --deployments F "
            "--help')\n\n"
            "Score the model against measured rows (msprof op_summary, torch_npu kernel_details\n"
-           "or the minimal subset in docs/profiles.md): MAPE, median and P90 absolute\n"
+           "or the minimal subset in docs/profiles.md; each file may also be an SQLite export,\n"
+           "a profiler's output folder or - for standard input): MAPE, median and P90 absolute\n"
            "percentage error, by op type, worst rows. With --fit (or --holdout) the model is\n"
            "first calibrated on rows that are not scored. Without --chip / --chip-ini, the chip\n"
            "is the one the scored profile names (a database's NPU_INFO, or the cube cores x\n"
@@ -761,7 +762,9 @@ std::string calibrate_usage() {
            "a work factor and a fixed time or a time per core held per op type) to the\n"
            "profile's rows, minimising the mean absolute log error; rows with start times\n"
            "carry their sequence context (L2 share of the inputs, write-back, first runs:\n"
-           "docs/model.md). Write them to FILE, which every command reads back with --params\n"
+           "docs/model.md). PROFILE.csv may also be an SQLite export (msprof_*.db,\n"
+           "ascend_pytorch_profiler*.db), a profiler's output folder or - for standard input.\n"
+           "Write them to FILE, which every command reads back with --params\n"
            "FILE. Without --chip / --chip-ini, the chip is the one the profile names, as for\n"
            "validate.\n\n" +
            options_text(validate_detail::calibrate_options);

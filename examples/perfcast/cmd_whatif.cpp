@@ -383,6 +383,18 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
     x.model_name = m.name;
     x.model_nodes = m.nodes.size();
     x.chip_name = std::string(c.name.view());
+    x.host_threads = params.host_threads;
+    if (params.runtime) {
+        x.runtime = params.runtime;
+        // serving/card_adapter.hpp serves without it: requests, not a loop, start the tasks.
+        if (x.runtime->between > duration{}) {
+            err << "perfcast: warning: runtime between_us="
+                << io::format_shortest(x.runtime->between.in(units::us))
+                << " is a closed-loop stress test's host work between tasks; serving has no such "
+                   "loop and leaves it out\n";
+            x.runtime->between = duration{};
+        }
+    }
     serving_sweep_options& o = x.options;
 
     // The load: fixed loads or a TP99 target, not both.
@@ -566,7 +578,7 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
     const bool from_profile = !a.positional.empty();
     if (from_profile) {
         const std::string& p = a.positional.front();
-        if (has_extension(p, ".model") || is_onnx_path(p)) {
+        if (io::has_extension(p, ".model") || is_onnx_path(p)) {
             throw usage_error("'" + p + "' looks like a model, not a profile: give it as --model " +
                               p + " (the argument without a flag is a PROFILE.csv)");
         }
@@ -583,6 +595,13 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
             "option '--rank' picks the rank of a folder of several ranks' output "
             "(a whole number); the sort key is --rank-by " +
             *r);
+    }
+    // The profile reader's flags (common.hpp profile_options_from_args) read nothing else.
+    for (const std::string_view flag : {"strict", "device", "step", "rank"}) {
+        if (!from_profile && a.has(flag)) {
+            throw usage_error("option '--" + std::string(flag) +
+                              "' applies to a PROFILE.csv it reads (whatif PROFILE.csv --batch B)");
+        }
     }
     const std::string rank = choice(a, "rank-by", {"qps", "throughput"}, "qps");
 

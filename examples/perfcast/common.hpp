@@ -104,18 +104,16 @@ inline constexpr option host_threads_option{
     return out;
 }
 
-/// The runtime preset: --runtime, else the model's `runtime` line's preset, else none (a line
-/// of settings alone, `runtime sync_us=5`, sets them over none: resolve_runtime).
+/// The runtime preset: --runtime (one of the presets, else a usage error), else the model's, else
+/// none (graph.hpp runtime_preset_of).
 [[nodiscard]] inline std::string runtime_preset_from_args(const parsed_args& a, const model& m) {
     if (const auto flag = a.get("runtime")) {
         if (!parse_in(runtime_preset_names, *flag)) {
             throw usage_error("option '--runtime': '" + *flag + "' is not one of " +
                               choices_of(runtime_preset_names));
         }
-        return *flag;
     }
-    if (m.runtime && !m.runtime->preset.empty()) return m.runtime->preset;
-    return "none";
+    return runtime_preset_of(&m, a.get("runtime").value_or(""));
 }
 
 /// Warns on `err` of a runtime preset of the other vendor's stack: acl (CANN's) on a GPU preset
@@ -271,9 +269,13 @@ inline void require_usable_rows(const std::string& source, std::size_t rows, std
 }
 
 /// One warning line per skipped profile row on `err`, and a count of those not listed.
+/// Damaged rows or events listed one per line on stderr; the rest are counted (the JSON lists
+/// up to 1000).
+inline constexpr std::size_t max_warned = 20;
+
 inline void warn_skipped(std::ostream& err, const std::string& source,
                          const std::vector<profile::skipped_row>& listed, std::size_t count) {
-    constexpr std::size_t shown = 20;  // the rest are counted (the JSON lists up to 1000)
+    constexpr std::size_t shown = max_warned;
     for (std::size_t i = 0; i < listed.size() && i < shown; ++i) {
         err << "perfcast: warning: skipped row: " << profile::describe(listed[i]) << '\n';
     }

@@ -294,7 +294,10 @@ io::onnx_graph parse_onnx_graph(std::string_view bytes, const std::string& path,
         for (const std::string& s : symbols) found = found || s == batch_dim;
         if (!found) {
             std::string list;
-            for (const std::string& s : symbols) list += (list.empty() ? "" : ", ") + s;
+            std::set<std::string> listed;  // each name once (inputs share their batch)
+            for (const std::string& s : symbols) {
+                if (listed.insert(s).second) list += (list.empty() ? "" : ", ") + s;
+            }
             fail(path, "--batch-dim", batch_dim,
                  "a symbolic dimension of the graph inputs (" + (list.empty() ? "none" : list) +
                      ")");

@@ -12,11 +12,11 @@
 #include <string>
 #include <string_view>
 
-#include <perfcast/enum_table.hpp>
 #include <perfcast/error.hpp>
 #include <perfcast/graph.hpp>
 #include <perfcast/io/model_file.hpp>
 #include <perfcast/io/onnx_graph.hpp>
+#include <perfcast/io/parse.hpp>
 
 #ifndef PERFCAST_HAVE_ONNX
 #define PERFCAST_HAVE_ONNX 0
@@ -67,15 +67,9 @@ inline constexpr bool have_onnx = PERFCAST_HAVE_ONNX != 0;
 [[nodiscard]] inline std::string onnx_version() { return "none"; }
 #endif
 
-/// Whether `path` ends in extension `ext` (".onnx"), in any case, after a name.
-[[nodiscard]] inline bool has_extension(std::string_view path, std::string_view ext) {
-    return path.size() > ext.size() &&
-           perfcast::detail::iequals(path.substr(path.size() - ext.size()), ext);
-}
-
 /// Whether `path` names an ONNX graph (by its extension, .onnx in any case).
 [[nodiscard]] inline bool is_onnx_path(std::string_view path) {
-    return has_extension(path, ".onnx");
+    return io::has_extension(path, ".onnx");
 }
 
 /// The ONNX graph at `path` imported: the model and its summary. A graph whose batch is its
@@ -95,7 +89,23 @@ inline constexpr bool have_onnx = PERFCAST_HAVE_ONNX != 0;
     const bool numeric = !g.batch_symbol.empty() && g.batch_symbol.front() != '\'';
     if (!numeric) return io::model_of(g, &summary, options);
     try {
-        return io::model_of(g, &summary, options);
+        model m = io::model_of(g, &summary, options);
+        // Mapped is not enough: each line must hold at other batches too (a weight passed as
+        // an input of the graph's first dimension maps to B,2 + 2,2, which fails at batch 3).
+        for (const std::int64_t b : io::onnx_probe_batches) {
+            for (const node& n : m.nodes) {
+                try {
+                    if (n.is_transfer()) {
+                        (void)transfer_bytes(n, b);  // sizes, no op
+                    } else {
+                        (void)instantiate(n, b);
+                    }
+                } catch (const perfcast::error& e) {
+                    perfcast::detail::rethrow_for_node(e, n, b);
+                }
+            }
+        }
+        return m;
     } catch (const perfcast::error& e) {
         const std::string why = e.what();
         model m = io::model_of(read(true), &summary, options);

@@ -74,9 +74,7 @@ struct deployment_prediction {
 /// the row's own settings.
 [[nodiscard]] inline std::optional<runtime_path> runtime_of(const deployment_case& d,
                                                             const profile::calibration& cal) {
-    const std::string preset = !d.runtime.empty() ? d.runtime
-                               : d.m && d.m->runtime ? d.m->runtime->preset
-                                                     : std::string("none");
+    const std::string preset = runtime_preset_of(d.m.get(), d.runtime);
     static const std::vector<runtime_setting> none;
     const std::vector<runtime_setting>& from_model =
         d.m && d.m->runtime ? d.m->runtime->settings : none;
@@ -112,6 +110,45 @@ inline void check_all_measured(std::span<const deployment_case> cases) {
     for (std::size_t i = 0; i < cases.size(); ++i) check_measured(cases[i], i);
 }
 }  // namespace detail
+
+/// How far past the closed-loop bound a measured throughput may lie before
+/// implausible_measurements says so: printed figures are rounded (the DLRM rows of
+/// tests/data/deployments write 0.135 ms as 0.14, which puts them up to 1.036x past the bound).
+inline constexpr double closed_loop_slack = 1.1;
+
+/// What is implausible in a case's measured figures, a sentence each (empty: nothing), for a
+/// caller to warn of; the figures are still used. The model's harness is a closed loop, each
+/// instance running one task at a time, so by Little's law it delivers instances x batch /
+/// (mean cycle) samples/s, and the timed window lasts no longer than the cycle: a throughput past
+/// instances x batch / latency (by more than closed_loop_slack) means a latency in the wrong unit
+/// or several tasks in flight per instance. A P99 below the mean needs fewer than 1 % of tasks
+/// far slower than all the rest: more often the two figures are swapped or in other units.
+[[nodiscard]] inline std::vector<std::string> implausible_measurements(const deployment_case& d) {
+    std::vector<std::string> out;
+    using detail::significant_text;
+    if (d.samples_per_s && d.latency && d.latency->in(units::s) > 0) {
+        const double bound = static_cast<double>(d.instances.value) *
+                             static_cast<double>(d.batch.value) / d.latency->in(units::s);
+        if (*d.samples_per_s > closed_loop_slack * bound) {
+            out.push_back("samples_per_s " + significant_text(*d.samples_per_s, 6) + " is " +
+                          significant_text(*d.samples_per_s / bound, 3) + "x what " +
+                          std::to_string(d.instances.value) + " closed loop(s) of batch " +
+                          std::to_string(d.batch.value) + " deliver at latency " +
+                          significant_text(d.latency->in(units::ms), 6) +
+                          " ms (instances x batch / latency = " + significant_text(bound, 6) +
+                          "/s): a latency in the wrong unit, or several tasks in flight per "
+                          "instance (the model runs one)");
+        }
+    }
+    if (d.p99 && d.latency && *d.p99 < *d.latency) {
+        out.push_back("p99 " + significant_text(d.p99->in(units::ms), 6) +
+                      " ms is below the mean latency " +
+                      significant_text(d.latency->in(units::ms), 6) +
+                      " ms: possible only with under 1 % of tasks far slower than the rest; "
+                      "swapped columns or another unit?");
+    }
+    return out;
+}
 
 /// Predicts one case under the calibration `cal`.
 [[nodiscard]] inline deployment_prediction predict(const deployment_case& d,

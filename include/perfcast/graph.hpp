@@ -383,6 +383,15 @@ struct model {
     operator std::span<const node>() const noexcept { return nodes; }  // NOLINT: a view
 };
 
+/// The runtime preset a run of `m` takes: `given` (a flag, a deployment row's column) if any,
+/// else the model's `runtime` line's, else "none" (a line of settings alone sets them over none:
+/// runtime.hpp resolve_runtime). No model (null): `given`, else "none".
+[[nodiscard]] inline std::string runtime_preset_of(const model* m, std::string_view given) {
+    if (!given.empty()) return std::string(given);
+    if (m && m->runtime && !m->runtime->preset.empty()) return m->runtime->preset;
+    return "none";
+}
+
 /// The same nodes with every host-dispatched node sunk with the graph (guide §3: "sink the
 /// whole graph, dynamic -> static").
 template <std::size_t N>

@@ -334,10 +334,25 @@ struct serving_sweep_result {
     std::optional<serving_none> none;
     /// Index into `ranked.front().points` of the highest load (load mode).
     std::size_t peak = 0;
+    /// Capacity mode: the analytic capacity of the best configuration left unsimulated (the
+    /// first after the leaders in the analytic order), if any has one.
+    std::optional<request_rate> unsimulated_analytic;
     /// Capacity mode: a leader meets the target (ranked.front() is the best).
     [[nodiscard]] bool met() const noexcept {
         return target.has_value() && !none.has_value() && !ranked.empty() &&
                ranked.front().capacity.has_value();
+    }
+    /// How far above the simulated best an unsimulated configuration's analytic capacity must be
+    /// for leaders_in_doubt: past the seed-to-seed spread of a simulated capacity (+-4 % measured,
+    /// serving_report_table.hpp near_capacity) and the bisection's 1 %. An assumption.
+    static constexpr double doubt_margin = 1.05;
+    /// Capacity mode: the analytic model puts a configuration it left unsimulated above the
+    /// simulated best (by doubt_margin). Its estimates run high here (the simulation found less
+    /// than it said), so its order may not be the simulation's and the best may lie outside the
+    /// leaders (serving_sweep_options::simulate_top = 0 simulates every configuration).
+    [[nodiscard]] bool leaders_in_doubt() const noexcept {
+        return met() && unsimulated_analytic &&
+               *unsimulated_analytic > *ranked.front().capacity * doubt_margin;
     }
 };
 
@@ -521,6 +536,8 @@ public:
             }
             r.ranked.push_back(std::move(row));
         }
+        if (capacity_mode && n < order.size())
+            r.unsimulated_analytic = rows[order[n]].analytic_capacity;
         std::stable_sort(r.ranked.begin(), r.ranked.end(),
                          [&](const serving_row& x, const serving_row& y) {
                              if (capacity_mode) {

@@ -32,6 +32,7 @@
 #include "../deployment.hpp"
 #include "histogram.hpp"
 #include "model_file.hpp"
+#include "parse.hpp"
 
 namespace perfcast::io {
 
@@ -64,8 +65,7 @@ using model_loader = std::function<model(const std::string& path)>;
 /// The default model_loader: the model file at `path`; an ONNX graph (.onnx in any case) is
 /// refused with the way round (import it first), not read as text.
 [[nodiscard]] inline model read_model_or_refuse_onnx(const std::string& path) {
-    const std::string_view p = path;
-    if (p.size() > 5 && iequals(p.substr(p.size() - 5), ".onnx")) {
+    if (has_extension(path, ".onnx")) {
         throw error(path + ": an ONNX graph; the library reads model files (import it first: " +
                     "perfcast import " + path + " -o MODEL, or read the rows with the command)");
     }

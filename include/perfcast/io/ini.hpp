@@ -299,6 +299,17 @@ constexpr std::string_view where = "chip_from_ini";
     return x;
 }
 
+/// A clock in MHz, 1 .. 10000 (chip.hpp's range for any engine clock), named at its line: the
+/// chip's own check would say Hz and lose the file's line.
+[[nodiscard]] inline std::optional<double> get_mhz(const ini_file& f, std::string_view sect,
+                                                   std::string_view key) {
+    const auto x = get_number(f, sect, key, true);
+    if (x && (*x < 1 || *x > 10000)) {
+        bad_value(f, sect, key, *present(f, sect, key), "a clock in MHz, 1 .. 10000");
+    }
+    return x;
+}
+
 [[nodiscard]] inline std::optional<fractal_shape> get_mkn(const ini_file& f, std::string_view sect,
                                                           std::string_view key) {
     const ini_value* v = present(f, sect, key);
@@ -357,7 +368,7 @@ constexpr std::string_view where = "chip_from_ini";
 
     const auto ai_cores = get_int(f, "SoCInfo", "ai_core_cnt", true);
     if (!ai_cores) missing(f, "SoCInfo", "ai_core_cnt");
-    const auto freq = get_number(f, "AICoreSpec", "cube_freq", true);
+    const auto freq = get_mhz(f, "AICoreSpec", "cube_freq");
     if (!freq) missing(f, "AICoreSpec", "cube_freq");
     const frequency clock{*freq, units::MHz};
 
@@ -374,16 +385,16 @@ constexpr std::string_view where = "chip_from_ini";
         }
         c.vector.cores = *vec_cores;
         // Split chips that list [VectorCoreSpec] (910_95) give the vector cores' own clock.
-        c.vector.clock = frequency{
-            get_number(f, "VectorCoreSpec", "vec_freq", true).value_or(*freq), units::MHz};
+        c.vector.clock =
+            frequency{get_mhz(f, "VectorCoreSpec", "vec_freq").value_or(*freq), units::MHz};
     } else {
         c.vector.cores = *ai_cores;
         c.vector.clock = clock;
         if (vec_cores && *vec_cores > 0) {
             ini_standalone_vector_cores s;
             s.cores = *vec_cores;
-            s.clock = frequency{get_number(f, "VectorCoreSpec", "vec_freq", true).value_or(*freq),
-                                units::MHz};
+            s.clock =
+                frequency{get_mhz(f, "VectorCoreSpec", "vec_freq").value_or(*freq), units::MHz};
             const auto rd = get_number(f, "VectorCoreMemoryRates", "ddr_read_rate", false);
             const auto wr = get_number(f, "VectorCoreMemoryRates", "ub_to_ddr_rate", false);
             s.core_read_rate = bytes_per_cycle{rd.value_or(0.0), units::B_per_cycle};

@@ -6,7 +6,7 @@
 //   j.key("dtypes").begin_array().value("fp16").value("int8").end_array();
 //   j.end_object();                                  // then j.done() is true
 //
-// Strings are escaped (", \, control characters; other UTF-8 bytes pass through). Numbers are
+// Strings are escaped (", \, control characters; bytes that are not UTF-8 as U+FFFD). Numbers are
 // written with std::to_chars (shortest round trip, no locale). JSON has no NaN or infinity: a
 // non-finite double is written as null, so a reader sees "no value" rather than a wrong number.
 // Misuse (a value where a key is due, a key in an array, an unbalanced end, a second root value)
@@ -26,12 +26,44 @@
 
 namespace perfcast::io {
 
-/// `s` as a JSON string literal, quotes included.
+namespace json_detail {
+/// The length of the well-formed UTF-8 sequence at `s[i]` (a byte >= 0x80), or 0 for a byte
+/// that starts none (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).
+[[nodiscard]] constexpr std::size_t utf8_sequence(std::string_view s, std::size_t i) noexcept {
+    const auto at = [&s](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char c = at(i);
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else {
+        return 0;
+    }
+    if (i + n > s.size() || at(i + 1) < lo || at(i + 1) > hi) return 0;
+    for (std::size_t k = 2; k < n; ++k) {
+        if (at(i + k) < 0x80 || at(i + k) > 0xBF) return 0;
+    }
+    return n;
+}
+}  // namespace json_detail
+
+/// `s` as a JSON string literal, quotes included. Each byte that starts no well-formed UTF-8
+/// sequence (a profile's damaged name) becomes one U+FFFD (per byte, not per maximal subpart as
+/// Unicode recommends: simpler, and still valid JSON).
 [[nodiscard]] inline std::string json_quote(std::string_view s) {
     std::string out;
     out.reserve(s.size() + 2);
     out += '"';
-    for (char ch : s) {
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char ch = s[i];
         const auto c = static_cast<unsigned char>(ch);
         switch (ch) {
             case '"': out += "\\\""; break;
@@ -47,8 +79,13 @@ namespace perfcast::io {
                     out += "\\u00";
                     out += hex[(c >> 4U) & 0xFU];
                     out += hex[c & 0xFU];
-                } else {
+                } else if (c < 0x80U) {
                     out += ch;
+                } else if (const std::size_t n = json_detail::utf8_sequence(s, i); n > 0) {
+                    out.append(s.substr(i, n));
+                    i += n - 1;
+                } else {
+                    out += "\\ufffd";
                 }
         }
     }

@@ -37,8 +37,11 @@ public:
 
     static constexpr std::size_t max_depth = 512;
 
+    /// A UTF-8 byte-order mark before the value is dropped, as the CSV reader drops it.
     json_cursor(std::string_view text, std::string source) noexcept
-        : text_(text), source_(std::move(source)) {}
+        : text_(text), source_(std::move(source)) {
+        if (text_.starts_with("\xEF\xBB\xBF")) p_ = 3;
+    }
 
     /// The kind of the next value (blanks skipped); an error at the end of the text or at a
     /// byte that starts no value.

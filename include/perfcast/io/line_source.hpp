@@ -39,13 +39,6 @@ inline constexpr std::uintmax_t max_small_file_bytes = std::uintmax_t{16} << 20;
     namespace fs = std::filesystem;
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
-    if (fs::is_directory(st)) {
-        throw parse_error(where, path, 0, 0, "is a directory, expected a file", path);
-    }
-    if (fs::is_character_file(st) || fs::is_block_file(st) || fs::is_socket(st)) {
-        throw parse_error(where, path, 0, 0, "is a device or socket, expected a regular file",
-                          path);
-    }
     if (fs::is_regular_file(st)) {
         const std::uintmax_t size = fs::file_size(path, ec);
         if (!ec && size > max_bytes) {
@@ -55,7 +48,7 @@ inline constexpr std::uintmax_t max_small_file_bytes = std::uintmax_t{16} << 20;
                               path);
         }
     }
-    return profile::open_input(path, where);
+    return profile::open_input(path, where);  // a directory, a device or a socket refused
 }
 
 namespace detail {

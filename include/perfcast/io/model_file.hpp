@@ -27,6 +27,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -625,9 +626,13 @@ struct key_value {
 }
 
 /// `runtime [PRESET] [key=value ...]`: the task's runtime path (runtime.hpp), once per file.
-/// Each setting is checked here, against a scratch path, so a bad one names its line.
-inline void parse_runtime(const line_parser& lp, const std::vector<token>& toks,
-                          std::string_view source, int line_no, model& m) {
+/// Each setting is checked here, against a scratch path, so a bad one names its line. Returns
+/// the line's first copy setting (runtime.hpp is_copy_setting), if any: the caller refuses it
+/// on a model without transfers, which it knows only after the last line.
+[[nodiscard]] inline std::optional<token> parse_runtime(const line_parser& lp,
+                                                        const std::vector<token>& toks,
+                                                        std::string_view source, int line_no,
+                                                        model& m) {
     if (m.runtime) lp.fail(toks[0].column, "runtime", "runtime", "one runtime line per file");
     runtime_spec spec;
     std::size_t i = 1;
@@ -640,6 +645,7 @@ inline void parse_runtime(const line_parser& lp, const std::vector<token>& toks,
         ++i;
     }
     runtime_path scratch;
+    std::optional<token> copy;
     for (; i < toks.size(); ++i) {
         const std::string_view t = toks[i].text;
         const std::size_t eq = t.find('=');
@@ -659,8 +665,10 @@ inline void parse_runtime(const line_parser& lp, const std::vector<token>& toks,
         spec.settings.push_back({std::string(key), std::string(value),
                                  std::string(source) + ":" + std::to_string(line_no) + ":" +
                                      std::to_string(toks[i].column)});
+        if (!copy && is_copy_setting(key)) copy = toks[i];
     }
     m.runtime = std::move(spec);
+    return copy;
 }
 
 /// The checks after the last line: at least one op; the name defaults to the file's stem.
@@ -718,14 +726,10 @@ inline void parse_runtime(const line_parser& lp, const std::vector<token>& toks,
                 }
                 m.name = std::string(toks[1].text);
             } else if (toks[0].text == "runtime") {
-                parse_runtime(lp, toks, source, line_no, m);
-                for (std::size_t i = 1; i < toks.size() && copy_line == 0; ++i) {
-                    const std::string_view t = toks[i].text;
-                    if (is_copy_setting(t.substr(0, t.find('=')))) {
-                        copy_line = line_no;
-                        copy_column = toks[i].column;
-                        copy_text = std::string(t);
-                    }
+                if (const auto copy = parse_runtime(lp, toks, source, line_no, m)) {
+                    copy_line = line_no;
+                    copy_column = copy->column;
+                    copy_text = std::string(copy->text);
                 }
             } else {
                 m.nodes.push_back(parse_node(lp, toks, ops));

@@ -114,12 +114,29 @@ inline constexpr std::array<std::string_view, 11> reduce_ops{
     return out.empty() ? std::string("onnx") : out;
 }
 
-/// Text for a comment: one line, no control bytes, at most 80 bytes.
+/// Text for a comment: one line, no control bytes, at most 80 bytes; a longer text keeps its
+/// start and its end (a path's file name, a node's name) around "...".
 [[nodiscard]] inline std::string comment_of(std::string_view s) {
+    constexpr std::size_t most = 80, head = 38, tail = most - head - 3;
     std::string out;
-    for (const char c : s) {
-        out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) ? '?' : c;
-        if (out.size() == 80) break;
+    const auto add = [&out](std::string_view part) {
+        for (const char c : part)
+            out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) ? '?' : c;
+    };
+    if (s.size() <= most) {
+        add(s);
+    } else {
+        // Both cuts at the start of a character: never half of a UTF-8 sequence.
+        const auto continuation = [&s](std::size_t i) {
+            return (static_cast<unsigned char>(s[i]) & 0xC0U) == 0x80U;
+        };
+        std::size_t h = head;
+        while (h > 0 && continuation(h)) --h;
+        std::size_t t = s.size() - tail;
+        while (t < s.size() && continuation(t)) ++t;
+        add(s.substr(0, h));
+        out += "...";
+        add(s.substr(t));
     }
     return out;
 }
@@ -150,7 +167,8 @@ public:
         out_.text = "# imported from " + comment_of(g_.source) + " by perfcast import\n";
         out_.text += "# B is the graph's " +
                      (g_.batch_symbol.empty() ? std::string("(no batch: every line fixed=1)")
-                                              : "dimension " + comment_of(g_.batch_symbol)) +
+                      : g_.batch_symbol.front() == '\'' ? "dimension " + comment_of(g_.batch_symbol)
+                                                        : comment_of(g_.batch_symbol)) +
                      "; docs/import.md says what each ONNX op became\n";
         out_.text +=
             "name " + word_of(g_.name.empty() ? std::string("onnx_model") : g_.name) + "\n";

@@ -18,6 +18,7 @@
 #include <system_error>
 #include <vector>
 
+#include "../enum_table.hpp"  // detail::iequals
 #include "../error.hpp"
 #include "../profile/csv.hpp"  // parse_error::printable
 #include "../units.hpp"
@@ -44,17 +45,12 @@ inline constexpr double max_duration_s = 86400.0;
     return s.substr(b, e - b);
 }
 
-/// Equal but for ASCII letter case.
-[[nodiscard]] constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        char x = a[i];
-        char y = b[i];
-        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-        if (x != y) return false;
-    }
-    return true;
+/// Equal but for ASCII letter case (enum_table.hpp's, which the enum tables use).
+using perfcast::detail::iequals;
+
+/// Whether `path` ends in extension `ext` (".onnx"), in any letter case, after a name.
+[[nodiscard]] constexpr bool has_extension(std::string_view path, std::string_view ext) noexcept {
+    return path.size() > ext.size() && iequals(path.substr(path.size() - ext.size()), ext);
 }
 
 /// Empty or "N/A": the profiler did not record the value.

@@ -22,12 +22,14 @@
 #include <utility>
 #include <vector>
 
+#include "../runtime.hpp"
 #include "../serving_sweep.hpp"
 #include "../units.hpp"
 #include "../whatif.hpp"
 #include "csv.hpp"
 #include "json.hpp"
 #include "table.hpp"
+#include "whatif_report.hpp"  // write_runtime_members
 
 namespace perfcast::io {
 
@@ -43,6 +45,9 @@ struct serving_report {
     std::optional<request_rate> traffic{};     // total traffic: cards per configuration
     double headroom = 0;                       // share of each card's capacity kept free
     std::size_t top = whatif_defaults::top;    // table rows (0: all)
+    std::optional<runtime_path> runtime{};     // the runtime path served (card_params::runtime;
+                                               // between is 0: no stress-test loop)
+    int host_threads = 0;                      // card_params::host_threads (0: one per stream)
 };
 
 namespace serving_report_detail {
@@ -143,6 +148,7 @@ inline void write_serving_json(std::ostream& out, const serving_report& x,
         .member("mode", capacity ? "capacity" : "load")
         .member("model", x.model_name)
         .member("chip", x.chip_name);
+    write_runtime_members(j, x.runtime, x.host_threads);
     j.key("batch_sizes")
         .begin_object()
         .member("source", x.sizes_source)
@@ -163,6 +169,9 @@ inline void write_serving_json(std::ostream& out, const serving_report& x,
     j.end_array();
     j.member_or_null("target_p99_ms", capacity, [&] { return x.options.target->in(units::ms); });
     j.member_or_null("met", capacity, [&] { return r.met(); });
+    j.member_or_null("unsimulated_analytic_qps", r.unsimulated_analytic,
+                     [&] { return r.unsimulated_analytic->in(units::qps); });
+    j.member_or_null("leaders_in_doubt", capacity, [&] { return r.leaders_in_doubt(); });
     j.member_or_null("traffic_qps", x.traffic, [&] { return x.traffic->in(units::qps); });
     j.member("headroom", x.headroom).member("saturation_margin", saturation_margin);
     j.key("best");

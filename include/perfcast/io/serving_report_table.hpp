@@ -28,6 +28,11 @@
 
 namespace perfcast::io {
 
+/// A card load, as a share of the capacity, past which the table notes that the capacity is one
+/// simulation's. An assumption, set from one spread: tests/data/onnx/mlp_1000.onnx, 6 x 6/10
+/// cores, max gear 32, TP99 <= 10 ms, 20000 requests, seeds 1-8 gave 4703-5124 QPS (+-4 %).
+inline constexpr double near_capacity = 0.95;
+
 /// The table: the first x.top leaders, a row per load, then what the columns mean.
 inline void write_serving_table(std::ostream& out, const serving_report& x,
                                 const serving_sweep_result& r) {
@@ -38,15 +43,19 @@ inline void write_serving_table(std::ostream& out, const serving_report& x,
     const std::size_t simulated = simulated_count(r);
     out << "model " << x.model_name << " (" << x.model_nodes << " nodes) on " << x.chip_name
         << ", batch sizes: " << x.sizes_text << "\n"
-        << r.configurations << " configurations ranked by the analytic M/G/c model; the top "
-        << r.ranked.size() << " simulated (" << o.requests << " requests each, the first "
-        << o.warmup << " warm-up, seed " << o.seed << ")";
+        << r.configurations << " configurations ranked by the analytic M/G/c model; ";
+    if (simulated < r.ranked.size()) out << "of the top " << r.ranked.size() << ", ";
+    out << (simulated < r.ranked.size() ? std::to_string(simulated)
+                                        : "the top " + std::to_string(r.ranked.size()))
+        << " simulated (" << o.requests << " requests each, the first " << o.warmup
+        << " warm-up, seed " << o.seed << ")";
     if (simulated < r.ranked.size()) {
         out << ";\n"
             << r.ranked.size() - simulated
-            << " of them not simulated: their TP99 misses the target even with no queueing";
+            << " not simulated: their TP99 misses the target even with no queueing";
     }
     out << "\n";
+    if (x.runtime) out << "runtime path: " << runtime_summary(*x.runtime) << "\n";
     if (!r.memory.empty()) {
         out << memory_need_line(r.memory, r.rule) << "\n"
             << memory_fit_line(r.largest, r.capacity, r.unfit, r.unfit + r.configurations,
@@ -67,11 +76,27 @@ inline void write_serving_table(std::ostream& out, const serving_report& x,
                     << "); the target is looser than saturation allows (no steady state "
                        "above)\n";
             }
+            if (r.leaders_in_doubt()) {
+                out << "note: the analytic model puts a configuration outside its top "
+                    << r.ranked.size() << " at "
+                    << throughput_text(r.unsimulated_analytic->in(units::qps))
+                    << " QPS per card, above the simulated best: its estimates run high here, so "
+                       "a configuration it did not rank among the leaders may do better "
+                       "(--simulate-top 0 simulates all "
+                    << r.configurations << ")\n";
+            }
             if (const auto c = cards_of(x, b)) {
                 out << "traffic " << rate_text(x.traffic->in(units::qps)) << " QPS: " << c->cards
                     << " card(s) = ceil(traffic / (capacity x (1 - " << format_shortest(x.headroom)
                     << "))), " << throughput_text(c->per_card.in(units::qps)) << " QPS per card, "
                     << pct(c->load) << " % of its capacity\n";
+                if (c->load > near_capacity) {
+                    out << "note: over " << pct(near_capacity)
+                        << " % of a simulated capacity, which moves with the simulation's seed "
+                           "and length (--seed, --requests): "
+                        << (x.headroom > 0 ? "a larger --headroom" : "--headroom")
+                        << " keeps a margin\n";
+                }
             }
         } else if (r.none) {
             out << r.none->why << "\n";

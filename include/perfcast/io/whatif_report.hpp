@@ -72,6 +72,25 @@ struct whatif_report {
            format_fixed(c.latency.in(units::ms), 3) + " ms";
 }
 
+/// The runtime path as JSON: every key's value, as the params file writes it.
+inline void write_runtime_json(json_writer& j, const runtime_path& r) {
+    j.begin_object();
+    for (const runtime_key& k : runtime_keys) j.member(k.key, k.get(r));
+    j.end_object();
+}
+
+/// Members "runtime" (write_runtime_json, or null without a runtime path) and "host_threads".
+inline void write_runtime_members(json_writer& j, const std::optional<runtime_path>& r,
+                                  int host_threads) {
+    j.key("runtime");
+    if (r) {
+        write_runtime_json(j, *r);
+    } else {
+        j.null();
+    }
+    j.member("host_threads", host_threads);
+}
+
 namespace whatif_report_detail {
 
 /// Whether each ranked candidate is on the Pareto front.
@@ -112,13 +131,6 @@ inline void write_candidate_json(json_writer& j, const candidate& c, std::size_t
         .member("memory_gib", c.memory.in(units::GiB))
         .member("fits", c.fits)
         .end_object();
-}
-
-/// The runtime path as JSON: every key's value, as the params file writes it.
-inline void write_runtime_json(json_writer& j, const runtime_path& r) {
-    j.begin_object();
-    for (const runtime_key& k : runtime_keys) j.member(k.key, k.get(r));
-    j.end_object();
 }
 
 /// What the deployments hold of the card's memory: memory_need_line, then memory_fit_line.
@@ -295,13 +307,7 @@ inline void write_whatif_json(std::ostream& out, const whatif_report& rep, const
     j.begin_object().member("model", rep.model_name).member("chip", rep.chip_name);
     // What each figure means (latency_ms: the task; window_ms: what a stress test times;
     // cycle_ms: task + between-task host work; qps: closed loop).
-    j.key("runtime");
-    if (rep.runtime) {
-        whatif_report_detail::write_runtime_json(j, *rep.runtime);
-    } else {
-        j.null();
-    }
-    j.member("host_threads", rep.host_threads);
+    write_runtime_members(j, rep.runtime, rep.host_threads);
     // What one instance holds at each batch, the rule the card's total follows, the capacity.
     j.key("memory")
         .begin_object()

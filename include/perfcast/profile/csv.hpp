@@ -478,11 +478,18 @@ void for_each_csv_record(std::istream& in, std::string source, F&& f, csv_option
 }
 
 /// Opens `path` for reading in binary mode, or throws a parse_error naming it.
-/// A directory is refused by name (an ifstream opens one and reads nothing).
+/// A directory is refused by name (an ifstream opens one and reads nothing), and so is a device
+/// or a socket (/dev/zero would be read until a record passed its limit); a FIFO is read.
 [[nodiscard]] inline std::ifstream open_input(const std::string& path, std::string_view where) {
+    namespace fs = std::filesystem;
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) {
+    const fs::file_status st = fs::status(path, ec);
+    if (fs::is_directory(st)) {
         throw parse_error(where, path, 0, 0, "is a directory, expected a file", path);
+    }
+    if (fs::is_character_file(st) || fs::is_block_file(st) || fs::is_socket(st)) {
+        throw parse_error(where, path, 0, 0, "is a device or socket, expected a regular file",
+                          path);
     }
     std::ifstream f(path, std::ios::binary);
     if (!f) throw parse_error(where, path, 0, 0, "cannot open file for reading", path);

@@ -299,7 +299,9 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
                           "no such file or folder", root.generic_string());
     }
     if (!fs::is_directory(st)) {
-        const bool db = detail::is_sqlite_file(root);
+        // Only a regular file is looked into first: a FIFO (a process substitution) is read
+        // once, and SQLite needs a file anyway.
+        const bool db = fs::is_regular_file(st) && detail::is_sqlite_file(root);
         profile_source s{{root},
                          "file",
                          db ? source_format::sqlite : source_format::csv,

@@ -307,10 +307,8 @@ private:
         if (v < 0) bad(c, "negative value");
         return v;
     }
-    // A task's time (Duration, Wait Time, aicore_time, aiv_time) is at most a day: a profile
-    // covers seconds to minutes; more is a unit mistake, and sums of such rows would overflow
-    // to inf in the report (issue 16).
-    static constexpr double max_task_us = 86400e6;
+    // A task's time (Duration, Wait Time, aicore_time, aiv_time) is at most a day
+    // (kernel_row.hpp max_task_us; issue 16).
     // Cycles of one task: at most what 65536 cores (chip.hpp's bound) at 10 GHz run in that
     // day, 5.7e19, rounded up.
     static constexpr double max_task_cycles = 1e20;
@@ -326,6 +324,13 @@ private:
         if (*v > max_task_cycles)
             bad(c, "more cycles than 65536 cores at 10 GHz run in a day (1e20)");
         return cycle_count{*v, units::cycle};
+    }
+    // A share (the *_ratio columns) or a percentage (cube_utilization), or nothing; past its
+    // range (kernel_columns.hpp share_range_of) the row is damaged.
+    [[nodiscard]] std::optional<double> share(kernel_column c) const {
+        const std::optional<double> v = number(c);
+        if (const auto r = share_range_of(c); v && r && *v > r->most) bad(c, r->what);
+        return v;
     }
     [[nodiscard]] std::optional<bool> yes_no(kernel_column c) const {
         const std::string_view s = field(c);
@@ -350,6 +355,9 @@ private:
         row.line = r.line();
         row.name.assign(field(kernel_column::name));
         row.op_type.assign(field(kernel_column::op_type));
+        // A required column without its value: the row cannot be placed or timed (an empty
+        // Duration read as 0 once gave a 0 us op in the report).
+        if (detail::not_recorded(row.op_type)) bad(kernel_column::op_type, "no op type");
         row.task_text.assign(field(kernel_column::task_type));
         row.task = parse_task_type(row.task_text);
 
@@ -362,6 +370,7 @@ private:
             row.start = timestamp{ns};
         }
         row.task_duration = micros(kernel_column::duration);
+        if (!row.task_duration) bad(kernel_column::duration, "no duration (empty or N/A)");
         row.wait = micros(kernel_column::wait);
         row.block_dim = count(kernel_column::block_dim);
         row.mix_block_dim = count(kernel_column::mix_block_dim);
@@ -378,16 +387,16 @@ private:
         row.aiv_total_cycles = cycles(kernel_column::aiv_total_cycles);
         row.aicore_time = micros(kernel_column::aicore_time);
         row.aiv_time = micros(kernel_column::aiv_time);
-        row.aic_mac_ratio = number(kernel_column::aic_mac_ratio);
-        row.aic_scalar_ratio = number(kernel_column::aic_scalar_ratio);
-        row.aic_mte1_ratio = number(kernel_column::aic_mte1_ratio);
-        row.aic_mte2_ratio = number(kernel_column::aic_mte2_ratio);
-        row.aic_fixpipe_ratio = number(kernel_column::aic_fixpipe_ratio);
-        row.aiv_vec_ratio = number(kernel_column::aiv_vec_ratio);
-        row.aiv_scalar_ratio = number(kernel_column::aiv_scalar_ratio);
-        row.aiv_mte2_ratio = number(kernel_column::aiv_mte2_ratio);
-        row.aiv_mte3_ratio = number(kernel_column::aiv_mte3_ratio);
-        row.cube_utilization_pct = number(kernel_column::cube_utilization);
+        row.aic_mac_ratio = share(kernel_column::aic_mac_ratio);
+        row.aic_scalar_ratio = share(kernel_column::aic_scalar_ratio);
+        row.aic_mte1_ratio = share(kernel_column::aic_mte1_ratio);
+        row.aic_mte2_ratio = share(kernel_column::aic_mte2_ratio);
+        row.aic_fixpipe_ratio = share(kernel_column::aic_fixpipe_ratio);
+        row.aiv_vec_ratio = share(kernel_column::aiv_vec_ratio);
+        row.aiv_scalar_ratio = share(kernel_column::aiv_scalar_ratio);
+        row.aiv_mte2_ratio = share(kernel_column::aiv_mte2_ratio);
+        row.aiv_mte3_ratio = share(kernel_column::aiv_mte3_ratio);
+        row.cube_utilization_pct = share(kernel_column::cube_utilization);
         row.device = count(kernel_column::device_id);
         row.step = count(kernel_column::step_id);
         row.memory_bound = number(kernel_column::memory_bound);

@@ -153,18 +153,8 @@ inline constexpr std::array<db_time_metric, 2> db_time_metrics{{
     switch (c) {
         case kernel_column::aic_total_cycles:
         case kernel_column::aiv_total_cycles:
-        case kernel_column::aic_mac_ratio:
-        case kernel_column::aic_scalar_ratio:
-        case kernel_column::aic_mte1_ratio:
-        case kernel_column::aic_mte2_ratio:
-        case kernel_column::aic_fixpipe_ratio:
-        case kernel_column::aiv_vec_ratio:
-        case kernel_column::aiv_scalar_ratio:
-        case kernel_column::aiv_mte2_ratio:
-        case kernel_column::aiv_mte3_ratio:
-        case kernel_column::cube_utilization:
         case kernel_column::memory_bound: return true;
-        default: return false;
+        default: return share_range_of(c).has_value();  // the ratios and cube_utilization
     }
 }
 
@@ -256,6 +246,9 @@ using string_ids = std::unordered_map<std::int64_t, std::string>;
     t.start = timestamp{db_required_integer(c[t_start], t_start)};
     t.end = timestamp{db_required_integer(c[t_end], t_end)};
     if (t.end < t.start) throw db_damage{t_end, "endNs before startNs"};
+    if ((t.end - t.start).in(units::us) > max_task_us) {
+        throw db_damage{t_end, "a task over a day (86400000000 us) after startNs"};
+    }
     t.device = db_count(c[t_device], t_device);
     return t;
 }
@@ -278,6 +271,9 @@ using string_ids = std::unordered_map<std::int64_t, std::string>;
     t.output_formats = db_string(ids, c[c_output_formats], c_output_formats);
     if (const auto w = db_integer(c[c_wait], c_wait)) {
         if (*w < 0) throw db_damage{c_wait, "negative value"};
+        if (static_cast<double>(*w) / 1e3 > max_task_us) {
+            throw db_damage{c_wait, "a wait over a day (86400000000 us)"};
+        }
         t.wait = duration{static_cast<double>(*w), units::ns};
     }
     return t;
@@ -558,6 +554,10 @@ bool read_db_table(db_row_source& src, std::string_view table,
                     return;
                 }
                 metrics.emplace(*column, p.metric);
+                if (const auto r = share_range_of(*column); p.value && r && *p.value > r->most) {
+                    throw detail::db_damage{p_value,
+                                            std::string(r->what) + " (metric " + p.metric + ")"};
+                }
                 if (p.value && !detail::set_metric(ops[*at].row, *column, *p.value)) {
                     throw detail::db_damage{p_name, "metric " + p.metric + " given twice"};
                 }

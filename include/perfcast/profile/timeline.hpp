@@ -404,6 +404,10 @@ inline void open_events(io::json_cursor& c, std::string& key) {
             skip(x.index, "span '" + x.name + "' without a valid ts (microseconds) and dur");
             continue;
         }
+        if (*x.dur_us > max_task_us) {  // as the op tables: sums would overflow to inf
+            skip(x.index, "span '" + x.name + "' with a dur over a day (86400000000 us)");
+            continue;
+        }
         const duration d{*x.dur_us, units::us};
         if (device) {
             t.device_tasks.push_back(
