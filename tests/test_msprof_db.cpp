@@ -358,6 +358,31 @@ TEST_CASE("msprof db: damaged cells skip their op row, listed with table, row an
         CHECK(has(t.skipped[1].reason, "negative value in column 'value'"));
         CHECK(has(t.skipped[1].reason, "op row globalTaskId 3 left out"));
     }
+    SUBCASE("PMU values past their range: a share, a time, cycles; a task over a day") {
+        fake_db db = two_ops();
+        db.add_metric(7, "aiv_vec_ratio", R(7.5));
+        db.add_metric(3, "aic_total_cycles", R(2e20));
+        const kernel_table t = read_msprof_db(db.src).table;
+        CHECK(t.rows.empty());
+        REQUIRE(t.skipped_count == 2);
+        CHECK(has(t.skipped[0].reason, "a share above 1 (metric aiv_vec_ratio)"));
+        CHECK(has(t.skipped[1].reason, "more cycles than 65536 cores at 10 GHz run in a day"));
+        fake_db day = two_ops();
+        day.task().rows[1][0] = I(1000);                                  // startNs
+        day.task().rows[1][1] = I(std::int64_t{1000 + 100000000000000});  // 27.8 h later
+        const kernel_table d = read_msprof_db(day.src).table;
+        REQUIRE(d.skipped_count == 1);
+        CHECK(has(d.skipped[0].reason, "a task over a day (86400000000 us) after startNs"));
+    }
+    SUBCASE("an op type NULL or empty skips its row, as an empty Type does in a CSV") {
+        fake_db db = two_ops();
+        db.compute().rows[1][5] = db.str("NULL");
+        const kernel_table t = read_msprof_db(db.src).table;
+        REQUIRE(t.skipped_count == 1);
+        CHECK(t.skipped[0].reason == "no op type in column 'opType'");
+        REQUIRE(t.rows.size() == 1);
+        CHECK(t.rows[0].name == "mm");
+    }
     SUBCASE("an op with no TASK row, a globalTaskId given twice, a NULL where one is required") {
         fake_db db = two_ops();
         db.task().rows.erase(db.task().rows.begin());  // the MatMul's

@@ -391,6 +391,8 @@ TEST_CASE("cli: a damaged timeline is warned of and left out; its skipped events
     r = perfcast_test::run_command(cli::report_command,
                                    {folder, "--chip", "ascend910b2", "--strict"});
     CHECK(r.status == 1);
+    CHECK(r.err.find(trace.generic_string() + ":1:") != std::string::npos);  // the JSON error
+    CHECK(r.err.find("the report goes on") == std::string::npos);
 }
 
 TEST_CASE("json writer: bytes that are not UTF-8 become U+FFFD, so the output stays JSON") {

@@ -583,7 +583,12 @@ TEST_CASE("serving sweep: the leaders are in doubt when an unsimulated one is an
     CHECK_FALSE(r.leaders_in_doubt());
     r.unsimulated_analytic = request_rate{2.37 * 1.06, units::qps};
     CHECK(r.leaders_in_doubt());
-    // Load mode (no target) and a target nobody meets have no best to doubt.
+    // No simulated leader met the target, yet the analytic model gives an unsimulated one a
+    // capacity: the strongest doubt.
+    r.ranked.front().capacity.reset();
+    REQUIRE_FALSE(r.met());
+    CHECK(r.leaders_in_doubt());
+    // Load mode (no target) has no capacity to doubt.
     r.target.reset();
     CHECK_FALSE(r.leaders_in_doubt());
 }

@@ -268,11 +268,11 @@ inline void require_usable_rows(const std::string& source, std::size_t rows, std
     if (rows == 0) throw perfcast::error(source + ": holds no row (a header and nothing else)");
 }
 
-/// One warning line per skipped profile row on `err`, and a count of those not listed.
 /// Damaged rows or events listed one per line on stderr; the rest are counted (the JSON lists
 /// up to 1000).
 inline constexpr std::size_t max_warned = 20;
 
+/// One warning line per skipped profile row on `err`, and a count of those not listed.
 inline void warn_skipped(std::ostream& err, const std::string& source,
                          const std::vector<profile::skipped_row>& listed, std::size_t count) {
     constexpr std::size_t shown = max_warned;

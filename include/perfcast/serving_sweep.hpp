@@ -347,12 +347,13 @@ struct serving_sweep_result {
     /// serving_report_table.hpp near_capacity) and the bisection's 1 %. An assumption.
     static constexpr double doubt_margin = 1.05;
     /// Capacity mode: the analytic model puts a configuration it left unsimulated above the
-    /// simulated best (by doubt_margin). Its estimates run high here (the simulation found less
-    /// than it said), so its order may not be the simulation's and the best may lie outside the
-    /// leaders (serving_sweep_options::simulate_top = 0 simulates every configuration).
+    /// simulated best (by doubt_margin), or gives one a capacity where no simulated leader met
+    /// the target. Its estimates run high here (the simulation found less than it said), so its
+    /// order may not be the simulation's and the best may lie outside the leaders
+    /// (serving_sweep_options::simulate_top = 0 simulates every configuration).
     [[nodiscard]] bool leaders_in_doubt() const noexcept {
-        return met() && unsimulated_analytic &&
-               *unsimulated_analytic > *ranked.front().capacity * doubt_margin;
+        if (!target || !unsimulated_analytic) return false;
+        return !met() || *unsimulated_analytic > *ranked.front().capacity * doubt_margin;
     }
 };
 
@@ -583,13 +584,18 @@ public:
             none.closest_p99 = rows[best].low_load_p99;
             none.target = *o.target;
             const duration over = none.closest_p99 - none.target;
-            none.why = "none of the " + std::to_string(configs_.size()) +
-                       " configurations meets TP99 <= " + detail::ms_text(none.target) +
-                       "; the closest, " + describe(none.closest) + ", has a TP99 of " +
-                       detail::ms_text(none.closest_p99) +
-                       (over > duration{}
-                            ? " even at low load (" + detail::ms_text(over) + " over)"
-                            : " at low load, but no load tried met it under queueing");
+            // Past the floor the whole grid misses it; below, only the simulated were tried.
+            const std::string which = over > duration{} || n == configs_.size()
+                                          ? std::to_string(configs_.size()) + " configurations"
+                                          : "top " + std::to_string(n) + " simulated (of " +
+                                                std::to_string(configs_.size()) +
+                                                " configurations)";
+            none.why =
+                "none of the " + which + " meets TP99 <= " + detail::ms_text(none.target) +
+                "; the closest, " + describe(none.closest) + ", has a TP99 of " +
+                detail::ms_text(none.closest_p99) +
+                (over > duration{} ? " even at low load (" + detail::ms_text(over) + " over)"
+                                   : " at low load, but no load tried met it under queueing");
             r.none = std::move(none);
         }
         return r;

@@ -33,6 +33,17 @@ namespace perfcast::io {
 /// cores, max gear 32, TP99 <= 10 ms, 20000 requests, seeds 1-8 gave 4703-5124 QPS (+-4 %).
 inline constexpr double near_capacity = 0.95;
 
+/// The note of serving_sweep_result::leaders_in_doubt, if they are.
+inline void write_doubt_note(std::ostream& out, const serving_sweep_result& r) {
+    if (!r.leaders_in_doubt()) return;
+    out << "note: the analytic model puts a configuration outside its top " << r.ranked.size()
+        << " at " << throughput_text(r.unsimulated_analytic->in(units::qps)) << " QPS per card, "
+        << (r.met() ? "above the simulated best" : "where no simulated leader met the target")
+        << ": its estimates run high here, so a configuration it did not rank among the leaders "
+           "may do better (--simulate-top 0 simulates all "
+        << r.configurations << ")\n";
+}
+
 /// The table: the first x.top leaders, a row per load, then what the columns mean.
 inline void write_serving_table(std::ostream& out, const serving_report& x,
                                 const serving_sweep_result& r) {
@@ -76,15 +87,7 @@ inline void write_serving_table(std::ostream& out, const serving_report& x,
                     << "); the target is looser than saturation allows (no steady state "
                        "above)\n";
             }
-            if (r.leaders_in_doubt()) {
-                out << "note: the analytic model puts a configuration outside its top "
-                    << r.ranked.size() << " at "
-                    << throughput_text(r.unsimulated_analytic->in(units::qps))
-                    << " QPS per card, above the simulated best: its estimates run high here, so "
-                       "a configuration it did not rank among the leaders may do better "
-                       "(--simulate-top 0 simulates all "
-                    << r.configurations << ")\n";
-            }
+            write_doubt_note(out, r);
             if (const auto c = cards_of(x, b)) {
                 out << "traffic " << rate_text(x.traffic->in(units::qps)) << " QPS: " << c->cards
                     << " card(s) = ceil(traffic / (capacity x (1 - " << format_shortest(x.headroom)
@@ -100,6 +103,7 @@ inline void write_serving_table(std::ostream& out, const serving_report& x,
             }
         } else if (r.none) {
             out << r.none->why << "\n";
+            write_doubt_note(out, r);
         }
     } else {
         std::size_t points = 0;

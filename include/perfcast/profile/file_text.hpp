@@ -37,8 +37,8 @@ class file_text {
 public:
     /// Maps (or reads) `path`; errors as open_input: parse_error naming `where` and the path.
     [[nodiscard]] static file_text read(const std::string& path, std::string_view where) {
-        // Same refusals and messages as the copying reader (a directory, a missing file).
-        (void)open_input(path, where);
+        // Opened once: map() takes regular files only, and read_file_text refuses the rest as
+        // open_input does (a directory, a device, a missing file) or reads a FIFO from its start.
         file_text t;
 #ifdef PERFCAST_HAS_MMAP
         if (t.map(path)) return t;

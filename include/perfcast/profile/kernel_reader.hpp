@@ -309,9 +309,6 @@ private:
     }
     // A task's time (Duration, Wait Time, aicore_time, aiv_time) is at most a day
     // (kernel_row.hpp max_task_us; issue 16).
-    // Cycles of one task: at most what 65536 cores (chip.hpp's bound) at 10 GHz run in that
-    // day, 5.7e19, rounded up.
-    static constexpr double max_task_cycles = 1e20;
     [[nodiscard]] std::optional<duration> micros(kernel_column c) const {
         const std::optional<double> v = number(c);
         if (!v) return std::nullopt;

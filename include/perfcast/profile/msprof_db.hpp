@@ -253,6 +253,12 @@ using string_ids = std::unordered_map<std::int64_t, std::string>;
     return t;
 }
 
+/// Text the export writes for "not recorded": empty, N/A (torch_npu) or NULL (msprof's MemSet
+/// rows in tests/data/profiles/real/msinsight_misc/msprof_0.db).
+[[nodiscard]] constexpr bool db_not_recorded(std::string_view s) noexcept {
+    return not_recorded(s) || s == "NULL";
+}
+
 [[nodiscard]] inline msprof_compute_task to_compute_task(std::span<const db_value> c,
                                                          const string_ids& ids) {
     using namespace db_schema;
@@ -260,6 +266,8 @@ using string_ids = std::unordered_map<std::int64_t, std::string>;
     t.global_task_id = db_required_integer(c[c_global_task_id], c_global_task_id);
     t.name = db_string(ids, c[c_name], c_name);
     t.op_type = db_string(ids, c[c_op_type], c_op_type);
+    // Required, as the CSV reader's Type: a row without one cannot be placed.
+    if (db_not_recorded(trim(t.op_type))) throw db_damage{c_op_type, "no op type"};
     t.task_type = db_string(ids, c[c_task_type], c_task_type);
     t.block_dim = db_count(c[c_block_dim], c_block_dim);
     t.mix_block_dim = db_count(c[c_mix_block_dim], c_mix_block_dim);
@@ -287,12 +295,6 @@ using string_ids = std::unordered_map<std::int64_t, std::string>;
     p.metric = db_string(ids, c[p_name], p_name);
     p.value = db_number(c[p_value], p_value);
     return p;
-}
-
-/// Text the export writes for "not recorded": empty, N/A (torch_npu) or NULL (msprof's MemSet
-/// rows in tests/data/profiles/real/msinsight_misc/msprof_0.db).
-[[nodiscard]] constexpr bool db_not_recorded(std::string_view s) noexcept {
-    return not_recorded(s) || s == "NULL";
 }
 
 /// The op row of a compute task (the TASK and PMU parts come later).
@@ -327,6 +329,21 @@ inline void fill_from_compute(kernel_row& row, const msprof_compute_task& t) {
     };
     formats(t.input_formats, row.input_formats);
     formats(t.output_formats, row.output_formats);
+}
+
+/// Refuses a PMU value past its column's range, as the CSV reader does: a share past 1 (or
+/// 100 %), a time past a day (the database writes ns), cycles past max_task_cycles.
+inline void check_metric(kernel_column c, double v, const std::string& metric) {
+    using db_schema::p_value;
+    const auto refuse = [&](std::string_view what) {
+        throw db_damage{p_value, std::string(what) + " (metric " + metric + ")"};
+    };
+    if (const auto r = share_range_of(c); r && v > r->most) refuse(r->what);
+    if ((c == kernel_column::aicore_time || c == kernel_column::aiv_time) && v / 1e3 > max_task_us)
+        refuse("a time over a day (86400000000 us)");
+    if ((c == kernel_column::aic_total_cycles || c == kernel_column::aiv_total_cycles) &&
+        v > max_task_cycles)
+        refuse("more cycles than 65536 cores at 10 GHz run in a day (1e20)");
 }
 
 /// One PMU value into its field; false when the field already has one (given twice).
@@ -554,10 +571,7 @@ bool read_db_table(db_row_source& src, std::string_view table,
                     return;
                 }
                 metrics.emplace(*column, p.metric);
-                if (const auto r = share_range_of(*column); p.value && r && *p.value > r->most) {
-                    throw detail::db_damage{p_value,
-                                            std::string(r->what) + " (metric " + p.metric + ")"};
-                }
+                if (p.value) detail::check_metric(*column, *p.value, p.metric);
                 if (p.value && !detail::set_metric(ops[*at].row, *column, *p.value)) {
                     throw detail::db_damage{p_name, "metric " + p.metric + " given twice"};
                 }

@@ -401,11 +401,13 @@ inline void open_events(io::json_cursor& c, std::string& key) {
         const bool host = pname == "CANN" || x.cat == "Runtime" || x.cat == "cuda_runtime";
         if (!device && !host) continue;
         if (!has_ts || !x.dur_us || *x.dur_us < 0) {
-            skip(x.index, "span '" + x.name + "' without a valid ts (microseconds) and dur");
+            skip(x.index, "span '" + parse_error::printable(x.name) +
+                              "' without a valid ts (microseconds) and dur");
             continue;
         }
         if (*x.dur_us > max_task_us) {  // as the op tables: sums would overflow to inf
-            skip(x.index, "span '" + x.name + "' with a dur over a day (86400000000 us)");
+            skip(x.index, "span '" + parse_error::printable(x.name) +
+                              "' with a dur over a day (86400000000 us)");
             continue;
         }
         const duration d{*x.dur_us, units::us};
