@@ -85,5 +85,8 @@ static_assert(abs_diff(chips::h200_sxm.peak(engine::cube, dtype::int8).in(units:
 static_assert(chips::get_chip("910B3") == chips::ascend910b3);
 static_assert(chips::get_chip("A3") == chips::ascend910_9391);
 static_assert(!chips::find_chip("910B").has_value());
+// A name read from a CRLF file, or with a newline, still names its chip.
+static_assert(chips::get_chip("910B3\r") == chips::ascend910b3);
+static_assert(chips::get_chip(" ascend910b3\n") == chips::ascend910b3);
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <string>
@@ -124,6 +125,42 @@ TEST_CASE("op::extra_head adds to the head, op::extra_per_core per core held; ba
     bad = plain_op;
     bad.extra_per_core = duration{-0.1, units::us};
     CHECK_THROWS_WITH_AS((void)cost(c, bad, core_count{48}), doctest::Contains("op.extra_per_core"),
+                         perfcast::error);
+    // cost() refuses parameters validate() refuses: an efficiency of 0 once priced an op at inf
+    // and an overlap of 3 below its own compute term.
+    model_params zero;
+    zero.cube_efficiency = 0;
+    CHECK_THROWS_WITH_AS((void)cost(c, plain_op, core_count{48}, zero),
+                         doctest::Contains("cube_efficiency = 0"), perfcast::error);
+    // cost()'s branch-free guard agrees with validate() field by field (each set out of range,
+    // then NaN): the guard only decides whether validate() runs.
+    CHECK(perfcast::detail::in_range(model_params{}));
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (double model_params::*f :
+         {&model_params::cube_efficiency, &model_params::vector_efficiency,
+          &model_params::hbm_efficiency, &model_params::l2_efficiency, &model_params::hbm_mix_cost,
+          &model_params::overlap, &model_params::misaligned_efficiency,
+          &model_params::l2_resident_share, &model_params::contention_per_core}) {
+        for (const double v : {-1.0, 5e-5, 3.0, 5.0, 2e6, nan}) {
+            model_params q;
+            q.*f = v;
+            bool refused = false;
+            try {
+                (void)validate(q);
+            } catch (const perfcast::error&) {
+                refused = true;
+            }
+            CAPTURE(v);
+            CHECK(perfcast::detail::in_range(q) == !refused);
+        }
+    }
+    model_params late_head;
+    late_head.head[1] = {true, duration{-1, units::us}, duration{}};
+    CHECK_FALSE(perfcast::detail::in_range(late_head));
+    model_params wide;
+    wide.overlap = 3;
+    CHECK_THROWS_WITH_AS((void)cost(c, plain_op, core_count{48}, wide),
+                         doctest::Contains("overlap = 3, expected a share in [0, 1]"),
                          perfcast::error);
     // Through a graph node: instantiate() carries both to the op.
     node n = nodes::elementwise(batched_shape{1 << 20}, dtype::fp16);
@@ -756,9 +793,11 @@ TEST_CASE("parameters file: round trip and errors with line, column and key") {
     CHECK(message("unseen_heavy_work = 0\n").find("key 'unseen_heavy_work': expected a factor") !=
           std::string::npos);
     CHECK(message("cube_efficiency = nan\n").find("expected a number") != std::string::npos);
-    CHECK(
-        message("l2_efficiency = 2.5\n").find("l2_efficiency = 2.5, expected a factor in (0, 2]") !=
-        std::string::npos);
+    // Subnormal: once priced an op at inf (model_params::min_efficiency).
+    CHECK(message("vector_efficiency = 1e-320\n").find("expected a share in [1e-4, 1]") !=
+          std::string::npos);
+    CHECK(message("l2_efficiency = 2.5\n")
+              .find("l2_efficiency = 2.5, expected a factor in [1e-4, 2]") != std::string::npos);
     CHECK(
         message("hbm_mix_cost = 0.4\n").find("hbm_mix_cost = 0.4, expected a factor in [0.5, 4]") !=
         std::string::npos);
@@ -960,4 +999,35 @@ TEST_CASE("perfcast validate and calibrate on the 910B1 profile" * doctest::test
     CHECK(cal.params.head_of(engine::cube).set);
     CHECK_FALSE(cal.work_factor.empty());
     std::remove(params.c_str());
+}
+
+TEST_CASE(
+    "measured rows: sizes past int64 are an error naming the row, times under 1 ns unscored") {
+    const chip& c = chips::ascend910b1;
+    const std::string head =
+        "Name,Type,Accelerator Core,Duration(us),Input Shapes,Input Data Types,Output Shapes,"
+        "Output Data Types\n";
+    // Two inputs of 2^63 - 1 elements: their sum overflowed (undefined behaviour) to a negative
+    // read count once; now it is "too large", with the row's line and names.
+    const auto huge = profile::parse_kernel_details(
+        head +
+            "add1,Add,AI_VECTOR_CORE,5,\"9223372036854775807;9223372036854775807\","
+            "FLOAT16;FLOAT16,\"9223372036854775807\",FLOAT16\n",
+        "huge.csv");
+    REQUIRE(huge.rows.size() == 1);
+    CHECK_THROWS_WITH_AS((void)profile::measured_op_of(c, huge.rows[0]),
+                         doctest::Contains("row at line 2 (add1, Add)"), perfcast::error);
+    CHECK_THROWS_WITH_AS((void)profile::measured_op_of(c, huge.rows[0]),
+                         doctest::Contains("too large"), perfcast::error);
+    // A measured time under profile::min_measured_us (0.001 us, the least a profiler writes) is
+    // no kernel's: not scored (an error relative to 1e-300 us was 3e302 %).
+    const auto times = profile::parse_kernel_details(
+        head + "a,Add,AI_VECTOR_CORE,1e-300,\"1024;1024\",FLOAT16;FLOAT16,\"1024\",FLOAT16\n" +
+            "b,Add,AI_VECTOR_CORE,0,\"1024;1024\",FLOAT16;FLOAT16,\"1024\",FLOAT16\n" +
+            "c,Add,AI_VECTOR_CORE,0.001,\"1024;1024\",FLOAT16;FLOAT16,\"1024\",FLOAT16\n",
+        "times.csv");
+    REQUIRE(times.rows.size() == 3);
+    CHECK(!profile::measured_op_of(c, times.rows[0]));
+    CHECK(!profile::measured_op_of(c, times.rows[1]));
+    CHECK(profile::measured_op_of(c, times.rows[2]));
 }

@@ -281,3 +281,88 @@ TEST_CASE("cli slips: report's csv and json list each skipped row with its file"
     CHECK(json.status == cli::exit_ok);
     CHECK(has(json.out, "\"source\": \"" + f + "\",\n      \"line\": 17"));
 }
+
+TEST_CASE("cli slips: a hold-out with an empty side is refused, not scored as calibrated") {
+    // The 910B3 profile holds few groups: a tiny share holds none out, a large one all.
+    const auto none =
+        run_command(cli::validate_command, {b3, "--holdout", "0.001", "--chip", "910B3"});
+    CHECK(none.status == 1);
+    CHECK(has(none.err, "puts no row on the held-out side, none to score"));
+    CHECK(has(none.err, "give a larger share"));
+    const auto all =
+        run_command(cli::validate_command, {b3, "--holdout", "0.999", "--chip", "910B3"});
+    CHECK(all.status == 1);
+    CHECK(has(all.err, "puts every row on the held-out side, none to fit on"));
+    const auto stdin_twice =
+        run_command(cli::validate_command, {"--fit", "-", "--test", "-", "--chip", "910B3"});
+    CHECK(stdin_twice.status == cli::exit_usage);
+    CHECK(has(stdin_twice.err, "standard input is read once"));
+    // Flags of a fit or a draw where there is none: refused, not ignored.
+    const auto seed =
+        run_command(cli::validate_command, {"--test", b3, "--chip", "910B3", "--seed", "3"});
+    CHECK(seed.status == cli::exit_usage);
+    CHECK(has(seed.err, "--seed draws a hold-out: it needs PROFILE --holdout SHARE"));
+    const auto eff = run_command(cli::validate_command,
+                                 {"--test", b3, "--chip", "910B3", "--vector-efficiency", "fit"});
+    CHECK(eff.status == cli::exit_usage);
+    CHECK(has(eff.err, "--vector-efficiency sets how a fit runs"));
+    // Nothing to fit names the file and the filter, as validate's nothing scored does.
+    const std::string out =
+        (std::filesystem::temp_directory_path() / "perfcast_slips_none.params").string();
+    const auto cal = run_command(cli::calibrate_command,
+                                 {b3, "--chip", "910B3", "--tasks", "AI_COR", "-o", out});
+    CHECK(cal.status == 1);
+    CHECK(has(cal.err, "nothing to fit (a calibration needs rows the model maps to ops): " + b3 +
+                           " holds 29 rows, none of them kept by --tasks AI_COR"));
+    CHECK(!std::filesystem::exists(out));
+    // '-' as an output is no file named '-'.
+    const auto dash = run_command(cli::calibrate_command, {b3, "--chip", "910B3", "-o", "-"});
+    CHECK(dash.status == cli::exit_usage);
+    CHECK(
+        has(dash.err, "option '-o': '-' is not a file to write (standard output is /dev/stdout)"));
+    CHECK(!std::filesystem::exists("-"));
+}
+
+TEST_CASE("cli slips: a seed that scores no row shows no error, not 0 %") {
+    // --types Add keeps the held-out Add rows only; seeds 1, 5 and 6 hold out none.
+    const auto r =
+        run_command(cli::validate_command, {b3, "--holdout", "0.3", "--seeds", "1-6", "--chip",
+                                            "910B3", "--types", "Add", "--format", "json"});
+    REQUIRE(r.status == cli::exit_ok);
+    CHECK(has(r.out, "\"rows\": 0,\n      \"mape\": null,\n      \"median_ape\": null"));
+    CHECK(!has(r.out, "\"rows\": 0,\n      \"mape\": 0"));
+}
+
+TEST_CASE("cli slips: a calibration's per-type terms price op --type, and are noted elsewhere") {
+    const std::string params =
+        (std::filesystem::temp_directory_path() / "perfcast_slips_types.params").string();
+    std::ofstream(params) << "fixed_us.Mul = 100\n";
+    const std::vector<std::string_view> add = {"--chip",        "910B1", "--params", params,
+                                               "--elementwise", "4000",  "--format", "json"};
+    const auto plain = run_command(cli::op_command, add);
+    REQUIRE(plain.status == cli::exit_ok);
+    CHECK(has(plain.err,
+              "per-type terms (1 key) are not applied: the op prices by op kind: "
+              "--type T applies those of profiler op type T"));
+    auto typed_args = add;
+    typed_args.insert(typed_args.end(), {"--type", "Mul"});
+    const auto typed = run_command(cli::op_command, typed_args);
+    REQUIRE(typed.status == cli::exit_ok);
+    CHECK(typed.err.empty());
+    const auto latency = [](const std::string& json) {
+        const auto at = json.find("\"latency_us\": ");
+        REQUIRE(at != std::string::npos);
+        return std::stod(json.substr(at + 14));
+    };
+    // Tolerance: the fixed time adds exactly 100 us to a head-priced op; 1e-6 us of printing.
+    CHECK(latency(typed.out) - latency(plain.out) == doctest::Approx(100).epsilon(1e-6));
+    auto other = add;
+    other.insert(other.end(), {"--type", "Add"});
+    CHECK(has(run_command(cli::op_command, other).err, "holds no terms for op type Add"));
+    const auto no_params = run_command(cli::op_command, {"--elementwise", "4000", "--type", "Mul"});
+    CHECK(no_params.status == cli::exit_usage);
+    const auto whatif = run_command(cli::whatif_command, {"--batch", "16", "--params", params});
+    CHECK(whatif.status == cli::exit_ok);
+    CHECK(has(whatif.err, "are not applied: the model prices its nodes by op kind"));
+    std::filesystem::remove(params);
+}

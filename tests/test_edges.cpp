@@ -656,8 +656,12 @@ TEST_CASE("a profile row of 1e-300 us: no inf GB/s or inf % in the report, any f
         CHECK(r.status == cli::exit_ok);
         CHECK_FALSE(unreadable_number(r.out));
     }
+    // validate scores no time under profile::min_measured_us (an error relative to 1e-300 us
+    // is any size): nothing scored, said, rather than a MAPE of 1e302 %.
     const auto v = run_command(cli::validate_command, {"--chip", "910B1", "--test", csv});
-    CHECK(v.status == cli::exit_ok);
+    CHECK(v.status == cli::exit_failure);
+    CHECK(v.err.find("nothing scored") != std::string::npos);
+    CHECK(v.err.find("no duration of at least 0.001 us") != std::string::npos);
     CHECK_FALSE(unreadable_number(v.out));
 }
 

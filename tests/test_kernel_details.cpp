@@ -2,6 +2,7 @@
 // numbers, timestamps, shapes, dtypes, MatMul shape checks, errors, and the two real fixtures.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -346,6 +347,28 @@ TEST_CASE("kernel_details: errors name the file, line, column, column name and t
         CHECK(std::string(e.what()).find("Accelerator Core") != std::string::npos);
         CHECK(e.text() == "Type,Duration(us)");
     }
+    SUBCASE("a table separated by ';' or tabs says so") {
+        for (const char sep : {';', '\t'}) {
+            std::string text = "Type,Accelerator Core,Duration(us)\nA,AI_CORE,1\n";
+            std::replace(text.begin(), text.end(), ',', sep);
+            const std::string what = read_error(text).what();
+            CAPTURE(what);
+            CHECK(what.find(std::string("missing required column Type (or OP Type) (the header is "
+                                        "one field: the table is separated by '") +
+                            (sep == ';' ? ";" : "\\t") +
+                            "'; perfcast reads comma-separated tables)") != std::string::npos);
+        }
+    }
+    SUBCASE("UTF-16 text is named, with or without a byte-order mark") {
+        const std::string utf16_bom("\xFF\xFET\0y\0p\0e\0,\0", 12);
+        const std::string utf16_plain("T\0y\0p\0e\0,\0", 10);
+        for (const std::string& text : {utf16_bom, utf16_plain}) {
+            const parse_error e = read_error(text + "\n");
+            CHECK(e.line() == 1);
+            CHECK(std::string(e.what()).find("the file is UTF-16 text; perfcast reads UTF-8") !=
+                  std::string::npos);
+        }
+    }
     SUBCASE("a column given under two spellings") {
         const parse_error e = read_error("Type,OP Type,Accelerator Core,Duration(us)\n");
         CHECK(std::string(e.what()).find("given twice") != std::string::npos);
@@ -354,6 +377,21 @@ TEST_CASE("kernel_details: errors name the file, line, column, column name and t
         CHECK(std::string(read_error("").what()).find("empty file") != std::string::npos);
         CHECK(parse_kernel_details(head).rows.empty());  // a header alone is fine
     }
+}
+
+TEST_CASE("kernel_details: the header again (two tables joined) is a skipped row, not data") {
+    const std::string head = "Type,Accelerator Core,Duration(us)\n";
+    const kernel_table t =
+        parse_kernel_details(head + "A,AI_CORE,1\n" + head + "B,AI_CORE,2\n", "joined.csv");
+    REQUIRE(t.rows.size() == 2);
+    REQUIRE(t.skipped.size() == 1);
+    CHECK(t.skipped[0].line == 3);
+    CHECK(t.skipped[0].column == 0);
+    CHECK(t.skipped[0].reason == "the header again (tables joined?)");
+    // Strict: the error, at that line.
+    const parse_error e = read_error(head + "A,AI_CORE,1\n" + head);
+    CHECK(e.line() == 3);
+    CHECK(std::string(e.what()).find("the header again (tables joined?)") != std::string::npos);
 }
 
 TEST_CASE("kernel_details: HF32 Eligible is YES or NO; anything else skips the row") {

@@ -354,6 +354,25 @@ TEST_CASE("vocabulary: the graph factories of the LLM-era kinds build the model 
     CHECK(nodes::conv({B, 3, 32, 32}, {16, 3, 3, 3}, {B, 16, 16, 16}, dtype::fp16) ==
           line("conv B,3,32,32;16,3,3,3;B,16,16,16 fp16"));
     CHECK(nodes::softmax(B, 4096, dtype::bf16) == line("softmax B,4096 bf16"));
+    // A GEMM writes its inputs' dtype unless told (the model file's out= default): an fp32
+    // matmul once wrote fp16 by the factory's default, half its output bytes.
+    CHECK(nodes::matmul(B, 64, 64, dtype::fp32) == line("matmul B,64;64,64 fp32"));
+    CHECK(nodes::matmul(B, 64, 64, dtype::fp32, {.out_type = dtype::fp16}) ==
+          line("matmul B,64;64,64 fp32 out=fp16"));
+    CHECK(matmul(1024, 1024, 1024, dtype::fp32).bytes_written == data_size{4 << 20, units::B});
+    CHECK(matmul(1024, 1024, 1024, dtype::fp32, {.out_type = dtype::fp16}).bytes_written ==
+          data_size{2 << 20, units::B});
+    CHECK(conv({.batch = 1,
+                .in_channels = 8,
+                .height = 4,
+                .width = 4,
+                .out_channels = 8,
+                .kernel_h = 1,
+                .kernel_w = 1,
+                .out_height = 4,
+                .out_width = 4},
+               dtype::fp32)
+              .out_type == dtype::fp32);
     // And the ops they make at a batch are the op factories' (the norm's block: vLLM's).
     CHECK(instantiate(nodes::norm({B, 4096}, dtype::bf16, 6), 4) ==
           rowwise(4, 4096, dtype::bf16, {.ops_per_element = 6, .row_threads = 1024}));

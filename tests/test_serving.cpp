@@ -508,6 +508,12 @@ TEST_CASE("bad input: QPS, window, traces out of order, warm-up, service noise")
     capacity_options o;
     CHECK(message_of([&] { (void)find_capacity(c, d, o); }) ==
           "perfcast::find_capacity: target (ms) = 0, expected a finite latency > 0 ms");
+    // A trace shorter than the warm-up: the trace is named, not `requests` (unused for traces).
+    const std::vector<arrival> short_trace(1000, arrival{0_ms, 1});
+    o.target = 2_ms;
+    CHECK(message_of([&] { (void)find_capacity(c, short_trace, o); }) ==
+          "perfcast::find_capacity: trace (requests) = 1000, expected at least 100 more than "
+          "capacity_options::warmup (2000): a longer trace or a smaller warmup");
 }
 
 // ---- traces from files, timelines ---------------------------------------------------------

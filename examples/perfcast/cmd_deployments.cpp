@@ -334,6 +334,7 @@ int run_validate_deployments(std::span<const std::string_view> args, std::ostrea
     const auto knobs = fit_nothing ? std::vector<std::string>{} : knobs_from(a);
     const profile::calibration base = params_from_args(a);
     warn_params_rows_chip(a, base, rows, err, fit_nothing ? "applied whole" : "each fit's start");
+    note_type_terms_unused(a, base, err, "deployments' models price their nodes by op kind");
     const bool loo = !a.has("train");
     const std::string by = a.has("by") ? choice(a, "by",
                                                 {"options", "instances", "batch", "split", "model",
@@ -396,6 +397,7 @@ int run_calibrate_deployments(std::span<const std::string_view> args, std::ostre
     const auto knobs = knobs_from(a);
     const profile::calibration base = params_from_args(a);
     warn_params_rows_chip(a, base, rows, err, "the fit's start");
+    note_type_terms_unused(a, base, err, "deployments' models price their nodes by op kind");
     const deployment_fit fit = fit_deployments(rows, knobs, base);
     const std::string path = *a.get("output");
     io::write_output(target, [&](std::ostream& f) {

@@ -41,7 +41,7 @@ namespace perfcast::cli {
 
 namespace op_detail {
 
-inline constexpr std::array<option, 29> options{{
+inline constexpr std::array<option, 30> options{{
     {"chip", "NAME", "chip preset (default 910B1; see `perfcast chips`)"},
     chip_ini_option,
     params_option,
@@ -71,6 +71,9 @@ inline constexpr std::array<option, 29> options{{
     {"link", "NAME", "host link for --transfer, e.g. pcie5x4 (default: the chip's)"},
     {"format", "FORMAT", "table (default) or json"},
     {"limit", "K", "core limit of the op's engine, whichever it is (instead of --cube / --vector)"},
+    {"type", "T",
+     "profiler op type whose per-type terms of --params price the op (work factor, fixed time, "
+     "time per core), e.g. SoftmaxV2"},
 }};
 
 /// The flags that name the op: exactly one of them is given.
@@ -89,7 +92,7 @@ struct modifier {
 inline constexpr std::string_view device_ops =
     "matmul elementwise shapes reduce softmax norm gather topk transpose line";
 
-inline constexpr std::array<modifier, 15> modifiers{{
+inline constexpr std::array<modifier, 16> modifiers{{
     {"dtype", "matmul elementwise shapes reduce softmax norm gather topk transpose",
      "sets the dtype of a shortcut op flag's op (a --line names its own; a --transfer moves "
      "bytes)"},
@@ -110,6 +113,7 @@ inline constexpr std::array<modifier, 15> modifiers{{
     {"hot", "gather", "sets the share of --gather's indices on hot rows"},
     {"valid", "topk", "sets the valid length of --topk (a --line says valid=)"},
     {"link", "transfer", "sets the host link of --transfer"},
+    {"type", device_ops, "applies a profiler type's terms of --params to a device op"},
 }};
 
 /// Whether the space-separated `words` hold `word`.
@@ -480,8 +484,29 @@ int run_op_in(op_vocabulary ops, std::span<const std::string_view> args, std::os
     }
     op_detail::check_engine_flags(a, o, ops);
     const int limit = op_detail::limit_for(a, c, o.eng);
-    op_detail::write(op_detail::op_report(c, o, cost(c, o, core_count{limit}, cal.params), ops),
-                     out, format);
+    model_params params = cal.params;
+    if (const auto type = a.get("type")) {
+        if (!a.has("params"))
+            throw usage_error("--type " + *type +
+                              " names per-type terms of a calibration: give --params FILE");
+        if (o.eng == engine::cube) {
+            err << "perfcast: note: cube ops take no per-type terms (calibrate fits none for "
+                   "them): --type "
+                << *type << " changes nothing\n";
+        } else if (!has_type_terms(cal, *type)) {
+            err << "perfcast: note: " << *a.get("params") << " holds no terms for op type " << *type
+                << " (names are matched exactly, as the profiler writes them): the op "
+                << "is priced with the file's shared parameters alone\n";
+        }
+        o = cal.applied(o, *type);
+        params = cal.params_for(o, *type);
+    } else {
+        note_type_terms_unused(a, cal, err,
+                               "op prices by op kind: --type T applies those of "
+                               "profiler op type T");
+    }
+    op_detail::write(op_detail::op_report(c, o, cost(c, o, core_count{limit}, params), ops), out,
+                     format);
     return exit_ok;
 }
 

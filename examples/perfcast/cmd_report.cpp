@@ -440,16 +440,10 @@ inline void note_chip(const parsed_args& a, const profile::profile_report& r, st
     const parsed_args& a, const std::string& path, std::ostream& err) {
     try {
         const profile::timeline t = profile::read_timeline_file(path);
-        constexpr std::size_t shown = max_warned;
-        for (std::size_t i = 0; i < t.skipped.size() && i < shown; ++i) {
-            err << "perfcast: warning: skipped event: " << path << ": event " << t.skipped[i].index
-                << ": " << t.skipped[i].reason << '\n';
-        }
-        if (t.skipped_count > std::min(t.skipped.size(), shown)) {
-            err << "perfcast: warning: " << path << ": "
-                << t.skipped_count - std::min(t.skipped.size(), shown) << " more events skipped ("
-                << t.skipped_count << " in all)\n";
-        }
+        warn_skipped_items(err, path, t.skipped, t.skipped_count, "event", "events", "",
+                           [&path](const profile::skipped_event& e) {
+                               return path + ": event " + std::to_string(e.index) + ": " + e.reason;
+                           });
         return profile::summarize(t);
     } catch (const perfcast::error& e) {
         if (a.has("strict")) throw;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -249,10 +250,11 @@ inline std::string fit_summary(const profile::calibration_result& r) {
 /// Why nothing was scored: validate exits 1 with this rather than print a MAPE of no rows.
 /// `rows`: the rows to score before --tasks / --types (`what` names them), `kept`: after them,
 /// `not_mappable`: kept rows the model cannot predict.
-[[nodiscard]] inline perfcast::error nothing_scored(const std::string& what, std::size_t rows,
-                                                    std::size_t kept, std::size_t not_mappable,
-                                                    const parsed_args& a) {
-    std::string s = "nothing scored (a MAPE over no rows is not 0 %): " + what + " ";
+[[nodiscard]] inline perfcast::error nothing_scored(
+    const std::string& what, std::size_t rows, std::size_t kept, std::size_t not_mappable,
+    const parsed_args& a,
+    std::string_view lead = "nothing scored (a MAPE over no rows is not 0 %)") {
+    std::string s = std::string(lead) + ": " + what + " ";
     if (rows == 0) {
         return perfcast::error(s + "holds no row (an empty profile, or every row damaged)");
     }
@@ -266,19 +268,21 @@ inline std::string fit_summary(const profile::calibration_result& r) {
     if (!filters.empty()) s += ", " + std::to_string(kept) + " kept by " + filters;
     return perfcast::error(s + ", and the model maps none of them to an op (" +
                            std::to_string(not_mappable) +
-                           " not mappable: communication, DSA or AI CPU tasks, shape conflicts, "
-                           "unknown shapes or dtypes, no duration)");
+                           " not mappable: communication, DSA and other non-compute tasks, "
+                           "shape conflicts, unknown shapes or dtypes, a dtype the chip has no "
+                           "rate for, no duration of at least 0.001 us)");
 }
 
 /// Throws nothing_scored unless the model maps some of `kept` (the rows to score after --tasks /
 /// --types; `what` names them, `read` is their count before): a fit does not change which rows
 /// map, so this runs before one.
-inline void require_mapped(const chip& c, const std::vector<profile::kernel_row>& kept,
-                           const profile::calibration& cal, const std::string& what,
-                           std::size_t read, const parsed_args& a) {
-    if (kept.empty()) throw nothing_scored(what, read, 0, 0, a);
+inline void require_mapped(
+    const chip& c, const std::vector<profile::kernel_row>& kept, const profile::calibration& cal,
+    const std::string& what, std::size_t read, const parsed_args& a,
+    std::string_view lead = "nothing scored (a MAPE over no rows is not 0 %)") {
+    if (kept.empty()) throw nothing_scored(what, read, 0, 0, a, lead);
     if (const auto mapped = profile::score_rows(c, kept, cal); mapped.overall.rows == 0)
-        throw nothing_scored(what, read, kept.size(), mapped.skipped, a);
+        throw nothing_scored(what, read, kept.size(), mapped.skipped, a, lead);
 }
 
 inline std::string pct(double share) { return io::format_fixed(100.0 * share, 1) + " %"; }
@@ -547,13 +551,17 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
             .member("mean_floor_median_ape", st.mean_floor_median_ape);
         j.key("seeds").begin_array();
         for (const auto& r : runs) {
+            // A seed that scored no row has no error (null, "-"), not 0 %.
+            const auto score = [&r](double v) {
+                return r.stats.rows > 0 ? v : std::numeric_limits<double>::quiet_NaN();
+            };
             j.begin_object()
                 .member("seed", r.seed)
                 .member("fit_rows", r.fit_rows)
                 .member("rows", r.stats.rows)
-                .member("mape", r.stats.mape)
-                .member("median_ape", r.stats.median_ape)
-                .member("p90_ape", r.stats.p90_ape)
+                .member("mape", score(r.stats.mape))
+                .member("median_ape", score(r.stats.median_ape))
+                .member("p90_ape", score(r.stats.p90_ape))
                 .member("vector_efficiency",
                         std::string_view(r.vector_efficiency_fitted ? "fitted" : "kept"))
                 .end_object();
@@ -591,8 +599,9 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
     io::text_table t(
         {"seed", "fit rows", "scored", "MAPE", "median APE", "P90 APE", "vector efficiency"});
     for (const auto& r : runs) {
+        const auto score = [&r](double v) { return r.stats.rows > 0 ? pct(v) : "-"; };
         t.add_row({std::to_string(r.seed), std::to_string(r.fit_rows), std::to_string(r.stats.rows),
-                   pct(r.stats.mape), pct(r.stats.median_ape), pct(r.stats.p90_ape),
+                   score(r.stats.mape), score(r.stats.median_ape), score(r.stats.p90_ape),
                    r.vector_efficiency_fitted ? "fitted" : "kept"});
     }
     t.write(out);
@@ -632,6 +641,23 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
         return exit_ok;
     }
     const std::string format = choice(a, "format", {"table", "json"}, "table");
+    // Options of a fit or a hold-out draw, given where there is none: refused, not ignored.
+    const bool fits = a.has("fit") || a.has("holdout");
+    for (const std::string_view flag : {"vector-efficiency", "l2-efficiency", "hbm-mix-cost"}) {
+        if (a.has(flag) && !fits)
+            throw usage_error("--" + std::string(flag) +
+                              " sets how a fit runs: it needs --fit FILE or PROFILE --holdout "
+                              "SHARE");
+    }
+    if (a.value_or("fit", "") == "-" && a.value_or("test", "") == "-")
+        throw usage_error(
+            "--fit - and --test -: standard input is read once; give one of them "
+            "a file");
+    for (const std::string_view flag : {"seed", "seeds"}) {
+        if (a.has(flag) && !a.has("holdout"))
+            throw usage_error("--" + std::string(flag) +
+                              " draws a hold-out: it needs PROFILE --holdout SHARE");
+    }
     const progress_fn progress = progress_from_args(a, err, "validate");
     profile_rows profiles(a, err);
     const chip c = profiles.chip_for(
@@ -647,7 +673,19 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
             throw usage_error("--transfer-from " + *from + ": " + *a.get("params") +
                               " was fitted for " + cal.chip + ", not " +
                               std::string(fitted_on.name.view()));
+        if (same_chip_name(fitted_on.name.view(), c.name.view())) {
+            err << "perfcast validate: note: --transfer-from " << *from
+                << " names the chip scored: what is scored is what carries to another chip "
+                   "(per-type factors; heads and efficiencies at the preset's), not the file "
+                   "itself (without --transfer-from)\n";
+        }
         cal = profile::transferred(cal, fitted_on, c);
+    } else if (fits) {
+        // The file is where the fit starts, not what is scored: no transfer to advise.
+        warn_params_chip(a, cal, c, err, "the fit's start", false);
+        note_type_terms_unused(a, cal, err,
+                               "fit starts from the file's shared parameters and fits per-type "
+                               "terms anew from the fit rows");
     } else {
         warn_params_chip(a, cal, c, err);
     }
@@ -707,15 +745,30 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
         }
         const std::int64_t seed = a.has("seed") ? io::parse_int(*a.get("seed"), "--seed") : 1;
         if (seed < 0) throw usage_error("--seed " + std::to_string(seed) + ": expected N >= 0");
-        auto split = profile::split_holdout(profiles.in_context(a.positional[0], c, cal.params),
-                                            share, static_cast<std::uint64_t>(seed));
+        const auto rows = profiles.in_context(a.positional[0], c, cal.params);
+        auto split = profile::split_holdout(rows, share, static_cast<std::uint64_t>(seed));
+        // A hold-out moves whole groups (op type, input shapes and dtypes): one side can end
+        // up empty, and a score without a fit would read as a calibrated one.
+        if (!rows.empty() && (split.fit.empty() || split.test.empty())) {
+            std::set<std::string> groups;
+            for (const auto& r : rows) groups.insert(profile::group_key(r));
+            throw perfcast::error(
+                a.positional[0] + ": --holdout " + *a.get("holdout") + ", seed " +
+                std::to_string(seed) + " puts " +
+                (split.fit.empty() ? "every row on the held-out side, none to fit on"
+                                   : "no row on the held-out side, none to score") +
+                " (a hold-out moves whole groups of one op type, shapes and dtypes: " +
+                std::to_string(rows.size()) + " rows in " + std::to_string(groups.size()) +
+                (groups.size() == 1 ? " group" : " groups") + "); " +
+                (split.fit.empty() ? "give a smaller share, or a profile of more ops"
+                                   : "give a larger share"));
+        }
         fit_rows = std::move(split.fit);
         test_rows = filtered(split.test, keep);
         scored_what = "the held-out side of " + a.positional[0] + " (--holdout " +
                       *a.get("holdout") + ", seed " + std::to_string(seed) + ")";
         test_read = split.test.size();
     } else {
-        if (a.has("seeds")) throw usage_error("--seeds needs one PROFILE and --holdout SHARE");
         if (!a.positional.empty())
             throw usage_error("unexpected argument '" + a.positional[0] +
                               "': a PROFILE goes with --holdout SHARE (its rows split into fit and "
@@ -789,9 +842,15 @@ int run_calibrate(std::span<const std::string_view> args, std::ostream& out, std
     profile_rows profiles(a, err);
     const chip c = profiles.chip_for(a.positional[0]);
     const profile::calibration start = params_from_args(a);
-    warn_params_chip(a, start, c, err, "the fit's start");
+    warn_params_chip(a, start, c, err, "the fit's start", false);
+    note_type_terms_unused(a, start, err,
+                           "fit starts from the file's shared parameters and fits per-type terms "
+                           "anew from these rows");
     const row_filter keep{list_of(a, "tasks"), {}};
-    const auto rows = filtered(profiles.in_context(a.positional[0], c, start.params), keep);
+    const auto read = profiles.in_context(a.positional[0], c, start.params);
+    const auto rows = filtered(read, keep);
+    require_mapped(c, rows, start, a.positional[0], read.size(), a,
+                   "nothing to fit (a calibration needs rows the model maps to ops)");
     const auto res =
         profile::calibrate(c, profile::measured_ops(c, rows), start.params,
                            calibration_options_from(a, progress_from_args(a, err, "calibrate")));

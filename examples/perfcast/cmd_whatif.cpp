@@ -650,6 +650,11 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
             a.positional.front() + " (anchored at batch " + std::to_string(pb.front()) + ")";
     }
     warn_params_chip(a, cal, c, err);
+    if (!from_profile) {
+        note_type_terms_unused(a, cal, err,
+                               "model prices its nodes by op kind; a profile's rows (whatif "
+                               "PROFILE) take them by type");
+    }
     const bool onnx_model = a.has("model") && is_onnx_path(*a.get("model"));
     for (const std::string_view flag : {"batch-dim", "unfused-attention"}) {
         if (a.has(flag) && !onnx_model) {

@@ -203,6 +203,10 @@ inline constexpr option instance_memory_option{
     io::output_file f{*path, o_flag, io::symlinks::refuse};
     if (name == "svg") f = {*path, "--svg", io::symlinks::follow};
     if (name == "trace") f = {*path, "--trace", io::symlinks::follow};
+    // '-' names standard input where a profile goes; as an output it once made a file named -.
+    if (*path == "-")
+        throw usage_error("option '" + std::string(f.flag) +
+                          "': '-' is not a file to write (standard output is /dev/stdout)");
     io::check_output(f);
     return f;
 }
@@ -272,18 +276,29 @@ inline void require_usable_rows(const std::string& source, std::size_t rows, std
 /// up to 1000).
 inline constexpr std::size_t max_warned = 20;
 
+/// One warning line per listed skipped item on `err` ("skipped KIND: " and what `describe`
+/// makes of it), the first max_warned of them, and a count of the rest ("N more PLURAL skipped
+/// (C in all[TAIL])").
+template <class Item, class Describe>
+void warn_skipped_items(std::ostream& err, const std::string& source,
+                        const std::vector<Item>& listed, std::size_t count, std::string_view kind,
+                        std::string_view plural, std::string_view tail, Describe describe) {
+    const std::size_t shown = std::min(listed.size(), max_warned);
+    for (std::size_t i = 0; i < shown; ++i) {
+        err << "perfcast: warning: skipped " << kind << ": " << describe(listed[i]) << '\n';
+    }
+    if (count > shown) {
+        err << "perfcast: warning: " << source << ": " << count - shown << " more " << plural
+            << " skipped (" << count << " in all" << tail << ")\n";
+    }
+}
+
 /// One warning line per skipped profile row on `err`, and a count of those not listed.
 inline void warn_skipped(std::ostream& err, const std::string& source,
                          const std::vector<profile::skipped_row>& listed, std::size_t count) {
-    constexpr std::size_t shown = max_warned;
-    for (std::size_t i = 0; i < listed.size() && i < shown; ++i) {
-        err << "perfcast: warning: skipped row: " << profile::describe(listed[i]) << '\n';
-    }
-    if (count > std::min(listed.size(), shown)) {
-        err << "perfcast: warning: " << source << ": " << count - std::min(listed.size(), shown)
-            << " more damaged rows skipped (" << count << " in all; --strict makes the first an "
-            << "error)\n";
-    }
+    warn_skipped_items(err, source, listed, count, "row", "damaged rows",
+                       "; --strict makes the first an error",
+                       [](const profile::skipped_row& r) { return profile::describe(r); });
 }
 
 /// The op tables that PROFILE names: the file itself, or those found in a folder (--rank picks
@@ -572,11 +587,35 @@ inline void warn_params_chip(const parsed_args& a, const profile::calibration& c
     err << "perfcast: warning: " << a.value_or("params", "the parameters") << " was fitted for "
         << cal.chip << ", not " << c.name.view() << "; " << use
         << " (its heads and efficiencies are that chip's";
-    if (transfer_advice) {
+    // Advice only for a chip --transfer-from can name (a preset).
+    if (transfer_advice && chips::find_chip(cal.chip)) {
         err << "; validate --transfer-from " << cal.chip
             << " scores what carries to another chip: docs/calibration.md, \"Another chip\"";
     }
     err << ")\n";
+}
+
+/// Whether `cal` holds per-type terms for profiler op type `type` (its own, or the unseen
+/// heavy factor of a heavy type).
+[[nodiscard]] inline bool has_type_terms(const profile::calibration& cal, std::string_view type) {
+    return cal.work_factor.contains(type) || cal.fixed_time.contains(type) ||
+           cal.per_core_time.contains(type) ||
+           (profile::is_heavy_type(type) && cal.unseen_heavy_factor != 1);
+}
+
+/// A note on `err` where --params holds per-type terms (work factors, fixed times, times per
+/// core: fitted to profiler op types) that the command cannot apply; `why` says why.
+inline void note_type_terms_unused(const parsed_args& a, const profile::calibration& cal,
+                                   std::ostream& err, std::string_view why) {
+    std::set<std::string_view> types;
+    for (const auto* m : {&cal.fixed_time, &cal.per_core_time})
+        for (const auto& [k, v] : *m) types.insert(k);
+    for (const auto& [k, v] : cal.work_factor) types.insert(k);
+    if (types.empty() && cal.unseen_heavy_factor == 1) return;
+    err << "perfcast: note: " << a.value_or("params", "the parameters") << "'s per-type terms ("
+        << types.size() << (types.size() == 1 ? " key" : " keys");
+    if (cal.unseen_heavy_factor != 1) err << ", and the factor of heavy types without one";
+    err << ") are not applied: the " << why << "\n";
 }
 
 /// Parses "1-6", "6,8,12,24", "1-3,8" into values >= 1 (in the order given, duplicates removed).

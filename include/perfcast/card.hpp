@@ -54,8 +54,9 @@
 // Card figures (guide §1): avg_latency is the mean latency over the requests served at saturation,
 // where instance i serves 1 / latency_i requests per unit time: avg = S / sum(1 / latency_i) (the
 // plain latency when all instances are alike). Then, exactly as computed and reported:
-//   qps = 1000 / avg_latency.in(ms) x S        throughput = qps x batch  (samples / s)
-// which also equals sum over instances of 1 / latency_i.
+//   qps = 1000 / avg_cycle.in(ms) x S          throughput = qps x batch  (samples / s)
+// which also equals sum over instances of 1 / cycle_i, a cycle being the latency plus the host
+// work between tasks (runtime.hpp's `between`); without it, 1000 / avg_latency.in(ms) x S.
 //
 // Past 500 lines on purpose: solve_card (about 360 lines) is one fixed point over what instances
 // share (cores, HBM, L2, link, host), whose passes share their state.

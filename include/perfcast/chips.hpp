@@ -110,7 +110,9 @@ struct folded_name {
 [[nodiscard]] constexpr folded_name fold(std::string_view s) noexcept {
     folded_name f;
     for (char ch : s) {
-        if (ch == '-' || ch == '_' || ch == '.' || ch == ' ' || ch == '\t') continue;
+        if (ch == '-' || ch == '_' || ch == '.' || ch == ' ' || ch == '\t' || ch == '\r' ||
+            ch == '\n')
+            continue;  // a name read from a CRLF file keeps its '\r'
         if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
         if (f.size == f.text.size()) {
             f.overflow = true;

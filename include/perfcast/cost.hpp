@@ -76,6 +76,10 @@ struct model_params {
     double hbm_mix_cost = 1.0;
     static constexpr double min_hbm_mix_cost = 0.5;
     static constexpr double max_hbm_mix_cost = 4.0;
+    /// The least efficiency or rate factor validate() accepts (cube, vector, HBM, L2,
+    /// misaligned): 0.01 % of a rate. Less is a typing or unit mistake rather than a kernel
+    /// (1e-320 once priced an op at inf); calibration's search stays at or above it too.
+    static constexpr double min_efficiency = 1e-4;
     /// Extra head cost of a kernel's first run (first_run ops: profile/context.hpp), launch +
     /// per core: every core fetches the kernel's instructions cold. Assumption 0 until calibrated:
     /// on the 910B1 profile calibration finds about 0.1 us per core (a 48-core reduction of 16 KB
@@ -107,24 +111,27 @@ struct model_params {
 /// building a fresh model_params (some 170 bytes) on every call.
 inline constexpr model_params default_model_params{};
 
-/// Checks a parameter set: efficiencies in (0, 1], overlap in [0, 1], contention >= 0.
+/// Checks a parameter set: efficiencies in [min_efficiency, 1] (HBM and L2 up to 2), overlap in
+/// [0, 1], contention >= 0, times in [0, 1e9) us.
 constexpr const model_params& validate(const model_params& p) {
     constexpr std::string_view where = "validate(model_params)";
-    PERFCAST_EXPECTS(p.cube_efficiency > 0 && p.cube_efficiency <= 1, where, "cube_efficiency",
-                     p.cube_efficiency, "a share in (0, 1]");
-    PERFCAST_EXPECTS(p.vector_efficiency > 0 && p.vector_efficiency <= 1, where,
-                     "vector_efficiency", p.vector_efficiency, "a share in (0, 1]");
-    PERFCAST_EXPECTS(p.hbm_efficiency > 0 && p.hbm_efficiency <= 2, where, "hbm_efficiency",
-                     p.hbm_efficiency, "a factor in (0, 2]");
-    PERFCAST_EXPECTS(p.l2_efficiency > 0 && p.l2_efficiency <= 2, where, "l2_efficiency",
-                     p.l2_efficiency, "a factor in (0, 2]");
+    PERFCAST_EXPECTS(p.cube_efficiency >= model_params::min_efficiency && p.cube_efficiency <= 1,
+                     where, "cube_efficiency", p.cube_efficiency, "a share in [1e-4, 1]");
+    PERFCAST_EXPECTS(
+        p.vector_efficiency >= model_params::min_efficiency && p.vector_efficiency <= 1, where,
+        "vector_efficiency", p.vector_efficiency, "a share in [1e-4, 1]");
+    PERFCAST_EXPECTS(p.hbm_efficiency >= model_params::min_efficiency && p.hbm_efficiency <= 2,
+                     where, "hbm_efficiency", p.hbm_efficiency, "a factor in [1e-4, 2]");
+    PERFCAST_EXPECTS(p.l2_efficiency >= model_params::min_efficiency && p.l2_efficiency <= 2, where,
+                     "l2_efficiency", p.l2_efficiency, "a factor in [1e-4, 2]");
     PERFCAST_EXPECTS(p.hbm_mix_cost >= model_params::min_hbm_mix_cost &&
                          p.hbm_mix_cost <= model_params::max_hbm_mix_cost,
                      where, "hbm_mix_cost", p.hbm_mix_cost, "a factor in [0.5, 4]");
     PERFCAST_EXPECTS(p.overlap >= 0 && p.overlap <= 1, where, "overlap", p.overlap,
                      "a share in [0, 1]");
-    PERFCAST_EXPECTS(p.misaligned_efficiency > 0 && p.misaligned_efficiency <= 1, where,
-                     "misaligned_efficiency", p.misaligned_efficiency, "a share in (0, 1]");
+    PERFCAST_EXPECTS(
+        p.misaligned_efficiency >= model_params::min_efficiency && p.misaligned_efficiency <= 1,
+        where, "misaligned_efficiency", p.misaligned_efficiency, "a share in [1e-4, 1]");
     PERFCAST_EXPECTS(p.l2_resident_share >= 0 && p.l2_resident_share <= 1, where,
                      "l2_resident_share", p.l2_resident_share, "a share in [0, 1]");
     PERFCAST_EXPECTS(p.contention_per_core >= 0 && p.contention_per_core < 1e6, where,
@@ -144,6 +151,30 @@ constexpr const model_params& validate(const model_params& p) {
     }
     return p;
 }
+
+namespace detail {
+/// Whether validate(p) passes, as one branch-free test (no message): cost()'s guard.
+[[nodiscard]] constexpr bool in_range(const model_params& p) noexcept {
+    constexpr double lo = model_params::min_efficiency;
+    const auto time_ok = [](duration t) {
+        const double us = t.in(units::us);
+        return (us >= 0) & (us < 1e9);
+    };
+    bool ok = (p.cube_efficiency >= lo) & (p.cube_efficiency <= 1) & (p.vector_efficiency >= lo) &
+              (p.vector_efficiency <= 1) & (p.hbm_efficiency >= lo) & (p.hbm_efficiency <= 2) &
+              (p.l2_efficiency >= lo) & (p.l2_efficiency <= 2) &
+              (p.hbm_mix_cost >= model_params::min_hbm_mix_cost) &
+              (p.hbm_mix_cost <= model_params::max_hbm_mix_cost) & (p.overlap >= 0) &
+              (p.overlap <= 1) & (p.misaligned_efficiency >= lo) & (p.misaligned_efficiency <= 1) &
+              (p.l2_resident_share >= 0) & (p.l2_resident_share <= 1) &
+              (p.contention_per_core >= 0) & (p.contention_per_core < 1e6) &
+              time_ok(p.first_run_launch) & time_ok(p.first_run_per_core);
+    // An unset head's times are not read (in constant evaluation they may be uninitialised).
+    for (const auto& h : p.head)
+        if (h.set) ok &= time_ok(h.launch) & time_ok(h.per_core);
+    return ok;
+}
+}  // namespace detail
 
 enum class bound_kind : unsigned char { compute, memory, overhead };
 
@@ -1036,6 +1067,10 @@ namespace detail {
 [[nodiscard, gnu::always_inline]] inline constexpr op_cost cost(
     const chip& c, const op& o, core_count limit, const model_params& p = default_model_params) {
     constexpr std::string_view where = "cost";
+    // validate(p) only when a range check fails (it then throws naming the field): cost() runs
+    // in every sweep's inner loop, and validate's early-out checks cost a third of it.
+    if (!detail::in_range(p)) [[unlikely]]
+        validate(p);
     const engine_spec& e = c.engine_of(o.eng);
     PERFCAST_EXPECTS(limit.value >= 1 && limit.value <= e.cores, where,
                      o.eng == engine::cube     ? "limit (cube cores)"

@@ -62,10 +62,19 @@ constexpr const core_split& validate(const core_split& s, const chip& c) {
                      "at least 1 cube core");
     PERFCAST_EXPECTS(s.vector.value >= 1, where, "vector", static_cast<double>(s.vector.value),
                      "at least 1 vector core");
+    // The limit and the chip named: a chip of 0 cores (a default-constructed one) is then seen
+    // to be the problem, not the split.
+    const auto most = [&c](int cores, std::string_view engine) {
+        return "no more than the chip's " + std::string(engine) + " cores (" +
+               std::to_string(cores) + " on " +
+               (c.name.view().empty() ? std::string("an unnamed chip")
+                                      : std::string(c.name.view())) +
+               ")";
+    };
     PERFCAST_EXPECTS(s.cube.value <= c.cube.cores, where, "cube", static_cast<double>(s.cube.value),
-                     "no more than the chip's cube cores");
+                     most(c.cube.cores, "cube"));
     PERFCAST_EXPECTS(s.vector.value <= c.vector.cores, where, "vector",
-                     static_cast<double>(s.vector.value), "no more than the chip's vector cores");
+                     static_cast<double>(s.vector.value), most(c.vector.cores, "vector"));
     return s;
 }
 
@@ -378,8 +387,8 @@ struct model {
     [[nodiscard]] std::span<const node> view() const noexcept { return nodes; }
     /// A view for the calls that take nodes. Of a temporary it lives as long as the temporary:
     /// `evaluate_card(c, read_model_file(f), ...)` is safe, `std::span<const node> n =
-    /// read_model_file(f);` dangles; the types that keep the view (card_service,
-    /// make_card_server's server) refuse a temporary model.
+    /// read_model_file(f);` dangles; card_service, which keeps the view, refuses a temporary
+    /// model (make_card_server tabulates before it returns, and takes one).
     operator std::span<const node>() const noexcept { return nodes; }  // NOLINT: a view
 };
 

@@ -97,7 +97,7 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
                            o.broadcast_b ? batched_shape{k, n} : batched_shape{batch, k, n}},
                           where);
     r.broadcast_b = o.broadcast_b;
-    r.out_type = o.out_type;
+    r.out_type = o.out_type.value_or(t);
     return r;
 }
 
@@ -110,7 +110,7 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
     detail::expect_dim(k, where, "k");
     node r = detail::make(op_kind::matmul, t, {batched_shape{m, k}, batched_shape{k, n}}, where);
     r.broadcast_b = true;  // one weight matrix
-    r.out_type = o.out_type;
+    r.out_type = o.out_type.value_or(t);
     return r;
 }
 
@@ -144,7 +144,7 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
         for (std::size_t i = 0; i + 2 < b.rank; ++i) all_one = all_one && b[i] == batch_dim{1};
         r.broadcast_b = all_one;
     }
-    r.out_type = o.out_type;
+    r.out_type = o.out_type.value_or(t);
     return r;
 }
 

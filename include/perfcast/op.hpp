@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -325,7 +326,9 @@ constexpr bool widens(dtype from, dtype to) noexcept {
 /// Options of a matrix multiply.
 struct matmul_options {
     bool broadcast_b = false;  // B is shared by every batch (a broadcast BMM, guide §9)
-    dtype out_type = dtype::fp16;
+    /// The output's dtype; nothing: the inputs' (as a model file's `out=` defaults, and as
+    /// elementwise ops keep theirs).
+    std::optional<dtype> out_type{};
 };
 
 namespace detail {
@@ -366,7 +369,7 @@ namespace detail {
     r.kind = batch == 1 ? op_kind::matmul : op_kind::batch_matmul;
     r.eng = engine::cube;
     r.type = t;
-    r.out_type = o.out_type;
+    r.out_type = o.out_type.value_or(t);
     const std::int64_t mk = checked_product(m, k, where, "m*k");
     const std::int64_t kn = checked_product(k, n, where, "k*n");
     const std::int64_t mn = checked_product(m, n, where, "m*n");
@@ -380,7 +383,7 @@ namespace detail {
     const data_size b_one = detail::bytes_of(kn, t);
     const data_size b = o.broadcast_b ? b_one : static_cast<double>(batch) * b_one;
     r.bytes_read = a + b;
-    r.bytes_written = detail::bytes_of(checked_product(batch, mn, where, "batch*m*n"), o.out_type);
+    r.bytes_written = detail::bytes_of(checked_product(batch, mn, where, "batch*m*n"), r.out_type);
     r.reread = a * static_cast<double>(n_tiles - 1) +
                static_cast<double>(batch) * b_one * static_cast<double>(m_tiles - 1);
     r.run = static_cast<double>(k) * size_of(t);
@@ -863,7 +866,7 @@ constexpr op grouped_start(std::int64_t k, dtype t, const matmul_options& o) {
     op acc;
     acc.eng = engine::cube;
     acc.type = t;
-    acc.out_type = o.out_type;
+    acc.out_type = o.out_type.value_or(t);
     acc.work_units = 0;
     acc.run = static_cast<double>(k) * size_of(t);
     return acc;
@@ -1070,12 +1073,13 @@ struct conv_dims {
 }
 
 /// A 2-D convolution pass on the cube (conv_gemm), its tensors of dtype `t` and the written one
-/// `out_type`: forward reads the input and the weight and writes the output; backprop_input
-/// reads the output's gradient and the weight and writes the input's; backprop_filter reads the
-/// input and the output's gradient and writes the weight's.
+/// `out_type` (nothing: `t`): forward reads the input and the weight and writes the output;
+/// backprop_input reads the output's gradient and the weight and writes the input's;
+/// backprop_filter reads the input and the output's gradient and writes the weight's.
 [[nodiscard]] constexpr op conv(const conv_dims& d, dtype t, conv_pass p = conv_pass::forward,
-                                dtype out_type = dtype::fp16) {
+                                std::optional<dtype> written_type = std::nullopt) {
     constexpr std::string_view where = "conv";
+    const dtype out_type = written_type.value_or(t);
     detail::expect_dim(d.batch, where, "batch");
     detail::expect_dim(d.in_channels, where, "in_channels");
     detail::expect_dim(d.height, where, "height");

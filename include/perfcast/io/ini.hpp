@@ -214,12 +214,19 @@ struct ini_platform {
     std::vector<std::string> from_base;
 };
 
-/// The base chip used when none is given: the preset of the same core family, for the values an
-/// ini file does not hold. AIC-C-100 (910A) -> ascend910a, AIC-M-200 (310P) -> ascend310p3, any
-/// other (AIC-C-220 and newer) -> ascend910b1. Those values are the presets' documented
-/// assumptions (HBM bandwidth, PCIe, overheads, AI CPU clock) and per-dtype rate tables
-/// (include/perfcast/chips/ascend.hpp).
-[[nodiscard]] inline const chip& default_ini_base(std::string_view aic_version) noexcept {
+/// The base chip used when none is given, for the values an ini file does not hold: the preset
+/// the file's SoC_version names (Ascend910B4 -> ascend910b4, any case), else the preset of its
+/// core family: AIC-C-100 (910A) -> ascend910a, AIC-M-200 (310P) -> ascend310p3, any other
+/// (AIC-C-220 and newer) -> ascend910b1. Those values are the presets' documented assumptions
+/// (HBM bandwidth, PCIe, overheads, AI CPU clock) and per-dtype rate tables
+/// (include/perfcast/chips/ascend.hpp). (The family alone once gave a 910B4 the 910B1's HBM.)
+[[nodiscard]] inline const chip& default_ini_base(std::string_view aic_version,
+                                                  std::string_view soc_version = {}) noexcept {
+    for (const chip* c :
+         {&chips::ascend910b1, &chips::ascend910b2, &chips::ascend910b3, &chips::ascend910b4,
+          &chips::ascend910_9391, &chips::ascend910a, &chips::ascend310p3}) {
+        if (iequals(trim(soc_version), c->name.view())) return *c;
+    }
     if (aic_version.starts_with("AIC-C-100")) return chips::ascend910a;
     if (aic_version.starts_with("AIC-M-200")) return chips::ascend310p3;
     return chips::ascend910b1;
@@ -500,10 +507,12 @@ constexpr std::string_view where = "chip_from_ini";
     return p;
 }
 
-/// As platform_from_ini, with the default base for the file's AIC_version.
+/// As platform_from_ini, with the default base for the file's SoC_version and AIC_version.
 [[nodiscard]] inline ini_platform platform_from_ini(const ini_file& f) {
     const ini_value* v = f.find("version", "AIC_version");
-    return platform_from_ini(f, default_ini_base(v ? std::string_view(v->text) : ""));
+    const ini_value* soc = f.find("version", "SoC_version");
+    return platform_from_ini(f, default_ini_base(v ? std::string_view(v->text) : "",
+                                                 soc ? std::string_view(soc->text) : ""));
 }
 
 [[nodiscard]] inline chip chip_from_ini(const ini_file& f, const chip& base) {

@@ -301,7 +301,7 @@ namespace detail {
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const kernel_row& r = rows[i];
         const auto eng = engine_of(r.task);
-        if (!eng || !r.task_duration || !(r.task_duration->in(units::us) > 0) ||
+        if (!eng || !r.task_duration || !(r.task_duration->in(units::us) >= min_measured_us) ||
             !is_finite(*r.task_duration)) {
             ++out.skipped;
             continue;

@@ -81,17 +81,19 @@ struct param_space {
         base.head[0] = {true, us(v[0]), us(v[1])};
         base.head[1] = {true, us(v[2]), us(v[3])};
         base.head[2] = {true, us(v[4]), duration{}};
-        base.cube_efficiency = logistic(v[5]);
-        base.vector_efficiency = logistic(v[6]);
+        // Efficiencies no lower than validate() accepts (model_params::min_efficiency).
+        const auto eff = [](double x) { return std::max(model_params::min_efficiency, x); };
+        base.cube_efficiency = eff(logistic(v[5]));
+        base.vector_efficiency = eff(logistic(v[6]));
         // (0, 2): validate() allows HBM efficiency up to 2, the presets' HBM figures being
         // assumptions.
-        base.hbm_efficiency = 2 * logistic(v[7]);
+        base.hbm_efficiency = eff(2 * logistic(v[7]));
         base.overlap = logistic(v[8]);
-        base.misaligned_efficiency = logistic(v[9]);
+        base.misaligned_efficiency = eff(logistic(v[9]));
         base.first_run_launch = us(v[10]);
         base.first_run_per_core = us(v[11]);
         // (0, 2), as the HBM efficiency: the presets' L2 rates are assumptions but the A100's.
-        base.l2_efficiency = 2 * logistic(v[12]);
+        base.l2_efficiency = eff(2 * logistic(v[12]));
         // Inside model_params::hbm_mix_cost's bounds.
         base.hbm_mix_cost = mix_lo + (mix_hi - mix_lo) * logistic(v[13]);
         return base;

@@ -100,7 +100,7 @@ template <class Set>
                                          const model_params& p) {
     if (!(c.memory.l2_read_rate > bytes_per_cycle{})) return 0;
     return rows_moved_by(c, rows, p, [](model_params& q, double f) {
-        q.l2_efficiency = std::min(q.l2_efficiency * f, 2.0);
+        q.l2_efficiency = std::clamp(q.l2_efficiency * f, model_params::min_efficiency, 2.0);
     });
 }
 

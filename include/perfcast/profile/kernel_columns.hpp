@@ -52,6 +52,15 @@ enum class kernel_column : unsigned char {
 };
 inline constexpr std::size_t kernel_column_count = 32;
 
+/// The longest task time a reader accepts, in us (a day): a profile covers seconds to minutes,
+/// more is a unit mistake, and sums of such rows would overflow to inf in a report. The kernel
+/// tables' times, an msprof database's task and wait times and a timeline's spans are refused
+/// past it.
+inline constexpr double max_task_us = 86400e6;
+/// The most cycles of one task a reader accepts: what 65536 cores (chip.hpp's bound) at 10 GHz
+/// run in that day, 5.7e19, rounded up.
+inline constexpr double max_task_cycles = 1e20;
+
 /// The range of a share column: its largest value and what a larger one is. The real profiles
 /// of tests/data reach 0.996 (aiv_mte3_ratio) and 99.3 % (cube_utilization); the slack above 1
 /// and 100 (0.1 % of the range, for a figure rounded apart from the ones it divides) is an
@@ -74,6 +83,29 @@ struct share_range {
         case kernel_column::aiv_mte3_ratio: return share_range{1.001, "a share above 1"};
         case kernel_column::cube_utilization: return share_range{100.1, "a percentage above 100"};
         default: return std::nullopt;
+    }
+}
+
+/// What is wrong with the value `v` of column `c`, in the unit the CSV tables write (us for
+/// the times, cycles, shares and percentages), or an empty view when it is in the column's
+/// range: a time past max_task_us, cycles past max_task_cycles, a share past share_range_of.
+/// Both profile readers (kernel_reader.hpp, msprof_db.hpp) refuse a row with it.
+[[nodiscard]] constexpr std::string_view value_problem(kernel_column c, double v) noexcept {
+    switch (c) {
+        case kernel_column::duration:
+        case kernel_column::wait:
+        case kernel_column::aicore_time:
+        case kernel_column::aiv_time:
+            return v > max_task_us ? "a time over a day (86400000000 us)" : std::string_view{};
+        case kernel_column::aic_total_cycles:
+        case kernel_column::aiv_total_cycles:
+            return v > max_task_cycles
+                       ? "more cycles than 65536 cores at 10 GHz run in a day (1e20)"
+                       : std::string_view{};
+        default: {
+            const auto r = share_range_of(c);
+            return r && v > r->most ? r->what : std::string_view{};
+        }
     }
 }
 

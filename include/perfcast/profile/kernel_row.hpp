@@ -20,15 +20,6 @@
 
 namespace perfcast::profile {
 
-/// The longest task time a reader accepts, in us (a day): a profile covers seconds to minutes,
-/// more is a unit mistake, and sums of such rows would overflow to inf in a report. The kernel
-/// tables' times, an msprof database's task and wait times and a timeline's spans are refused
-/// past it.
-inline constexpr double max_task_us = 86400e6;
-/// The most cycles of one task a reader accepts: what 65536 cores (chip.hpp's bound) at 10 GHz
-/// run in that day, 5.7e19, rounded up.
-inline constexpr double max_task_cycles = 1e20;
-
 /// A profiler timestamp in integer nanoseconds since the profiler's epoch. Profilers write
 /// microseconds since 1970 with 3 decimals (1736413971558972.912): a double holds that only to
 /// 0.25 us, too coarse for the gaps between tasks, so timestamps are integers.

@@ -331,19 +331,13 @@ inline void fill_from_compute(kernel_row& row, const msprof_compute_task& t) {
     formats(t.output_formats, row.output_formats);
 }
 
-/// Refuses a PMU value past its column's range, as the CSV reader does: a share past 1 (or
-/// 100 %), a time past a day (the database writes ns), cycles past max_task_cycles.
+/// Refuses a PMU value past its column's range, as the CSV reader does (kernel_columns.hpp
+/// value_problem; the database writes times in ns).
 inline void check_metric(kernel_column c, double v, const std::string& metric) {
-    using db_schema::p_value;
-    const auto refuse = [&](std::string_view what) {
-        throw db_damage{p_value, std::string(what) + " (metric " + metric + ")"};
-    };
-    if (const auto r = share_range_of(c); r && v > r->most) refuse(r->what);
-    if ((c == kernel_column::aicore_time || c == kernel_column::aiv_time) && v / 1e3 > max_task_us)
-        refuse("a time over a day (86400000000 us)");
-    if ((c == kernel_column::aic_total_cycles || c == kernel_column::aiv_total_cycles) &&
-        v > max_task_cycles)
-        refuse("more cycles than 65536 cores at 10 GHz run in a day (1e20)");
+    const bool ns = c == kernel_column::aicore_time || c == kernel_column::aiv_time;
+    if (const std::string_view p = value_problem(c, ns ? v / 1e3 : v); !p.empty()) {
+        throw db_damage{db_schema::p_value, std::string(p) + " (metric " + metric + ")"};
+    }
 }
 
 /// One PMU value into its field; false when the field already has one (given twice).

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -503,7 +504,10 @@ namespace detail {
 [[nodiscard]] inline std::int64_t flat_stats_heads(const kernel_row& r, std::int64_t rows,
                                                    std::int64_t hq) {
     for (const tensor_shape& s : r.output_shapes) {
-        if (s.rank() != 1 || s.dims[0] < 1 || rows < 1) continue;
+        // rows x 8 past int64 matches no size (and would overflow).
+        if (s.rank() != 1 || s.dims[0] < 1 || rows < 1 ||
+            rows > std::numeric_limits<std::int64_t>::max() / 8)
+            continue;
         if (s.dims[0] % (rows * 8) != 0) continue;
         const std::int64_t n = s.dims[0] / (rows * 8);
         if (n >= 1 && hq % n == 0) return n;
@@ -579,7 +583,9 @@ namespace detail {
         if ((sbh ? k.dims[1] : k.dims[0]) != a.batch) return std::nullopt;
         const std::int64_t hq = q.dims[2];
         const std::int64_t hkv = k.dims[2];
-        if (stats == nullptr) a.q_heads = flat_stats_heads(r, a.batch * a.q_len, hq);
+        if (stats == nullptr)
+            a.q_heads = flat_stats_heads(
+                r, checked_product(a.batch, a.q_len, "attention row", "batch x query length"), hq);
         if (hq % a.q_heads != 0) return std::nullopt;
         a.head_dim = hq / a.q_heads;
         if (hkv % a.head_dim != 0) return std::nullopt;
@@ -686,7 +692,7 @@ namespace detail {
     for (const tensor_shape& s : r.input_shapes) {
         const auto n = s.elements();
         if (!n) return std::nullopt;
-        read += *n;
+        read = checked_sum(read, *n, "rowwise row", "read elements");
     }
     const std::int64_t rows = *out / y.inner();
     const std::int64_t width = r.input_shapes[0].inner();
@@ -932,8 +938,9 @@ namespace detail {
             const tensor_shape& s = r.input_shapes[i];
             const auto n = s.elements();
             if (!n) return std::nullopt;
-            read_all += *n;
-            read_viewed += std::min(*n, *out_elems);
+            read_all = checked_sum(read_all, *n, "vector row", "read elements");
+            read_viewed =
+                checked_sum(read_viewed, std::min(*n, *out_elems), "vector row", "read elements");
             const bool same_type = i < r.input_types.size() && r.input_types[i].type == *t;
             broadcast = broadcast || (*n > 1 && *n < *out_elems && same_type && broadcasts(s));
         }
@@ -1007,13 +1014,19 @@ struct measured_op {
     std::string pattern_key{};
 };
 
-/// The row as a measured op, or nothing when the row has no positive duration, cannot be mapped
-/// to an op, or needs a rate the chip lacks. `cal` supplies per-type work factors and fixed
-/// times.
+/// The least measured time a row is scored or fitted at, in us: profilers write times in us
+/// with 3 decimals, so 0.001 is the least they record that is not 0. Less (0, or 1e-300 in a
+/// damaged file) is no kernel's time, and an error relative to it would be any size.
+inline constexpr double min_measured_us = 0.001;
+
+/// The row as a measured op, or nothing when the row has no duration of at least
+/// min_measured_us, cannot be mapped to an op, or needs a rate the chip lacks. `cal` supplies
+/// per-type work factors and fixed times.
 [[nodiscard]] inline std::optional<measured_op> measured_op_of(const chip& c, const kernel_row& r,
                                                                const calibration& cal = {},
                                                                op_vocabulary ops = op_kinds) {
-    if (!r.task_duration || !(r.task_duration->in(units::us) > 0)) return std::nullopt;
+    if (!r.task_duration || !(r.task_duration->in(units::us) >= min_measured_us))
+        return std::nullopt;
     std::string key = pattern_key(r);
     auto o = op_of(r, ops);
     if (!o) return std::nullopt;

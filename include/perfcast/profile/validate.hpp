@@ -127,9 +127,9 @@ struct error_report {
 }
 
 /// The model's prediction for one measured row, or nothing when the row cannot be mapped to an
-/// op or has no positive duration. The core limit is the row's block dim (the cores it used),
-/// clamped to the engine. With `near`, the row is predicted from its measured neighbours where
-/// it has any (profile/neighbours.hpp).
+/// op or has no duration of at least min_measured_us. The core limit is the row's block dim (the
+/// cores it used), clamped to the engine. With `near`, the row is predicted from its measured
+/// neighbours where it has any (profile/neighbours.hpp).
 [[nodiscard]] inline std::optional<prediction> predict_row(
     const chip& c, const kernel_row& r, const calibration& cal = {},
     const measured_neighbours* near = nullptr) {
@@ -204,7 +204,7 @@ struct error_report {
     for (const kernel_row& r : rows) {
         if (!r.task_duration || !is_finite(*r.task_duration)) continue;
         const double t = r.task_duration->in(units::us);
-        if (t > 0) us[group_key(r)].push_back(t);
+        if (t >= min_measured_us) us[group_key(r)].push_back(t);
     }
     std::map<std::string, double> out;
     for (auto& [key, v] : us) out.emplace(key, quantile(std::move(v), 0.5));

@@ -272,6 +272,11 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
 [[nodiscard]] inline capacity_result find_capacity(const server_config& config,
                                                    std::span<const arrival> trace,
                                                    const capacity_options& o) {
+    // The trace is the run: its length, not `requests`, must pass the warm-up.
+    PERFCAST_EXPECTS(trace.size() > o.warmup && trace.size() - o.warmup >= 100, "find_capacity",
+                     "trace (requests)", static_cast<double>(trace.size()),
+                     "at least 100 more than capacity_options::warmup (" +
+                         std::to_string(o.warmup) + "): a longer trace or a smaller warmup");
     capacity_options ot = o;
     ot.requests = trace.size();
     detail::check_capacity_options(ot);

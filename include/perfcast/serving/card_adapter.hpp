@@ -2,7 +2,9 @@
 // card_service and make_card_server, the one part of serving that needs the card model.
 #pragma once
 
+#include <ranges>
 #include <span>
+#include <type_traits>
 
 #include "../batching.hpp"
 #include "../card.hpp"
@@ -34,9 +36,15 @@ public:
         PERFCAST_EXPECTS(!model.empty(), "card_service", "model (nodes)", 0.0, "at least one node");
     }
     /// The adapter keeps the chip by address and the model's nodes as a view: temporaries of
-    /// either would dangle.
+    /// either would dangle. A temporary that owns its nodes (a model, a std::vector or
+    /// std::array of nodes, `ctr_ranking_model().nodes`) does not compile; a view (a span) is
+    /// taken as given.
     card_service(const chip&&, std::span<const node>, core_split, card_params = {}) = delete;
-    card_service(const chip&, const model&&, core_split, card_params = {}) = delete;
+    template <class Nodes>
+    requires(!std::is_lvalue_reference_v<Nodes> && !std::ranges::borrowed_range<Nodes> &&
+             std::is_convertible_v<Nodes&&, std::span<const node>>)
+        card_service(const chip&, Nodes&&, core_split, card_params = {})
+    = delete;
     /// Plain ints: the ServiceTime signature batching.hpp's servers call (batch, concurrency).
     [[nodiscard]] duration operator()(int batch, int concurrent_batches) const {
         return evaluate_card(*chip_, model_, batch_size{batch}, stream_count{concurrent_batches},
@@ -55,7 +63,8 @@ private:
 
 /// A server of `streams` instances of `model` on chip `c`, each with `split`: the card's cores
 /// come from the chip, service times from card_service tabulated at every gear and every
-/// concurrency 1..streams. What `perfcast whatif` builds per candidate.
+/// concurrency 1..streams, before it returns (the server keeps the table, not the chip or the
+/// model: temporaries are safe). What `perfcast whatif` builds per candidate.
 [[nodiscard]] inline server_config make_card_server(const chip& c, std::span<const node> model,
                                                     stream_count streams, core_split split,
                                                     gear_set gears, duration window = {},
@@ -70,10 +79,5 @@ private:
     u.card_vector = core_count{c.vector.cores};
     return make_server(u, card_service(c, model, split, params));
 }
-/// The server keeps a card_service: no temporary chip or model.
-server_config make_card_server(const chip&&, std::span<const node>, stream_count, core_split,
-                               gear_set, duration = {}, const card_params& = {}) = delete;
-server_config make_card_server(const chip&, const model&&, stream_count, core_split, gear_set,
-                               duration = {}, const card_params& = {}) = delete;
 
 }  // namespace perfcast
