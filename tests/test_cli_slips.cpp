@@ -293,6 +293,12 @@ TEST_CASE("cli slips: a hold-out with an empty side is refused, not scored as ca
         run_command(cli::validate_command, {b3, "--holdout", "0.999", "--chip", "910B3"});
     CHECK(all.status == 1);
     CHECK(has(all.err, "puts every row on the held-out side, none to fit on"));
+    const auto all_seeds = run_command(
+        cli::validate_command, {b3, "--holdout", "0.999", "--seeds", "1-2", "--chip", "910B3"});
+    CHECK(all_seeds.status == 1);
+    CHECK(has(all_seeds.err,
+              "fit rows (hold-out seed) = 1, expected a seed that leaves rows to "
+              "fit on (this one holds out every group of 29 rows)"));
     const auto stdin_twice =
         run_command(cli::validate_command, {"--fit", "-", "--test", "-", "--chip", "910B3"});
     CHECK(stdin_twice.status == cli::exit_usage);

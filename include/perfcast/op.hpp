@@ -1073,7 +1073,7 @@ struct conv_dims {
 }
 
 /// A 2-D convolution pass on the cube (conv_gemm), its tensors of dtype `t` and the written one
-/// `out_type` (nothing: `t`): forward reads the input and the weight and writes the output;
+/// `written_type` (nothing: `t`): forward reads the input and the weight and writes the output;
 /// backprop_input reads the output's gradient and the weight and writes the input's;
 /// backprop_filter reads the input and the output's gradient and writes the weight's.
 [[nodiscard]] constexpr op conv(const conv_dims& d, dtype t, conv_pass p = conv_pass::forward,

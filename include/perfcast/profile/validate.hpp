@@ -327,6 +327,12 @@ template <class Filter>
     std::size_t skipped = 0;
     for (std::uint64_t seed = first_seed;; ++seed) {
         const holdout_split split = split_holdout(rows, share, seed);
+        // Whole groups move: a large share can leave nothing to fit on (said as such, not as
+        // calibrate's "rows = 0").
+        PERFCAST_EXPECTS(!split.fit.empty(), "repeated_holdout", "fit rows (hold-out seed)",
+                         static_cast<double>(seed),
+                         "a seed that leaves rows to fit on (this one holds out every group of " +
+                             std::to_string(rows.size()) + " rows): give a smaller share");
         calibration_result fit;
         try {
             fit = calibrate(c, measured_ops(c, split.fit), start, opt);
