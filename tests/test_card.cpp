@@ -6,6 +6,7 @@
 #include <perfcast/card.hpp>
 #include <perfcast/chips.hpp>
 #include <perfcast/graph.hpp>
+#include <perfcast/nodes.hpp>
 #include <perfcast/scenario.hpp>
 
 #include <array>
@@ -253,6 +254,35 @@ TEST_CASE("guide §11: QPS rises with streams, then falls once the working sets 
         CHECK(no_evict[i].qps >= no_evict[i - 1].qps * (1 - slack));
     }
     CHECK(no_evict.back().qps > curve.back().qps);
+}
+
+TEST_CASE("shared weights are one copy in the instances' working set, and in L2's misses") {
+    // Three GEMMs with 34,086,912 B of weights (64 x 4096 + 4096 x 4096 + 4096 x 1 fp16): ten
+    // instances on a 910B4 (96 MiB L2) hold ten copies (325 MiB, most of the traffic missing
+    // L2) or, shared, one (the same model loaded once): the working set is 9 copies smaller
+    // and fits L2, so nothing misses and the card serves more.
+    const std::vector<node> model{nodes::matmul(B, 64, 4096, dtype::fp16),
+                                  nodes::matmul(B, 4096, 4096, dtype::fp16),
+                                  nodes::matmul(B, 4096, 1, dtype::fp16)};
+    const chip& c = chips::ascend910b4;
+    constexpr core_split two_four{core_count{2}, core_count{4}};
+    card_params shared;
+    shared.memory.copies = weight_copies::shared;
+    const card_result own =
+        evaluate_card(c, model, batch_size{32}, stream_count{10}, two_four, card_params{});
+    const card_result one =
+        evaluate_card(c, model, batch_size{32}, stream_count{10}, two_four, shared);
+    constexpr double weights = 64.0 * 4096 * 2 + 4096.0 * 4096 * 2 + 4096.0 * 2;
+    // doctest's default relative tolerance (about 1e-5): the working sets are sums of doubles.
+    CHECK((own.working_set - one.working_set).in(units::B) == doctest::Approx(9 * weights));
+    CHECK(own.working_set > c.memory.l2_size);
+    CHECK(one.working_set < c.memory.l2_size);
+    CHECK(own.l2_miss > 0.5);
+    CHECK(one.l2_miss == 0.0);
+    CHECK(one.qps > own.qps);
+    // One instance alone: nothing to share, the same card.
+    CHECK(evaluate_card(c, model, batch_size{32}, stream_count{1}, two_four, shared).qps ==
+          evaluate_card(c, model, batch_size{32}, stream_count{1}, two_four, card_params{}).qps);
 }
 
 TEST_CASE("without a split, streams time-share the cores; utilization stays within the card") {

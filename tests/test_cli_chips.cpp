@@ -190,6 +190,25 @@ TEST_CASE("cli: argument parser") {
             CHECK(std::string(e.what()) ==
                   "option '--batch' given twice ('16' and '32'): give it once (a list: '16,32')");
         }
+        // A value with parts (one GEMM's M,N,K) is not a list: joining two would be refused.
+        constexpr std::array<cli::option, 2> parts{
+            {{"matmul", "M,N,K", "one GEMM"}, {"qps", "X[,Y..]", "loads"}}};
+        const std::array<std::string_view, 4> two_gemms{"--matmul", "1,1,1", "--matmul", "2,2,2"};
+        try {
+            (void)cli::parse_args(two_gemms, parts);
+            FAIL("no error");
+        } catch (const cli::usage_error& e) {
+            CHECK(std::string(e.what()) ==
+                  "option '--matmul' given twice ('1,1,1' and '2,2,2'): give it once");
+        }
+        const std::array<std::string_view, 4> two_loads{"--qps", "100", "--qps", "200"};
+        try {
+            (void)cli::parse_args(two_loads, parts);
+            FAIL("no error");
+        } catch (const cli::usage_error& e) {
+            CHECK(std::string(e.what()) ==
+                  "option '--qps' given twice ('100' and '200'): give it once (a list: '100,200')");
+        }
     }
     SUBCASE("-- ends the flags; --help and -h are always known") {
         const std::array<std::string_view, 3> args{"--help", "--", "--format"};

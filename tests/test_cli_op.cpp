@@ -7,6 +7,7 @@
 #include <perfcast/io/parse.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <fstream>
 #include <string>
@@ -253,6 +254,29 @@ TEST_CASE("perfcast op --topk --valid: 0 is the whole length, K to LEN a valid l
     const std::string ten = json({"--valid", "10"});
     CHECK(ten != all);
     CHECK(has(ten, "\"bytes\": 320"));  // 4 rows x 10 fp16 read, 4 x 10 x (2 + 4) B written
+}
+
+TEST_CASE("perfcast op: a latency floor is shown as floor_us, so the terms add up") {
+    const auto run = [](std::vector<std::string_view> args) {
+        args.insert(args.end(), {"--format", "json"});
+        const auto r = run_command(cli::op_command, args);
+        INFO(r.err);
+        REQUIRE(r.status == 0);
+        return r.out;
+    };
+    // An A100 norm of 4096 rows of 4096: its row trips (chip::overhead.row_trip_cycles) hold it
+    // past head + max(compute, memory) + 0.1 x min (the default overlap 0.9).
+    const std::string norm = run({"--chip", "A100", "--norm", "4096,4096", "--dtype", "fp16"});
+    const auto num = [&](std::string_view k) { return perfcast_test::json_number(norm, k); };
+    const double terms = num("head_us") + std::max(num("compute_us"), num("memory_us")) +
+                         0.1 * std::min(num("compute_us"), num("memory_us"));
+    REQUIRE(has(norm, "\"floor_us\""));
+    CHECK(num("floor_us") > 1.0);
+    // Within 0.002 us: five figures, each rounded to 3 decimals.
+    CHECK(std::abs(terms + num("floor_us") - num("latency_us")) <= 0.002);
+    // A GEMM on the 910B1 has no floor: no field.
+    CHECK_FALSE(
+        has(run({"--chip", "910B1", "--matmul", "128,300,32", "--dtype", "fp16"}), "floor_us"));
 }
 
 TEST_CASE("perfcast op: sizes in every unit the message lists, up to 1 PiB") {

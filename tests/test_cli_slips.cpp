@@ -86,6 +86,12 @@ TEST_CASE("cli slips: calibrating on a few distinct ops warns; over its own prof
               "for the fit's 14 shared parameters"));
     CHECK(std::filesystem::exists(out));  // written all the same
     std::filesystem::remove(out);
+    // validate's fit, too: a hold-out whose fit side is the 8 vector rows' 2 ops.
+    const auto thin = run_command(cli::validate_command, {"--fit", b3, "--test", b3, "--chip",
+                                                          "910B3", "--tasks", "AI_VECTOR_CORE"});
+    CHECK(thin.status == cli::exit_ok);
+    CHECK(has(thin.err, "perfcast validate: warning: the "));
+    CHECK(has(thin.err, "the score is of a fit that may be far off"));
     const std::string copy =
         (std::filesystem::temp_directory_path() / "perfcast_slips_profile.csv").string();
     std::filesystem::copy_file(b3, copy, std::filesystem::copy_options::overwrite_existing);

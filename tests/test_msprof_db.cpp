@@ -372,7 +372,7 @@ TEST_CASE("msprof db: damaged cells skip their op row, listed with table, row an
         day.task().rows[1][1] = I(std::int64_t{1000 + 100000000000000});  // 27.8 h later
         const kernel_table d = read_msprof_db(day.src).table;
         REQUIRE(d.skipped_count == 1);
-        CHECK(has(d.skipped[0].reason, "a task over a day (86400000000 us) after startNs"));
+        CHECK(has(d.skipped[0].reason, "a time over a day (86400000000 us) after startNs"));
     }
     SUBCASE("an op type NULL or empty skips its row, as an empty Type does in a CSV") {
         fake_db db = two_ops();

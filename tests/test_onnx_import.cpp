@@ -496,4 +496,84 @@ TEST_CASE("onnx: a build without ONNX names the package it needs") {
     CHECK(has(run.err, "libonnx-dev"));
 }
 
+TEST_CASE("onnx: per-head weights are read once each; a weight on the left once in all") {
+    // [batch, 32, 1, 128] x [32, 128, 4096] fp16: 32 weight matrices of 128 x 4096, shared by
+    // the batch. They were read as one (broadcast_b): 1 MiB where the weights are 32 MiB.
+    io::onnx_import r;
+    const model heads = cli::import_onnx(onnx_dir + "head_weights.onnx", "", r);
+    REQUIRE(heads.nodes.size() == 1);
+    constexpr double weights = 32.0 * 128 * 4096 * 2;
+    for (const std::int64_t b : {1, 4}) {
+        const op o = instantiate(heads.nodes[0], b);
+        CHECK(o.bytes_read == data_size{static_cast<double>(b) * 32 * 128 * 2 + weights, units::B});
+        CHECK(o.flops() == flop_count{2.0 * static_cast<double>(b) * 32 * 128 * 4096, units::flop});
+    }
+    // W [256, 256] x x [batch, 256, 8]: costed as x^T W^T, W read once (not once per batch
+    // entry), the same multiply-adds; the summary says so.
+    io::onnx_import left_r;
+    const model left = cli::import_onnx(onnx_dir + "weight_left.onnx", "", left_r);
+    REQUIRE(left.nodes.size() == 1);
+    const op o = instantiate(left.nodes[0], 2);
+    CHECK(o.bytes_read == data_size{2.0 * 8 * 256 * 4 + 256.0 * 256 * 4, units::B});
+    CHECK(o.bytes_written == data_size{2.0 * 256 * 8 * 4, units::B});
+    CHECK(o.flops() == flop_count{2.0 * 2 * 256 * 256 * 8, units::flop});
+    bool said = false;
+    for (const std::string& a : left_r.approximations)
+        said = said || has(a, "a weight on the left");
+    CHECK(said);
+}
+
+TEST_CASE("onnx: a reduction over axes other than the innermost is said to be approximated") {
+    const auto strided = [](const std::string& file) {
+        io::onnx_import r;
+        (void)cli::import_onnx(onnx_dir + file, "", r);
+        std::vector<std::string> out;
+        for (const std::string& a : r.approximations)
+            if (has(a, "over axes other than the innermost")) out.push_back(a);
+        return out;
+    };
+    // DeepFM's FM part sums its [B, 39, 10] embeddings over the 39 fields (axis 1): strided.
+    const std::vector<std::string> fm = strided("deepfm.onnx");
+    REQUIRE(fm.size() == 2);
+    CHECK(has(fm[0], "node 'fm_sum' (ReduceSum over axes other than the innermost)"));
+    // DLRM's embedding bags sum [B, 1, 16] over the axis of 1: nothing strided.
+    CHECK(strided("dlrm.onnx").empty());
+    // [B, 16, 16] over axis 1 and over axis 2 give the same output shape: the axes tell.
+    const std::vector<std::string> axes = strided("reduce_axes.onnx");
+    REQUIRE(axes.size() == 1);
+    CHECK(has(axes[0], "node 'over_rows' (ReduceSum"));
+}
+
+TEST_CASE("onnx: a control-flow node's subgraphs are said to be unpriced") {
+    io::onnx_import r;
+    const model m = cli::import_onnx(onnx_dir + "if_branch.onnx", "", r);
+    REQUIRE(m.nodes.size() == 1);
+    CHECK(m.nodes[0].kind == op_kind::generic);
+    bool said = false;
+    for (const std::string& a : r.approximations)
+        said = said || has(a, "node 'branch' (If): the 2 node(s) of its subgraphs are not priced");
+    CHECK(said);
+}
+
+TEST_CASE("onnx: valid graphs the structure checks must not refuse") {
+    // An opset-18 ReduceMean (axes an input; libonnx 1.12 knows opset 17) and a node of the
+    // default domain spelled "ai.onnx": both imported (onnx.checker's check_node refused both).
+    io::onnx_import r;
+    const model newer = cli::import_onnx(onnx_dir + "opset18_reduce.onnx", "", r);
+    CHECK(count(newer, op_kind::reduce) == 1);
+    io::onnx_import d;
+    const model spelled = cli::import_onnx(onnx_dir + "ai_onnx_domain.onnx", "", d);
+    CHECK(count(spelled, op_kind::elementwise) == 1);
+}
+
+TEST_CASE("onnx: graphs onnx.checker refuses are refused, naming the node and the tensor") {
+    CHECK(has(import_error("bad_cycle.onnx"), "node 'add' (Add) input = \"c\""));
+    CHECK(has(import_error("bad_order.onnx"), "node 'relu' (Relu) input = \"h\""));
+    CHECK(has(import_error("bad_order.onnx"), "nodes in topological order"));
+    CHECK(has(import_error("bad_twice.onnx"), "node 'second' (Neg) output = \"h\""));
+    CHECK(has(import_error("bad_no_op.onnx"),
+              "node 'mystery' (NotARealOp) op_type = \"NotARealOp\", expected an op of the ONNX "
+              "default domain at opset 13"));
+}
+
 #endif

@@ -362,17 +362,14 @@ TEST_CASE("vocabulary: the graph factories of the LLM-era kinds build the model 
     CHECK(matmul(1024, 1024, 1024, dtype::fp32).bytes_written == data_size{4 << 20, units::B});
     CHECK(matmul(1024, 1024, 1024, dtype::fp32, {.out_type = dtype::fp16}).bytes_written ==
           data_size{2 << 20, units::B});
-    CHECK(conv({.batch = 1,
-                .in_channels = 8,
-                .height = 4,
-                .width = 4,
-                .out_channels = 8,
-                .kernel_h = 1,
-                .kernel_w = 1,
-                .out_height = 4,
-                .out_width = 4},
-               dtype::fp32)
-              .out_type == dtype::fp32);
+    // A 1 x 1 convolution of 8 channels over 4 x 4 (batch and kernel sizes at their default 1).
+    constexpr conv_dims pointwise{.in_channels = 8,
+                                  .height = 4,
+                                  .width = 4,
+                                  .out_channels = 8,
+                                  .out_height = 4,
+                                  .out_width = 4};
+    CHECK(conv(pointwise, dtype::fp32).out_type == dtype::fp32);
     // And the ops they make at a batch are the op factories' (the norm's block: vLLM's).
     CHECK(instantiate(nodes::norm({B, 4096}, dtype::bf16, 6), 4) ==
           rowwise(4, 4096, dtype::bf16, {.ops_per_element = 6, .row_threads = 1024}));

@@ -439,6 +439,12 @@ TEST_CASE("presets: an unknown name is an error listing the known names") {
         CHECK(m.find(p.name) != std::string::npos);
     }
     CHECK(chips::known_chip_names().find("ascend910b1, ascend910b2") != std::string::npos);
+    CHECK(m.find("did you mean") == std::string::npos);  // no preset begins "tpuv5"
+    // A name that begins presets' names: they are offered.
+    CHECK(error_of_get_chip("310P").find("; did you mean ascend310p3?") != std::string::npos);
+    CHECK(error_of_get_chip("910B").find(
+              "; did you mean ascend910b1 or ascend910b2 or ascend910b3 or ascend910b4?") !=
+          std::string::npos);
     // A name too long to fold matches nothing rather than overflowing.
     CHECK_FALSE(chips::find_chip(std::string(200, 'a')).has_value());
 }

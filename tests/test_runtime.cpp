@@ -352,6 +352,11 @@ TEST_CASE("runtime settings: every key sets its field; bad keys and values name 
               "window = device+, expected task, runtime-calls, execute, or steps"));
     CHECK(has(message_of([&] { apply_runtime_setting(r, "launch_us", "1e300"); }),
               "launch_us = 1e+300, expected a time in [0, 6e7] us"));
+    // A key that also takes a word names it.
+    CHECK(has(message_of([&] { apply_runtime_setting(r, "op_launch_us", "chips"); }),
+              "op_launch_us = chips, expected a time in us, >= 0, or 'chip'"));
+    CHECK(has(message_of([&] { apply_runtime_setting(r, "copy_setup_us", "pcie"); }),
+              "copy_setup_us = pcie, expected a time in us, >= 0, or 'link'"));
 }
 
 TEST_CASE("windows by name and by steps; presets by name") {

@@ -358,7 +358,7 @@ TEST_CASE("timeline: a BOM is dropped; a span over a day is skipped, never summe
     const timeline t = parse_timeline(text, "bom.json");
     REQUIRE(t.skipped_count == 1);
     CHECK(t.skipped[0].index == 1);
-    CHECK(t.skipped[0].reason == "span 'huge' with a dur over a day (86400000000 us)");
+    CHECK(t.skipped[0].reason == "span 'huge' whose dur is a time over a day (86400000000 us)");
     REQUIRE(t.device_tasks.size() == 1);
     CHECK(t.device_tasks[0].name == "MatMul");
 }

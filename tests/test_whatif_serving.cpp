@@ -378,6 +378,24 @@ TEST_CASE("perfcast whatif --trace: Chrome-trace JSON of one second, a track per
     std::remove(path.c_str());
 }
 
+TEST_CASE("serving_sweeper::timeline_span: 1 s, or what stays within the simulated requests") {
+    const duration second{1.0, units::s};
+    CHECK(serving_sweeper::timeline_span(request_rate{4000, units::qps}, second) == second);
+    // Past about 2.3e7 QPS the span shrinks; the warm-up and the span together never need more
+    // than timeline()'s bound (--trace at 4e7 QPS once failed by 1e-8 requests, after the
+    // table was printed).
+    for (double q = 1e7; q <= 1e10; q *= 1.0137) {
+        CAPTURE(q);
+        const request_rate qps{q, units::qps};
+        const duration span = serving_sweeper::timeline_span(qps, second);
+        CHECK(span <= second);
+        CHECK(span > duration{});
+        CHECK(serving_sweeper::timeline_requests(qps, span + span) <=
+              serving_sweeper::max_timeline_requests);
+    }
+    CHECK(serving_sweeper::timeline_span(request_rate{4e7, units::qps}, second) < second);
+}
+
 TEST_CASE("perfcast whatif --svg in serving mode: TP99 against QPS per configuration") {
     const std::string path = temp_path("perfcast_test_whatif_serving.svg");
     const cli_run r = run_cli({"--bs-hist", seed_hist_path, "--streams", "3", "--cube", "12",
@@ -393,6 +411,27 @@ TEST_CASE("perfcast whatif --svg in serving mode: TP99 against QPS per configura
     CHECK(has(svg, "TP99 target"));
     CHECK(count(svg, "<polyline") == 3);  // two curves and the target
     std::remove(path.c_str());
+}
+
+TEST_CASE("perfcast whatif --svg: loads far past saturation still draw a curve; none met, none") {
+    // --qps 1e6, some 20 times what 3 streams of 12/24 serve: the axis once ran to 1e6 and every
+    // point was saturated (left off), an empty chart written without a word. It now ends a
+    // little past the saturation throughput.
+    const std::string path = temp_path("perfcast_test_whatif_serving_far.svg");
+    cli_run r =
+        run_cli({"--bs-hist", seed_hist_path, "--streams", "3", "--cube", "12", "--vector", "24",
+                 "--max-batch", "16", "--qps", "1e6", "--requests", "1000", "--svg", path});
+    REQUIRE(r.status == cli::exit_ok);
+    const std::string svg = slurp(path);
+    CHECK(count(svg, "<polyline") == 1);     // the one configuration's curve
+    CHECK_FALSE(has(svg, ">1000000 QPS<"));  // the load past the axis is not marked on it
+    std::remove(path.c_str());
+    // A target no configuration meets: no chart, and a line saying why.
+    r = run_cli({"--bs-hist", seed_hist_path, "--streams", "3", "--cube", "12", "--vector", "24",
+                 "--max-batch", "16", "--p99-ms", "0.01", "--requests", "1000", "--svg", path});
+    REQUIRE(r.status == cli::exit_ok);
+    CHECK(has(r.out, "no SVG written: no configuration meets the target"));
+    CHECK_FALSE(std::filesystem::exists(path));
 }
 
 TEST_CASE("guide §6 in the built-in scenario: max gear 20 beats 16 on TP99 at high QPS") {

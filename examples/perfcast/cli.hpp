@@ -134,6 +134,13 @@ private:
     std::vector<std::pair<std::string, std::string>> flags_;
 };
 
+/// Whether a flag's value is a list of values (LIST, "X[,Y..]"), which a second use should
+/// have joined, rather than one value with parts ("M,N,K": one GEMM, not two).
+[[nodiscard]] constexpr bool takes_list(std::string_view value_name) noexcept {
+    return value_name.find("LIST") != std::string_view::npos ||
+           value_name.find("[,") != std::string_view::npos;
+}
+
 /// Parses `args` (the words after the subcommand) against `options`.
 [[nodiscard]] inline parsed_args parse_args(std::span<const std::string_view> args,
                                             std::span<const option> options) {
@@ -204,8 +211,7 @@ private:
         if (const auto first = out.get(name)) {
             throw usage_error("option '--" + std::string(name) + "' given twice ('" + *first +
                               "' and '" + std::string(value) + "'): give it once" +
-                              (spec->value_name.find("LIST") != std::string_view::npos ||
-                                       spec->value_name.find(',') != std::string_view::npos
+                              (takes_list(spec->value_name)
                                    ? " (a list: '" + *first + "," + std::string(value) + "')"
                                    : std::string()));
         }

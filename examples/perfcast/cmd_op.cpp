@@ -414,7 +414,8 @@ inline report transfer_report(const parsed_args& a, const chip& c) {
     return r;
 }
 
-inline report op_report(const chip& c, const op& o, const op_cost& k, op_vocabulary ops) {
+inline report op_report(const chip& c, const op& o, const op_cost& k, op_vocabulary ops,
+                        const model_params& p) {
     report r;
     r.text = {{"chip", std::string(c.name.view())},    {"op", std::string(name_in(ops, o.kind))},
               {"engine", std::string(name_of(o.eng))}, {"dtype", std::string(name_of(o.type))},
@@ -424,6 +425,13 @@ inline report op_report(const chip& c, const op& o, const op_cost& k, op_vocabul
     r.num("head_us", k.head.in(units::us), 3);
     r.num("compute_us", k.compute.in(units::us), 3);
     r.num("memory_us", k.memory.in(units::us), 3);
+    // A latency floor of the body (a GPU row kernel's trips, a fused attention's block waves, a
+    // split attention's merge; docs/model.md) past the overlapped compute and memory: what the
+    // latency holds beyond head + body, shown where it is there, so the terms add up.
+    const duration lo = k.compute < k.memory ? k.compute : k.memory;
+    const duration hi = k.compute < k.memory ? k.memory : k.compute;
+    const duration floor = k.latency - k.head - (hi + (1.0 - p.overlap) * lo);
+    if (floor > k.latency * 1e-9) r.num("floor_us", floor.in(units::us), 3);
     r.num("utilization", k.utilization, 4);
     r.num("bytes", k.bytes.in(units::B), 0);
     r.num("flops", k.flops.in(units::flop), 0);
@@ -505,8 +513,8 @@ int run_op_in(op_vocabulary ops, std::span<const std::string_view> args, std::os
                                "op prices by op kind: --type T applies those of "
                                "profiler op type T");
     }
-    op_detail::write(op_detail::op_report(c, o, cost(c, o, core_count{limit}, params), ops), out,
-                     format);
+    op_detail::write(op_detail::op_report(c, o, cost(c, o, core_count{limit}, params), ops, params),
+                     out, format);
     return exit_ok;
 }
 

@@ -246,7 +246,9 @@ inline void write_csv(std::ostream& out, const profile::profile_report& r,
         if (x.achieved)
             num("top_op", item, "achieved_bandwidth", x.achieved->in(units::GBps), "GB/s");
         if (x.hbm_share) num("top_op", item, "hbm_share", *x.hbm_share * 100.0, "%");
-        if (x.above_hbm_peak)
+        if (x.above_compute_peak)
+            w.row({"top_op", item, "above_compute_peak", "1", "", profile::above_compute_note});
+        else if (x.above_hbm_peak)
             w.row({"top_op", item, "above_hbm_peak", "1", "", profile::above_hbm_note});
         if (!x.notes.empty()) w.row({"top_op", item, "notes", "", "", x.notes});
     }
@@ -357,6 +359,7 @@ inline void write_json(io::json_writer& j, const profile::profile_report& r,
             x.achieved ? std::optional<double>(x.achieved->in(units::GBps)) : std::nullopt);
         opt("hbm_share_pct", pct(x.hbm_share));
         j.member("above_hbm_peak", x.above_hbm_peak);
+        j.member("above_compute_peak", x.above_compute_peak);
         j.member("notes", x.notes);
         j.end_object();
     }

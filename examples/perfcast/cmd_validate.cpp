@@ -52,7 +52,7 @@ inline constexpr option hbm_mix_cost_option{"hbm-mix-cost", "MODE",
                                             "fit (default: when at least 3 rows move with the cost "
                                             "of mixing HBM reads and writes) or keep"};
 
-inline constexpr std::array<option, 25> options{{
+inline constexpr std::array<option, 26> options{{
     chip_option,
     chip_ini_option,
     params_option,
@@ -75,6 +75,9 @@ inline constexpr std::array<option, 25> options{{
     {"breakdown", "",
      "the errors also by what bounds each model prediction (overhead: the head; memory; "
      "compute) and, calibrated, by whether the fit rows held the row's op type"},
+    {"unmapped", "",
+     "list the rows the model cannot predict, each with why (its task, dtypes, shapes, or the "
+     "chip's rates)"},
     {"format", "FORMAT", "table (default) or json"},
     vector_efficiency_option,
     l2_efficiency_option,
@@ -247,12 +250,29 @@ inline std::string fit_summary(const profile::calibration_result& r) {
     return s;
 }
 
+/// The unmapped rows' count by reason, most first: "62 not_compute, 20 shapes".
+[[nodiscard]] inline std::string by_reason(const std::vector<profile::unmapped_row>& rows) {
+    std::array<std::size_t, profile::unmapped_reason_names.size()> n{};
+    for (const auto& u : rows) ++n[static_cast<std::size_t>(u.reason)];
+    std::vector<std::size_t> order(n.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&n](std::size_t x, std::size_t y) { return n[x] > n[y]; });
+    std::string out;
+    for (const std::size_t i : order) {
+        if (n[i] == 0) continue;
+        out += (out.empty() ? "" : ", ") + std::to_string(n[i]) + " " +
+               std::string(profile::unmapped_reason_names[i].name);
+    }
+    return out;
+}
+
 /// Why nothing was scored: validate exits 1 with this rather than print a MAPE of no rows.
 /// `rows`: the rows to score before --tasks / --types (`what` names them), `kept`: after them,
-/// `not_mappable`: kept rows the model cannot predict.
+/// `not_mappable`: kept rows the model cannot predict, each with why.
 [[nodiscard]] inline perfcast::error nothing_scored(
-    const std::string& what, std::size_t rows, std::size_t kept, std::size_t not_mappable,
-    const parsed_args& a,
+    const std::string& what, std::size_t rows, std::size_t kept,
+    const std::vector<profile::unmapped_row>& not_mappable, const parsed_args& a,
     std::string_view lead = "nothing scored (a MAPE over no rows is not 0 %)") {
     std::string s = std::string(lead) + ": " + what + " ";
     if (rows == 0) {
@@ -266,11 +286,32 @@ inline std::string fit_summary(const profile::calibration_result& r) {
     s += "holds " + std::to_string(rows) + " rows";
     if (kept == 0) return perfcast::error(s + ", none of them kept by " + filters);
     if (!filters.empty()) s += ", " + std::to_string(kept) + " kept by " + filters;
-    return perfcast::error(s + ", and the model maps none of them to an op (" +
-                           std::to_string(not_mappable) +
-                           " not mappable: communication, DSA and other non-compute tasks, "
-                           "shape conflicts, unknown shapes or dtypes, a dtype the chip has no "
-                           "rate for, no duration of at least 0.001 us)");
+    s += ", and the model maps none of them to an op (" + by_reason(not_mappable);
+    if (!not_mappable.empty()) {
+        const profile::unmapped_row& u = not_mappable.front();
+        s += "; line " + std::to_string(u.line) + ", " + parse_error::printable(u.name) + ": " +
+             u.detail;
+    }
+    return perfcast::error(s + ")");
+}
+
+/// Warns when the `fitted` rows a fit used (of `rows`, those the model maps on `c`) hold fewer
+/// distinct ops (type, input shapes and dtypes) than the shared parameters the fit moves: they
+/// cannot determine them (a few repeats of two shapes can put the HBM efficiency anywhere).
+inline void warn_if_underdetermined(std::ostream& err, std::string_view command, const chip& c,
+                                    const std::vector<profile::kernel_row>& rows,
+                                    const profile::calibration& cal, std::size_t fitted,
+                                    std::string_view consequence) {
+    std::set<std::string> distinct;
+    for (const profile::kernel_row& r : rows)
+        if (profile::measured_op_of(c, r, cal)) distinct.insert(profile::group_key(r));
+    if (distinct.size() >= profile::detail::param_space::size) return;
+    err << "perfcast " << command << ": warning: the " << fitted << " rows fitted hold "
+        << distinct.size() << " distinct ops (type, input shapes and dtypes) for the fit's "
+        << profile::detail::param_space::size
+        << " shared parameters (head costs, efficiencies): these rows cannot determine them, "
+           "and "
+        << consequence << "\n";
 }
 
 /// Throws nothing_scored unless the model maps some of `kept` (the rows to score after --tasks /
@@ -280,9 +321,9 @@ inline void require_mapped(
     const chip& c, const std::vector<profile::kernel_row>& kept, const profile::calibration& cal,
     const std::string& what, std::size_t read, const parsed_args& a,
     std::string_view lead = "nothing scored (a MAPE over no rows is not 0 %)") {
-    if (kept.empty()) throw nothing_scored(what, read, 0, 0, a, lead);
+    if (kept.empty()) throw nothing_scored(what, read, 0, {}, a, lead);
     if (const auto mapped = profile::score_rows(c, kept, cal); mapped.overall.rows == 0)
-        throw nothing_scored(what, read, kept.size(), mapped.skipped, a, lead);
+        throw nothing_scored(what, read, kept.size(), mapped.unmapped, a, lead);
 }
 
 inline std::string pct(double share) { return io::format_fixed(100.0 * share, 1) + " %"; }
@@ -448,10 +489,50 @@ struct breakdown {
     }
 };
 
-inline void write_report(std::ostream& out, const profile::error_report& rep, std::size_t worst,
-                         const std::string& format, const profile::calibration_result* fit,
-                         bool near, bool by_kind) {
-    if (format == "json") {
+/// What a report shows: the worst rows, the format, the source of each prediction (`near`:
+/// --interpolate), the breakdown (--breakdown) and the rows not mappable (--unmapped).
+struct report_options {
+    std::size_t worst = 10;
+    std::string format;
+    bool near = false;
+    bool by_kind = false;
+    bool unmapped = false;
+};
+
+inline void write_unmapped(io::json_writer& j, const std::vector<profile::unmapped_row>& rows) {
+    j.key("unmapped").begin_array();
+    for (const auto& u : rows) {
+        j.begin_object()
+            .member("line", static_cast<double>(u.line))
+            .member("name", std::string_view(u.name))
+            .member("type", std::string_view(u.type))
+            .member("task", std::string_view(u.task))
+            .member("reason", name_of(u.reason))
+            .member("detail", std::string_view(u.detail))
+            .end_object();
+    }
+    j.end_array();
+}
+
+inline void write_unmapped(std::ostream& out, const std::vector<profile::unmapped_row>& rows) {
+    out << "\nnot mappable: " << rows.size() << " rows";
+    if (!rows.empty()) out << " (" << by_reason(rows) << ")";
+    out << "\n";
+    if (rows.empty()) return;
+    io::text_table t({"line", "name", "type", "task", "reason", "why"});
+    for (const auto& u : rows) {
+        t.add_row({std::to_string(u.line), u.name, u.type, u.task, std::string(name_of(u.reason)),
+                   u.detail});
+    }
+    t.write(out);
+}
+
+inline void write_report(std::ostream& out, const profile::error_report& rep,
+                         const report_options& o, const profile::calibration_result* fit) {
+    const std::size_t worst = o.worst;
+    const bool near = o.near;
+    const bool by_kind = o.by_kind;
+    if (o.format == "json") {
         io::json_writer j(out);
         j.begin_object()
             .member("rows", static_cast<double>(rep.overall.rows))
@@ -466,6 +547,7 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
         if (near) by_source(rep.rows).write(j);
         write_by_type(j, rep.by_type);
         if (by_kind) breakdown(rep).write(j);
+        if (o.unmapped) write_unmapped(j, rep.unmapped);
         j.key("worst").begin_array();
         for (const auto& w : rep.worst(worst)) {
             j.begin_object()
@@ -514,6 +596,7 @@ inline void write_report(std::ostream& out, const profile::error_report& rep, st
         wt.add_row(row);
     }
     wt.write(out);
+    if (o.unmapped) write_unmapped(out, rep.unmapped);
 }
 
 /// "A-B" (or "A") as the first and last seed.
@@ -724,6 +807,9 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
         if (a.has("seeds")) {
             if (a.has("seed")) throw usage_error("--seeds and --seed: give one");
             if (a.has("worst")) throw usage_error("--seeds lists no worst rows: drop --worst");
+            if (a.has("unmapped"))
+                throw usage_error(
+                    "--seeds pools its seeds' rows: --unmapped lists one draw's (--seed N)");
             const auto [first, last] = seed_range(*a.get("seeds"));
             const auto rows = profiles.in_context(a.positional[0], c, cal.params);
             // No seed can score a row that the filters drop or the model cannot map: said
@@ -787,13 +873,17 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
         scored_what = *a.get("test");
         test_read = read.size();
     }
-    if (test_rows.empty()) throw nothing_scored(scored_what, test_read, 0, 0, a);
+    if (test_rows.empty()) throw nothing_scored(scored_what, test_read, 0, {}, a);
     std::optional<profile::calibration_result> fit;
     if (!fit_rows.empty()) {
         require_mapped(c, test_rows, cal, scored_what, test_read, a);
+        const profile::calibration start = cal;
         fit = profile::calibrate(c, profile::measured_ops(c, fit_rows), cal.params,
                                  calibration_options_from(a, progress));
         cal = fit->fitted;
+        warn_if_underdetermined(err, "validate", c, fit_rows, start, fit->rows,
+                                "the score is of a fit that may be far off (more fit rows: "
+                                "a smaller --holdout share, or a larger --fit profile)");
     }
     std::optional<profile::measured_neighbours> neighbours;
     if (near) neighbours.emplace(c, fit_rows, cal, near_window);
@@ -802,8 +892,9 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
         profile::score_rows(c, test_rows, cal, profile::all_rows,
                             neighbours ? &*neighbours : nullptr, fit ? &reference : nullptr);
     if (rep.overall.rows == 0)
-        throw nothing_scored(scored_what, test_read, test_rows.size(), rep.skipped, a);
-    write_report(out, rep, worst, format, fit ? &*fit : nullptr, near, by_kind);
+        throw nothing_scored(scored_what, test_read, test_rows.size(), rep.unmapped, a);
+    write_report(out, rep, {worst, format, near, by_kind, a.has("unmapped")},
+                 fit ? &*fit : nullptr);
     return exit_ok;
 }
 
@@ -854,21 +945,10 @@ int run_calibrate(std::span<const std::string_view> args, std::ostream& out, std
     const auto res =
         profile::calibrate(c, profile::measured_ops(c, rows), start.params,
                            calibration_options_from(a, progress_from_args(a, err, "calibrate")));
-    // Fewer distinct ops than the shared parameters the fit moves: they are not determined by
-    // these rows (a few repeats of two shapes can put the HBM efficiency anywhere), said, not
-    // refused: the file still reproduces these rows.
-    // Of the rows the fit saw (those the model maps), as the fit's summary counts them.
-    std::set<std::string> distinct;
-    for (const profile::kernel_row& r : rows)
-        if (profile::measured_op_of(c, r, start)) distinct.insert(profile::group_key(r));
-    if (distinct.size() < profile::detail::param_space::size) {
-        err << "perfcast calibrate: warning: the " << res.rows << " rows fitted hold "
-            << distinct.size() << " distinct ops (type, input shapes and dtypes) for the fit's "
-            << profile::detail::param_space::size
-            << " shared parameters (head costs, efficiencies): these rows cannot determine them, "
-               "and the file may be far off for other ops (check it: perfcast validate --params "
-               "FILE --test ANOTHER.csv)\n";
-    }
+    // Said, not refused: the file still reproduces these rows.
+    warn_if_underdetermined(err, "calibrate", c, rows, start, res.rows,
+                            "the file may be far off for other ops (check it: perfcast validate "
+                            "--params FILE --test ANOTHER.csv)");
     io::write_output(target, [&](std::ostream& f) {
         io::write_params(f, res.fitted,
                          "fitted on " + std::to_string(res.rows) + " rows of " + a.positional[0] +

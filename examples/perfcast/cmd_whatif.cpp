@@ -502,10 +502,12 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
         } else {
             const serving_row& best = r.ranked.front();
             const request_rate q = best.points[o.target ? 0 : r.peak].qps;
-            // One second after the first: the card has left its empty start behind.
-            const duration from{1.0, units::s};
-            const serving_result tl =
-                s.timeline(best.config, q, from, duration{1.0, units::s}, o.seed);
+            // One second after the first: the card has left its empty start behind. Past
+            // about 2.3e7 QPS both are shortened alike, so the simulation stays within the
+            // sweeper's bound (serving_sweeper::timeline_span).
+            const duration span = serving_sweeper::timeline_span(q, duration{1.0, units::s});
+            const duration from = span;
+            const serving_result tl = s.timeline(best.config, q, from, span, o.seed);
             io::chrome_trace_options copt;
             copt.process_name = "perfcast: " + describe(best.config) + " at " +
                                 io::throughput_text(q.in(units::qps)) + " QPS";
@@ -514,14 +516,21 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
             });
             if (format == "table") {
                 out << "trace: " << *path << ": #1 at " << io::throughput_text(q.in(units::qps))
-                    << " QPS, simulated 1 s .. 2 s: " << tl.timeline.batches.size()
-                    << " batches on " << best.config.streams << " stream track(s), "
-                    << tl.timeline.requests.size() << " requests"
+                    << " QPS, simulated " << io::format_significant(from.in(units::s), 3)
+                    << " s .. " << io::format_significant((from + span).in(units::s), 3)
+                    << " s: " << tl.timeline.batches.size() << " batches on " << best.config.streams
+                    << " stream track(s), " << tl.timeline.requests.size() << " requests"
                     << (tl.timeline.truncated ? " (truncated)" : "") << "\n";
             }
         }
     }
-    if (const auto path = a.get("svg")) {
+    const bool plotted = std::any_of(r.ranked.begin(), r.ranked.end(),
+                                     [](const serving_row& row) { return !row.points.empty(); });
+    if (a.has("svg") && !plotted) {
+        (format == "table" ? out : err)
+            << "no SVG written: no configuration meets the target, so there is no curve to "
+               "draw\n";
+    } else if (const auto path = a.get("svg")) {
         io::write_output({*path, "--svg"}, [&](std::ostream& f) {
             io::write_serving_svg(
                 f, x, s, r, "perfcast whatif: " + m.name + " on " + std::string(c.name.view()));

@@ -26,6 +26,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace perfcast::cli {
@@ -202,6 +203,117 @@ void check_tensors(const onnx::GraphProto& g, const std::string& path) {
     }
 }
 
+/// An INT64 initializer's values when it holds at most io::onnx_tensor::max_small_values and
+/// they are in the file (raw_data, little-endian as ONNX stores it, its size checked by
+/// check_tensor; or int64_data); empty otherwise.
+std::vector<std::int64_t> small_int64_values(const onnx::TensorProto& t) {
+    if (t.data_type() != onnx::TensorProto::INT64 ||
+        t.data_location() == onnx::TensorProto::EXTERNAL)
+        return {};
+    std::uint64_t elements = 1;
+    for (const auto d : t.dims()) {
+        if (d < 0 || d > static_cast<std::int64_t>(io::onnx_tensor::max_small_values)) return {};
+        elements *= static_cast<std::uint64_t>(d);
+        if (elements > io::onnx_tensor::max_small_values) return {};
+    }
+    std::vector<std::int64_t> out;
+    if (!t.raw_data().empty()) {
+        if (t.raw_data().size() != elements * 8) return {};
+        for (std::size_t i = 0; i < elements; ++i) {
+            std::uint64_t v = 0;
+            for (std::size_t b = 0; b < 8; ++b)
+                v |= static_cast<std::uint64_t>(static_cast<unsigned char>(t.raw_data()[i * 8 + b]))
+                     << (8 * b);
+            out.push_back(static_cast<std::int64_t>(v));
+        }
+    } else if (static_cast<std::uint64_t>(t.int64_data_size()) == elements) {
+        out.assign(t.int64_data().begin(), t.int64_data().end());
+    }
+    return out;
+}
+
+/// Nodes of node `n`'s graph attributes, nested ones included.
+std::size_t subgraph_nodes(const onnx::NodeProto& n) {
+    std::size_t count = 0;
+    const auto walk = [&count](const onnx::GraphProto& g, const auto& self) -> void {
+        for (const auto& m : g.node()) {
+            ++count;
+            for (const auto& a : m.attribute()) {
+                if (a.has_g()) self(a.g(), self);
+                for (const auto& sub : a.graphs()) self(sub, self);
+            }
+        }
+    };
+    for (const auto& a : n.attribute()) {
+        if (a.has_g()) walk(a.g(), walk);
+        for (const auto& sub : a.graphs()) walk(sub, walk);
+    }
+    return count;
+}
+
+/// The graph's nodes in the order onnx.checker's check_graph requires (every input written
+/// before the node reads it, by a graph input, an initializer or an earlier node: no cycle;
+/// every output written once), and each op of the default domain one ONNX's schema registry
+/// knows at the model's opset. The rest of onnx.checker is not run: its check_node holds a node
+/// of an opset newer than this libonnx (1.12: opset 17) to the older schema (an opset-18
+/// ReduceMean's axes input refused), its check_model wants every external weight file present
+/// (import reads none) and a shape on every graph input (import says what it lacks itself).
+void check_structure(const onnx::ModelProto& m, const std::string& path) {
+    const onnx::GraphProto& g = m.graph();
+    const auto domain_of = [](const std::string& d) { return d == "ai.onnx" ? std::string() : d; };
+    std::unordered_map<std::string, int> opsets;
+    for (const auto& o : m.opset_import())
+        opsets[domain_of(o.domain())] = static_cast<int>(o.version());
+    if (!opsets.contains("")) {
+        fail(path, "opset_import", "no ONNX opset",
+             "the opset the graph was exported with (ModelProto.opset_import: a file cut short, "
+             "or written without one)");
+    }
+    const int opset = opsets.at("");
+    const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+    const auto known = ranges.find("");
+    const bool newer = known == ranges.end() || opset > known->second.second;
+    std::set<std::string> scope;
+    for (const auto& v : g.input()) scope.insert(v.name());
+    for (const auto& t : g.initializer()) scope.insert(t.name());
+    for (const auto& t : g.sparse_initializer()) scope.insert(t.values().name());
+    // A tensor no node writes but the graph declares (value_info) is taken as given: a graph
+    // that lists ops rather than a data flow (tests/data/onnx/ctr_ranking.onnx) declares them.
+    std::set<std::string> written;
+    for (const auto& n : g.node())
+        for (const auto& out : n.output()) written.insert(out);
+    for (const auto& v : g.value_info())
+        if (!written.contains(v.name())) scope.insert(v.name());
+    for (const auto& n : g.node()) {
+        const std::string at = "node '" + n.name() + "' (" + n.op_type() + ")";
+        for (const auto& in : n.input()) {
+            if (in.empty() || scope.contains(in)) continue;
+            if (written.contains(in)) {
+                fail(path, at + " input", in,
+                     "a tensor written before the node: a graph input, an initializer or an "
+                     "earlier node's output (nodes in topological order, no cycle; onnx.checker)");
+            }
+            fail(path, at + " input", in,
+                 "a graph input, an initializer, a node's output or a tensor the graph declares "
+                 "(value_info): nothing writes it");
+        }
+        if (domain_of(n.domain()).empty() && !newer &&
+            onnx::OpSchemaRegistry::Instance()->GetSchema(n.op_type(), opset, "") == nullptr) {
+            fail(path, at + " op_type", n.op_type(),
+                 "an op of the ONNX default domain at opset " + std::to_string(opset) +
+                     " (ONNX's schema registry; a custom op needs a domain of its own)");
+        }
+        for (const auto& out : n.output()) {
+            if (out.empty()) continue;
+            if (!scope.insert(out).second) {
+                fail(path, at + " output", out,
+                     "a name no graph input, initializer or other node writes (each tensor "
+                     "written once; onnx.checker)");
+            }
+        }
+    }
+}
+
 shape_map infer(const onnx::ModelProto& original, const std::set<std::string>& initializers,
                 const std::string& symbol, std::int64_t first, std::int64_t probe) {
     onnx::ModelProto m = original;
@@ -262,6 +374,7 @@ io::onnx_graph parse_onnx_graph(std::string_view bytes, const std::string& path,
     }
     const onnx::GraphProto& g = model.graph();
     check_tensors(g, path);
+    check_structure(model, path);
     for (const auto& f : model.functions()) {
         for (const auto& n : f.node()) {
             for (const auto& a : n.attribute())
@@ -342,10 +455,14 @@ io::onnx_graph parse_onnx_graph(std::string_view bytes, const std::string& path,
     }
     const bool batched = !out.batch_symbol.empty();
 
+    std::map<std::string, const onnx::TensorProto*> initializer_of;
+    for (const auto& t : g.initializer()) initializer_of.emplace(t.name(), &t);
     const auto tensor_of = [&](const std::string& name) {
         io::onnx_tensor t;
         t.name = name;
         t.weight = initializers.count(name) > 0;
+        if (const auto it = initializer_of.find(name); it != initializer_of.end())
+            t.values = small_int64_values(*it->second);
         if (name.empty()) return t;
         if (!batched) {
             const auto it = own.find(name);
@@ -407,6 +524,7 @@ io::onnx_graph parse_onnx_graph(std::string_view bytes, const std::string& path,
             at.s = a.s();
             x.attributes.push_back(std::move(at));
         }
+        x.subgraph_nodes = subgraph_nodes(n);
         out.nodes.push_back(std::move(x));
     }
     return out;

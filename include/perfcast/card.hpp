@@ -28,6 +28,7 @@
 //   cost.hpp, so one instance alone is exactly its serial latency. Past L2 (guide §11: "past a
 //   stream count, streams evict each other's cache") a share m of the warm traffic misses:
 //   m = 1 - min(1, L2 / sum(W)) / min(1, L2 / W), the hit share of all instances together
+//   (with memory_rule::copies shared, sum(W) holds the weights once, not once per instance),
 //   relative to that of one instance alone (whose own misses cost.hpp, or a measured anchor,
 //   already prices), so one instance alone is its serial latency whatever its W. A miss is
 //   HBM traffic (m x warm bytes join the op's HBM demand above), and the op's memory time
@@ -103,7 +104,8 @@ struct card_params {
     double tolerance = 1e-7;
     int max_iterations = 500;
     /// How instances hold the card's memory (device_memory.hpp): read by the sweeps, which rank
-    /// a deployment that does not fit last, not by the card's timing.
+    /// a deployment that does not fit last, and by the L2 model (shared weights are one copy in
+    /// the instances' working sets).
     memory_rule memory{};
     [[nodiscard]] friend constexpr bool operator==(const card_params&, const card_params&) = default;
 };
@@ -259,12 +261,14 @@ template <class Eval>
         out.streams += g.count.value;
     }
 
-    // Working sets (the L2 miss share follows from them).
+    // Working sets (the L2 miss share follows from them), and of each the weights.
     std::array<data_size, card_result::max_groups> ws{};
+    std::array<data_size, card_result::max_groups> weights{};
     for (std::size_t g = 0; g < groups.size(); ++g) {
         for (std::size_t i = 0; i < node_count; ++i) {
             const node_eval& e = eval(g, i);
             ws[g] += e.footprint;
+            weights[g] += e.persistent;
         }
     }
     const data_size l2 = l2_resident_size(c.memory);
@@ -437,16 +441,22 @@ template <class Eval>
     // The others' average demands are the unknowns: start from none (every instance alone),
     // walk each group's timeline with the demands of the last round, repeat until no latency
     // moves by more than `tolerance` (damped after 50 rounds, in case it oscillates).
+    // With weights shared (memory_rule::copies), the instances' working sets hold one copy of
+    // them: the largest group's, every group running the same model.
+    const bool shared_weights = p.memory.copies == weight_copies::shared;
     data_size total_ws{};
+    data_size shared_copy{};
     long long cube_claims = 0;
     long long vector_claims = 0;
     for (std::size_t g = 0; g < groups.size(); ++g) {
         const auto k = static_cast<double>(groups[g].count.value);
-        total_ws += ws[g] * k;
+        total_ws += shared_weights ? (ws[g] - weights[g]) * k : ws[g] * k;
+        if (weights[g] > shared_copy) shared_copy = weights[g];
         cube_claims += static_cast<long long>(groups[g].count.value) * groups[g].split.cube.value;
         vector_claims +=
             static_cast<long long>(groups[g].count.value) * groups[g].split.vector.value;
     }
+    if (shared_weights) total_ws += shared_copy;
     out.working_set = total_ws;
     // L2 misses beyond those of one instance alone, whose L2 behaviour cost.hpp (or a measured
     // anchor) already prices: the hit share of all instances together, min(1, L2 / sum(W)),

@@ -193,6 +193,16 @@ inline void unknown_chip(std::string_view name) {
     std::string expected = "one of " + known_chip_names() +
                            " (case-insensitive; 'Ascend' prefix, '_' and '-' optional; aliases "
                            "such as 910B3, A3, a100, h100, h200)";
+    // A name that begins a preset's ("310P", "910B"): those presets, as a guess.
+    const folded_name f = fold(name);
+    std::string guesses;
+    if (!f.overflow && f.size >= 2) {
+        for (const named_chip& n : presets) {
+            if (fold(n.name).view().starts_with(f.view()))
+                guesses += (guesses.empty() ? "" : " or ") + std::string(n.name);
+        }
+    }
+    if (!guesses.empty()) expected += "; did you mean " + guesses + "?";
     ::perfcast::detail::precondition_failed("chips::get_chip", "chip", name, expected);
 }
 }  // namespace detail

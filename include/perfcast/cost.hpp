@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "chip.hpp"
 #include "enum_table.hpp"
@@ -111,70 +112,89 @@ struct model_params {
 /// building a fresh model_params (some 170 bytes) on every call.
 inline constexpr model_params default_model_params{};
 
+namespace detail {
+/// The range of one of model_params' numeric fields: [least, most], or [least, most) when
+/// `most_excluded`, and the words validate() gives for it. One table for validate()'s checks
+/// and cost()'s guard (in_range), so the two cannot drift.
+struct param_range {
+    std::string_view field;
+    double model_params::*member;
+    double least;
+    double most;
+    bool most_excluded;
+    std::string_view expected;
+    [[nodiscard]] constexpr bool holds(double v) const noexcept {
+        return (v >= least) & (most_excluded ? v < most : v <= most);
+    }
+};
+inline constexpr double min_eff = model_params::min_efficiency;
+inline constexpr std::array<param_range, 9> param_ranges{{
+    {"cube_efficiency", &model_params::cube_efficiency, min_eff, 1, false, "a share in [1e-4, 1]"},
+    {"vector_efficiency", &model_params::vector_efficiency, min_eff, 1, false,
+     "a share in [1e-4, 1]"},
+    {"hbm_efficiency", &model_params::hbm_efficiency, min_eff, 2, false, "a factor in [1e-4, 2]"},
+    {"l2_efficiency", &model_params::l2_efficiency, min_eff, 2, false, "a factor in [1e-4, 2]"},
+    {"hbm_mix_cost", &model_params::hbm_mix_cost, model_params::min_hbm_mix_cost,
+     model_params::max_hbm_mix_cost, false, "a factor in [0.5, 4]"},
+    {"overlap", &model_params::overlap, 0, 1, false, "a share in [0, 1]"},
+    {"misaligned_efficiency", &model_params::misaligned_efficiency, min_eff, 1, false,
+     "a share in [1e-4, 1]"},
+    {"l2_resident_share", &model_params::l2_resident_share, 0, 1, false, "a share in [0, 1]"},
+    {"contention_per_core", &model_params::contention_per_core, 0, 1e6, true,
+     "a value in [0, 1e6)"},
+}};
+/// The range of every time field (first-run and head times): [0, 1e9) us.
+[[nodiscard]] constexpr bool time_in_range(duration t) noexcept {
+    const double us = t.in(units::us);
+    return (us >= 0) & (us < 1e9);
+}
+inline constexpr std::string_view time_expected = "a time in [0, 1e9) us";
+
+/// 1 when every field of param_ranges is in range, else 0; the table unrolled at compile time:
+/// GCC 12 -O2 keeps a loop over it a loop, loading each member pointer and bound at run time;
+/// unrolled, it compiles to the same instructions as the nine comparisons written out. In
+/// unsigned, as in_range: Clang warns of `&` between bool calls (-Wbitwise-instead-of-logical),
+/// and `&&` would branch.
+template <std::size_t... I>
+[[nodiscard]] constexpr unsigned all_in_range(const model_params& p,
+                                              std::index_sequence<I...>) noexcept {
+    return (1u & ... & static_cast<unsigned>(param_ranges[I].holds(p.*param_ranges[I].member)));
+}
+
+/// Whether validate(p) passes, as one branch-free test (no message): cost()'s guard.
+[[nodiscard]] constexpr bool in_range(const model_params& p) noexcept {
+    const auto bit = [](bool b) { return static_cast<unsigned>(b); };
+    unsigned ok = bit(time_in_range(p.first_run_launch)) &
+                  bit(time_in_range(p.first_run_per_core)) &
+                  all_in_range(p, std::make_index_sequence<param_ranges.size()>{});
+    // An unset head's times are not read (in constant evaluation they may be uninitialised).
+    for (const auto& h : p.head)
+        if (h.set) ok &= bit(time_in_range(h.launch)) & bit(time_in_range(h.per_core));
+    return ok != 0;
+}
+// cost() skips the guard for the defaults on the strength of this.
+static_assert(in_range(default_model_params));
+}  // namespace detail
+
 /// Checks a parameter set: efficiencies in [min_efficiency, 1] (HBM and L2 up to 2), overlap in
-/// [0, 1], contention >= 0, times in [0, 1e9) us.
+/// [0, 1], contention >= 0, times in [0, 1e9) us (detail::param_ranges).
 constexpr const model_params& validate(const model_params& p) {
     constexpr std::string_view where = "validate(model_params)";
-    PERFCAST_EXPECTS(p.cube_efficiency >= model_params::min_efficiency && p.cube_efficiency <= 1,
-                     where, "cube_efficiency", p.cube_efficiency, "a share in [1e-4, 1]");
-    PERFCAST_EXPECTS(
-        p.vector_efficiency >= model_params::min_efficiency && p.vector_efficiency <= 1, where,
-        "vector_efficiency", p.vector_efficiency, "a share in [1e-4, 1]");
-    PERFCAST_EXPECTS(p.hbm_efficiency >= model_params::min_efficiency && p.hbm_efficiency <= 2,
-                     where, "hbm_efficiency", p.hbm_efficiency, "a factor in [1e-4, 2]");
-    PERFCAST_EXPECTS(p.l2_efficiency >= model_params::min_efficiency && p.l2_efficiency <= 2, where,
-                     "l2_efficiency", p.l2_efficiency, "a factor in [1e-4, 2]");
-    PERFCAST_EXPECTS(p.hbm_mix_cost >= model_params::min_hbm_mix_cost &&
-                         p.hbm_mix_cost <= model_params::max_hbm_mix_cost,
-                     where, "hbm_mix_cost", p.hbm_mix_cost, "a factor in [0.5, 4]");
-    PERFCAST_EXPECTS(p.overlap >= 0 && p.overlap <= 1, where, "overlap", p.overlap,
-                     "a share in [0, 1]");
-    PERFCAST_EXPECTS(
-        p.misaligned_efficiency >= model_params::min_efficiency && p.misaligned_efficiency <= 1,
-        where, "misaligned_efficiency", p.misaligned_efficiency, "a share in [1e-4, 1]");
-    PERFCAST_EXPECTS(p.l2_resident_share >= 0 && p.l2_resident_share <= 1, where,
-                     "l2_resident_share", p.l2_resident_share, "a share in [0, 1]");
-    PERFCAST_EXPECTS(p.contention_per_core >= 0 && p.contention_per_core < 1e6, where,
-                     "contention_per_core", p.contention_per_core, "a value in [0, 1e6)");
-    PERFCAST_EXPECTS(
-        p.first_run_launch.in(units::us) >= 0 && p.first_run_launch.in(units::us) < 1e9, where,
-        "first_run_launch", p.first_run_launch.in(units::us), "a time in [0, 1e9) us");
-    PERFCAST_EXPECTS(
-        p.first_run_per_core.in(units::us) >= 0 && p.first_run_per_core.in(units::us) < 1e9, where,
-        "first_run_per_core", p.first_run_per_core.in(units::us), "a time in [0, 1e9) us");
+    for (const detail::param_range& r : detail::param_ranges)
+        PERFCAST_EXPECTS(r.holds(p.*r.member), where, r.field, p.*r.member, r.expected);
+    const auto check_time = [&](duration t, std::string_view field) {
+        PERFCAST_EXPECTS(detail::time_in_range(t), where, field, t.in(units::us),
+                         detail::time_expected);
+    };
+    check_time(p.first_run_launch, "first_run_launch");
+    check_time(p.first_run_per_core, "first_run_per_core");
     for (const auto& h : p.head) {
-        PERFCAST_EXPECTS(!h.set || (h.launch.in(units::us) >= 0 && h.launch.in(units::us) < 1e9),
-                         where, "head.launch", h.launch.in(units::us), "a time in [0, 1e9) us");
-        PERFCAST_EXPECTS(
-            !h.set || (h.per_core.in(units::us) >= 0 && h.per_core.in(units::us) < 1e9), where,
-            "head.per_core", h.per_core.in(units::us), "a time in [0, 1e9) us");
+        if (!h.set) continue;
+        check_time(h.launch, "head.launch");
+        check_time(h.per_core, "head.per_core");
     }
     return p;
 }
-
-namespace detail {
-/// Whether validate(p) passes, as one branch-free test (no message): cost()'s guard.
-[[nodiscard]] constexpr bool in_range(const model_params& p) noexcept {
-    constexpr double lo = model_params::min_efficiency;
-    const auto time_ok = [](duration t) {
-        const double us = t.in(units::us);
-        return (us >= 0) & (us < 1e9);
-    };
-    bool ok = (p.cube_efficiency >= lo) & (p.cube_efficiency <= 1) & (p.vector_efficiency >= lo) &
-              (p.vector_efficiency <= 1) & (p.hbm_efficiency >= lo) & (p.hbm_efficiency <= 2) &
-              (p.l2_efficiency >= lo) & (p.l2_efficiency <= 2) &
-              (p.hbm_mix_cost >= model_params::min_hbm_mix_cost) &
-              (p.hbm_mix_cost <= model_params::max_hbm_mix_cost) & (p.overlap >= 0) &
-              (p.overlap <= 1) & (p.misaligned_efficiency >= lo) & (p.misaligned_efficiency <= 1) &
-              (p.l2_resident_share >= 0) & (p.l2_resident_share <= 1) &
-              (p.contention_per_core >= 0) & (p.contention_per_core < 1e6) &
-              time_ok(p.first_run_launch) & time_ok(p.first_run_per_core);
-    // An unset head's times are not read (in constant evaluation they may be uninitialised).
-    for (const auto& h : p.head)
-        if (h.set) ok &= time_ok(h.launch) & time_ok(h.per_core);
-    return ok;
-}
-}  // namespace detail
 
 enum class bound_kind : unsigned char { compute, memory, overhead };
 
@@ -1068,8 +1088,11 @@ namespace detail {
     const chip& c, const op& o, core_count limit, const model_params& p = default_model_params) {
     constexpr std::string_view where = "cost";
     // validate(p) only when a range check fails (it then throws naming the field): cost() runs
-    // in every sweep's inner loop, and validate's early-out checks cost a third of it.
-    if (!detail::in_range(p)) [[unlikely]]
+    // in every sweep's inner loop, and validate's early-out checks cost a third of it. The
+    // defaults are in range (static_assert after detail::in_range): skipped for them, which the
+    // table's member pointers kept GCC 12 from folding away (cost() 29 -> 40 ns, the matmul of
+    // bench_cost.cpp's BM_cost_one).
+    if (&p != &default_model_params && !detail::in_range(p)) [[unlikely]]
         validate(p);
     const engine_spec& e = c.engine_of(o.eng);
     PERFCAST_EXPECTS(limit.value >= 1 && limit.value <= e.cores, where,

@@ -37,6 +37,7 @@
 
 #include "card.hpp"
 #include "counts.hpp"
+#include "device_memory.hpp"
 #include "error.hpp"
 #include "graph.hpp"
 #include "profile/ops.hpp"
@@ -150,12 +151,15 @@ inline constexpr double closed_loop_slack = 1.1;
     return out;
 }
 
-/// Predicts one case under the calibration `cal`.
+/// Predicts one case under the calibration `cal`, its instances holding the card's memory as
+/// `rule` says (shared weights are one copy in L2's working set: card.hpp).
 [[nodiscard]] inline deployment_prediction predict(const deployment_case& d,
-                                                   const profile::calibration& cal = {}) {
+                                                   const profile::calibration& cal = {},
+                                                   const memory_rule& rule = {}) {
     PERFCAST_EXPECTS(d.m != nullptr, "predict(deployment_case)", "model", 0.0, "a model");
     card_params p;
     p.graph.model = cal.params;
+    p.memory = rule;
     p.host_threads = d.host_threads;
     p.runtime = runtime_of(d, cal);
     deployment_prediction out;

@@ -69,7 +69,7 @@ namespace detail {
     PERFCAST_EXPECTS(d.m != nullptr, "what_each_change_buys", "model", 0.0, "a model");
     validate(rule);
     deployment_gains g;
-    g.base = predict(d, cal);
+    g.base = predict(d, cal, rule);
     g.path = runtime_of(d, cal);
     g.need = memory_of(d.c, d.m->nodes, d.batch);
     g.rule = rule;
@@ -78,7 +78,7 @@ namespace detail {
     auto add = [&](std::string what, deployment_case v) {
         deployment_change c;
         c.what = std::move(what);
-        c.prediction = predict(v, cal);
+        c.prediction = predict(v, cal, rule);
         // Only the instance count changes what the card holds (the batch is the deployment's).
         c.memory = g.need.on_card(v.instances, rule);
         c.fits = fits(v.c, g.need, v.instances, rule);

@@ -114,6 +114,7 @@ struct node_eval {
     data_size cold{};        // bytes that come from HBM even when the working set fits in L2
     data_size warm{};        // bytes L2 serves when it holds the working set
     data_size footprint{};   // this node's share of the instance's working set
+    data_size persistent{};  // of it, inputs that outlive the inference (weights; shared or not)
     duration memory_streamed{};  // memory time if its inputs had to stream through HBM
     [[nodiscard]] constexpr bool is_transfer() const noexcept { return kind == op_kind::transfer; }
     [[nodiscard]] friend constexpr bool operator==(const node_eval&, const node_eval&) = default;
@@ -191,7 +192,8 @@ namespace detail {
         r.cold = n.kind == op_kind::gather ? o.bytes_written * (1.0 - o.hot_fraction) : data_size{};
     }
     r.warm = o.bytes() + o.reread - r.cold;
-    r.footprint = o.bytes_written + detail::persistent_bytes(n, batch, o.bytes_read);
+    r.persistent = detail::persistent_bytes(n, batch, o.bytes_read);
+    r.footprint = o.bytes_written + r.persistent;
     return r;
 }
 

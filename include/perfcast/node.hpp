@@ -218,8 +218,11 @@ inline constexpr std::string_view instantiate_where = "instantiate";
     PERFCAST_EXPECTS(s1[s1.rank() - 2] == kk, where, "matmul K",
                      static_cast<double>(s1[s1.rank() - 2]), "B's K equal to A's K");
     const std::int64_t b = leading_product(s0, 2, where);
-    return batch_matmul(b, m, nn, kk, n.type,
-                        {.broadcast_b = n.broadcast_b, .out_type = n.out_type});
+    // A shared B with leading dimensions of its own (per-head weights [H, K, N]): H matrices.
+    const std::int64_t b_matrices = n.broadcast_b ? leading_product(s1, 2, where) : 0;
+    return batch_matmul(
+        b, m, nn, kk, n.type,
+        {.broadcast_b = n.broadcast_b, .out_type = n.out_type, .b_matrices = b_matrices});
 }
 
 [[nodiscard]] constexpr op elementwise_at(const node& n, std::int64_t batch, const shape& s0) {

@@ -137,6 +137,19 @@ constexpr void expect_dim(batch_dim d, std::string_view where, std::string_view 
             }
         }
     }
+    if (o.broadcast_b && b.rank > 2) {
+        // A shared B's own leading dimensions (per-head weights [H, K, N]) are A's last ones,
+        // each B matrix shared by the batch entries before them (instantiate: b_matrices).
+        PERFCAST_EXPECTS(b.rank <= a.rank, where, "b.rank", static_cast<double>(b.rank),
+                         "at most A's rank with broadcast_b");
+        for (std::size_t i = 0; i + 2 < b.rank; ++i) {
+            const batch_dim& ad = a[a.rank - b.rank + i];
+            PERFCAST_EXPECTS(b[i] == batch_dim{1} || b[i] == ad, where, "b batch dimension",
+                             static_cast<double>(i),
+                             "1 or A's aligned dimension (a shared B's leading dimensions are "
+                             "A's last ones)");
+        }
+    }
     node r = detail::make(op_kind::matmul, t, {a, b}, where);
     r.broadcast_b = o.broadcast_b || b.rank == 2;
     if (!r.broadcast_b) {

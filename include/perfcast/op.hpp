@@ -329,6 +329,10 @@ struct matmul_options {
     /// The output's dtype; nothing: the inputs' (as a model file's `out=` defaults, and as
     /// elementwise ops keep theirs).
     std::optional<dtype> out_type{};
+    /// With broadcast_b: how many distinct [K, N] matrices B holds, each shared by batch /
+    /// b_matrices of the batch (per-head weights [H, K, N] under activations [B, H, M, K]:
+    /// H); 0 or 1: one. Without broadcast_b, B is one matrix per batch entry.
+    std::int64_t b_matrices = 0;
 };
 
 namespace detail {
@@ -380,8 +384,15 @@ namespace detail {
         batch, checked_product(m_tiles, n_tiles, where, "m tiles*n tiles"), where, "work units");
     r.ops_per_unit = static_cast<double>(tm) * static_cast<double>(tn) * static_cast<double>(kp);
     const data_size a = detail::bytes_of(checked_product(batch, mk, where, "batch*m*k"), t);
+    PERFCAST_EXPECTS(o.b_matrices >= 0 && o.b_matrices <= batch &&
+                         (o.b_matrices == 0 || batch % o.b_matrices == 0),
+                     where, "b_matrices", static_cast<double>(o.b_matrices),
+                     "0 (one) or a divisor of the batch (" + std::to_string(batch) + ")");
     const data_size b_one = detail::bytes_of(kn, t);
-    const data_size b = o.broadcast_b ? b_one : static_cast<double>(batch) * b_one;
+    const double b_count = !o.broadcast_b     ? static_cast<double>(batch)
+                           : o.b_matrices > 1 ? static_cast<double>(o.b_matrices)
+                                              : 1.0;
+    const data_size b = b_count * b_one;
     r.bytes_read = a + b;
     r.bytes_written = detail::bytes_of(checked_product(batch, mn, where, "batch*m*n"), r.out_type);
     r.reread = a * static_cast<double>(n_tiles - 1) +

@@ -377,8 +377,13 @@ template <class E, std::size_t N>
 
 [[nodiscard]] inline std::string us_text(duration t) { return number_text(t.in(units::us)); }
 
-inline void set_time(duration& out, std::string_view key, std::string_view text) {
-    const double v = parse_setting_number(key, text, "a time in us, >= 0");
+/// A time in us; `word`, when given, is the other value the key takes (its error says so).
+inline void set_time(duration& out, std::string_view key, std::string_view text,
+                     std::string_view word = {}) {
+    const double v =
+        parse_setting_number(key, text,
+                             word.empty() ? std::string("a time in us, >= 0")
+                                          : "a time in us, >= 0, or '" + std::string(word) + "'");
     out = duration{v, units::us};
     expect_step_time(out, key);
 }
@@ -458,7 +463,7 @@ inline const std::array<runtime_key, 19> runtime_keys{{
              return;
          }
          duration t{};
-         detail::set_time(t, k, v);
+         detail::set_time(t, k, v, "link");
          r.copy_setup = t;
      },
      [](const runtime_path& r) {
@@ -496,7 +501,7 @@ inline const std::array<runtime_key, 19> runtime_keys{{
              return;
          }
          duration t{};
-         detail::set_time(t, k, v);
+         detail::set_time(t, k, v, "chip");
          r.op_launch = t;
      },
      [](const runtime_path& r) {

@@ -622,6 +622,23 @@ public:
         return out;
     }
 
+    /// The most requests timeline() simulates.
+    static constexpr double max_timeline_requests = 5e7;
+    /// The requests timeline() simulates to cover up to `until` at `qps`: arrivals must continue
+    /// past the interval's end, 10 % more than its expected count, plus 50 so that a short
+    /// interval at a low rate is covered as well.
+    [[nodiscard]] static double timeline_requests(request_rate qps, duration until) {
+        return qps.in(units::qps)*until.in(units::s)*1.1 + 50.0;
+    }
+    /// The longest span s, at most `most`, for which timeline(k, qps, s, s) (the interval after
+    /// one span of warm-up) stays within max_timeline_requests: `most`, or less past about
+    /// 2.3e7 QPS for 1 s; 0.1 % short of the bound, so that rounding never crosses it.
+    [[nodiscard]] static duration timeline_span(request_rate qps, duration most) {
+        const double q = qps.in(units::qps);
+        const double fits = (max_timeline_requests - 50.0) / (2.2 * q) * 0.999;
+        return q > 0 && fits < most.in(units::s) ? duration{fits, units::s} : most;
+    }
+
     /// A simulation of configuration `k` at `qps` long enough to cover [from, from + length),
     /// with that interval recorded as a timeline (io::write_chrome_trace writes it).
     [[nodiscard]] serving_result timeline(const serving_config& k, request_rate qps,
@@ -634,11 +651,10 @@ public:
                              is_finite(length),
                          where, "length (ms)", length.in(units::ms),
                          "a finite interval > 0 ms starting at >= 0 ms");
-        // Arrivals must continue past the interval's end: 10 % more than its expected count,
-        // plus 50 so that a short interval at a low rate is covered as well.
-        const double need = qps.in(units::qps) * (from + length).in(units::s) * 1.1 + 50.0;
-        PERFCAST_EXPECTS(need <= 5e7, where, "requests", need,
-                         "at most 5e7 simulated requests (a shorter interval or a lower rate)");
+        const double need = timeline_requests(qps, from + length);
+        PERFCAST_EXPECTS(need <= max_timeline_requests, where, "requests", need,
+                         "at most 5e7 simulated requests (a shorter interval or a lower rate: "
+                         "timeline_span)");
         sim_options so;
         so.seed = seed;
         so.timeline = timeline_options{.from = from, .to = from + length};

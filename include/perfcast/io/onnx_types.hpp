@@ -102,6 +102,10 @@ struct onnx_tensor {
     bool has_shape = false;
     std::vector<onnx_dim> dims{};
     bool weight = false;
+    /// An INT64 initializer's values when it holds at most max_small_values (axes, shapes);
+    /// empty otherwise.
+    std::vector<std::int64_t> values{};
+    static constexpr std::size_t max_small_values = 64;
 };
 
 /// An attribute: integers (`i` is ints[0]), a float, a string.
@@ -119,6 +123,9 @@ struct onnx_node {
     std::vector<onnx_tensor> inputs{};  // an absent optional input has an empty name
     std::vector<onnx_tensor> outputs{};
     std::vector<onnx_attribute> attributes{};
+    /// Nodes of its graph attributes, nested ones included (If's branches, Loop's and Scan's
+    /// bodies): work the import does not price (the node is `generic`), so it says so.
+    std::size_t subgraph_nodes = 0;
 
     [[nodiscard]] const onnx_attribute* attribute(std::string_view n) const {
         for (const onnx_attribute& a : attributes) {

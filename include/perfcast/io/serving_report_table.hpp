@@ -236,6 +236,13 @@ inline void write_serving_svg(std::ostream& out, const serving_report& x, const 
         floor_p99 = std::max(floor_p99, row.low_load_p99.in(units::ms));
     }
     for (request_rate q : o.loads) hi = std::max(hi, q.in(units::qps));
+    // Loads far past what the plotted configurations can serve would leave only saturated
+    // points (none drawn): the axis ends a little past the largest saturation throughput.
+    double saturated = 0;
+    for (const serving_row* row : rows)
+        if (row->saturation)
+            saturated = std::max(saturated, row->saturation->throughput.in(units::qps));
+    if (saturated > 0 && hi > 1.1 * saturated) hi = 1.1 * saturated;
     // Past saturation the TP99 grows with the run's length: such points are left off, and so
     // are points above this, so that the curves stay readable.
     const double y_cap = o.target ? 3 * o.target->in(units::ms) : 5 * floor_p99;
@@ -267,7 +274,8 @@ inline void write_serving_svg(std::ostream& out, const serving_report& x, const 
                .style = svg_style::line});
     }
     for (request_rate q : o.loads) {
-        p.add_vline(q.in(units::qps), rate_text(q.in(units::qps)) + " QPS", "#868e96");
+        if (q.in(units::qps) <= hi)
+            p.add_vline(q.in(units::qps), rate_text(q.in(units::qps)) + " QPS", "#868e96");
     }
     p.write(out);
 }

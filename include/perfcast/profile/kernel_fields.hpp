@@ -179,9 +179,7 @@ inline void check_row(kernel_row& row, bool check_matmul_shapes = true) {
     count_check(row.output_shapes, row.output_types, "outputs");
     for (const auto* list : {&row.input_types, &row.output_types}) {
         for (const tensor_dtype& t : *list) {
-            // UNDEFINED is the profiler saying it did not record the dtype (MemSet): not a
-            // spelling perfcast lacks, so not noted.
-            if (!t.type && t.text != "UNDEFINED" && !t.text.empty()) {
+            if (t.unknown_spelling()) {
                 row.notes.push_back({note_kind::unknown_dtype, t.text});
             }
         }

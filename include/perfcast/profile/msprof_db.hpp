@@ -57,6 +57,7 @@
 #include "chip_evidence.hpp"
 #include "csv.hpp"
 #include "db_source.hpp"
+#include "kernel_columns.hpp"
 #include "kernel_details.hpp"
 
 namespace perfcast::profile {
@@ -246,8 +247,10 @@ using string_ids = std::unordered_map<std::int64_t, std::string>;
     t.start = timestamp{db_required_integer(c[t_start], t_start)};
     t.end = timestamp{db_required_integer(c[t_end], t_end)};
     if (t.end < t.start) throw db_damage{t_end, "endNs before startNs"};
-    if ((t.end - t.start).in(units::us) > max_task_us) {
-        throw db_damage{t_end, "a task over a day (86400000000 us) after startNs"};
+    if (const std::string_view p =
+            value_problem(kernel_column::duration, (t.end - t.start).in(units::us));
+        !p.empty()) {
+        throw db_damage{t_end, std::string{p} + " after startNs"};
     }
     t.device = db_count(c[t_device], t_device);
     return t;
@@ -279,8 +282,10 @@ using string_ids = std::unordered_map<std::int64_t, std::string>;
     t.output_formats = db_string(ids, c[c_output_formats], c_output_formats);
     if (const auto w = db_integer(c[c_wait], c_wait)) {
         if (*w < 0) throw db_damage{c_wait, "negative value"};
-        if (static_cast<double>(*w) / 1e3 > max_task_us) {
-            throw db_damage{c_wait, "a wait over a day (86400000000 us)"};
+        if (const std::string_view p =
+                value_problem(kernel_column::wait, static_cast<double>(*w) / 1e3);
+            !p.empty()) {
+            throw db_damage{c_wait, std::string{p}};
         }
         t.wait = duration{static_cast<double>(*w), units::ns};
     }

@@ -433,10 +433,14 @@ private:
     return std::nullopt;
 }
 
-/// The compute dtype of a row: its first input's dtype perfcast knows.
+/// The compute dtype of a row: its first input's dtype perfcast knows (inputs not recorded:
+/// its first output's). Nothing when an input before it is of a dtype perfcast does not know:
+/// an fp8 GEMM (FLOAT8_E4M3FN inputs, a BF16 output) was once priced as a bf16 one.
 [[nodiscard]] inline std::optional<dtype> dtype_of(const kernel_row& r) {
-    for (const tensor_dtype& t : r.input_types)
+    for (const tensor_dtype& t : r.input_types) {
         if (t.type) return t.type;
+        if (t.unknown_spelling()) return std::nullopt;
+    }
     for (const tensor_dtype& t : r.output_types)
         if (t.type) return t.type;
     return std::nullopt;
@@ -1041,6 +1045,106 @@ inline constexpr double min_measured_us = 0.001;
     o->writeback = r.context.writeback;
     const int k = r.block_dim && *r.block_dim > 0 ? *r.block_dim : e.cores;
     return measured_op{*o, std::min(k, e.cores), *r.task_duration, r.op_type, std::move(key)};
+}
+
+/// Why a row gives no measured op (measured_op_of), in the order measured_op_of meets them.
+enum class unmapped_reason : unsigned char {
+    no_duration,     // no duration of at least min_measured_us
+    not_compute,     // a task on none of the priced engines: communication (HCCL), DSA, other
+    no_dtype,        // no input or output dtype perfcast knows
+    shape_conflict,  // the row's shapes contradict each other (note shape_conflict)
+    shapes,          // shapes missing, unreadable, or not those of the op its type names
+    no_rate,         // the chip has no cores or no rate for the op's dtype on its engine
+};
+
+inline constexpr std::array<enum_entry<unmapped_reason>, 6> unmapped_reason_names{{
+    {unmapped_reason::no_duration, "no_duration"},
+    {unmapped_reason::not_compute, "not_compute"},
+    {unmapped_reason::no_dtype, "no_dtype"},
+    {unmapped_reason::shape_conflict, "shape_conflict"},
+    {unmapped_reason::shapes, "shapes"},
+    {unmapped_reason::no_rate, "no_rate"},
+}};
+static_assert(covers_enum<unmapped_reason_names>());
+
+[[nodiscard]] constexpr std::string_view name_of(unmapped_reason r) noexcept {
+    return name_in(unmapped_reason_names, r);
+}
+
+/// A row the model cannot predict, and why: `detail` says it of this row (the task, the dtype
+/// text, the shapes, the chip), for a reader who wants to mend the file or the model.
+struct unmapped_row {
+    std::size_t line = 0;
+    std::string name;
+    std::string type;
+    std::string task;
+    unmapped_reason reason = unmapped_reason::shapes;
+    std::string detail;
+};
+
+/// Why measured_op_of(c, r, cal, ops) gives nothing, or nothing when it gives an op. Only the
+/// reason is worked out here; whether the row maps is measured_op_of's answer, so the two
+/// cannot disagree.
+[[nodiscard]] inline std::optional<unmapped_row> unmapped_of(const chip& c, const kernel_row& r,
+                                                             const calibration& cal = {},
+                                                             op_vocabulary ops = op_kinds) {
+    if (measured_op_of(c, r, cal, ops)) return std::nullopt;
+    unmapped_row u{r.line, r.name, r.op_type, r.task_text, unmapped_reason::shapes, {}};
+    const auto say = [&u](unmapped_reason why, std::string detail) {
+        u.reason = why;
+        u.detail = std::move(detail);
+        return u;
+    };
+    const auto notes = [&r](note_kind k) {
+        std::string out;
+        for (const row_note& n : r.notes)
+            if (n.kind == k) out += (out.empty() ? "" : "; ") + n.detail;
+        return out;
+    };
+    if (!r.task_duration) return say(unmapped_reason::no_duration, "no duration recorded");
+    if (!(r.task_duration->in(units::us) >= min_measured_us))
+        return say(unmapped_reason::no_duration,
+                   "a duration of " +
+                       perfcast::detail::number_text(r.task_duration->in(units::us)) +
+                       " us, under the least scored (0.001 us)");
+    const auto eng = engine_of(r.task);
+    if (!eng)
+        return say(unmapped_reason::not_compute,
+                   "task '" + r.task_text + "' (" + std::string(name_of(r.task)) +
+                       "): runs on none of the cube, vector or AI CPU engines the model prices");
+    const auto t = dtype_of(r);
+    if (!t) {
+        const std::string unknown = notes(note_kind::unknown_dtype);
+        return say(unmapped_reason::no_dtype, unknown.empty()
+                                                  ? "no input or output dtype recorded"
+                                                  : "a dtype perfcast does not know: " + unknown);
+    }
+    if (r.has_note(note_kind::shape_conflict))
+        return say(unmapped_reason::shape_conflict, notes(note_kind::shape_conflict));
+    if (const auto o = op_of(r, ops)) {
+        const engine_spec& e = c.engine_of(o->eng);
+        return say(
+            unmapped_reason::no_rate,
+            std::string(c.name.view()) + " has " +
+                (e.cores < 1 ? "no " + std::string(name_of(o->eng)) + " cores"
+                             : "no " + std::string(name_of(o->eng)) + " rate for " +
+                                   std::string(name_of(perfcast::detail::rate_type(e, *o)))));
+    }
+    std::string shapes;
+    for (const auto* side : {&r.input_shapes, &r.output_shapes}) {
+        shapes += side == &r.input_shapes ? "inputs " : " -> outputs ";
+        if (side->empty()) shapes += "none";
+        for (std::size_t i = 0; i < side->size(); ++i)
+            shapes += (i == 0 ? "" : ";") + to_string((*side)[i]);
+    }
+    const std::string bad = notes(note_kind::bad_shape);
+    const op_row* named = row_for_profiler_type(ops, r.op_type);
+    return say(
+        unmapped_reason::shapes,
+        (bad.empty() ? std::string{} : "unreadable shapes (" + bad + "); ") + shapes +
+            (named != nullptr ? ": not shapes op kind '" + std::string(named->name) + "' reads"
+                              : ": not shapes an elementwise or generic op on the " +
+                                    std::string(name_of(*eng)) + " engine reads"));
 }
 
 }  // namespace perfcast::profile

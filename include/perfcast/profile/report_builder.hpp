@@ -30,6 +30,7 @@
 #include "chip_evidence.hpp"
 #include "discover.hpp"
 #include "kernel_details.hpp"
+#include "ops.hpp"
 #include "report_measures.hpp"
 #include "report_result.hpp"
 
@@ -468,9 +469,29 @@ private:
             e.notes += n;
         };
         for (const row_note& n : r.notes) note(name_of(n.kind));
-        if (e.above_hbm_peak) note(above_hbm_note);
+        e.above_compute_peak = above_compute_peak(r, d);
+        if (e.above_compute_peak) note(above_compute_note);
+        if (e.above_hbm_peak && !e.above_compute_peak) note(above_hbm_note);
         if (e.cube_utilization_pct && *e.cube_utilization_pct > 100.0) note(chip_mismatch_note);
         top_.push_back(std::move(e));
+    }
+
+    /// Whether GEMM row `r` did its multiply-adds faster than the chip's cube peak at its dtype
+    /// allows (by more than 2 %): not an L2 or cache effect, but another chip or clock, or shapes
+    /// that are not the kernel's. A row the mapping refuses (or finds too large) is not judged.
+    [[nodiscard]] bool above_compute_peak(const kernel_row& r, duration d) const {
+        if (!is_gemm_type(r.op_type) || !(d > duration{})) return false;
+        try {
+            const auto o = op_of(r);
+            if (!o || o->eng != engine::cube || !(o->useful_ops > 0)) return false;
+            // fp32's cube rates are assumptions (chips/), and an fp32 GEMM may run as HF32 or
+            // TF32 where allowed, at several times the fp32 rate: not judged.
+            if (o->type == dtype::fp32 || o->type == dtype::hf32) return false;
+            const double peak = chip_.peak(engine::cube, o->type).in(units::flops);
+            return peak > 0 && o->flops().in(units::flop) / d.in(units::s) > 1.02 * peak;
+        } catch (const ::perfcast::error&) {
+            return false;
+        }
     }
 
     host_bound_summary host_summary() {

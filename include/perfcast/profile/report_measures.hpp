@@ -136,6 +136,10 @@ inline std::string fixed3(double v) {
 
 /// The note of an op faster than the chip's HBM bandwidth (table, csv and json).
 inline constexpr std::string_view above_hbm_note = "above HBM peak: L2 or cache";
+/// The note of a GEMM faster than the chip's cube peak: no cache explains that.
+inline constexpr std::string_view above_compute_note =
+    "above the chip's peak FLOP/s: another chip or clock, or shapes that are not the kernel's "
+    "(check --chip)";
 /// The note of a utilization above 100 % over a span that holds every task: more cycles than the
 /// chip's cores x clock can give.
 inline constexpr std::string_view chip_mismatch_note =

@@ -228,6 +228,7 @@ struct op_entry {
     std::optional<bandwidth> achieved;  // bytes of inputs+outputs (fills: outputs) / time
     std::optional<double> hbm_share;    // achieved / chip HBM bandwidth, at most 1
     bool above_hbm_peak = false;        // achieved > HBM: served by L2 or a cache (no share)
+    bool above_compute_peak = false;    // a GEMM's FLOP/s above the chip's cube peak
     std::string notes;                  // reader notes and the report's, '; '-joined
 };
 

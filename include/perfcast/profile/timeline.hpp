@@ -43,6 +43,7 @@
 #include "../io/json_reader.hpp"
 #include "../units.hpp"
 #include "file_text.hpp"
+#include "kernel_columns.hpp"
 #include "kernel_details.hpp"
 
 namespace perfcast::profile {
@@ -405,9 +406,11 @@ inline void open_events(io::json_cursor& c, std::string& key) {
                               "' without a valid ts (microseconds) and dur");
             continue;
         }
-        if (*x.dur_us > max_task_us) {  // as the op tables: sums would overflow to inf
-            skip(x.index, "span '" + parse_error::printable(x.name) +
-                              "' with a dur over a day (86400000000 us)");
+        // As the op tables: sums would overflow to inf.
+        if (const std::string_view p = value_problem(kernel_column::duration, *x.dur_us);
+            !p.empty()) {
+            skip(x.index,
+                 "span '" + parse_error::printable(x.name) + "' whose dur is " + std::string{p});
             continue;
         }
         const duration d{*x.dur_us, units::us};

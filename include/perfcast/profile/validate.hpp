@@ -73,6 +73,9 @@ struct error_report {
     std::vector<type_stats> by_type;    // ordered by type name
     std::vector<prediction> rows;       // every predicted row, file order
     std::size_t skipped = 0;            // rows the model cannot map (HCCL, conflicts, N/A)
+    /// Those rows, each with why (unmapped_of), file order; score_rows fills it (a pooled
+    /// hold-out study counts them only).
+    std::vector<unmapped_row> unmapped;
     /// The measurement spread: every row predicted by its group's median measurement
     /// (prediction::repeat_ape), a floor no prediction of one time per op goes below.
     error_stats repeat_floor;
@@ -238,7 +241,7 @@ template <class Filter>
                                       const fit_reference* fit = nullptr) {
     std::vector<prediction> predictions;
     std::map<std::string, std::vector<std::size_t>> groups;  // group_key -> predictions
-    std::size_t skipped = 0;
+    std::vector<unmapped_row> unmapped;
     for (const kernel_row& r : rows) {
         if (!keep(r)) continue;
         if (auto pr = predict_row(c, r, cal, near)) {
@@ -253,8 +256,8 @@ template <class Filter>
             }
             groups[std::move(key)].push_back(predictions.size());
             predictions.push_back(std::move(*pr));
-        } else {
-            ++skipped;
+        } else if (auto u = unmapped_of(c, r, cal)) {
+            unmapped.push_back(std::move(*u));
         }
     }
     for (const auto& [key, members] : groups) {
@@ -269,7 +272,9 @@ template <class Filter>
             pr.repeated = true;
         }
     }
-    return summarize(std::move(predictions), skipped);
+    error_report rep = summarize(std::move(predictions), unmapped.size());
+    rep.unmapped = std::move(unmapped);
+    return rep;
 }
 
 /// A row filter that keeps every row.

@@ -49,6 +49,15 @@ imports them and checks op counts and FLOPs against a hand count.
   an error naming it (libonnx's shape inference would copy past its buffer; the fuzzer found
   it).
 - not_onnx.onnx, truncated.onnx: bytes that are not an ONNX model.
+- head_weights.onnx: activations [batch, 32, 1, 128] (fp16) times per-head weights
+  [32, 128, 4096]: 32 matrices, each shared by the batch (once read as one, 32x too few bytes).
+- weight_left.onnx: a weight on the left, W [256, 256] times x [batch, 256, 8] (W x).
+- if_branch.onnx: an If whose then-branch holds a MatMul: its work is not priced, and said so.
+- bad_cycle.onnx, bad_order.onnx, bad_twice.onnx, bad_no_op.onnx: graphs onnx.checker refuses
+  (a cycle, a node before the node writing its input, a tensor written twice, an op the default
+  domain does not register); opset18_reduce.onnx, ai_onnx_domain.onnx: valid graphs it must
+  not refuse (an opset newer than libonnx 1.12's, the default domain spelled "ai.onnx").
+- reduce_axes.onnx: one input summed over a strided axis and over its innermost one.
 """
 import os
 
@@ -380,6 +389,65 @@ def bad_raw_data():
     save(helper.make_model(g, opset_imports=OPSET), "bad_raw_data.onnx")
 
 
+def structure_models():
+    n = helper.make_node
+    F16 = TensorProto.FLOAT16
+    vi = helper.make_tensor_value_info
+    g = helper.make_graph(
+        [n("MatMul", ["a", "wh"], ["y"], name="head_proj")], "head_weights",
+        [vi("a", F16, ["batch", 32, 1, 128])], [vi("y", F16, ["batch", 32, 1, 4096])],
+        initializer=[weight("wh", [32, 128, 4096], F16)])
+    save(helper.make_model(g, opset_imports=OPSET), "head_weights.onnx")
+    g = helper.make_graph(
+        [n("MatMul", ["w", "x"], ["y"], name="left")], "weight_left",
+        [vi("x", F32, ["batch", 256, 8])], [vi("y", F32, ["batch", 256, 8])],
+        initializer=[weight("w", [256, 256])])
+    save(helper.make_model(g, opset_imports=OPSET), "weight_left.onnx")
+    then_g = helper.make_graph([n("MatMul", ["x", "w"], ["t"], name="branch_mm")], "then", [],
+                               [vi("t", F32, ["batch", 512])])
+    else_g = helper.make_graph([n("Identity", ["x"], ["e"], name="branch_id")], "else", [],
+                               [vi("e", F32, ["batch", 512])])
+    g = helper.make_graph(
+        [n("If", ["cond"], ["y"], name="branch", then_branch=then_g, else_branch=else_g)],
+        "if_branch", [vi("cond", TensorProto.BOOL, []), vi("x", F32, ["batch", 512])],
+        [vi("y", F32, ["batch", 512])], initializer=[weight("w", [512, 512])])
+    save(helper.make_model(g, opset_imports=OPSET), "if_branch.onnx")
+    x = [vi("x", F32, ["batch", 64])]
+    y = [vi("y", F32, ["batch", 64])]
+    g = helper.make_graph([n("Add", ["x", "c"], ["a"], name="add"),
+                           n("Relu", ["a"], ["c"], name="relu"),
+                           n("Relu", ["a"], ["y"], name="out")], "cycle", x, y)
+    save(helper.make_model(g, opset_imports=OPSET), "bad_cycle.onnx")
+    g = helper.make_graph([n("Relu", ["h"], ["y"], name="relu"),
+                           n("Neg", ["x"], ["h"], name="neg")], "order", x, y)
+    save(helper.make_model(g, opset_imports=OPSET), "bad_order.onnx")
+    g = helper.make_graph([n("Relu", ["x"], ["h"], name="first"),
+                           n("Neg", ["x"], ["h"], name="second"),
+                           n("Relu", ["h"], ["y"], name="out")], "twice", x, y)
+    save(helper.make_model(g, opset_imports=OPSET), "bad_twice.onnx")
+    g = helper.make_graph([n("NotARealOp", ["x"], ["y"], name="mystery")], "no_op", x, y)
+    save(helper.make_model(g, opset_imports=OPSET), "bad_no_op.onnx")
+    # Valid graphs the checks must not refuse: an opset-18 ReduceMean (axes an input, newer than
+    # libonnx 1.12's schemas) and a node whose domain is spelled "ai.onnx".
+    g = helper.make_graph([n("ReduceMean", ["x", "axes"], ["m"], name="mean", keepdims=1),
+                           n("Sub", ["x", "m"], ["y"], name="centre")], "opset18",
+                          x, y, initializer=[const_i64("axes", [1])],
+                          value_info=[vi("m", F32, ["batch", 1])])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), "opset18_reduce.onnx")
+    g = helper.make_graph([n("Relu", ["x"], ["y"], name="relu", domain="ai.onnx")], "ai_domain",
+                          x, y)
+    save(helper.make_model(g, opset_imports=OPSET), "ai_onnx_domain.onnx")
+    # [batch, 16, 16] summed over axis 1 (strided) and over axis 2 (the innermost): the same
+    # output shape, told apart by the axes.
+    g = helper.make_graph(
+        [n("ReduceSum", ["x", "ax1"], ["a"], name="over_rows", keepdims=0),
+         n("ReduceSum", ["x", "ax2"], ["b"], name="over_last", keepdims=0),
+         n("Add", ["a", "b"], ["y"], name="both")], "reduce_axes",
+        [vi("x", F32, ["batch", 16, 16])], [vi("y", F32, ["batch", 16])],
+        initializer=[const_i64("ax1", [1]), const_i64("ax2", [2])])
+    save(helper.make_model(g, opset_imports=OPSET), "reduce_axes.onnx")
+
+
 if __name__ == "__main__":
     dlrm()
     deepfm()
@@ -387,3 +455,4 @@ if __name__ == "__main__":
     ctr_ranking()
     mlp_1000()
     bad_models()
+    structure_models()

@@ -1,0 +1,154 @@
+// The rows the model cannot predict, each with why (profile/ops.hpp unmapped_of), in the library
+// and in `perfcast validate --unmapped`: a user whose profile scores 449 rows of 533 can see which
+// 84 were left and what to mend (the file, the vocabulary or the chip preset).
+#include <doctest/doctest.h>
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include <perfcast/chips.hpp>
+#include <perfcast/profile/kernel_details.hpp>
+#include <perfcast/profile/ops.hpp>
+#include <perfcast/profile/validate.hpp>
+
+#include "../examples/perfcast/commands.hpp"
+#include "cli_support.hpp"
+
+#ifndef PERFCAST_SOURCE_DIR
+#error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
+#endif
+
+using namespace perfcast;
+using perfcast_test::run_command;
+
+namespace {
+
+bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
+
+// One row of each reason, one that maps (line 8), and an fp8 GEMM. Lines are the file's (header
+// = 1).
+constexpr std::string_view rows_csv =
+    "Name,Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
+    "Output Shapes,Output Data Types\n"
+    "add_zero,Add,AI_VECTOR_CORE,0,8,\"64;64\",FLOAT16;FLOAT16,64,FLOAT16\n"
+    "allreduce,hcom_allReduce_,HCCL,120.0,1,,,,\n"
+    "add_odd_dtype,Add,AI_VECTOR_CORE,3.0,8,\"64;64\",QINT77;QINT77,64,QINT77\n"
+    "mm_conflict,MatMul,AI_CORE,9.0,8,\"16,32;64,8\",FLOAT16;FLOAT16,\"16,8\",FLOAT16\n"
+    "add_no_shapes,Add,AI_VECTOR_CORE,3.0,8,,FLOAT16;FLOAT16,,FLOAT16\n"
+    "norm_fp32,LayerNormV3,AI_VECTOR_CORE,9.0,8,\"8,1024;1024;1024\",FLOAT16;FLOAT16;FLOAT16,"
+    "\"8,1024;8,1;8,1\",FLOAT16;FLOAT;FLOAT\n"
+    "add_ok,Add,AI_VECTOR_CORE,3.0,8,\"64;64\",FLOAT16;FLOAT16,64,FLOAT16\n"
+    // An fp8 GEMM writing bf16: once priced as a bf16 GEMM by its output's dtype.
+    "mm_fp8,MatMul,AI_CORE,9.0,20,\"64,64;64,64\",FLOAT8_E4M3FN;FLOAT8_E4M3FN,\"64,64\",BF16\n";
+
+}  // namespace
+
+TEST_CASE("unmapped_of: each row the model cannot map says why; a mapped row has no reason") {
+    const auto t = profile::parse_kernel_details(rows_csv);
+    REQUIRE(t.rows.size() == 8);
+    // A chip whose vector unit has no fp32 rate: the fp16 LayerNormV3, which the model widens
+    // to fp32 arithmetic, has no rate to be priced at.
+    chip c = chips::ascend910b1;
+    c.vector.ops_per_cycle[index_of(dtype::fp32)] = 0;
+    std::map<std::size_t, profile::unmapped_row> why;
+    for (const profile::kernel_row& r : t.rows) {
+        const auto u = profile::unmapped_of(c, r);
+        // unmapped_of gives a reason exactly where measured_op_of gives nothing.
+        CHECK(u.has_value() == !profile::measured_op_of(c, r).has_value());
+        if (u) why.emplace(r.line, *u);
+    }
+    REQUIRE(why.size() == 7);
+    CHECK(why.at(2).reason == profile::unmapped_reason::no_duration);
+    CHECK(has(why.at(2).detail, "a duration of 0 us, under the least scored (0.001 us)"));
+    CHECK(why.at(3).reason == profile::unmapped_reason::not_compute);
+    CHECK(has(why.at(3).detail, "task 'HCCL' (HCCL): runs on none of"));
+    CHECK(why.at(3).name == "allreduce");
+    CHECK(why.at(3).type == "hcom_allReduce_");
+    CHECK(why.at(4).reason == profile::unmapped_reason::no_dtype);
+    CHECK(has(why.at(4).detail, "a dtype perfcast does not know: QINT77"));
+    CHECK(why.at(5).reason == profile::unmapped_reason::shape_conflict);
+    CHECK(has(why.at(5).detail, "cannot give [16,8]"));
+    // Empty shape fields read as scalars: nothing an elementwise Add of 64 elements reads.
+    CHECK(why.at(6).reason == profile::unmapped_reason::shapes);
+    CHECK(has(why.at(6).detail, "inputs [] -> outputs []: not shapes an elementwise"));
+    CHECK(why.at(7).reason == profile::unmapped_reason::no_rate);
+    CHECK(has(why.at(7).detail, "no vector rate for fp32"));
+    CHECK_FALSE(why.contains(8));
+    CHECK(why.at(9).reason == profile::unmapped_reason::no_dtype);
+    CHECK(has(why.at(9).detail, "a dtype perfcast does not know: FLOAT8_E4M3FN"));
+    // A row without a duration (the CSV reader skips such a row as damaged; a row built in code
+    // or read from a database may have none).
+    profile::kernel_row timeless = t.rows[6];  // add_ok
+    timeless.task_duration.reset();
+    const auto none = profile::unmapped_of(c, timeless);
+    REQUIRE(none.has_value());
+    CHECK(none->reason == profile::unmapped_reason::no_duration);
+    CHECK(none->detail == "no duration recorded");
+    // On the preset, which has the fp32 rate, the norm maps.
+    CHECK_FALSE(profile::unmapped_of(chips::ascend910b1, t.rows[5]).has_value());
+
+    // score_rows keeps them, in file order, and counts them as skipped.
+    const auto rep = profile::score_rows(c, t.rows);
+    CHECK(rep.overall.rows == 1);
+    REQUIRE(rep.unmapped.size() == 7);
+    CHECK(rep.skipped == 7);
+    CHECK(rep.unmapped.front().line == 2);
+    CHECK(rep.unmapped.back().line == 9);
+}
+
+TEST_CASE("unmapped_of on the 910B1 profile: the same rows score_rows skips, each with a reason") {
+    const std::string path =
+        PERFCAST_SOURCE_DIR "/tests/data/profiles/kernel_details_910B1_train.csv";
+    const auto t = profile::read_kernel_details_file(path);
+    const chip& c = chips::ascend910b1;
+    const auto rep = profile::score_rows(c, t.rows);
+    std::size_t unmapped = 0;
+    std::size_t hccl = 0;
+    for (const profile::kernel_row& r : t.rows) {
+        const auto u = profile::unmapped_of(c, r);
+        CHECK(u.has_value() == !profile::measured_op_of(c, r).has_value());
+        if (!u) continue;
+        ++unmapped;
+        CHECK_FALSE(u->detail.empty());
+        if (r.task == profile::task_type::hccl) {
+            ++hccl;
+            CHECK(u->reason == profile::unmapped_reason::not_compute);
+        }
+    }
+    CHECK(unmapped == rep.unmapped.size());
+    CHECK(rep.skipped == rep.unmapped.size());
+    CHECK(rep.overall.rows + rep.unmapped.size() == t.rows.size());
+    CHECK(hccl == 19);  // the file's 19 HCCL tasks (docs/validation.md, `--tasks HCCL`)
+}
+
+TEST_CASE("validate --unmapped lists the rows not scored and why; nothing scored says why") {
+    namespace cli = perfcast::cli;
+    const std::string b1 =
+        PERFCAST_SOURCE_DIR "/tests/data/profiles/kernel_details_910B1_train.csv";
+    auto r = run_command(cli::validate_command, {"--chip", "910B1", "--test", b1, "--unmapped"});
+    REQUIRE(r.status == cli::exit_ok);
+    CHECK(has(r.out, "\nnot mappable: "));
+    CHECK(has(r.out, "not_compute"));
+    CHECK(has(r.out, "line  name"));
+    // Without the flag, no list.
+    r = run_command(cli::validate_command, {"--chip", "910B1", "--test", b1});
+    CHECK_FALSE(has(r.out, "\nnot mappable: "));
+    // JSON: one object per row, with its reason's name.
+    r = run_command(cli::validate_command,
+                    {"--chip", "910B1", "--test", b1, "--unmapped", "--format", "json"});
+    REQUIRE(r.status == cli::exit_ok);
+    CHECK(has(r.out, "\"unmapped\": ["));
+    CHECK(has(r.out, "\"reason\": \"not_compute\""));
+    // Nothing scored: the count by reason and the first row's why, in the error itself.
+    r = run_command(cli::validate_command, {"--chip", "910B1", "--test", b1, "--tasks", "HCCL"});
+    CHECK(r.status == cli::exit_failure);
+    CHECK(has(r.err, "maps none of them to an op (19 not_compute; line "));
+    CHECK(has(r.err, "runs on none of the cube, vector or AI CPU engines"));
+    // A study pools its seeds: the list is one draw's.
+    r = run_command(cli::validate_command,
+                    {"--chip", "910B1", b1, "--holdout", "0.3", "--seeds", "1-2", "--unmapped"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "--unmapped lists one draw's (--seed N)"));
+}
