@@ -239,6 +239,19 @@ TEST_CASE("report fixes: a GEMM faster than the chip's cube peak is said so, not
     REQUIRE(slow != nullptr);
     CHECK_FALSE(slow->above_compute_peak);
     CHECK_FALSE(has(slow->notes, above_compute_note));
+    // The command: the % HBM column says no L2/cache beside that note; json has the flag.
+    const std::string path = "perfcast_test_report_fixes_peak.csv";
+    {
+        std::ofstream f(path);
+        f << csv;
+    }
+    const auto t = run_command(cli::report_command, {path, "--chip", "910B1"});
+    const auto j = run_command(cli::report_command, {path, "--chip", "910B1", "--format", "json"});
+    std::remove(path.c_str());
+    REQUIRE(t.status == cli::exit_ok);
+    CHECK(has(t.out, "above the chip's peak FLOP/s"));
+    CHECK_FALSE(has(t.out, "L2/cache  above the chip's peak"));
+    CHECK(has(j.out, "\"above_compute_peak\": true"));
 }
 
 // ---- 3. misalignment ---------------------------------------------------------------------------

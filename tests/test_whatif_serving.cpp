@@ -379,21 +379,32 @@ TEST_CASE("perfcast whatif --trace: Chrome-trace JSON of one second, a track per
 }
 
 TEST_CASE("serving_sweeper::timeline_span: 1 s, or what stays within the simulated requests") {
+    const batch_distribution d = io::read_bs_histogram_file(seed_hist_path);
     const duration second{1.0, units::s};
-    CHECK(serving_sweeper::timeline_span(request_rate{4000, units::qps}, second) == second);
-    // Past about 2.3e7 QPS the span shrinks; the warm-up and the span together never need more
-    // than timeline()'s bound (--trace at 4e7 QPS once failed by 1e-8 requests, after the
-    // table was printed).
-    for (double q = 1e7; q <= 1e10; q *= 1.0137) {
-        CAPTURE(q);
-        const request_rate qps{q, units::qps};
-        const duration span = serving_sweeper::timeline_span(qps, second);
-        CHECK(span <= second);
-        CHECK(span > duration{});
-        CHECK(serving_sweeper::timeline_requests(qps, span + span) <=
-              serving_sweeper::max_timeline_requests);
+    for (const int gear : {32, 4, 1}) {
+        // Gears of 1 and 4 split the seed's requests (sizes up to 64) into many chunks: the cap
+        // is then max_simulated_chunks' (--trace at 4e7 QPS with --max-batch 4 once failed on
+        // it after the table was printed), not 5e7 requests.
+        const serving_grid g{.streams = counts<stream_count>({1}),
+                             .cube = counts<core_count>({12}),
+                             .vector = counts<core_count>({24}),
+                             .max_gears = {gear}};
+        const serving_sweeper s(scenario::default_chip, scenario::ctr_ranking, g, d);
+        const serving_config& k = s.configurations().front();
+        CAPTURE(gear);
+        const double cap = s.timeline_request_cap(k);
+        CHECK(cap <= serving_sweeper::max_timeline_requests);
+        CHECK(cap * mean_chunks(s.server(k).gears, d) <= max_simulated_chunks * (1 + 1e-12));
+        CHECK(s.timeline_span(k, request_rate{4000, units::qps}, second) == second);
+        for (double q = 1e6; q <= 1e10; q *= 1.0137) {
+            CAPTURE(q);
+            const request_rate qps{q, units::qps};
+            const duration span = s.timeline_span(k, qps, second);
+            CHECK(span <= second);
+            CHECK(span > duration{});
+            CHECK(serving_sweeper::timeline_requests(qps, span + span) <= cap);
+        }
     }
-    CHECK(serving_sweeper::timeline_span(request_rate{4e7, units::qps}, second) < second);
 }
 
 TEST_CASE("perfcast whatif --svg in serving mode: TP99 against QPS per configuration") {
@@ -424,6 +435,7 @@ TEST_CASE("perfcast whatif --svg: loads far past saturation still draw a curve; 
     REQUIRE(r.status == cli::exit_ok);
     const std::string svg = slurp(path);
     CHECK(count(svg, "<polyline") == 1);     // the one configuration's curve
+    CHECK_FALSE(has(svg, "points=\"\""));    // with points (an empty series draws points="")
     CHECK_FALSE(has(svg, ">1000000 QPS<"));  // the load past the axis is not marked on it
     std::remove(path.c_str());
     // A target no configuration meets: no chart, and a line saying why.

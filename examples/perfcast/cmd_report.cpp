@@ -165,7 +165,9 @@ inline void write_table(std::ostream& out, const profile::profile_report& r, con
                    opt_fixed(x.cube_utilization_pct, 3),
                    opt_fixed(x.profiled_cube_utilization_pct, 3), x.bound,
                    x.achieved ? format_fixed(x.achieved->in(units::GBps), 1) : std::string("-"),
-                   x.above_hbm_peak ? std::string("L2/cache") : opt_fixed(pct(x.hbm_share), 1),
+                   // Above the compute peak too: no cache explains it (the note says so).
+                   x.above_hbm_peak ? std::string(x.above_compute_peak ? "-" : "L2/cache")
+                                    : opt_fixed(pct(x.hbm_share), 1),
                    x.notes.empty() ? std::string("-") : x.notes});
     }
     o.write(out);

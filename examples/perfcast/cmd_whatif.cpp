@@ -503,9 +503,9 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
             const serving_row& best = r.ranked.front();
             const request_rate q = best.points[o.target ? 0 : r.peak].qps;
             // One second after the first: the card has left its empty start behind. Past
-            // about 2.3e7 QPS both are shortened alike, so the simulation stays within the
-            // sweeper's bound (serving_sweeper::timeline_span).
-            const duration span = serving_sweeper::timeline_span(q, duration{1.0, units::s});
+            // about 2.3e7 QPS (less where requests split into many chunks) both are shortened
+            // alike, so the simulation stays within the sweeper's bounds (timeline_span).
+            const duration span = s.timeline_span(best.config, q, duration{1.0, units::s});
             const duration from = span;
             const serving_result tl = s.timeline(best.config, q, from, span, o.seed);
             io::chrome_trace_options copt;

@@ -15,6 +15,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -264,12 +265,18 @@ void check_structure(const onnx::ModelProto& m, const std::string& path) {
     std::unordered_map<std::string, int> opsets;
     for (const auto& o : m.opset_import())
         opsets[domain_of(o.domain())] = static_cast<int>(o.version());
-    if (!opsets.contains("")) {
+    // Before IR version 3 a model without opset_import is at opset 1 (onnx.proto); from 3 on a
+    // node of the default domain needs one (a graph of custom-domain ops does not).
+    if (!opsets.contains("") && m.ir_version() < 3) opsets[""] = 1;
+    const bool default_nodes = std::any_of(g.node().begin(), g.node().end(), [&](const auto& n) {
+        return domain_of(n.domain()).empty();
+    });
+    if (!opsets.contains("") && default_nodes) {
         fail(path, "opset_import", "no ONNX opset",
              "the opset the graph was exported with (ModelProto.opset_import: a file cut short, "
              "or written without one)");
     }
-    const int opset = opsets.at("");
+    const int opset = opsets.contains("") ? opsets.at("") : 0;
     const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
     const auto known = ranges.find("");
     const bool newer = known == ranges.end() || opset > known->second.second;

@@ -630,12 +630,23 @@ public:
     [[nodiscard]] static double timeline_requests(request_rate qps, duration until) {
         return qps.in(units::qps)*until.in(units::s)*1.1 + 50.0;
     }
+    /// The most requests timeline() simulates for configuration `k`: max_timeline_requests, or
+    /// fewer where `k`'s gears split the requests into more chunks than one simulation may
+    /// queue (max_simulated_chunks: simulate()).
+    [[nodiscard]] double timeline_request_cap(const serving_config& k) const {
+        const double per_request = mean_chunks(server(k).gears, dist_);
+        const double by_chunks =
+            per_request > 0 ? max_simulated_chunks / per_request : max_timeline_requests;
+        return by_chunks < max_timeline_requests ? by_chunks : max_timeline_requests;
+    }
     /// The longest span s, at most `most`, for which timeline(k, qps, s, s) (the interval after
-    /// one span of warm-up) stays within max_timeline_requests: `most`, or less past about
-    /// 2.3e7 QPS for 1 s; 0.1 % short of the bound, so that rounding never crosses it.
-    [[nodiscard]] static duration timeline_span(request_rate qps, duration most) {
+    /// one span of warm-up) stays within timeline_request_cap(k): `most`, or less past about
+    /// 2.3e7 QPS for 1 s (less still where requests split into many chunks); 0.1 % short of
+    /// the bound, so that rounding never crosses it.
+    [[nodiscard]] duration timeline_span(const serving_config& k, request_rate qps,
+                                         duration most) const {
         const double q = qps.in(units::qps);
-        const double fits = (max_timeline_requests - 50.0) / (2.2 * q) * 0.999;
+        const double fits = (timeline_request_cap(k) - 50.0) / (2.2 * q) * 0.999;
         return q > 0 && fits < most.in(units::s) ? duration{fits, units::s} : most;
     }
 
@@ -652,9 +663,10 @@ public:
                          where, "length (ms)", length.in(units::ms),
                          "a finite interval > 0 ms starting at >= 0 ms");
         const double need = timeline_requests(qps, from + length);
-        PERFCAST_EXPECTS(need <= max_timeline_requests, where, "requests", need,
-                         "at most 5e7 simulated requests (a shorter interval or a lower rate: "
-                         "timeline_span)");
+        PERFCAST_EXPECTS(need <= timeline_request_cap(k), where, "requests", need,
+                         "at most " + detail::significant_text(timeline_request_cap(k), 3) +
+                             " simulated requests (5e7, fewer where requests split into many "
+                             "chunks: a shorter interval or a lower rate, timeline_span)");
         sim_options so;
         so.seed = seed;
         so.timeline = timeline_options{.from = from, .to = from + length};

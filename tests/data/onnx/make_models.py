@@ -56,7 +56,8 @@ imports them and checks op counts and FLOPs against a hand count.
 - bad_cycle.onnx, bad_order.onnx, bad_twice.onnx, bad_no_op.onnx: graphs onnx.checker refuses
   (a cycle, a node before the node writing its input, a tensor written twice, an op the default
   domain does not register); opset18_reduce.onnx, ai_onnx_domain.onnx: valid graphs it must
-  not refuse (an opset newer than libonnx 1.12's, the default domain spelled "ai.onnx").
+  not refuse (an opset newer than libonnx 1.12's, the default domain spelled "ai.onnx"); so is
+  custom_only.onnx, a graph of one custom-domain op with no default-domain opset.
 - reduce_axes.onnx: one input summed over a strided axis and over its innermost one.
 """
 import os
@@ -437,6 +438,10 @@ def structure_models():
     g = helper.make_graph([n("Relu", ["x"], ["y"], name="relu", domain="ai.onnx")], "ai_domain",
                           x, y)
     save(helper.make_model(g, opset_imports=OPSET), "ai_onnx_domain.onnx")
+    g = helper.make_graph([n("Mystery", ["x"], ["y"], name="mystery", domain="com.example")],
+                          "custom_only", x, y)
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("com.example", 1)]),
+         "custom_only.onnx")
     # [batch, 16, 16] summed over axis 1 (strided) and over axis 2 (the innermost): the same
     # output shape, told apart by the axes.
     g = helper.make_graph(
