@@ -48,6 +48,11 @@ inline double json_number(const std::string& s, std::string_view key, std::size_
     return ec == std::errc{} && end != p ? v : std::nan("");
 }
 
+/// Whether `part` occurs in `s`.
+inline bool has(std::string_view s, std::string_view part) {
+    return s.find(part) != std::string_view::npos;
+}
+
 /// what() of the perfcast::error `f` throws, or "(no error)".
 inline std::string message_of(const auto& f) {
     try {

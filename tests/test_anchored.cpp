@@ -19,6 +19,10 @@
 #include "cli_support.hpp"
 #include "support.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_anchored {
+
 using namespace perfcast;
 
 namespace {
@@ -405,3 +409,5 @@ TEST_CASE("anchored: an index_select gather keeps its kind, table and walk") {
     CHECK(at_256.run == mapped.run);
     CHECK(instantiate(p.m.nodes[0], 512).work_units == 2 * mapped.work_units);
 }
+
+}  // namespace test_anchored

@@ -9,6 +9,10 @@
 #include <string>
 #include <type_traits>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_batching {
+
 using namespace perfcast;
 using perfcast_test::message_of;
 using namespace perfcast::literals;
@@ -221,3 +225,5 @@ TEST_CASE("validate(server_config): window, streams, splits, tables") {
               (void)make_server({.streams = 0, .card_cube = core_count{24}}, seed_service);
           }) == "perfcast::make_server: streams = 0, expected 1 to 4096 streams");
 }
+
+}  // namespace test_batching

@@ -24,6 +24,10 @@
 #include <utility>
 #include <vector>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_calibration {
+
 using namespace perfcast;
 
 namespace {
@@ -1031,3 +1035,5 @@ TEST_CASE(
     CHECK(!profile::measured_op_of(c, times.rows[1]));
     CHECK(profile::measured_op_of(c, times.rows[2]));
 }
+
+}  // namespace test_calibration

@@ -14,6 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "support.hpp"
+
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_card {
+
 using namespace perfcast;
 using perfcast::batch_symbol::B;
 
@@ -31,9 +37,7 @@ std::string error_of(F&& f) {
     }
     return "(no error)";
 }
-bool has(const std::string& s, const std::string& needle) {
-    return s.find(needle) != std::string::npos;
-}
+using perfcast_test::has;
 
 // ---- random models, seeded -------------------------------------------------------------------
 // splitmix64: the same numbers on every platform and standard library.
@@ -431,3 +435,5 @@ static_assert(evaluate_card(chips::ascend910b1, tiny, batch_size{256}, stream_co
               evaluate_card(chips::ascend910b1, tiny, batch_size{256}, stream_count{1}, full).qps);
 static_assert(evaluate_card(chips::ascend910b1, tiny, batch_size{256}, stream_count{1}, full)
                   .avg_latency == serial_latency(chips::ascend910b1, tiny, 256).latency);
+
+}  // namespace test_card

@@ -9,6 +9,10 @@
 #include <string>
 #include <string_view>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_chip {
+
 namespace {
 
 using namespace perfcast;
@@ -180,3 +184,5 @@ TEST_CASE("chip: peak and engine_of") {
     CHECK(&c.engine_of(engine::vector) == &c.vector);
     CHECK(name_of(engine::aicpu) == "aicpu");
 }
+
+}  // namespace test_chip

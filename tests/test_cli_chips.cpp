@@ -17,6 +17,10 @@
 #include "../examples/perfcast/cli.hpp"
 #include "../examples/perfcast/commands.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_cli_chips {
+
 namespace {
 
 using namespace perfcast;
@@ -376,3 +380,5 @@ TEST_CASE("cli: perfcast chips lists every preset") {
         CHECK(objects == chips::all_presets().size());
     }
 }
+
+}  // namespace test_cli_chips

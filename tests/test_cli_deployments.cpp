@@ -17,6 +17,10 @@
 #include <string>
 #include <vector>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_cli_deployments {
+
 using namespace perfcast;
 using perfcast_test::json_number;
 
@@ -25,7 +29,7 @@ const std::string dlrm_dir = std::string(PERFCAST_SOURCE_DIR) + "/tests/data/dep
 const std::string dlrm_rows = dlrm_dir + "/rows.csv";
 const std::string dlrm_model = dlrm_dir + "/dlrm.model";
 
-bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
+using perfcast_test::has;
 
 }  // namespace
 
@@ -434,3 +438,5 @@ TEST_CASE("deployments: an implausible measured row is warned of, by its line, a
     std::remove(params.c_str());
     std::remove(path.c_str());
 }
+
+}  // namespace test_cli_deployments

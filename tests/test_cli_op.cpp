@@ -19,14 +19,16 @@
 #include "cli_support.hpp"
 #include "support.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_cli_op {
+
 namespace {
 
 using namespace perfcast;
 using perfcast_test::run_command;
 
-bool has(const std::string& s, std::string_view needle) {
-    return s.find(needle) != std::string::npos;
-}
+using perfcast_test::has;
 
 struct refusal {
     std::vector<std::string_view> args;
@@ -334,3 +336,5 @@ TEST_CASE("parse_size: every unit its message lists is accepted, and none it doe
                              doctest::Contains("is not one): B, KB"), perfcast::error);
     }
 }
+
+}  // namespace test_cli_op

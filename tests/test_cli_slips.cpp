@@ -7,6 +7,7 @@
 
 #include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
+#include "support.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -20,12 +21,16 @@
 #include <string_view>
 #include <thread>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_cli_slips {
+
 using namespace perfcast;
 using perfcast_test::run_command;
 
 namespace {
 
-bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
+using perfcast_test::has;
 
 const std::string data = PERFCAST_SOURCE_DIR "/tests/data/";
 // 20 x 1800 MHz rows (the 910B3): 8 AI_VECTOR_CORE Adds of 2 shapes, 21 rows with cube cycles.
@@ -378,3 +383,5 @@ TEST_CASE("cli slips: a calibration's per-type terms price op --type, and are no
     CHECK(has(whatif.err, "are not applied: the model prices its nodes by op kind"));
     std::filesystem::remove(params);
 }
+
+}  // namespace test_cli_slips

@@ -15,6 +15,10 @@
 #include <perfcast/profile/ops.hpp>
 #include <perfcast/profile/validate.hpp>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_compaction {
+
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
 #endif
@@ -110,3 +114,5 @@ TEST_CASE("NonZero rows of another profile and core count: torchnpu 2023 rank 0,
     // spread (3.1 %) and the 8-core rows' figure's half.
     CHECK(rows.mape < 0.10);
 }
+
+}  // namespace test_compaction

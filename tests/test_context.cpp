@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_context {
+
 using namespace perfcast;
 
 namespace {
@@ -353,3 +357,5 @@ TEST_CASE("calibration: the vector efficiency is kept when asked, chosen by CV o
     CHECK_THROWS_WITH_AS((void)profile::calibrate(c, ops, model_params{}, bad),
                          doctest::Contains("folds"), perfcast::error);
 }
+
+}  // namespace test_context

@@ -20,6 +20,10 @@
 
 #include "alexnet_profile.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_conv_ops {
+
 using namespace perfcast;
 using perfcast_test::alexnet;
 using perfcast_test::alexnet_rows;
@@ -232,3 +236,5 @@ TEST_CASE("model file: conv lines, same padding by default or the output's size"
     CHECK_THROWS_WITH_AS((void)instantiate(bad.nodes[0], 1), doctest::Contains("conv W's CIN"),
                          error);
 }
+
+}  // namespace test_conv_ops

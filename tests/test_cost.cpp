@@ -9,6 +9,10 @@
 #include <cstdint>
 #include <string>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_cost {
+
 using namespace perfcast;
 using namespace perfcast::literals;
 
@@ -583,3 +587,5 @@ TEST_CASE("an op of assumed operation counts runs the engine's uncounted_work ti
     CHECK(cost(twice, assumed).compute.in(units::us) ==
           doctest::Approx(2.0 * k.compute.in(units::us)).epsilon(1e-12));
 }
+
+}  // namespace test_cost

@@ -10,6 +10,10 @@
 
 #include <perfcast/profile/csv.hpp>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_csv {
+
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
 #endif
@@ -254,3 +258,5 @@ TEST_CASE("csv: a generated file of a million rows") {
     const double mb = static_cast<double>(text.size()) / 1e6;
     MESSAGE("read ", mb, " MB in ", secs, " s: ", mb / secs, " MB/s");
 }
+
+}  // namespace test_csv

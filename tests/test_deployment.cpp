@@ -15,6 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "support.hpp"
+
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_deployment {
+
 using namespace perfcast;
 
 namespace {
@@ -104,9 +110,7 @@ std::string message_of(auto&& f) {
     return "no error";
 }
 
-bool has(const std::string& s, std::string_view needle) {
-    return s.find(needle) != std::string::npos;
-}
+using perfcast_test::has;
 
 // Four knobs the synthetic rows separate: the per-copy setup (the copy policy varies), the
 // launch (once per task), the host work between tasks (throughput only, outside the window) and
@@ -512,3 +516,5 @@ TEST_CASE("implausible measured figures: past the closed-loop bound, a P99 below
     d.samples_per_s = 1e12;
     CHECK(implausible_measurements(d).empty());
 }
+
+}  // namespace test_deployment

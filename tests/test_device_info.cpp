@@ -17,6 +17,10 @@
 #include "cli_support.hpp"
 #include "support.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_device_info {
+
 using namespace perfcast::profile;
 namespace fs = std::filesystem;
 namespace units = perfcast::units;
@@ -48,7 +52,7 @@ void write(const fs::path& p, std::string_view text) {
     f << text;
 }
 
-bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string::npos; }
+using perfcast_test::has;
 
 }  // namespace
 
@@ -267,3 +271,5 @@ TEST_CASE("device_info: a torch_npu run folder's PROF_* collection") {
     REQUIRE(two.sources.size() == 1);
     CHECK_FALSE(two.sources[0].device_info.has_value());
 }
+
+}  // namespace test_device_info

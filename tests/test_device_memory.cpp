@@ -28,14 +28,16 @@
 #include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_device_memory {
+
 using namespace perfcast;
 using namespace perfcast::literals;
 
 namespace {
 
-bool has(const std::string& s, std::string_view needle) {
-    return s.find(needle) != std::string::npos;
-}
+using perfcast_test::has;
 
 // Two lookups of one table (1000 x 32 fp16), one of another (500 x 16 fp32), a matmul with a
 // 64 x 128 fp16 weight.
@@ -353,3 +355,5 @@ TEST_CASE("perfcast whatif: --shared-weights and --instance-memory, and their er
     CHECK(perfcast_test::json_number(some.out, "configurations") == 1.0);
     CHECK(perfcast_test::json_number(some.out, "unfit_configurations") == 1.0);
 }
+
+}  // namespace test_device_memory

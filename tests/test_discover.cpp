@@ -18,6 +18,10 @@
 #include "cli_support.hpp"
 #include "support.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_discover {
+
 using namespace perfcast::profile;
 namespace fs = std::filesystem;
 using perfcast_test::run_command;
@@ -37,9 +41,7 @@ std::string text_of(const fs::path& p) {
     return s.str();
 }
 
-bool has(std::string_view s, std::string_view part) {
-    return s.find(part) != std::string_view::npos;
-}
+using perfcast_test::has;
 
 const passed_over* not_taken(const discovery& d, std::string_view file_name) {
     for (const auto& n : d.not_taken)
@@ -351,3 +353,5 @@ TEST_CASE("discover: links to folders are followed, a table reached twice is tak
             CHECK(fs::weakly_canonical(once.not_taken[i].path) !=
                   fs::weakly_canonical(once.not_taken[j].path));
 }
+
+}  // namespace test_discover

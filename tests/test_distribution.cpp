@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_distribution {
+
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
 #endif
@@ -160,3 +164,5 @@ TEST_CASE("quantile: nearest rank on a latency distribution") {
     CHECK(message_of([&] { (void)quantile(d, 1.5); }) ==
           "perfcast::quantile: p = 1.5, expected a share in (0, 1]");
 }
+
+}  // namespace test_distribution

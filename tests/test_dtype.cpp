@@ -7,6 +7,10 @@
 #include <string>
 #include <string_view>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_dtype {
+
 namespace {
 
 using namespace perfcast;
@@ -132,3 +136,5 @@ TEST_CASE("dtype: an unknown name throws perfcast::error naming it and the known
         CHECK(what.find(name_of(t)) != std::string::npos);
     }
 }
+
+}  // namespace test_dtype

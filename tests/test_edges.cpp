@@ -34,6 +34,10 @@
 #include "cli_support.hpp"
 #include "support.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_edges {
+
 using namespace perfcast;
 using perfcast_test::message_of;
 using perfcast_test::run_command;
@@ -43,9 +47,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool has(std::string_view s, std::string_view part) {
-    return s.find(part) != std::string_view::npos;
-}
+using perfcast_test::has;
 
 std::string adversarial(std::string_view name) {
     return std::string(PERFCAST_SOURCE_DIR "/tests/adversarial/") + std::string(name);
@@ -743,3 +745,5 @@ TEST_CASE("serving: a saturated analytic load is null with a state in JSON, empt
         }
     }
 }
+
+}  // namespace test_edges

@@ -16,6 +16,10 @@
 #include <perfcast/profile/kernel_reader.hpp>
 #include <perfcast/profile/ops.hpp>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_element_walk {
+
 using namespace perfcast;
 
 namespace {
@@ -411,3 +415,5 @@ TEST_CASE("element walks: index_select rows read otherwise are not mapped") {
     CHECK(cost(a100, large, core_count{54}).compute.in(units::us) ==
           doctest::Approx(2.0 * cost(a100, large).compute.in(units::us)).epsilon(1e-9));
 }
+
+}  // namespace test_element_walk

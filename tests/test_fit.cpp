@@ -7,6 +7,10 @@
 
 #include <perfcast/fit.hpp>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_fit {
+
 using namespace perfcast::literals;
 namespace u = perfcast::units;
 using perfcast::core_count;
@@ -209,3 +213,5 @@ TEST_CASE("fit: constexpr sqrt used for the rms") {
     }
     CHECK(perfcast::detail::fit_sqrt(-1.0) == 0.0);
 }
+
+}  // namespace test_fit

@@ -8,6 +8,10 @@
 
 #include <string>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_gemm_910b1 {
+
 using namespace perfcast;
 
 namespace {
@@ -75,3 +79,5 @@ TEST_CASE("quantile and error statistics") {
     CHECK(s.max_ape == doctest::Approx(0.3));
     CHECK_THROWS_AS((void)profile::quantile({}, 0.5), perfcast::error);
 }
+
+}  // namespace test_gemm_910b1

@@ -23,6 +23,10 @@
 
 #include "../examples/vidur.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_gpu_validation {
+
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
 #endif
@@ -835,3 +839,5 @@ TEST_CASE("A100 attention: the block floor and shares, fitted on degrees 1 and 2
     CHECK(all_filled.overall.mape < 0.24);
     CHECK(all_no_share.overall.mape > 0.24);
 }
+
+}  // namespace test_gpu_validation

@@ -10,6 +10,12 @@
 #include <array>
 #include <string>
 
+#include "support.hpp"
+
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_graph {
+
 using namespace perfcast;
 using perfcast::batch_symbol::B;
 
@@ -26,9 +32,7 @@ std::string error_of(F&& f) {
     }
     return "(no error)";
 }
-bool has(const std::string& s, const std::string& needle) {
-    return s.find(needle) != std::string::npos;
-}
+using perfcast_test::has;
 
 // A host-bound model (guide §3): small ops, each launched by the host (40 us of host time,
 // well above the few us each takes on the device).
@@ -342,3 +346,5 @@ TEST_CASE("l2 sequence: writes reach HBM once an inference that does not fit in 
         if (x.input_share >= 0) CHECK(!x.writes_reach_hbm);
     }
 }
+
+}  // namespace test_graph

@@ -20,6 +20,10 @@
 #include <utility>
 #include <vector>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_h200 {
+
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
 #endif
@@ -775,3 +779,5 @@ TEST_CASE("GPU softmax: the blocks PyTorch launches, its element rates, and what
     CHECK(softmax_error(chips::h200_sxm, main_rows, true) <= 0.08);
     CHECK(softmax_error(with_softmax(0, 0), main_rows, true) >= 0.55);
 }
+
+}  // namespace test_h200

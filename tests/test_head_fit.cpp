@@ -14,6 +14,10 @@
 #include <perfcast/profile/kernel_details.hpp>
 #include <perfcast/profile/validate.hpp>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_head_fit {
+
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
 #endif
@@ -383,3 +387,5 @@ TEST_CASE("the Ascend default for assumed operation counts, each profile scored 
     CHECK(q_out <= 0.32);   // 31.4 %
     CHECK(q_out < q_none);
 }
+
+}  // namespace test_head_fit

@@ -8,6 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "support.hpp"
+
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_histogram {
+
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
 #endif
@@ -37,9 +43,7 @@ parse_error trace_error(const std::string& text) {
     return parse_error("x", "", 0, 0, "", "");
 }
 
-bool has(const std::string& s, std::string_view needle) {
-    return s.find(needle) != std::string::npos;
-}
+using perfcast_test::has;
 
 }  // namespace
 
@@ -212,3 +216,5 @@ TEST_CASE("trace_reader is an arrival source: a file replays straight into the s
     CHECK(s.mean.in(units::ms) == doctest::Approx(27.625).epsilon(1e-9));
     CHECK(r.rows() == 4);
 }
+
+}  // namespace test_histogram

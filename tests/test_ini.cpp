@@ -9,6 +9,10 @@
 #include <perfcast/chips.hpp>
 #include <perfcast/io/ini.hpp>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_ini {
+
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
 #endif
@@ -414,3 +418,5 @@ TEST_CASE("ini: a GPU preset is no base for a platform_config") {
     // An Ascend base is taken.
     CHECK(chip_from_ini(path, perfcast::chips::ascend910b1).cube.cores == 20);
 }
+
+}  // namespace test_ini

@@ -14,6 +14,10 @@
 #include <perfcast/profile/kernel_details.hpp>
 #include <perfcast/profile/pcie.hpp>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_kernel_details {
+
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
 #endif
@@ -620,3 +624,5 @@ TEST_CASE("pcie: the msprof pcie_*.csv layout") {
     std::istringstream bad_head("Device,Mode\n");
     CHECK_THROWS_AS((void)read_pcie(bad_head), parse_error);
 }
+
+}  // namespace test_kernel_details

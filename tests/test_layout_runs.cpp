@@ -21,6 +21,10 @@
 
 #include "alexnet_profile.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_layout_runs {
+
 using namespace perfcast;
 using perfcast_test::alexnet;
 using perfcast_test::alexnet_rows;
@@ -182,3 +186,5 @@ TEST_CASE("dimensions of size 1 do not make a row walk rows") {
     r.output_shapes.clear();
     CHECK_FALSE(profile::walks_rows(r));
 }
+
+}  // namespace test_layout_runs

@@ -9,6 +9,10 @@
 
 #include <perfcast/link.hpp>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_link {
+
 using namespace perfcast::literals;
 namespace u = perfcast::units;
 using perfcast::bandwidth;
@@ -309,3 +313,5 @@ TEST_CASE("link: fit_link rejects bad points and impossible results, naming them
         (void)perfcast::fit_link(pcie_link{3, 16}, shrinking, {.fit_efficiency = true}),
         Contains("slope = "), perfcast::error);
 }
+
+}  // namespace test_link

@@ -19,6 +19,10 @@
 #include <perfcast/profile/kernel_details.hpp>
 #include <perfcast/profile/ops.hpp>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_llm_ops {
+
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
 #endif
@@ -987,3 +991,5 @@ TEST_CASE("model file: attention, grouped_matmul, fill and rowwise lines") {
     };
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("m.model:1:"), io::model_file_error);
 }
+
+}  // namespace test_llm_ops

@@ -10,6 +10,12 @@
 #include <string>
 #include <string_view>
 
+#include "support.hpp"
+
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_model_file {
+
 using namespace perfcast;
 using perfcast::batch_symbol::B;
 
@@ -37,9 +43,7 @@ failure fail_file(const std::string& name) {
     }
     return {"(no error)"};
 }
-bool has(const std::string& s, const std::string& needle) {
-    return s.find(needle) != std::string::npos;
-}
+using perfcast_test::has;
 }  // namespace
 
 TEST_CASE("the scenario file reads back as the built-in scenario, node for node") {
@@ -371,3 +375,5 @@ TEST_CASE("concat takes any number of inputs; past 8 they are summed exactly") {
     for (int i = 0; i < 4097; ++i) toomany += "4;";
     CHECK(has(fail_of("concat " + toomany + "4 fp16 fixed=1\n").what, "at most 4096 shapes"));
 }
+
+}  // namespace test_model_file

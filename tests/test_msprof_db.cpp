@@ -20,6 +20,10 @@
 #include "../examples/perfcast/sqlite_source.hpp"
 #include "support.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_msprof_db {
+
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
 #endif
@@ -115,9 +119,7 @@ fake_db two_ops() {
     return db;
 }
 
-bool has(std::string_view s, std::string_view part) {
-    return s.find(part) != std::string_view::npos;
-}
+using perfcast_test::has;
 
 }  // namespace
 
@@ -521,3 +523,5 @@ TEST_CASE("sqlite_source.hpp: the message of a build without SQLite names the De
               perfcast::cli::sqlite_missing_message("x.db"));
     }
 }
+
+}  // namespace test_msprof_db

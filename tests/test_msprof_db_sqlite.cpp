@@ -28,6 +28,10 @@
 #include <sqlite3.h>
 #endif
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_msprof_db_sqlite {
+
 using namespace perfcast::profile;
 namespace fs = std::filesystem;
 namespace units = perfcast::units;
@@ -41,9 +45,7 @@ const fs::path torch_run = real / "torchnpu_2025_db_level1_rank0_ascend_pt";
 const fs::path torch_db = torch_run / "ASCEND_PROFILER_OUTPUT" / "ascend_pytorch_profiler_0.db";
 const fs::path msprof_db = real / "msinsight_misc" / "msprof_0.db";
 
-bool has(std::string_view s, std::string_view part) {
-    return s.find(part) != std::string_view::npos;
-}
+using perfcast_test::has;
 
 #if PERFCAST_HAVE_SQLITE
 std::vector<std::string> listing(const fs::path& dir) {
@@ -323,3 +325,5 @@ TEST_CASE("cli: built without SQLite, a .db is refused naming the Debian package
 }
 
 #endif
+
+}  // namespace test_msprof_db_sqlite

@@ -16,6 +16,10 @@
 #include <string>
 #include <vector>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_neighbours {
+
 using namespace perfcast;
 
 namespace {
@@ -168,3 +172,5 @@ TEST_CASE("validate --interpolate: the report says which rows came from neighbou
     CHECK(small.status == 2);
     CHECK(small.err.find("expected a factor >= 1") != std::string::npos);
 }
+
+}  // namespace test_neighbours

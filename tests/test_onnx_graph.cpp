@@ -11,6 +11,10 @@
 #include <string_view>
 #include <vector>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_onnx_graph {
+
 using namespace perfcast;
 using io::onnx_dim;
 using io::onnx_node;
@@ -499,3 +503,5 @@ TEST_CASE("onnx graph: attention-like chains that are not one attention stay nod
                                                   onnx_dim::of(10), onnx_dim::of(16)});
     }
 }
+
+}  // namespace test_onnx_graph

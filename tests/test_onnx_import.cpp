@@ -23,15 +23,17 @@
 #include "cli_support.hpp"
 #include "support.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_onnx_import {
+
 using namespace perfcast;
 
 namespace {
 
 const std::string onnx_dir = PERFCAST_SOURCE_DIR "/tests/data/onnx/";
 
-bool has(const std::string& s, std::string_view needle) {
-    return s.find(needle) != std::string::npos;
-}
+using perfcast_test::has;
 
 }  // namespace
 
@@ -523,6 +525,35 @@ TEST_CASE("onnx: per-head weights are read once each; a weight on the left once 
     CHECK(said);
 }
 
+TEST_CASE("onnx: per-head weights and a weight on the left with static shapes") {
+    // No batch dimension anywhere: A [2, 1, 16, 128] over per-head weights [32, 128, 256] (the
+    // matrices spread over A's 1, as numpy.matmul does) and W [256, 256] x x [4, 256, 8]. These
+    // took none of the branches above once: the first was refused (B's rank is not A's) and the
+    // second read W 4 times.
+    io::onnx_import r;
+    const model m = cli::import_onnx(onnx_dir + "static_shapes.onnx", "", r);
+    REQUIRE(m.nodes.size() == 2);
+    for (const std::int64_t b : {1, 3}) {  // static shapes: the batch changes nothing
+        const op heads = instantiate(m.nodes[0], b);
+        // 64 products of [16, 128] x [128, 256]; A once per product (said as an approximation),
+        // the 32 weight matrices once each.
+        CHECK(heads.flops() == flop_count{2.0 * 64 * 16 * 256 * 128, units::flop});
+        CHECK(heads.bytes_read == data_size{64.0 * 16 * 128 * 2 + 32.0 * 128 * 256 * 2, units::B});
+        const op left = instantiate(m.nodes[1], b);
+        CHECK(left.bytes_read == data_size{4.0 * 8 * 256 * 4 + 256.0 * 256 * 4, units::B});
+        CHECK(left.bytes_written == data_size{4.0 * 256 * 8 * 4, units::B});
+        CHECK(left.flops() == flop_count{2.0 * 4 * 256 * 256 * 8, units::flop});
+    }
+    bool spread = false;
+    bool left_said = false;
+    for (const std::string& a : r.approximations) {
+        spread = spread || (has(a, "head_proj") && has(a, "A broadcast over B's batch"));
+        left_said = left_said || (has(a, "'left'") && has(a, "a weight on the left"));
+    }
+    CHECK(spread);
+    CHECK(left_said);
+}
+
 TEST_CASE("onnx: a reduction over axes other than the innermost is said to be approximated") {
     const auto strided = [](const std::string& file) {
         io::onnx_import r;
@@ -581,3 +612,5 @@ TEST_CASE("onnx: graphs onnx.checker refuses are refused, naming the node and th
 }
 
 #endif
+
+}  // namespace test_onnx_import

@@ -28,6 +28,10 @@
 #include "made_up_op.hpp"
 #include "support.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_op_vocabulary {
+
 using namespace perfcast;
 using perfcast::batch_symbol::B;
 using perfcast_test::ops_with_scan;
@@ -392,3 +396,5 @@ TEST_CASE("vocabulary: the graph factories of the LLM-era kinds build the model 
     CHECK(instantiate(nodes::elementwise({B, 8}, dtype::fp16, {.inputs = 1}), 4).bytes_read ==
           instantiate(nodes::elementwise({B, 8}, dtype::fp16, {.inputs = 2}), 4).bytes_read / 2.0);
 }
+
+}  // namespace test_op_vocabulary

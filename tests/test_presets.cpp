@@ -11,6 +11,10 @@
 #include <string>
 #include <string_view>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_presets {
+
 #ifndef PERFCAST_SOURCE_DIR
 #define PERFCAST_SOURCE_DIR "."  // the build defines it; "." lets a run from the repo root work
 #endif
@@ -448,3 +452,5 @@ TEST_CASE("presets: an unknown name is an error listing the known names") {
     // A name too long to fold matches nothing rather than overflowing.
     CHECK_FALSE(chips::find_chip(std::string(200, 'a')).has_value());
 }
+
+}  // namespace test_presets

@@ -23,15 +23,18 @@
 #include "../examples/perfcast/commands.hpp"
 #include "../examples/perfcast/progress.hpp"
 #include "cli_support.hpp"
+#include "support.hpp"
+
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_progress {
 
 using namespace perfcast;
 using perfcast_test::run_command;
 
 namespace {
 
-bool has(std::string_view s, std::string_view part) {
-    return s.find(part) != std::string_view::npos;
-}
+using perfcast_test::has;
 
 /// Every report a computation made, copied (the task text may not outlive the call).
 struct recorded {
@@ -236,3 +239,5 @@ TEST_CASE("progress_text: a share when the total is known, a count when not") {
     CHECK(cli::progress_text({"fit 2 of 7", 2400, 0, "model evaluations"}) ==
           "2400 model evaluations");
 }
+
+}  // namespace test_progress

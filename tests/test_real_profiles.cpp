@@ -18,6 +18,10 @@
 #include <perfcast/profile/kernel_details.hpp>
 #include <perfcast/profile/report.hpp>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_real_profiles {
+
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
 #endif
@@ -279,3 +283,5 @@ TEST_CASE("real profiles: the chip told by the rows' own cube_utilization(%) col
     CHECK(none.preset == nullptr);
     CHECK(none.text.empty());
 }
+
+}  // namespace test_real_profiles

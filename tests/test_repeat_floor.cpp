@@ -15,6 +15,10 @@
 #include <string_view>
 #include <vector>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_repeat_floor {
+
 using namespace perfcast;
 
 TEST_CASE("repeat floor: each row against its group's median measurement") {
@@ -220,3 +224,5 @@ TEST_CASE("validate --breakdown: the table, its JSON member, and none without th
     }
     CHECK(by_bound == perfcast_test::json_number(j.out, "rows"));
 }
+
+}  // namespace test_repeat_floor

@@ -22,6 +22,10 @@
 #include "cli_support.hpp"
 #include "support.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_report {
+
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
 #endif
@@ -414,3 +418,5 @@ TEST_CASE("validate, calibrate and whatif: without --chip, the chip the profile 
     CHECK(has(wd.err, "the profile does not name its chip (no row has the cycles"));
     CHECK(has(wd.err, "assumed, --chip C sets it"));
 }
+
+}  // namespace test_report

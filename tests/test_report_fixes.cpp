@@ -26,6 +26,11 @@
 
 #include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
+#include "support.hpp"
+
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_report_fixes {
 
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
@@ -102,7 +107,7 @@ bool lists_line(const finding* f, std::size_t line) {
                        [line](const finding_example& x) { return x.line == line; });
 }
 
-bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
+using perfcast_test::has;
 
 }  // namespace
 
@@ -698,3 +703,5 @@ TEST_CASE("report fixes: busy time over task times that span more than int64 sta
     CHECK(h.idle.in(units::ns) > 0.0);
     CHECK(h.idle <= h.window);
 }
+
+}  // namespace test_report_fixes

@@ -14,6 +14,10 @@
 
 #include "support.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_runtime {
+
 using namespace perfcast;
 using namespace perfcast::literals;
 using perfcast::batch_symbol::B;
@@ -24,9 +28,7 @@ constexpr const chip& b1 = chips::ascend910b1;
 constexpr core_split full{core_count{24}, core_count{48}};
 constexpr core_split half{core_count{12}, core_count{24}};
 
-bool has(const std::string& s, const std::string& needle) {
-    return s.find(needle) != std::string::npos;
-}
+using perfcast_test::has;
 
 /// A small model: three inputs, two kernels, one output (the transfers at the ends, where the
 /// runtime path puts them).
@@ -394,3 +396,5 @@ TEST_CASE("the preset a run takes: the one given, else the model's line's, else 
     CHECK(runtime_preset_of(&m, "") == "acl");
     CHECK(runtime_preset_of(&m, "cuda") == "cuda");  // the flag or row wins
 }
+
+}  // namespace test_runtime

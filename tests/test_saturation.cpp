@@ -26,6 +26,10 @@
 #include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_saturation {
+
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
 #endif
@@ -57,9 +61,7 @@ server_config builtin_best() {
                             core_split{core_count{12}, core_count{10}}, gear_set::every(32));
 }
 
-bool has(const std::string& s, std::string_view needle) {
-    return s.find(needle) != std::string::npos;
-}
+using perfcast_test::has;
 
 }  // namespace
 
@@ -266,3 +268,5 @@ TEST_CASE("perfcast whatif --p99-ms looser than saturation allows: capped and sa
     CHECK(cap < 40000);
     CHECK(json_number(j.out, "cards") == std::ceil(1e6 / cap));
 }
+
+}  // namespace test_saturation

@@ -18,6 +18,10 @@
 #include <string_view>
 #include <vector>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_scenario_doc {
+
 using namespace perfcast;
 
 namespace {
@@ -131,3 +135,5 @@ TEST_CASE("docs/scenario.md: the core split prose and the streams table are eval
         CHECK(fixed(row[6], 2) == fixed(r.cube_utilization, 2));
     }
 }
+
+}  // namespace test_scenario_doc

@@ -25,6 +25,10 @@
 #include <string>
 #include <vector>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_serving {
+
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
 #endif
@@ -628,3 +632,5 @@ TEST_CASE("card_service: service times from card.hpp, by batch and concurrency")
     CHECK(r.utilization < 1.0);
     CHECK(r.mean >= low.distribution.front().latency);  // no request beats the fastest alone
 }
+
+}  // namespace test_serving

@@ -18,6 +18,10 @@
 #include "cli_support.hpp"
 #include "support.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_timeline {
+
 using perfcast::parse_error;
 using perfcast::io::json_cursor;
 using namespace perfcast::profile;
@@ -418,3 +422,5 @@ TEST_CASE("json writer: bytes that are not UTF-8 become U+FFFD, so the output st
           "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");                         // F5 starts nothing
     CHECK(json_quote("\xF0\x9F\x98") == "\"\\ufffd\\ufffd\\ufffd\"");  // a cut 4-byte
 }
+
+}  // namespace test_timeline

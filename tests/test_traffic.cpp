@@ -6,6 +6,10 @@
 
 #include <perfcast/traffic.hpp>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_traffic {
+
 using namespace perfcast::literals;
 namespace u = perfcast::units;
 using perfcast::op_sequence;
@@ -179,3 +183,5 @@ TEST_CASE("traffic: bad shapes and inconsistent tensors are errors naming the te
     CHECK(d.written_change() == 0.0);
     CHECK_THROWS_WITH_AS((void)d.read_change(), Contains("read_before = 0"), perfcast::error);
 }
+
+}  // namespace test_traffic

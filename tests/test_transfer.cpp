@@ -17,6 +17,10 @@
 #include <string>
 #include <string_view>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_transfer {
+
 using namespace perfcast;
 
 TEST_CASE(
@@ -196,3 +200,5 @@ TEST_CASE("validate --transfer-from needs --params and scores without a fit") {
     from.chip = "ascend910b1";
     CHECK(profile::transferred(from, chips::ascend910b1, chips::ascend910b3).chip == "ascend910b3");
 }
+
+}  // namespace test_transfer

@@ -9,6 +9,10 @@
 #include <limits>
 #include <type_traits>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_units {
+
 namespace {
 
 using namespace perfcast;
@@ -119,3 +123,5 @@ TEST_CASE("units: helpers") {
     t *= 2.0;
     CHECK(t.in(units::us) == doctest::Approx(6.0));
 }
+
+}  // namespace test_units

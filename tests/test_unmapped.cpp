@@ -15,6 +15,11 @@
 
 #include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
+#include "support.hpp"
+
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_unmapped {
 
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
@@ -25,7 +30,7 @@ using perfcast_test::run_command;
 
 namespace {
 
-bool has(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
+using perfcast_test::has;
 
 // One row of each reason, one that maps (line 8), and an fp8 GEMM. Lines are the file's (header
 // = 1).
@@ -159,3 +164,5 @@ TEST_CASE("validate --unmapped lists the rows not scored and why; nothing scored
     CHECK(r.status == cli::exit_usage);
     CHECK(has(r.err, "--unmapped lists one draw's (--seed N)"));
 }
+
+}  // namespace test_unmapped

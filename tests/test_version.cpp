@@ -11,6 +11,10 @@
 #include "../examples/perfcast/cli.hpp"
 #include "../examples/perfcast/commands.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_version {
+
 #ifndef PERFCAST_PROJECT_VERSION
 #error "the build passes the project() version as PERFCAST_PROJECT_VERSION"
 #endif
@@ -54,3 +58,5 @@ TEST_CASE("perfcast --help names --version") {
     CHECK(r.status == 0);
     CHECK(r.out.find("'perfcast --version'") != std::string::npos);
 }
+
+}  // namespace test_version

@@ -22,6 +22,11 @@
 
 #include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
+#include "support.hpp"
+
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_whatif {
 
 using namespace perfcast;
 using namespace perfcast::literals;
@@ -45,9 +50,7 @@ std::string error_of(F&& f) {
     }
     return "(no error)";
 }
-bool has(const std::string& s, const std::string& needle) {
-    return s.find(needle) != std::string::npos;
-}
+using perfcast_test::has;
 bool dominates(const candidate& a, const candidate& b) {
     return a.qps >= b.qps && a.latency <= b.latency && (a.qps > b.qps || a.latency < b.latency);
 }
@@ -361,3 +364,5 @@ TEST_CASE("svg_plot: escapes text, skips non-finite points, draws series and ref
     }
     CHECK(circles == 2);  // the NaN point is skipped; the line series has no markers
 }
+
+}  // namespace test_whatif

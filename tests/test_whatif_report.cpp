@@ -31,6 +31,10 @@
 #include <string_view>
 #include <vector>
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_whatif_report {
+
 using namespace perfcast;
 using namespace perfcast::literals;
 
@@ -48,9 +52,7 @@ std::size_t fields(const std::string& csv_line) {
     return static_cast<std::size_t>(std::count(csv_line.begin(), csv_line.end(), ',')) + 1;
 }
 
-bool has(const std::string& s, std::string_view needle) {
-    return s.find(needle) != std::string::npos;
-}
+using perfcast_test::has;
 
 double number_of(io::json_cursor& c) { return std::stod(std::string(c.number())); }
 
@@ -521,3 +523,5 @@ TEST_CASE("gains writers: the deployment, one row or object per change, signed p
     for (std::size_t i = 0; i < objects; ++i) CHECK(whats[i] == g.changes[i].what);
     CHECK(has(json.str(), "\"deployment\": \"2 x 12/24 b64\""));
 }
+
+}  // namespace test_whatif_report

@@ -33,6 +33,10 @@
 #include "../examples/perfcast/commands.hpp"
 #include "cli_support.hpp"
 
+// One namespace per test file: the build compiles test files together (unity), so a
+// file's helpers and using-directives stay its own.
+namespace test_whatif_serving {
+
 #ifndef PERFCAST_SOURCE_DIR
 #error "define PERFCAST_SOURCE_DIR as the repository root (a string literal)"
 #endif
@@ -51,9 +55,7 @@ cli_run run_cli(std::vector<std::string_view> args) {
     return perfcast_test::run_command(cli::whatif_command, std::move(args));
 }
 
-bool has(const std::string& s, std::string_view needle) {
-    return s.find(needle) != std::string::npos;
-}
+using perfcast_test::has;
 
 std::size_t count(const std::string& s, std::string_view needle) {
     std::size_t n = 0;
@@ -664,3 +666,5 @@ TEST_CASE("perfcast whatif serving: a leader list the analytic model misjudges i
     REQUIRE(d.status == cli::exit_ok);
     CHECK(!has(d.out, "note: the analytic model"));
 }
+
+}  // namespace test_whatif_serving

@@ -428,9 +428,8 @@ inline report op_report(const chip& c, const op& o, const op_cost& k, op_vocabul
     // A latency floor of the body (a GPU row kernel's trips, a fused attention's block waves, a
     // split attention's merge; docs/model.md) past the overlapped compute and memory: what the
     // latency holds beyond head + body, shown where it is there, so the terms add up.
-    const duration lo = k.compute < k.memory ? k.compute : k.memory;
-    const duration hi = k.compute < k.memory ? k.memory : k.compute;
-    const duration floor = k.latency - k.head - (hi + (1.0 - p.overlap) * lo);
+    const duration floor =
+        k.latency - k.head - perfcast::detail::overlapped_body(k.compute, k.memory, p.overlap);
     if (floor > k.latency * 1e-9) r.num("floor_us", floor.in(units::us), 3);
     r.num("utilization", k.utilization, 4);
     r.num("bytes", k.bytes.in(units::B), 0);

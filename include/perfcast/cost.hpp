@@ -277,6 +277,12 @@ struct tiling {
 constexpr bandwidth min_bw(bandwidth a, bandwidth b) noexcept { return a < b ? a : b; }
 constexpr duration max_d(duration a, duration b) noexcept { return a < b ? b : a; }
 constexpr duration min_d(duration a, duration b) noexcept { return a < b ? a : b; }
+/// An op's body before its floors: the longer of compute and memory, plus the share of the
+/// shorter that does not overlap it (model_params::overlap). perfcast op prints what a latency
+/// floor adds past it (floor_us).
+constexpr duration overlapped_body(duration compute, duration memory, double overlap) noexcept {
+    return max_d(compute, memory) + (1.0 - overlap) * min_d(compute, memory);
+}
 
 }  // namespace detail
 
@@ -650,7 +656,7 @@ namespace detail {
     // A synchronization of the op's cores at the chip's own head (not a calibrated override:
     // calibration fits the rest per op type, and the compaction rows do not pull the shared head).
     if (o.syncs > 0) r.head += static_cast<double>(o.syncs) * head_time(c, o.eng, b);
-    duration body = max_d(r.compute, r.memory) + (1.0 - p.overlap) * min_d(r.compute, r.memory);
+    duration body = overlapped_body(r.compute, r.memory, p.overlap);
     // FlashInfer's merge of a split's partial outputs (chip::overhead.attention_merge_cycles), a
     // kernel after the attention's: its rows (query rows x heads: the output's bytes over a
     // row's, op::run) spread over the cores.

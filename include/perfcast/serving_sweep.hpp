@@ -624,11 +624,15 @@ public:
 
     /// The most requests timeline() simulates.
     static constexpr double max_timeline_requests = 5e7;
-    /// The requests timeline() simulates to cover up to `until` at `qps`: arrivals must continue
-    /// past the interval's end, 10 % more than its expected count, plus 50 so that a short
-    /// interval at a low rate is covered as well.
+    /// Arrivals must continue past a timeline's end: timeline() simulates this many times the
+    /// expected count of requests up to it, plus timeline_extra_requests so that a short interval
+    /// at a low rate is covered as well: together at least 4.4 standard deviations of a Poisson
+    /// count past its mean, whatever the mean (the closest at a mean of 500).
+    static constexpr double timeline_margin = 1.1;
+    static constexpr double timeline_extra_requests = 50.0;
+    /// The requests timeline() simulates to cover up to `until` at `qps`.
     [[nodiscard]] static double timeline_requests(request_rate qps, duration until) {
-        return qps.in(units::qps)*until.in(units::s)*1.1 + 50.0;
+        return qps.in(units::qps)*until.in(units::s)*timeline_margin + timeline_extra_requests;
     }
     /// The most requests timeline() simulates for configuration `k`: max_timeline_requests, or
     /// fewer where `k`'s gears split the requests into more chunks than one simulation may
@@ -646,7 +650,9 @@ public:
     [[nodiscard]] duration timeline_span(const serving_config& k, request_rate qps,
                                          duration most) const {
         const double q = qps.in(units::qps);
-        const double fits = (timeline_request_cap(k) - 50.0) / (2.2 * q) * 0.999;
+        // timeline_requests(qps, 2 s) at the cap, solved for s.
+        const double fits =
+            (timeline_request_cap(k) - timeline_extra_requests) / (2 * timeline_margin * q) * 0.999;
         return q > 0 && fits < most.in(units::s) ? duration{fits, units::s} : most;
     }
 

@@ -487,9 +487,21 @@ private:
             const onnx_dim p = product(&n, lead, *this);
             const dims alead(a.begin(), a.end() - 2);
             const onnx_dim pa = product(&n, alead, *this);
+            // A with no batch of its own (fixed or varying): a weight on the left.
+            const bool a_unbatched = pa.per_batch == 0 && pa.fixed == 1;
+            // Fixed (static) shapes: A with 1s above B's own leading dimensions, or of a higher
+            // rank, shares B as a varying batch does.
+            bool ones_over_b = false;
+            for (std::size_t i = 0; i + 2 < b.size(); ++i) {
+                const std::size_t ai = i + a.size();
+                ones_over_b =
+                    ones_over_b || (ai >= b.size() && a[ai - b.size()] == onnx_dim::of(1) &&
+                                    b[i] != onnx_dim::of(1));
+            }
             if (p.per_batch == 0 && p.fixed == 1) {
                 b = dims(b.end() - 2, b.end());
-            } else if (p.per_batch == 0 && pa.per_batch > 0) {
+            } else if (p.per_batch == 0 && !a_unbatched &&
+                       (pa.per_batch > 0 || a.size() > b.size() || ones_over_b)) {
                 keys += std::string(keys.empty() ? "" : " ") + "broadcast_b=1";
                 // B's own leading dimensions (per-head weights [H, K, N]) are A's last ones: where
                 // A has a 1 there (A [B, 1, M, K]), A is broadcast over them (numpy.matmul).
@@ -507,7 +519,7 @@ private:
                     out_.approximations.push_back("node '" + printable(n.name) +
                                                   "' (MatMul): A broadcast over B's batch, costed "
                                                   "as one matmul per batch entry");
-            } else if (pa.per_batch == 0 && pa.fixed == 1 && p.per_batch > 0) {
+            } else if (a_unbatched) {
                 // A weight on the left (W x, x with the batch): costed as the transposed product
                 // x^T W^T, W one shared [K, N] read once; as one matmul per batch entry it was
                 // read batch times (a 4096 x 4096 W at batch 64: 2 GiB, 40x the time).

@@ -1082,13 +1082,12 @@ struct unmapped_row {
     std::string detail;
 };
 
-/// Why measured_op_of(c, r, cal, ops) gives nothing, or nothing when it gives an op. Only the
-/// reason is worked out here; whether the row maps is measured_op_of's answer, so the two
-/// cannot disagree.
-[[nodiscard]] inline std::optional<unmapped_row> unmapped_of(const chip& c, const kernel_row& r,
-                                                             const calibration& cal = {},
-                                                             op_vocabulary ops = op_kinds) {
-    if (measured_op_of(c, r, cal, ops)) return std::nullopt;
+namespace detail {
+
+/// Why row `r` does not map, measured_op_of(c, r, ..., ops) having given nothing for it
+/// (unmapped_of asks it first; score_rows just has).
+[[nodiscard]] inline unmapped_row why_unmapped(const chip& c, const kernel_row& r,
+                                               op_vocabulary ops = op_kinds) {
     unmapped_row u{r.line, r.name, r.op_type, r.task_text, unmapped_reason::shapes, {}};
     const auto say = [&u](unmapped_reason why, std::string detail) {
         u.reason = why;
@@ -1145,6 +1144,18 @@ struct unmapped_row {
             (named != nullptr ? ": not shapes op kind '" + std::string(named->name) + "' reads"
                               : ": not shapes an elementwise or generic op on the " +
                                     std::string(name_of(*eng)) + " engine reads"));
+}
+
+}  // namespace detail
+
+/// Why measured_op_of(c, r, cal, ops) gives nothing, or nothing when it gives an op. Only the
+/// reason is worked out here; whether the row maps is measured_op_of's answer, so the two
+/// cannot disagree.
+[[nodiscard]] inline std::optional<unmapped_row> unmapped_of(const chip& c, const kernel_row& r,
+                                                             const calibration& cal = {},
+                                                             op_vocabulary ops = op_kinds) {
+    if (measured_op_of(c, r, cal, ops)) return std::nullopt;
+    return detail::why_unmapped(c, r, ops);
 }
 
 }  // namespace perfcast::profile

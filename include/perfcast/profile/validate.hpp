@@ -256,8 +256,8 @@ template <class Filter>
             }
             groups[std::move(key)].push_back(predictions.size());
             predictions.push_back(std::move(*pr));
-        } else if (auto u = unmapped_of(c, r, cal)) {
-            unmapped.push_back(std::move(*u));
+        } else {
+            unmapped.push_back(detail::why_unmapped(c, r));  // predict_row: measured_op_of's none
         }
     }
     for (const auto& [key, members] : groups) {

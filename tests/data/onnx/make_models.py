@@ -52,6 +52,8 @@ imports them and checks op counts and FLOPs against a hand count.
 - head_weights.onnx: activations [batch, 32, 1, 128] (fp16) times per-head weights
   [32, 128, 4096]: 32 matrices, each shared by the batch (once read as one, 32x too few bytes).
 - weight_left.onnx: a weight on the left, W [256, 256] times x [batch, 256, 8] (W x).
+- static_shapes.onnx: both with static shapes (no batch dimension): activations [2, 1, 16, 128]
+  times per-head weights [32, 128, 256], and W [256, 256] times x [4, 256, 8].
 - if_branch.onnx: an If whose then-branch holds a MatMul: its work is not priced, and said so.
 - bad_cycle.onnx, bad_order.onnx, bad_twice.onnx, bad_no_op.onnx: graphs onnx.checker refuses
   (a cycle, a node before the node writing its input, a tensor written twice, an op the default
@@ -404,6 +406,14 @@ def structure_models():
         [vi("x", F32, ["batch", 256, 8])], [vi("y", F32, ["batch", 256, 8])],
         initializer=[weight("w", [256, 256])])
     save(helper.make_model(g, opset_imports=OPSET), "weight_left.onnx")
+    # The same two products with static shapes (no batch dimension anywhere).
+    g = helper.make_graph(
+        [n("MatMul", ["a", "wh"], ["y"], name="head_proj"),
+         n("MatMul", ["w", "x"], ["z"], name="left")], "static_shapes",
+        [vi("a", F16, [2, 1, 16, 128]), vi("x", F32, [4, 256, 8])],
+        [vi("y", F16, [2, 32, 16, 256]), vi("z", F32, [4, 256, 8])],
+        initializer=[weight("wh", [32, 128, 256], F16), weight("w", [256, 256])])
+    save(helper.make_model(g, opset_imports=OPSET), "static_shapes.onnx")
     then_g = helper.make_graph([n("MatMul", ["x", "w"], ["t"], name="branch_mm")], "then", [],
                                [vi("t", F32, ["batch", 512])])
     else_g = helper.make_graph([n("Identity", ["x"], ["e"], name="branch_id")], "else", [],
