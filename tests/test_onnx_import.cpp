@@ -57,6 +57,19 @@ int count(const model& m, op_kind k) {
     return c;
 }
 
+/// The one node of kind `k` in `m` (an import adds transfer lines for the graph's inputs and
+/// outputs).
+const node& only(const model& m, op_kind k) {
+    const node* found = nullptr;
+    for (const node& n : m.nodes) {
+        if (n.kind != k) continue;
+        REQUIRE(found == nullptr);
+        found = &n;
+    }
+    REQUIRE(found != nullptr);
+    return *found;
+}
+
 std::string import_error(const std::string& file) {
     try {
         io::onnx_import r;
@@ -251,6 +264,10 @@ TEST_CASE("onnx: bad input is an error naming the file, node, field and what was
     const std::string unknown = import_error("bad_unknown_op.onnx");
     CHECK(has(unknown, "node 'mystery' (Mystery): output 'y' shape = \"unknown\""));
     CHECK(has(import_error("missing.onnx"), "missing.onnx: cannot open file for reading"));
+    // A type perfcast cannot price, by the name ONNX gives it (the number alone once).
+    CHECK(has(import_error("bad_string_type.onnx"),
+              "bad_string_type.onnx: tensor 'x' element type = \"STRING (8)\", expected a "
+              "numeric ONNX type"));
     // Raw bytes that are not the tensor's elements: refused before shape inference, which would
     // copy them past its buffer (libonnx 1.12's ParseData; the fuzzer's finding, kept in
     // tests/fuzz/corpus/onnx/).
@@ -490,23 +507,14 @@ TEST_CASE("onnx: the header names a numeric batch plainly; a long path is cut in
     CHECK(has(w.err, "a symbolic dimension of the graph inputs (batch)"));
 }
 
-#else
-
-TEST_CASE("onnx: a build without ONNX names the package it needs") {
-    const auto run = perfcast_test::run_command(cli::import_command, {onnx_dir + "dlrm.onnx"});
-    CHECK(run.status == 1);
-    CHECK(has(run.err, "libonnx-dev"));
-}
-
 TEST_CASE("onnx: per-head weights are read once each; a weight on the left once in all") {
     // [batch, 32, 1, 128] x [32, 128, 4096] fp16: 32 weight matrices of 128 x 4096, shared by
     // the batch. They were read as one (broadcast_b): 1 MiB where the weights are 32 MiB.
     io::onnx_import r;
     const model heads = cli::import_onnx(onnx_dir + "head_weights.onnx", "", r);
-    REQUIRE(heads.nodes.size() == 1);
     constexpr double weights = 32.0 * 128 * 4096 * 2;
     for (const std::int64_t b : {1, 4}) {
-        const op o = instantiate(heads.nodes[0], b);
+        const op o = instantiate(only(heads, op_kind::matmul), b);
         CHECK(o.bytes_read == data_size{static_cast<double>(b) * 32 * 128 * 2 + weights, units::B});
         CHECK(o.flops() == flop_count{2.0 * static_cast<double>(b) * 32 * 128 * 4096, units::flop});
     }
@@ -514,8 +522,7 @@ TEST_CASE("onnx: per-head weights are read once each; a weight on the left once 
     // entry), the same multiply-adds; the summary says so.
     io::onnx_import left_r;
     const model left = cli::import_onnx(onnx_dir + "weight_left.onnx", "", left_r);
-    REQUIRE(left.nodes.size() == 1);
-    const op o = instantiate(left.nodes[0], 2);
+    const op o = instantiate(only(left, op_kind::matmul), 2);
     CHECK(o.bytes_read == data_size{2.0 * 8 * 256 * 4 + 256.0 * 256 * 4, units::B});
     CHECK(o.bytes_written == data_size{2.0 * 256 * 8 * 4, units::B});
     CHECK(o.flops() == flop_count{2.0 * 2 * 256 * 256 * 8, units::flop});
@@ -526,20 +533,26 @@ TEST_CASE("onnx: per-head weights are read once each; a weight on the left once 
 }
 
 TEST_CASE("onnx: per-head weights and a weight on the left with static shapes") {
-    // No batch dimension anywhere: A [2, 1, 16, 128] over per-head weights [32, 128, 256] (the
+    // No symbolic dimension: A [2, 1, 16, 128] over per-head weights [32, 128, 256] (the
     // matrices spread over A's 1, as numpy.matmul does) and W [256, 256] x x [4, 256, 8]. These
     // took none of the branches above once: the first was refused (B's rank is not A's) and the
-    // second read W 4 times.
+    // second read W 4 times. The import takes the first input's first dimension (2) as the batch
+    // B; x's 4 is fixed.
     io::onnx_import r;
     const model m = cli::import_onnx(onnx_dir + "static_shapes.onnx", "", r);
-    REQUIRE(m.nodes.size() == 2);
-    for (const std::int64_t b : {1, 3}) {  // static shapes: the batch changes nothing
-        const op heads = instantiate(m.nodes[0], b);
-        // 64 products of [16, 128] x [128, 256]; A once per product (said as an approximation),
-        // the 32 weight matrices once each.
-        CHECK(heads.flops() == flop_count{2.0 * 64 * 16 * 256 * 128, units::flop});
-        CHECK(heads.bytes_read == data_size{64.0 * 16 * 128 * 2 + 32.0 * 128 * 256 * 2, units::B});
-        const op left = instantiate(m.nodes[1], b);
+    std::vector<const node*> matmuls;
+    for (const node& n : m.nodes)
+        if (n.kind == op_kind::matmul) matmuls.push_back(&n);
+    REQUIRE(matmuls.size() == 2);
+    for (const std::int64_t b : {1, 2, 3}) {
+        const op heads = instantiate(*matmuls[0], b);
+        // 32 b products of [16, 128] x [128, 256] (64 at the graph's own 2); A once per product
+        // (said as an approximation), the 32 weight matrices once each.
+        const auto products = 32.0 * static_cast<double>(b);
+        CHECK(heads.flops() == flop_count{2.0 * products * 16 * 256 * 128, units::flop});
+        CHECK(heads.bytes_read ==
+              data_size{products * 16 * 128 * 2 + 32.0 * 128 * 256 * 2, units::B});
+        const op left = instantiate(*matmuls[1], b);  // fixed: the same at every b
         CHECK(left.bytes_read == data_size{4.0 * 8 * 256 * 4 + 256.0 * 256 * 4, units::B});
         CHECK(left.bytes_written == data_size{4.0 * 256 * 8 * 4, units::B});
         CHECK(left.flops() == flop_count{2.0 * 4 * 256 * 256 * 8, units::flop});
@@ -552,6 +565,19 @@ TEST_CASE("onnx: per-head weights and a weight on the left with static shapes") 
     }
     CHECK(spread);
     CHECK(left_said);
+}
+
+TEST_CASE("onnx: A and B each broadcast over the other's leading dimension") {
+    // W [2, 16, 128] x x [batch, 1, 128, 64] -> [batch, 2, 16, 64]: 2 x batch products. A took
+    // B's leading dimensions whole once, its own 2 overwritten by B's 1: half the products.
+    io::onnx_import r;
+    const model m = cli::import_onnx(onnx_dir + "broadcast_both.onnx", "", r);
+    for (const std::int64_t b : {1, 3}) {
+        const op o = instantiate(only(m, op_kind::matmul), b);
+        CHECK(o.flops() ==
+              flop_count{2.0 * 2 * static_cast<double>(b) * 16 * 64 * 128, units::flop});
+        CHECK(o.bytes_written == data_size{2.0 * static_cast<double>(b) * 16 * 64 * 4, units::B});
+    }
 }
 
 TEST_CASE("onnx: a reduction over axes other than the innermost is said to be approximated") {
@@ -578,8 +604,7 @@ TEST_CASE("onnx: a reduction over axes other than the innermost is said to be ap
 TEST_CASE("onnx: a control-flow node's subgraphs are said to be unpriced") {
     io::onnx_import r;
     const model m = cli::import_onnx(onnx_dir + "if_branch.onnx", "", r);
-    REQUIRE(m.nodes.size() == 1);
-    CHECK(m.nodes[0].kind == op_kind::generic);
+    (void)only(m, op_kind::generic);  // exactly one node costed by its bytes: the If
     bool said = false;
     for (const std::string& a : r.approximations)
         said = said || has(a, "node 'branch' (If): the 2 node(s) of its subgraphs are not priced");
@@ -609,6 +634,14 @@ TEST_CASE("onnx: graphs onnx.checker refuses are refused, naming the node and th
     CHECK(has(import_error("bad_no_op.onnx"),
               "node 'mystery' (NotARealOp) op_type = \"NotARealOp\", expected an op of the ONNX "
               "default domain at opset 13"));
+}
+
+#else
+
+TEST_CASE("onnx: a build without ONNX names the package it needs") {
+    const auto run = perfcast_test::run_command(cli::import_command, {onnx_dir + "dlrm.onnx"});
+    CHECK(run.status == 1);
+    CHECK(has(run.err, "libonnx-dev"));
 }
 
 #endif

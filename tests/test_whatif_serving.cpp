@@ -667,4 +667,135 @@ TEST_CASE("perfcast whatif serving: a leader list the analytic model misjudges i
     CHECK(!has(d.out, "note: the analytic model"));
 }
 
+// ---- --replay: a recorded trace on the leaders ---------------------------------------------
+
+constexpr const char* bursty_path = PERFCAST_SOURCE_DIR "/tests/data/traces/bursty_ctr.csv";
+
+TEST_CASE("serving_sweeper::replay: an idle trace at its service time; bursts cut the capacity") {
+    const serving_grid g{.streams = counts<stream_count>({3}),
+                         .cube = counts<core_count>({12}),
+                         .vector = counts<core_count>({24}),
+                         .max_gears = {20}};
+    const serving_config k = {3, core_split{core_count{12}, core_count{24}}, 20, duration{}};
+    // Every request of 8 samples, 1 ms apart (1000 QPS on a card that serves tens of
+    // thousands): none waits, so every latency is the service time of one batch of 8, the
+    // idle TP99 low_load gives exactly.
+    std::vector<arrival> even;
+    for (int i = 0; i < 400; ++i) even.push_back({duration{1.0 * i, units::ms}, 8});
+    const serving_sweeper fixed(scenario::default_chip, scenario::ctr_ranking, g,
+                                batch_distribution::fixed(8));
+    const trace_replay idle = fixed.replay(k, even, std::nullopt);
+    CHECK(idle.requests == 400);
+    CHECK(idle.recorded_rate.in(units::qps) == doctest::Approx(1000).epsilon(1e-9));
+    REQUIRE(idle.recorded.state == load_state::stable);
+    const low_load_result low = low_load(fixed.server(k), batch_distribution::fixed(8));
+    // To 1e-9: a simulated latency is the difference of two absolute times up to 0.4 s, so it
+    // carries their rounding (about 1e-16 s of 0.3 ms); any queueing would add whole
+    // microseconds.
+    CHECK(idle.recorded.p99.in(units::us) == doctest::Approx(low.p99.in(units::us)).epsilon(1e-9));
+    CHECK(idle.recorded.mean.in(units::us) ==
+          doctest::Approx(low.mean.in(units::us)).epsilon(1e-9));
+    CHECK_FALSE(idle.capacity.has_value());  // no target, no capacity
+    // A burst at the end: the queue grows there, which a Poisson run would call too short
+    // for a steady state; a recorded trace has none, and its percentiles are shown.
+    std::vector<arrival> late = even;
+    for (int i = 0; i < 300; ++i) late.push_back({duration{400.0 + 0.01 * i, units::ms}, 8});
+    const trace_replay burst_end = fixed.replay(k, late, std::nullopt);
+    CHECK(burst_end.recorded.state == load_state::stable);
+    CHECK(burst_end.recorded.p99 > 2 * low.p99);
+
+    // With a target: evenly spaced requests queue less than Poisson ones, so their capacity is
+    // at least the Poisson one (less the two bisections' 1 % each); the synthetic bursty trace
+    // (4x the rate for 50 ms of every 250 ms: half its requests in bursts) far less.
+    const std::vector<arrival> bursty = io::read_trace_file(bursty_path);
+    const serving_sweeper s(scenario::default_chip, scenario::ctr_ranking, g,
+                            batch_sizes_of(bursty));
+    capacity_options co;
+    co.target = 1_ms;
+    co.requests = 4000;
+    co.warmup = 400;
+    const capacity_result poisson = find_capacity(s.server(k), s.distribution(), co);
+    REQUIRE(poisson);
+    const trace_replay evenly = fixed.replay(k, even, 1_ms);
+    const capacity_result poisson_8 =
+        find_capacity(fixed.server(k), batch_distribution::fixed(8), co);
+    REQUIRE(evenly.capacity);
+    REQUIRE(poisson_8);
+    CHECK(evenly.capacity->qps.in(units::qps) >= 0.98 * poisson_8->qps.in(units::qps));
+    CHECK(evenly.capacity->latency <= 1_ms);
+    const trace_replay burst = s.replay(k, bursty, 1_ms);
+    REQUIRE(burst.capacity);
+    CHECK(burst.capacity->latency <= 1_ms);
+    CHECK(burst.capacity->qps.in(units::qps) < 0.8 * poisson->qps.in(units::qps));
+
+    // Too short a trace names the least.
+    even.resize(111);
+    CHECK(fixed.replay(k, even, 1_ms).capacity.has_value());  // the least: 100 counted
+    even.resize(110);
+    CHECK_THROWS_WITH_AS((void)fixed.replay(k, even, std::nullopt),
+                         doctest::Contains("trace (requests) = 110, expected at least 111"),
+                         perfcast::error);
+}
+
+TEST_CASE("perfcast whatif --replay: the trace's sizes for the sweep, replayed on the leaders") {
+    const std::vector<std::string_view> grid{
+        "--replay", bursty_path,   "--streams", "2,3",      "--cube", "12",         "--vector",
+        "24",       "--max-batch", "20",        "--p99-ms", "1",      "--requests", "2000"};
+    const cli_run r = run_cli(grid);
+    REQUIRE(r.status == cli::exit_ok);
+    CHECK(has(r.out, "bursty_ctr.csv (a trace of 4861 requests, "));
+    CHECK(has(r.out, "replayed: "));
+    CHECK(has(r.out, ": 4861 requests at "));
+    CHECK(has(r.out, "on the first 2 leader(s)"));
+    CHECK(has(r.out, "Poisson QPS"));
+    // JSON: the replay's capacity per leader is below the leader's Poisson capacity.
+    std::vector<std::string_view> json = grid;
+    json.insert(json.end(), {"--format", "json"});
+    const cli_run j = run_cli(json);
+    REQUIRE(j.status == cli::exit_ok);
+    CHECK(json_checker(j.out).valid());
+    const std::size_t at = j.out.find("\"replay\": {");
+    REQUIRE(at != std::string::npos);
+    CHECK(json_number(j.out, "requests", at) == 4861);
+    const double replayed = json_number(j.out, "capacity_qps", at);
+    const double poisson = json_number(j.out, "capacity_qps", j.out.find("\"best\": {"));
+    REQUIRE(replayed > 0);
+    CHECK(replayed < poisson);
+    // Without --replay the member is null.
+    const cli_run none =
+        run_cli({"--bs-hist", seed_hist_path, "--streams", "3", "--cube", "12", "--vector", "24",
+                 "--max-batch", "20", "--p99-ms", "1", "--requests", "2000", "--format", "json"});
+    CHECK(has(none.out, "\"replay\": null"));
+    // Refused: two sources of batch sizes, csv output.
+    std::vector<std::string_view> both = grid;
+    both.insert(both.end(), {"--bs-hist", seed_hist_path});
+    const cli_run b = run_cli(both);
+    CHECK(b.status == cli::exit_usage);
+    CHECK(has(b.err, "give --replay FILE (a trace: its batch sizes) or --bs-hist, not both"));
+    std::vector<std::string_view> csv = grid;
+    csv.insert(csv.end(), {"--format", "csv"});
+    const cli_run c = run_cli(csv);
+    CHECK(c.status == cli::exit_usage);
+    CHECK(has(c.err, "'--replay' writes its replay in --format table or json, not csv"));
+    // Every request at one time: no rate.
+    const std::string same = temp_path("perfcast_replay_same.csv");
+    {
+        std::ofstream f(same);
+        f << "time_ms,bs\n";
+        for (int i = 0; i < 200; ++i) f << "5,4\n";
+    }
+    std::vector<std::string_view> one_time = grid;
+    one_time[1] = same;
+    const cli_run t = run_cli(one_time);
+    std::filesystem::remove(same);
+    CHECK(t.status == cli::exit_usage);
+    CHECK(has(t.err, "arrives at one time, expected arrivals over a span of time"));
+    // A profile is served at its own batch: no trace's sizes.
+    const cli_run p =
+        run_cli({PERFCAST_SOURCE_DIR "/tests/data/profiles/kernel_details_910B1_train.csv",
+                 "--batch", "4", "--replay", bursty_path, "--p99-ms", "1"});
+    CHECK(p.status == cli::exit_usage);
+    CHECK(has(p.err, "--replay does not apply to a profile"));
+}
+
 }  // namespace test_whatif_serving

@@ -5,7 +5,8 @@
 //                   [--rank-by qps|throughput] [--top N] [--format table|csv|json] [--svg FILE]
 //   perfcast whatif PROFILE.csv --batch B [--sweep-batch LIST] [grid or serving flags]
 //   perfcast whatif (--qps X[,Y..] | --p99-ms X [--traffic QPS [--headroom H]])
-//                   [--bs-hist FILE | --batch B] [--max-batch LIST] [--window-ms T[,T..]]
+//                   [--bs-hist FILE | --replay FILE | --batch B] [--max-batch LIST]
+//                   [--window-ms T[,T..]]
 //                   [--simulate-top N] [--requests N] [--seed N] [--trace FILE] [grid flags]
 //
 // Sweeps streams x cube limit x vector limit x batch for a model (the built-in scenario when no
@@ -64,7 +65,7 @@ namespace perfcast::cli {
 
 namespace whatif_detail {
 
-inline constexpr std::array<option, 39> options{{
+inline constexpr std::array<option, 40> options{{
     {"model", "FILE",
      "model file (docs/model-file.md) or ONNX graph (.onnx, docs/import.md); default: the "
      "built-in CTR scenario"},
@@ -102,6 +103,9 @@ inline constexpr std::array<option, 39> options{{
     {"qps", "X[,Y..]", "serving: loads in requests/s per card; latency percentiles there"},
     {"p99-ms", "X", "serving: TP99 target in ms; per configuration the highest QPS meeting it"},
     {"bs-hist", "FILE", "serving: request batch sizes, a bs,count CSV (default: all --batch)"},
+    {"replay", "FILE",
+     "serving: a recorded trace (time_ms,bs CSV): its batch sizes for the sweep, and replayed "
+     "on the first 3 leaders (bursts kept)"},
     {"max-batch", "LIST",
      "serving: max gears (every bs 1..max a gear, larger requests split); "
      "default 8,16,20,32"},
@@ -251,9 +255,13 @@ inline void note_aicpu_moved(std::ostream& err, const model& m, const chip& c) {
 namespace whatif_serving {
 
 /// Flags that switch `whatif` from ranking inferences to serving requests under load.
-inline constexpr std::array<std::string_view, 11> flags{
+inline constexpr std::array<std::string_view, 12> flags{
     "qps",      "p99-ms",       "bs-hist",  "max-batch", "window-ms", "traffic",
-    "headroom", "simulate-top", "requests", "seed",      "trace"};
+    "headroom", "simulate-top", "requests", "seed",      "trace",     "replay"};
+
+/// Leaders a --replay trace is replayed on: each replay is a simulation of the trace, and a
+/// capacity a bisection of them.
+inline constexpr std::size_t replayed_leaders = 3;
 
 [[nodiscard]] inline bool requested(const parsed_args& a) {
     for (std::string_view f : flags) {
@@ -430,9 +438,39 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
         parse_count(a, "simulate-top", serving_defaults::simulate_top, 0, 1000000));
     x.top = row_count(a, "top", whatif_defaults::top);
 
-    // Batch sizes: a histogram, or every request of --batch samples.
+    // Batch sizes: a histogram, a trace's, or every request of --batch samples.
     std::optional<batch_distribution> dist;
-    if (const auto h = a.get("bs-hist")) {
+    std::optional<std::vector<arrival>> replay;
+    if (const auto path = a.get("replay")) {
+        for (std::string_view other : {"bs-hist", "batch"}) {
+            if (a.has(other)) {
+                throw usage_error("give --replay FILE (a trace: its batch sizes) or --" +
+                                  std::string(other) + ", not both");
+            }
+        }
+        if (format == "csv") {
+            throw usage_error(
+                "option '--replay' writes its replay in --format table or json, not csv");
+        }
+        replay = io::read_trace_file(*path);
+        if (replay->size() < serving_sweeper::min_replay_requests) {
+            throw usage_error("option '--replay': " + *path + " holds " +
+                              std::to_string(replay->size()) + " request(s), expected at least " +
+                              std::to_string(serving_sweeper::min_replay_requests) +
+                              " (the first tenth warm-up, 100 counted)");
+        }
+        if (!(replay->back().time > replay->front().time)) {
+            throw usage_error("option '--replay': every request of " + *path +
+                              " arrives at one time, expected arrivals over a span of time (a "
+                              "rate)");
+        }
+        dist = batch_sizes_of(*replay);
+        x.sizes_source = *path;
+        x.replay_source = *path;
+        x.sizes_text = *path + " (a trace of " + std::to_string(replay->size()) + " requests, " +
+                       std::to_string(dist->bins().size()) + " sizes, mean " +
+                       io::format_fixed(dist->mean(), 2) + " samples)";
+    } else if (const auto h = a.get("bs-hist")) {
         if (a.has("batch")) {
             throw usage_error(
                 "give --bs-hist FILE (a batch-size histogram) or --batch B (every "
@@ -478,14 +516,23 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
     g.streams = counts<stream_count>(streams);
     g.cube = counts<core_count>(cube);
     g.vector = counts<core_count>(vector);
-    check_chunks(o.requests, *dist, g.max_gears, x.sizes_text);
+    check_chunks(replay ? std::max<std::uint64_t>(o.requests, replay->size()) : o.requests, *dist,
+                 g.max_gears, x.sizes_text);
 
     o.progress = progress_from_args(a, err, "whatif");
     const serving_sweeper s(c, m, g, *dist, params, o.progress);
     const serving_sweep_result r = s.run(o);
+    if (replay) {
+        for (std::size_t i = 0; i < std::min(replayed_leaders, r.ranked.size()); ++i) {
+            x.replays.push_back(s.replay(r.ranked[i].config, *replay, o.target, o.seed,
+                                         o.rel_tolerance, o.service_cv));
+            x.replay_ranks.push_back(i + 1);
+        }
+    }
 
     if (format == "table") {
         io::write_serving_table(out, x, r);
+        io::write_replay_table(out, x, r);
     } else if (format == "csv") {
         io::write_serving_csv(out, x, r);
     } else {
@@ -555,12 +602,13 @@ std::string whatif_usage() {
            "model(its block dim at batch B); rows the model cannot map keep their measured time\n"
            "(docs/model.md, \"What-if from a profile\"). --sweep-batch: candidate batches.\n\n"
            "Serving mode: perfcast whatif (--qps X[,Y..] | --p99-ms X [--traffic QPS])\n"
-           "                [--bs-hist FILE | --batch B] [--max-batch LIST] [--window-ms T]\n"
+           "                [--bs-hist FILE | --replay FILE | --batch B] [--max-batch LIST]\n"
+           "                [--window-ms T]\n"
            "Serve Poisson requests (batch sizes from --bs-hist) on every streams x cube x\n"
            "vector x max gear x window configuration: rank all by the analytic M/G/c model,\n"
            "simulate the --simulate-top leaders, report mean / P50 / P99 / P99.9 at each --qps,\n"
-           "or the highest QPS whose TP99 meets --p99-ms and the cards --traffic needs\n"
-           "(docs/whatif-serving.md).\n\n" +
+           "or the highest QPS whose TP99 meets --p99-ms and the cards --traffic needs;\n"
+           "--replay replays a recorded trace on the first leaders (docs/whatif-serving.md).\n\n" +
            options_text(whatif_detail::options);
 }
 
@@ -576,7 +624,7 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
     for (const std::string_view out_flag : {"svg", "trace"}) {
         const auto o = output_from_args(a, out_flag);
         if (!o) continue;
-        for (const std::string_view in_flag : {"model", "bs-hist", "params", "chip-ini"})
+        for (const std::string_view in_flag : {"model", "bs-hist", "replay", "params", "chip-ini"})
             if (const auto in = a.get(in_flag)) refuse_output_over_input(*o, *in);
         for (const std::string& in : a.positional) refuse_output_over_input(*o, in);
     }
@@ -630,10 +678,12 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
                 "option '--batch': with a profile it is the one batch size the "
                 "profile was measured at (candidates: --sweep-batch LIST)");
         }
-        if (a.has("bs-hist")) {
-            throw usage_error(
-                "--bs-hist does not apply to a profile: --batch is its profiled "
-                "batch, served as every request's size");
+        for (std::string_view sizes : {"bs-hist", "replay"}) {
+            if (a.has(sizes)) {
+                throw usage_error("--" + std::string(sizes) +
+                                  " does not apply to a profile: --batch is its profiled "
+                                  "batch, served as every request's size");
+            }
         }
         chip_told told;
         const auto table =

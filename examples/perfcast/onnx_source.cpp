@@ -91,6 +91,13 @@ shape_map shapes_of(const onnx::GraphProto& g) {
     return m;
 }
 
+/// An element type's name as ONNX spells it ("FLOAT8E4M3FN"), empty for a number it does not
+/// define.
+std::string elem_type_name(int elem_type) {
+    if (!onnx::TensorProto_DataType_IsValid(elem_type)) return {};
+    return onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(elem_type));
+}
+
 /// A small positive integer written in decimal, else 0.
 std::int64_t multiple(const std::string& text) {
     if (text.empty() || text.size() > 9) return 0;
@@ -150,7 +157,10 @@ void check_tensor(const onnx::TensorProto& t, const std::string& path, const std
     const std::string field = where + " '" + t.name() + "' raw_data";
     const std::size_t size = element_bytes(t.data_type());
     if (size == 0) {
-        fail(path, field, "data type " + std::to_string(t.data_type()),
+        const std::string name = elem_type_name(t.data_type());
+        fail(path, field,
+             "data type " + (name.empty() ? std::to_string(t.data_type())
+                                          : name + " (" + std::to_string(t.data_type()) + ")"),
              "raw data only for a numeric data type");
     }
     std::uint64_t elements = 1;
@@ -475,6 +485,7 @@ io::onnx_graph parse_onnx_graph(std::string_view bytes, const std::string& path,
             const auto it = own.find(name);
             if (it == own.end() || !it->second.known) return t;
             t.elem_type = it->second.elem_type;
+            t.elem_type_name = elem_type_name(t.elem_type);
             t.has_shape = true;
             for (const probe_dim& d : it->second.dims) {
                 t.dims.push_back(d.has_value        ? io::onnx_dim::of(d.value)
@@ -490,6 +501,7 @@ io::onnx_graph parse_onnx_graph(std::string_view bytes, const std::string& path,
             at[i] = &it->second;
         }
         t.elem_type = at[0]->elem_type;
+        t.elem_type_name = elem_type_name(t.elem_type);
         if (!at[0]->known || !at[1]->known || !at[2]->known ||
             at[0]->dims.size() != at[1]->dims.size() || at[0]->dims.size() != at[2]->dims.size()) {
             return t;

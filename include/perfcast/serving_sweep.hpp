@@ -284,6 +284,18 @@ struct serving_point {
     load_state state = load_state::stable;
 };
 
+/// A recorded trace replayed on one configuration (serving_sweeper::replay).
+struct trace_replay {
+    serving_config config{};
+    std::size_t requests = 0;      // the trace's, the first tenth of them warm-up
+    request_rate recorded_rate{};  // the trace's mean rate (mean_rate)
+    serving_point recorded{};      // at the trace's own pace
+    /// With a target: the highest mean rate at which the trace, its gaps scaled alike and its
+    /// batch sizes kept, meets it (find_capacity on the trace: its bursts stay bursts).
+    std::optional<serving_capacity> capacity{};
+    std::string none_why{};  // with a target that no rate meets: why (no_capacity::why)
+};
+
 /// One configuration: its analytic figures and, for a leader, its simulation.
 struct serving_row {
     serving_config config{};
@@ -618,6 +630,57 @@ public:
         out.reserve(runs.size());
         for (std::size_t i = 0; i < runs.size(); ++i) {
             out.push_back(point_of(runs[i], rates[i], sat));
+        }
+        return out;
+    }
+
+    /// The fewest requests replay() takes: the first tenth is warm-up, and a capacity needs
+    /// at least 100 counted (find_capacity: 111 - 11 = 100).
+    static constexpr std::size_t min_replay_requests = 111;
+
+    /// `trace` (arrivals in time order, batch sizes those the grid's gears serve) replayed on
+    /// configuration `k`: at its own pace, and with `target` the highest rate at which it
+    /// meets that TP99 (find_capacity on the trace, to `rel_tolerance`; `service_cv` as in
+    /// serving_sweep_options). Where Poisson arrivals of the same sizes (run()) smooth a
+    /// trace's bursts away, the replay keeps them.
+    [[nodiscard]] trace_replay replay(const serving_config& k, std::span<const arrival> trace,
+                                      std::optional<duration> target, std::uint64_t seed = 1,
+                                      double rel_tolerance = 0.01, double service_cv = 0) const {
+        PERFCAST_EXPECTS(trace.size() >= min_replay_requests, "serving_sweeper::replay",
+                         "trace (requests)", static_cast<double>(trace.size()),
+                         "at least " + std::to_string(min_replay_requests) +
+                             " requests (the first tenth warm-up, 100 counted)");
+        trace_replay out;
+        out.config = k;
+        out.requests = trace.size();
+        out.recorded_rate = mean_rate(trace);
+        const server_config srv = server(k);
+        sim_options so;
+        so.seed = seed;
+        so.warmup = trace.size() / 10;
+        so.service_cv = service_cv;
+        trace_arrivals src(trace);
+        const serving_result run = simulate(srv, src, so);
+        out.recorded = point_of(run, out.recorded_rate,
+                                saturation(srv, batch_sizes_of(trace), seed, service_cv));
+        // A queue that grows through the run says a Poisson run was too short for a steady
+        // state; a recorded trace has none to find (a burst near its end grows the queue there):
+        // its percentiles are what it measured. Saturated still says the mean rate is past
+        // what the card serves.
+        if (out.recorded.state == load_state::growing) out.recorded.state = load_state::stable;
+        if (target) {
+            capacity_options co;
+            co.target = *target;
+            co.warmup = so.warmup;
+            co.seed = seed;
+            co.rel_tolerance = rel_tolerance;
+            co.service_cv = service_cv;
+            const capacity_result c = find_capacity(srv, trace, co);
+            if (c) {
+                out.capacity = c.value();
+            } else {
+                out.none_why = c.error().why;
+            }
         }
         return out;
     }

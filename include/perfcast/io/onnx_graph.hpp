@@ -254,7 +254,10 @@ private:
 
     dtype type_of(const onnx_node* n, const onnx_tensor& t) const {
         if (auto d = dtype_of_onnx(t.elem_type)) return *d;
-        fail(n, "tensor '" + printable(t.name) + "' element type", std::to_string(t.elem_type),
+        fail(n, "tensor '" + printable(t.name) + "' element type",
+             t.elem_type_name.empty()
+                 ? std::to_string(t.elem_type)
+                 : printable(t.elem_type_name) + " (" + std::to_string(t.elem_type) + ")",
              "a numeric ONNX type (float, float16, bfloat16, double, int8..int64, uint8..uint64, "
              "bool)");
     }
@@ -535,8 +538,10 @@ private:
                     "library's flags)");
             } else if (a.size() < b.size()) {
                 a = padded(a, b.size());
-                // A broadcast across B's batch: A's rows are B's batch (numpy.matmul).
-                for (std::size_t i = 0; i + 2 < a.size(); ++i) a[i] = b[i];
+                // A broadcast across B's batch: A's rows are B's batch (numpy.matmul), where A
+                // has a 1 (or no dimension); where A has its own, B's 1 is broadcast instead.
+                for (std::size_t i = 0; i + 2 < a.size(); ++i)
+                    if (a[i] == onnx_dim::of(1)) a[i] = b[i];
                 out_.approximations.push_back("node '" + printable(n.name) +
                                               "' (MatMul): A broadcast over B's batch, costed "
                                               "as one matmul per batch entry");

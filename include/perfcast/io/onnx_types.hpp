@@ -106,6 +106,9 @@ struct onnx_tensor {
     /// empty otherwise.
     std::vector<std::int64_t> values{};
     static constexpr std::size_t max_small_values = 64;
+    /// The element type's name as the ONNX library spells it (TensorProto.DataType: "STRING",
+    /// "FLOAT8E4M3FN"), set by a reader that links it; empty: errors give the number alone.
+    std::string elem_type_name{};
 };
 
 /// An attribute: integers (`i` is ints[0]), a float, a string.

@@ -48,6 +48,11 @@ struct serving_report {
     std::optional<runtime_path> runtime{};     // the runtime path served (card_params::runtime;
                                                // between is 0: no stress-test loop)
     int host_threads = 0;                      // card_params::host_threads (0: one per stream)
+    /// A recorded trace replayed on the first leaders (serving_sweeper::replay; whatif
+    /// --replay), its file, and the leaders' ranks (1-based) in the same order.
+    std::string replay_source{};
+    std::vector<trace_replay> replays{};
+    std::vector<std::size_t> replay_ranks{};
 };
 
 namespace serving_report_detail {
@@ -192,7 +197,34 @@ inline void write_serving_json(std::ostream& out, const serving_report& x,
     }
     j.key("candidates").begin_array();
     for (std::size_t i = 0; i < r.ranked.size(); ++i) write_row_json(j, x, r.ranked[i], i + 1);
-    j.end_array().end_object();
+    j.end_array();
+    j.key("replay");
+    if (x.replays.empty()) {
+        j.null();
+    } else {
+        j.begin_object()
+            .member("source", x.replay_source)
+            .member("requests", static_cast<std::uint64_t>(x.replays.front().requests))
+            .member("mean_qps", x.replays.front().recorded_rate.in(units::qps));
+        j.key("leaders").begin_array();
+        for (std::size_t i = 0; i < x.replays.size(); ++i) {
+            const trace_replay& t = x.replays[i];
+            j.begin_object().member("rank", static_cast<std::uint64_t>(x.replay_ranks[i]));
+            write_config_json(j, t.config);
+            j.key("recorded");
+            write_point_json(j, t.recorded);
+            if (capacity) {
+                j.member_or_null("capacity_qps", t.capacity,
+                                 [&] { return t.capacity->qps.in(units::qps); });
+                j.member_or_null("capacity_limit", t.capacity,
+                                 [&] { return name_of(t.capacity->limit); });
+                j.member_or_null("none_why", !t.capacity, [&] { return t.none_why; });
+            }
+            j.end_object();
+        }
+        j.end_array().end_object();
+    }
+    j.end_object();
 }
 
 /// Every simulated leader, one row per load (one row without loads: nothing met the target).

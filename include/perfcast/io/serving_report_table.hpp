@@ -216,6 +216,64 @@ inline void write_serving_table(std::ostream& out, const serving_report& x,
         << (capacity ? "capacity" : "TP99 at the highest load") << ").\n";
 }
 
+/// The replay of a recorded trace on the first leaders (serving_report::replays): at the
+/// trace's own pace, and with a target the highest rate at which the trace meets it, beside
+/// the leader's capacity under Poisson arrivals of the same sizes.
+inline void write_replay_table(std::ostream& out, const serving_report& x,
+                               const serving_sweep_result& r) {
+    using namespace serving_report_detail;
+    if (x.replays.empty()) return;
+    const bool capacity = x.options.target.has_value();
+    const trace_replay& first = x.replays.front();
+    out << "\nreplayed: " << x.replay_source << ": " << first.requests << " requests at "
+        << throughput_text(first.recorded_rate.in(units::qps))
+        << " QPS on average (the first tenth warm-up), on the first " << x.replays.size()
+        << " leader(s)\n";
+    std::vector<std::string> header{"#",       "streams", "cube/vec", "max gear", "window ms",
+                                    "mean ms", "P99 ms",  "util %",   "mean bs"};
+    if (capacity) {
+        for (const char* h : {"capacity QPS", "limit", "Poisson QPS"}) header.emplace_back(h);
+    }
+    text_table t(header);
+    for (std::size_t i = 0; i < header.size(); ++i) {
+        t.set_align(i, i == 2 ? align::left : align::right);
+    }
+    for (std::size_t i = 0; i < x.replays.size(); ++i) {
+        const trace_replay& p = x.replays[i];
+        const serving_config& k = p.config;
+        const bool steady = p.recorded.state == load_state::stable;
+        std::vector<std::string> c{
+            std::to_string(x.replay_ranks[i]),
+            std::to_string(k.streams),
+            split_text(k),
+            std::to_string(k.max_gear),
+            format_shortest(k.window.in(units::ms)),
+            steady ? ms3(p.recorded.mean) : "-",
+            steady ? ms3(p.recorded.p99) : std::string(name_of(p.recorded.state)),
+            pct(p.recorded.utilization),
+            format_fixed(p.recorded.mean_batch, 1)};
+        if (capacity) {
+            const serving_row& row = r.ranked[x.replay_ranks[i] - 1];
+            c.push_back(p.capacity ? throughput_text(p.capacity->qps.in(units::qps)) : "none");
+            c.push_back(p.capacity ? std::string(name_of(p.capacity->limit)) : "-");
+            c.push_back(row.capacity ? throughput_text(row.capacity->in(units::qps)) : "none");
+        }
+        t.add_row(std::move(c));
+    }
+    t.write(out);
+    out << "mean, P99: at the trace's own pace, as it measured (\"saturated\": its mean rate is "
+           "past the\nsaturation throughput)";
+    if (capacity) {
+        out << ";\ncapacity QPS: the highest mean rate at which the trace, its gaps scaled "
+               "alike, meets the\ntarget (its bursts kept); Poisson QPS: the leader's capacity "
+               "above, the same batch sizes\narriving at random";
+    }
+    out << "\n";
+    for (const trace_replay& p : x.replays) {
+        if (capacity && !p.capacity) out << describe(p.config) << ": " << p.none_why << "\n";
+    }
+}
+
 /// TP99 against QPS for the first few simulated configurations (`s.curve` at 10 loads), with
 /// the target and the --qps loads.
 inline void write_serving_svg(std::ostream& out, const serving_report& x, const serving_sweeper& s,

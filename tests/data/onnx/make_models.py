@@ -48,12 +48,15 @@ imports them and checks op counts and FLOPs against a hand count.
 - bad_raw_data.onnx: a ReduceSum whose axes initializer (one INT64) holds 5 raw bytes, not 8:
   an error naming it (libonnx's shape inference would copy past its buffer; the fuzzer found
   it).
+- bad_string_type.onnx: a Cast of a STRING input: an error naming the type as ONNX does.
 - not_onnx.onnx, truncated.onnx: bytes that are not an ONNX model.
 - head_weights.onnx: activations [batch, 32, 1, 128] (fp16) times per-head weights
   [32, 128, 4096]: 32 matrices, each shared by the batch (once read as one, 32x too few bytes).
 - weight_left.onnx: a weight on the left, W [256, 256] times x [batch, 256, 8] (W x).
 - static_shapes.onnx: both with static shapes (no batch dimension): activations [2, 1, 16, 128]
   times per-head weights [32, 128, 256], and W [256, 256] times x [4, 256, 8].
+- broadcast_both.onnx: A [2, 16, 128] (a weight) times x [batch, 1, 128, 64]: numpy.matmul
+  broadcasts each to the other's leading dimension, 2 x batch products.
 - if_branch.onnx: an If whose then-branch holds a MatMul: its work is not priced, and said so.
 - bad_cycle.onnx, bad_order.onnx, bad_twice.onnx, bad_no_op.onnx: graphs onnx.checker refuses
   (a cycle, a node before the node writing its input, a tensor written twice, an op the default
@@ -370,6 +373,11 @@ def bad_models():
         [helper.make_tensor_value_info("y", F32, None)])
     save(helper.make_model(g, opset_imports=OPSET + [helper.make_opsetid("com.example", 1)]),
          "bad_unknown_op.onnx")
+    g = helper.make_graph(
+        [n("Cast", ["x"], ["y"], name="parse", to=F32)], "string_type",
+        [helper.make_tensor_value_info("x", TensorProto.STRING, ["batch", 4])],
+        [helper.make_tensor_value_info("y", F32, ["batch", 4])])
+    save(helper.make_model(g, opset_imports=OPSET), "bad_string_type.onnx")
     bad_raw_data()
     with open(os.path.join(HERE, "not_onnx.onnx"), "w") as f:
         f.write("name ctr\nmatmul B,13;13,64 fp32\n")
@@ -414,6 +422,13 @@ def structure_models():
         [vi("y", F16, [2, 32, 16, 256]), vi("z", F32, [4, 256, 8])],
         initializer=[weight("wh", [32, 128, 256], F16), weight("w", [256, 256])])
     save(helper.make_model(g, opset_imports=OPSET), "static_shapes.onnx")
+    # A of its own leading dimension (2) times B with the batch and a 1 there: each of the
+    # batch's B matrices meets both of A's, 2 x batch products.
+    g = helper.make_graph(
+        [n("MatMul", ["w", "x"], ["y"], name="both")], "broadcast_both",
+        [vi("x", F32, ["batch", 1, 128, 64])], [vi("y", F32, ["batch", 2, 16, 64])],
+        initializer=[weight("w", [2, 16, 128])])
+    save(helper.make_model(g, opset_imports=OPSET), "broadcast_both.onnx")
     then_g = helper.make_graph([n("MatMul", ["x", "w"], ["t"], name="branch_mm")], "then", [],
                                [vi("t", F32, ["batch", 512])])
     else_g = helper.make_graph([n("Identity", ["x"], ["e"], name="branch_id")], "else", [],
