@@ -10,6 +10,7 @@
 
 #include <perfcast/chips.hpp>
 #include <perfcast/io/histogram.hpp>
+#include <perfcast/io/serving_report_table.hpp>
 #include <perfcast/scenario.hpp>
 #include <perfcast/serving.hpp>
 #include <perfcast/serving_sweep.hpp>
@@ -737,6 +738,44 @@ TEST_CASE("serving_sweeper::replay: an idle trace at its service time; bursts cu
                          perfcast::error);
 }
 
+TEST_CASE("write_replay_table: the fewest cards of the replayed leaders, or none meets it") {
+    io::serving_report x;
+    x.options.target = 1_ms;
+    x.traffic = request_rate{1000, units::qps};
+    x.replay_source = "t.csv";
+    serving_sweep_result r;
+    serving_row poisson;
+    poisson.capacity = request_rate{500, units::qps};
+    r.ranked = {poisson, poisson, poisson};
+    trace_replay t;
+    t.requests = 200;
+    t.recorded_rate = request_rate{100, units::qps};
+    t.none_why = "misses it at any rate";
+    x.replays = {t, t, t};
+    x.replay_ranks = {1, 2, 3};
+    const auto table = [&] {
+        std::ostringstream out;
+        io::write_replay_table(out, x, r);
+        return out.str();
+    };
+    // No replayed leader has a capacity: no count, said.
+    CHECK_FALSE(io::serving_report_detail::fewest_replayed_cards(x).has_value());
+    CHECK(has(table(),
+              "traffic 1000 QPS with the trace's bursts: no replayed leader meets the "
+              "target\n"));
+    // 1000 / 300 -> 4 cards, 1000 / 400 -> 3, 1000 / 400 again: the first of the tie, #2.
+    x.replays[0].capacity = serving_capacity{.qps = request_rate{300, units::qps}};
+    x.replays[1].capacity = serving_capacity{.qps = request_rate{400, units::qps}};
+    x.replays[2].capacity = serving_capacity{.qps = request_rate{400, units::qps}};
+    CHECK(io::serving_report_detail::fewest_replayed_cards(x) == std::optional<std::size_t>{1});
+    const std::string out = table();
+    CHECK(has(out, "with the trace's bursts: 3 card(s) of #2 = ceil(traffic / (400 x (1 - 0)))"));
+    CHECK(has(out, "against 2 for Poisson arrivals"));
+    // Without traffic: no cards column, no count.
+    x.traffic.reset();
+    CHECK_FALSE(has(table(), "cards"));
+}
+
 TEST_CASE("perfcast whatif --replay: the trace's sizes for the sweep, replayed on the leaders") {
     const std::vector<std::string_view> grid{
         "--replay", bursty_path,   "--streams", "2,3",      "--cube", "12",         "--vector",
@@ -761,6 +800,28 @@ TEST_CASE("perfcast whatif --replay: the trace's sizes for the sweep, replayed o
     const double poisson = json_number(j.out, "capacity_qps", j.out.find("\"best\": {"));
     REQUIRE(replayed > 0);
     CHECK(replayed < poisson);
+    // --traffic: the cards at each replayed capacity, the fewest beside the Poisson count.
+    std::vector<std::string_view> with_traffic = grid;
+    with_traffic.insert(with_traffic.end(), {"--traffic", "100000", "--headroom", "0.2"});
+    std::vector<std::string_view> cards = with_traffic;
+    cards.insert(cards.end(), {"--format", "json"});
+    const cli_run jc = run_cli(cards);
+    REQUIRE(jc.status == cli::exit_ok);
+    const std::size_t rat = jc.out.find("\"replay\": {");
+    REQUIRE(rat != std::string::npos);
+    const double cap = json_number(jc.out, "capacity_qps", rat);
+    REQUIRE(cap > 0);
+    // cards_for: ceil(traffic / (capacity x (1 - headroom))); exact, json_writer writes the
+    // capacity the command divided by as its shortest round trip.
+    const auto want = static_cast<std::int64_t>(std::ceil(100000 / (cap * 0.8) * (1 - 1e-9)));
+    CHECK(json_number(jc.out, "cards", rat) == static_cast<double>(want));
+    // The Poisson count is fewer: the bursts need more cards.
+    CHECK(json_number(jc.out, "cards", jc.out.find("\"best\": {")) < static_cast<double>(want));
+    const cli_run tc = run_cli(with_traffic);
+    REQUIRE(tc.status == cli::exit_ok);
+    CHECK(has(tc.out, "Poisson QPS  cards"));
+    CHECK(has(tc.out, "traffic 100000 QPS with the trace's bursts: "));
+    CHECK(has(tc.out, " for Poisson arrivals (the best above)"));
     // Without --replay the member is null.
     const cli_run none =
         run_cli({"--bs-hist", seed_hist_path, "--streams", "3", "--cube", "12", "--vector", "24",

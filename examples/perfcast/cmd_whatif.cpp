@@ -110,7 +110,9 @@ inline constexpr std::array<option, 40> options{{
      "serving: max gears (every bs 1..max a gear, larger requests split); "
      "default 8,16,20,32"},
     {"window-ms", "T[,T..]", "serving: batching windows in ms; default 0"},
-    {"traffic", "QPS", "serving: total requests/s; cards = ceil(traffic / capacity) (--p99-ms)"},
+    {"traffic", "QPS",
+     "serving: total requests/s; cards = ceil(traffic / capacity) (--p99-ms), with --replay "
+     "at the replayed capacities too"},
     {"headroom", "SHARE", "serving: share of each card's capacity kept free, [0, 0.99]; default 0"},
     {"simulate-top", "N", "serving: leaders of the analytic ranking simulated (default 8; 0: all)"},
     {"requests", "N", "serving: requests per simulation, the first 10 % warm-up (default 20000)"},

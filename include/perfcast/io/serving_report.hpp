@@ -77,6 +77,26 @@ namespace serving_report_detail {
     if (!x.traffic || !r.capacity) return std::nullopt;
     return cards_for(*x.traffic, *r.capacity, x.headroom);
 }
+/// The cards the traffic needs at a replayed leader's capacity (its trace's bursts kept).
+[[nodiscard]] inline std::optional<card_count> cards_of(const serving_report& x,
+                                                        const trace_replay& t) {
+    if (!x.traffic || !t.capacity) return std::nullopt;
+    return cards_for(*x.traffic, t.capacity->qps, x.headroom);
+}
+/// The replayed leader (an index into x.replays) whose capacity needs the fewest cards for the
+/// traffic, the first of a tie; none without traffic or where no leader has a capacity.
+[[nodiscard]] inline std::optional<std::size_t> fewest_replayed_cards(const serving_report& x) {
+    std::optional<std::size_t> best;
+    std::int64_t fewest = 0;
+    for (std::size_t i = 0; i < x.replays.size(); ++i) {
+        const auto c = cards_of(x, x.replays[i]);
+        if (c && (!best || c->cards < fewest)) {
+            best = i;
+            fewest = c->cards;
+        }
+    }
+    return best;
+}
 
 inline void write_config_json(json_writer& j, const serving_config& k) {
     j.member("streams", k.streams)
@@ -219,6 +239,10 @@ inline void write_serving_json(std::ostream& out, const serving_report& x,
                 j.member_or_null("capacity_limit", t.capacity,
                                  [&] { return name_of(t.capacity->limit); });
                 j.member_or_null("none_why", !t.capacity, [&] { return t.none_why; });
+                if (x.traffic) {
+                    const auto c = cards_of(x, t);
+                    j.member_or_null("cards", c, [&] { return c->cards; });
+                }
             }
             j.end_object();
         }

@@ -233,6 +233,7 @@ inline void write_replay_table(std::ostream& out, const serving_report& x,
                                     "mean ms", "P99 ms",  "util %",   "mean bs"};
     if (capacity) {
         for (const char* h : {"capacity QPS", "limit", "Poisson QPS"}) header.emplace_back(h);
+        if (x.traffic) header.emplace_back("cards");
     }
     text_table t(header);
     for (std::size_t i = 0; i < header.size(); ++i) {
@@ -257,6 +258,10 @@ inline void write_replay_table(std::ostream& out, const serving_report& x,
             c.push_back(p.capacity ? throughput_text(p.capacity->qps.in(units::qps)) : "none");
             c.push_back(p.capacity ? std::string(name_of(p.capacity->limit)) : "-");
             c.push_back(row.capacity ? throughput_text(row.capacity->in(units::qps)) : "none");
+            if (x.traffic) {
+                const auto cards = cards_of(x, p);
+                c.push_back(cards ? std::to_string(cards->cards) : "-");
+            }
         }
         t.add_row(std::move(c));
     }
@@ -268,10 +273,32 @@ inline void write_replay_table(std::ostream& out, const serving_report& x,
                "alike, meets the\ntarget (its bursts kept); Poisson QPS: the leader's capacity "
                "above, the same batch sizes\narriving at random";
     }
+    if (capacity && x.traffic) {
+        out << "; cards: for the traffic at the capacity QPS";
+    }
     out << "\n";
     for (const trace_replay& p : x.replays) {
         if (capacity && !p.capacity) out << describe(p.config) << ": " << p.none_why << "\n";
     }
+    if (!capacity || !x.traffic) return;
+    // The cards a traffic of such bursts needs: the replayed leader that needs the fewest.
+    const std::string traffic = rate_text(x.traffic->in(units::qps));
+    const auto best = fewest_replayed_cards(x);
+    if (!best) {
+        out << "traffic " << traffic
+            << " QPS with the trace's bursts: no replayed leader meets the target\n";
+        return;
+    }
+    const trace_replay& p = x.replays[*best];
+    const card_count c = *cards_of(x, p);
+    out << "traffic " << traffic << " QPS with the trace's bursts: " << c.cards << " card(s) of #"
+        << x.replay_ranks[*best] << " = ceil(traffic / ("
+        << throughput_text(p.capacity->qps.in(units::qps)) << " x (1 - "
+        << format_shortest(x.headroom) << ")))";
+    if (const auto poisson = cards_of(x, r.ranked.front())) {
+        out << ",\nagainst " << poisson->cards << " for Poisson arrivals (the best above)";
+    }
+    out << "\n";
 }
 
 /// TP99 against QPS for the first few simulated configurations (`s.curve` at 10 loads), with
