@@ -52,7 +52,8 @@ TEST_CASE("the scenario file reads back as the built-in scenario, node for node"
     REQUIRE(m.nodes.size() == scenario::ctr_ranking.size());
     for (std::size_t i = 0; i < m.nodes.size(); ++i) {
         INFO("node " << i << " " << scenario::ctr_ranking[i].name.view());
-        CHECK(m.nodes[i] == scenario::ctr_ranking[i]);
+        CHECK(m.nodes[i] == scenario::ctr_ranking[i]);  // the line where it was read aside
+        CHECK(m.nodes[i].line.value > scenario::ctr_ranking[i].line.value);
     }
     CHECK(serial_latency(chips::ascend910b1, m, 64).latency ==
           serial_latency(chips::ascend910b1, scenario::ctr_ranking, 64).latency);
@@ -269,6 +270,24 @@ TEST_CASE("numeric keys are checked against their ranges where they are read") {
           "elements");
 }
 
+TEST_CASE("an error at some batch names the node's line in its model file") {
+    // Fine at batch 1 (1e11 x 4096 rows), past int64 at batch 16: found where it is evaluated.
+    const model m =
+        io::parse_model("name t\n# a comment\n\nmatmul B*100000000000,4096;4096,4096 fp16\n");
+    REQUIRE(m.nodes.size() == 1);
+    CHECK(m.nodes[0].line.value == 4);
+    const chip& c = chips::ascend910b1;
+    CHECK_THROWS_WITH_AS((void)evaluate_at(c, m.nodes[0], batch_size{16}, core_count{24}),
+                         doctest::Contains("(in node 'matmul', line 4 of its model file, at "
+                                           "batch 16)"),
+                         perfcast::error);
+    // A node built in code has no line.
+    node code = m.nodes[0];
+    code.line = node::source_line{};
+    CHECK_THROWS_WITH_AS((void)evaluate_at(c, code, batch_size{16}, core_count{24}),
+                         doctest::Contains("(in node 'matmul' at batch 16)"), perfcast::error);
+}
+
 TEST_CASE("broadcast: what fails at every batch is refused where it is read, the rest per batch") {
     // Two sizes without B that differ (the input's not 1), or an input of higher rank: no batch
     // helps, so the line's place is named.
@@ -298,7 +317,8 @@ TEST_CASE("broadcast: what fails at every batch is refused where it is read, the
     }
     CHECK(what ==
           "perfcast::instantiate: broadcast input dimension 0 = 2, expected 1 or the output's 5 "
-          "(node 'bias': input [2, 300] to output [B*2+1, 300] at batch 2)");
+          "(node 'bias', line 1 of its model file: input [2, 300] to output [B*2+1, 300] at "
+          "batch 2)");
     CHECK(instantiate(m.nodes[1], 7) == broadcast(shape{1, 300}, shape{7, 300}, dtype::fp32));
     CHECK(instantiate(m.nodes[2], 7) == broadcast(shape{7, 1}, shape{7, 300}, dtype::fp32));
     // B on the input's side: B+1 broadcasts to 2 at batch 1.

@@ -206,6 +206,7 @@ TEST_CASE("onnx: the built-in CTR scenario exported by make_models.py imports to
         }
         CHECK(a.type == b.type);
         CHECK(a == b);  // every other field too (hand-checked: all 34 equal)
+        CHECK(a.line.value == 0);  // no line: the text it was read from is not the user's file
     }
     CHECK(r.mapped.at("Softmax") == 1);
     CHECK(r.generic.at("WhereDefault") == 1);

@@ -16,6 +16,7 @@
 #include <perfcast/serving_sweep.hpp>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -728,6 +729,30 @@ TEST_CASE("serving_sweeper::replay: an idle trace at its service time; bursts cu
     REQUIRE(burst.capacity);
     CHECK(burst.capacity->latency <= 1_ms);
     CHECK(burst.capacity->qps.in(units::qps) < 0.8 * poisson->qps.in(units::qps));
+    // Its curve: at the trace's own rate the recorded point, run for run; at the capacity found
+    // the TP99 the search accepted; slower, less queueing.
+    const std::array<request_rate, 3> rates{burst.recorded_rate, burst.capacity->qps,
+                                            burst.capacity->qps / 2.0};
+    const std::vector<serving_point> curve = s.replay_curve(k, bursty, rates);
+    REQUIRE(curve.size() == 3);
+    CHECK(curve[0].p99 == burst.recorded.p99);
+    CHECK(curve[0].mean == burst.recorded.mean);
+    CHECK(curve[1].p99 == burst.capacity->latency);
+    CHECK(curve[2].p99 <= curve[1].p99);
+    CHECK(curve[2].qps == burst.capacity->qps / 2.0);
+
+    // Its timeline: the trace's own times from its first arrival, the requests that arrive in
+    // the span (moved to start at 100 ms: 100, 101, ... 149 ms are in [100, 150) ms).
+    std::vector<arrival> later = even;
+    for (arrival& x : later) x.time += duration{100.0, units::ms};
+    const serving_result tl = fixed.replay_timeline(k, later, duration{50.0, units::ms});
+    CHECK(tl.timeline.from == duration{100.0, units::ms});
+    CHECK(tl.timeline.to == duration{100.0, units::ms} + duration{50.0, units::ms});
+    CHECK(tl.timeline.requests.size() == 50);
+    CHECK_FALSE(tl.timeline.truncated);
+    CHECK_THROWS_WITH_AS((void)fixed.replay_timeline(k, {}, duration{50.0, units::ms}),
+                         doctest::Contains("trace (requests) = 0, expected at least one request"),
+                         perfcast::error);
 
     // Too short a trace names the least.
     even.resize(111);
@@ -822,6 +847,30 @@ TEST_CASE("perfcast whatif --replay: the trace's sizes for the sweep, replayed o
     CHECK(has(tc.out, "Poisson QPS  cards"));
     CHECK(has(tc.out, "traffic 100000 QPS with the trace's bursts: "));
     CHECK(has(tc.out, " for Poisson arrivals (the best above)"));
+    // --trace: the recorded trace itself on the first leader, each of its requests (it spans
+    // half a second).
+    const std::string trace_path = temp_path("perfcast_test_replay_trace.json");
+    std::vector<std::string_view> traced = grid;
+    traced.insert(traced.end(), {"--trace", trace_path});
+    const cli_run tr = run_cli(traced);
+    REQUIRE(tr.status == cli::exit_ok);
+    CHECK(has(tr.out, "trace: " + trace_path + ": #1 replaying " + std::string(bursty_path) +
+                          " at its own pace, its first 1 s from its first request: "));
+    CHECK(has(tr.out, "stream track(s), 4861 requests\n"));
+    const std::string events = slurp(trace_path);
+    std::remove(trace_path.c_str());
+    CHECK(json_checker(events).valid());
+    CHECK(count(events, "\"cat\":\"request\",\"ph\":\"b\",\"id\":") -
+              count(events, "\"name\":\"wait\",\"cat\":\"request\",\"ph\":\"b\"") ==
+          4861);
+    // --svg: the trace's curve on the first leader beside the Poisson ones.
+    const std::string svg_path = temp_path("perfcast_test_replay.svg");
+    std::vector<std::string_view> plotted = grid;
+    plotted.insert(plotted.end(), {"--svg", svg_path});
+    REQUIRE(run_cli(plotted).status == cli::exit_ok);
+    const std::string svg = slurp(svg_path);
+    std::remove(svg_path.c_str());
+    CHECK(has(svg, "#1 replaying " + std::string(bursty_path) + " (its bursts kept)"));
     // Without --replay the member is null.
     const cli_run none =
         run_cli({"--bs-hist", seed_hist_path, "--streams", "3", "--cube", "12", "--vector", "24",

@@ -117,7 +117,9 @@ inline constexpr std::array<option, 40> options{{
     {"simulate-top", "N", "serving: leaders of the analytic ranking simulated (default 8; 0: all)"},
     {"requests", "N", "serving: requests per simulation, the first 10 % warm-up (default 20000)"},
     {"seed", "N", "serving: simulation seed (default 1)"},
-    {"trace", "FILE", "serving: Chrome-trace / Perfetto JSON of 1 simulated second of the best"},
+    {"trace", "FILE",
+     "serving: Chrome-trace / Perfetto JSON of 1 simulated second of the best (with --replay: of "
+     "the trace replayed on it)"},
     {"sweep-batch", "LIST",
      "with PROFILE.csv: candidate batch sizes (default: the profiled "
      "--batch)"},
@@ -525,9 +527,18 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
     const serving_sweeper s(c, m, g, *dist, params, o.progress);
     const serving_sweep_result r = s.run(o);
     if (replay) {
-        for (std::size_t i = 0; i < std::min(replayed_leaders, r.ranked.size()); ++i) {
+        const std::size_t n = std::min(replayed_leaders, r.ranked.size());
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::string task = "replaying the trace on leader " + std::to_string(i + 1) +
+                                     " of " + std::to_string(n);
+            progress_fn relabel;
+            if (o.progress) {
+                relabel = [&](const progress_step& p) {
+                    o.progress({task, p.done, p.total, p.unit});
+                };
+            }
             x.replays.push_back(s.replay(r.ranked[i].config, *replay, o.target, o.seed,
-                                         o.rel_tolerance, o.service_cv));
+                                         o.rel_tolerance, o.service_cv, relabel));
             x.replay_ranks.push_back(i + 1);
         }
     }
@@ -542,8 +553,32 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
     }
 
     if (const auto path = a.get("trace")) {
+        // The timeline written and its line in the table.
+        const auto write_trace = [&](const serving_result& tl, const serving_config& k,
+                                     const std::string& what, const std::string& when) {
+            io::chrome_trace_options copt;
+            copt.process_name = "perfcast: " + describe(k) + " " + what;
+            io::write_output({*path, "--trace"}, [&](std::ostream& f) {
+                io::write_chrome_trace(f, tl.timeline, copt);
+            });
+            if (format == "table") {
+                out << "trace: " << *path << ": #1 " << what << ", " << when << ": "
+                    << tl.timeline.batches.size() << " batches on " << k.streams
+                    << " stream track(s), " << tl.timeline.requests.size() << " requests"
+                    << (tl.timeline.truncated ? " (truncated)" : "") << "\n";
+            }
+        };
         const bool have = !r.ranked.empty() && !r.ranked.front().points.empty();
-        if (!have) {
+        if (!x.replays.empty()) {
+            // The recorded trace itself on the first replayed leader, its first second.
+            const trace_replay& p = x.replays.front();
+            const duration span{1.0, units::s};
+            const serving_result tl =
+                s.replay_timeline(p.config, *replay, span, o.seed, o.service_cv);
+            write_trace(tl, p.config, "replaying " + x.replay_source + " at its own pace",
+                        "its first " + io::format_significant(span.in(units::s), 3) +
+                            " s from its first request");
+        } else if (!have) {
             // Not on `out` when it carries csv or json.
             (format == "table" ? out : err)
                 << "no trace written: no configuration meets the target, so there is no load "
@@ -556,21 +591,10 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
             // alike, so the simulation stays within the sweeper's bounds (timeline_span).
             const duration span = s.timeline_span(best.config, q, duration{1.0, units::s});
             const duration from = span;
-            const serving_result tl = s.timeline(best.config, q, from, span, o.seed);
-            io::chrome_trace_options copt;
-            copt.process_name = "perfcast: " + describe(best.config) + " at " +
-                                io::throughput_text(q.in(units::qps)) + " QPS";
-            io::write_output({*path, "--trace"}, [&](std::ostream& f) {
-                io::write_chrome_trace(f, tl.timeline, copt);
-            });
-            if (format == "table") {
-                out << "trace: " << *path << ": #1 at " << io::throughput_text(q.in(units::qps))
-                    << " QPS, simulated " << io::format_significant(from.in(units::s), 3)
-                    << " s .. " << io::format_significant((from + span).in(units::s), 3)
-                    << " s: " << tl.timeline.batches.size() << " batches on " << best.config.streams
-                    << " stream track(s), " << tl.timeline.requests.size() << " requests"
-                    << (tl.timeline.truncated ? " (truncated)" : "") << "\n";
-            }
+            write_trace(s.timeline(best.config, q, from, span, o.seed), best.config,
+                        "at " + io::throughput_text(q.in(units::qps)) + " QPS",
+                        "simulated " + io::format_significant(from.in(units::s), 3) + " s .. " +
+                            io::format_significant((from + span).in(units::s), 3) + " s");
         }
     }
     const bool plotted = std::any_of(r.ranked.begin(), r.ranked.end(),
@@ -582,7 +606,8 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
     } else if (const auto path = a.get("svg")) {
         io::write_output({*path, "--svg"}, [&](std::ostream& f) {
             io::write_serving_svg(
-                f, x, s, r, "perfcast whatif: " + m.name + " on " + std::string(c.name.view()));
+                f, x, s, r, "perfcast whatif: " + m.name + " on " + std::string(c.name.view()),
+                replay ? std::span<const arrival>(*replay) : std::span<const arrival>{});
         });
     }
     return exit_ok;

@@ -67,10 +67,11 @@ struct l2_context {
 
 namespace detail {
 
-/// Adds which node and batch to an error's message.
+/// Adds which node (and its model file's line, if it was read from one) and batch to an
+/// error's message.
 [[noreturn]] inline void rethrow_for_node(const error& e, const node& n, std::int64_t batch) {
-    throw error(std::string(e.what()) + " (in node '" + std::string(n.name.view()) + "' at batch " +
-                std::to_string(batch) + ")");
+    throw error(std::string(e.what()) + " (in " + node_label(n) + (n.line.value > 0 ? "," : "") +
+                " at batch " + std::to_string(batch) + ")");
 }
 
 /// L2 as the last `capacity` bytes of traffic: the recent outputs, in a ring of the newest

@@ -134,6 +134,17 @@ struct node {
     /// Time per core held beyond the engine's per-core head (op::extra_per_core; set as
     /// extra_head is). Ignored for transfers.
     duration extra_per_core{};
+    /// Where a node was read from: the line of its model file (io::read_model_file; 0: built in
+    /// code), named in an error at run time (a shape too large at some batch). Not part of
+    /// what the node computes: any two compare equal, so a node read from a file equals the
+    /// same node built in code.
+    struct source_line {
+        int value = 0;
+        [[nodiscard]] friend constexpr bool operator==(source_line, source_line) noexcept {
+            return true;
+        }
+    };
+    source_line line{};
 
     [[nodiscard]] constexpr bool is_transfer() const noexcept { return kind == op_kind::transfer; }
     [[nodiscard]] constexpr bool host_dispatched() const noexcept {
@@ -284,13 +295,20 @@ inline constexpr std::string_view instantiate_where = "instantiate";
     return concat({all}, n.inner > 0 ? n.inner : s0.inner(), n.type);
 }
 
+/// "node 'bias'", and ", line 3 of its model file" after it for a node read from one
+/// (node::line): how a run-time error names the node.
+[[nodiscard]] inline std::string node_label(const node& n) {
+    std::string s = "node '" + std::string(n.name.view()) + "'";
+    if (n.line.value > 0) s += ", line " + std::to_string(n.line.value) + " of its model file";
+    return s;
+}
+
 /// Not constexpr: broadcast_failed for node `n` at `batch`, naming the node, its shapes as
 /// written and the batch.
 [[noreturn]] inline void node_broadcast_failed(const node& n, std::int64_t batch, const shape& in,
                                                const shape& out, std::size_t i) {
-    std::string shapes = "node '";
-    shapes += n.name.view();
-    shapes += "': input ";
+    std::string shapes = node_label(n);
+    shapes += ": input ";
     shapes += shape_text(n.shapes[0]);
     shapes += " to output ";
     shapes += shape_text(n.shapes[1]);

@@ -642,10 +642,12 @@ public:
     /// configuration `k`: at its own pace, and with `target` the highest rate at which it
     /// meets that TP99 (find_capacity on the trace, to `rel_tolerance`; `service_cv` as in
     /// serving_sweep_options). Where Poisson arrivals of the same sizes (run()) smooth a
-    /// trace's bursts away, the replay keeps them.
+    /// trace's bursts away, the replay keeps them. `progress` hears of each simulation's
+    /// requests served, out of the trace's.
     [[nodiscard]] trace_replay replay(const serving_config& k, std::span<const arrival> trace,
                                       std::optional<duration> target, std::uint64_t seed = 1,
-                                      double rel_tolerance = 0.01, double service_cv = 0) const {
+                                      double rel_tolerance = 0.01, double service_cv = 0,
+                                      const progress_fn& progress = {}) const {
         PERFCAST_EXPECTS(trace.size() >= min_replay_requests, "serving_sweeper::replay",
                          "trace (requests)", static_cast<double>(trace.size()),
                          "at least " + std::to_string(min_replay_requests) +
@@ -659,15 +661,13 @@ public:
         so.seed = seed;
         so.warmup = trace.size() / 10;
         so.service_cv = service_cv;
-        trace_arrivals src(trace);
-        const serving_result run = simulate(srv, src, so);
-        out.recorded = point_of(run, out.recorded_rate,
-                                saturation(srv, batch_sizes_of(trace), seed, service_cv));
-        // A queue that grows through the run says a Poisson run was too short for a steady
-        // state; a recorded trace has none to find (a burst near its end grows the queue there):
-        // its percentiles are what it measured. Saturated still says the mean rate is past
-        // what the card serves.
-        if (out.recorded.state == load_state::growing) out.recorded.state = load_state::stable;
+        if (progress) {
+            so.progress = [&progress, total = trace.size()](const progress_step& p) {
+                progress({p.task, p.done, total, p.unit});
+            };
+        }
+        out.recorded = replayed_at(srv, trace, out.recorded_rate, so,
+                                   saturation(srv, batch_sizes_of(trace), seed, service_cv));
         if (target) {
             capacity_options co;
             co.target = *target;
@@ -675,6 +675,7 @@ public:
             co.seed = seed;
             co.rel_tolerance = rel_tolerance;
             co.service_cv = service_cv;
+            co.progress = so.progress;
             const capacity_result c = find_capacity(srv, trace, co);
             if (c) {
                 out.capacity = c.value();
@@ -683,6 +684,49 @@ public:
             }
         }
         return out;
+    }
+
+    /// `trace` (as replay() takes it) replayed on configuration `k` at each of `rates`, its gaps
+    /// scaled alike and its batch sizes kept (as replay()'s capacity search runs it): the
+    /// trace's TP99 against its mean rate (whatif --replay --svg).
+    [[nodiscard]] std::vector<serving_point> replay_curve(const serving_config& k,
+                                                          std::span<const arrival> trace,
+                                                          std::span<const request_rate> rates,
+                                                          std::uint64_t seed = 1,
+                                                          double service_cv = 0) const {
+        PERFCAST_EXPECTS(trace.size() >= min_replay_requests, "serving_sweeper::replay_curve",
+                         "trace (requests)", static_cast<double>(trace.size()),
+                         "at least " + std::to_string(min_replay_requests) + " requests");
+        sim_options so;
+        so.seed = seed;
+        so.warmup = trace.size() / 10;
+        so.service_cv = service_cv;
+        const server_config srv = server(k);
+        const saturation_result sat = saturation(srv, batch_sizes_of(trace), seed, service_cv);
+        std::vector<serving_point> out;
+        out.reserve(rates.size());
+        for (const request_rate q : rates) out.push_back(replayed_at(srv, trace, q, so, sat));
+        return out;
+    }
+
+    /// `trace` (as replay() takes it) replayed on configuration `k` at its own pace, with its
+    /// first `length` from its first arrival recorded as a timeline (io::write_chrome_trace
+    /// writes it; whatif --replay --trace): the trace's bursts as the card serves them.
+    [[nodiscard]] serving_result replay_timeline(const serving_config& k,
+                                                 std::span<const arrival> trace, duration length,
+                                                 std::uint64_t seed = 1,
+                                                 double service_cv = 0) const {
+        constexpr std::string_view where = "serving_sweeper::replay_timeline";
+        PERFCAST_EXPECTS(!trace.empty(), where, "trace (requests)", 0.0, "at least one request");
+        PERFCAST_EXPECTS(length.in(units::s) > 0 && is_finite(length), where, "length (ms)",
+                         length.in(units::ms), "a finite interval > 0 ms");
+        sim_options so;
+        so.seed = seed;
+        so.service_cv = service_cv;
+        const duration from = trace.front().time;
+        so.timeline = timeline_options{.from = from, .to = from + length};
+        trace_arrivals src(trace);
+        return simulate(server(k), src, so);
     }
 
     /// The most requests timeline() simulates.
@@ -819,6 +863,21 @@ private:
         PERFCAST_EXPECTS(o.rel_tolerance >= 1e-6 && o.rel_tolerance < 1, where,
                          "rel_tolerance", o.rel_tolerance, "a share in [1e-6, 1)");
         (void)detail::erlang_shape(o.service_cv);  // rejects a cv outside {0} U [0.1, 1]
+    }
+
+    /// `trace` replayed on `srv` at mean rate `q` (its gaps scaled alike) under `so`.
+    /// A queue that grows through the run says a Poisson run was too short for a steady state;
+    /// a recorded trace has none to find (a burst near its end grows the queue there): its
+    /// percentiles are what it measured. Saturated still says the mean rate is past what the
+    /// card serves (`sat`).
+    [[nodiscard]] static serving_point replayed_at(const server_config& srv,
+                                                   std::span<const arrival> trace, request_rate q,
+                                                   const sim_options& so,
+                                                   const saturation_result& sat) {
+        trace_arrivals src(trace, q / mean_rate(trace));
+        serving_point p = point_of(simulate(srv, src, so), q, sat);
+        if (p.state == load_state::growing) p.state = load_state::stable;
+        return p;
     }
 
     static serving_point point_of(const serving_result& s, request_rate offered,

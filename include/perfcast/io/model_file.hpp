@@ -733,6 +733,7 @@ struct key_value {
                 }
             } else {
                 m.nodes.push_back(parse_node(lp, toks, ops));
+                m.nodes.back().line = node::source_line{line_no};
             }
         }
     }

@@ -911,6 +911,9 @@ private:
                                     const onnx_import_options& options = {}) {
     onnx_import r = map_onnx_graph(g, options);
     model m = parse_model(r.text, g.source);
+    // Their lines are the generated text's, not a file the user has: an error names the node
+    // (the ONNX node's name) alone.
+    for (node& n : m.nodes) n.line = node::source_line{};
     if (summary != nullptr) *summary = std::move(r);
     return m;
 }

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -303,8 +304,11 @@ inline void write_replay_table(std::ostream& out, const serving_report& x,
 
 /// TP99 against QPS for the first few simulated configurations (`s.curve` at 10 loads), with
 /// the target and the --qps loads.
+/// With a replayed trace (x.replays, `trace` the trace replayed), the first replayed leader's
+/// TP99 against the trace's mean rate too (serving_sweeper::replay_curve: its bursts kept).
 inline void write_serving_svg(std::ostream& out, const serving_report& x, const serving_sweeper& s,
-                              const serving_sweep_result& r, std::string_view title) {
+                              const serving_sweep_result& r, std::string_view title,
+                              std::span<const arrival> trace = {}) {
     using serving_report_detail::rate_text;
     using serving_report_detail::split_text;
     constexpr std::size_t most = 5;
@@ -346,6 +350,20 @@ inline void write_serving_svg(std::ostream& out, const serving_report& x, const 
             .color = std::string(colors[i]),
             .style = svg_style::line_markers};
         for (const serving_point& pt : s.curve(row.config, rates, o.requests, o.warmup, o.seed)) {
+            if (pt.state == load_state::stable && pt.p99.in(units::ms) <= y_cap) {
+                line.points.push_back({pt.qps.in(units::qps), pt.p99.in(units::ms)});
+            }
+        }
+        p.add(std::move(line));
+    }
+    if (!x.replays.empty() && !trace.empty()) {
+        const serving_config& k = x.replays.front().config;
+        svg_series line{.name = "#" + std::to_string(x.replay_ranks.front()) + " replaying " +
+                                x.replay_source + " (its bursts kept)",
+                        .points = {},
+                        .color = "#495057",
+                        .style = svg_style::line_markers};
+        for (const serving_point& pt : s.replay_curve(k, trace, rates, o.seed, o.service_cv)) {
             if (pt.state == load_state::stable && pt.p99.in(units::ms) <= y_cap) {
                 line.points.push_back({pt.qps.in(units::qps), pt.p99.in(units::ms)});
             }
