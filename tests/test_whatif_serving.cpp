@@ -20,6 +20,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -739,7 +740,6 @@ TEST_CASE("serving_sweeper::replay: an idle trace at its service time; bursts cu
     CHECK(curve[0].mean == burst.recorded.mean);
     CHECK(curve[1].p99 == burst.capacity->latency);
     CHECK(curve[2].p99 <= curve[1].p99);
-    CHECK(curve[2].qps == burst.capacity->qps / 2.0);
 
     // Its timeline: the trace's own times from its first arrival, the requests that arrive in
     // the span (moved to start at 100 ms: 100, 101, ... 149 ms are in [100, 150) ms).
@@ -761,6 +761,46 @@ TEST_CASE("serving_sweeper::replay: an idle trace at its service time; bursts cu
     CHECK_THROWS_WITH_AS((void)fixed.replay(k, even, std::nullopt),
                          doctest::Contains("trace (requests) = 110, expected at least 111"),
                          perfcast::error);
+}
+
+TEST_CASE("serving_sweeper::replay_leaders: the first leaders in order, each replay's progress") {
+    const serving_grid g{.streams = counts<stream_count>({2, 3}),
+                         .cube = counts<core_count>({12}),
+                         .vector = counts<core_count>({24}),
+                         .max_gears = {16}};
+    // 20000 requests of 1 sample, 0.1 ms apart: more batches than a simulation reports after
+    // (progress_every_batches), so each replay reports.
+    std::vector<arrival> trace;
+    for (int i = 0; i < 20000; ++i) trace.push_back({duration{0.1 * i, units::ms}, 1});
+    const serving_sweeper s(scenario::default_chip, scenario::ctr_ranking, g,
+                            batch_sizes_of(trace));
+    serving_sweep_options o;
+    o.target = 1_ms;
+    o.requests = 2000;
+    o.warmup = 200;
+    const serving_sweep_result r = s.run(o);
+    REQUIRE(r.ranked.size() == 2);
+    std::vector<std::string> tasks;
+    std::uint64_t total = 0;
+    o.progress = [&](const progress_step& p) {
+        if (tasks.empty() || tasks.back() != p.task) tasks.emplace_back(p.task);
+        total = p.total;
+        CHECK(p.done <= p.total);
+    };
+    // At most 3: both leaders, as replay() alone replays them.
+    const std::vector<trace_replay> out = s.replay_leaders(r, trace, 3, o);
+    REQUIRE(out.size() == 2);
+    CHECK(out[0].config == r.ranked[0].config);
+    CHECK(out[1].config == r.ranked[1].config);
+    const trace_replay first = s.replay(r.ranked[0].config, trace, o.target);
+    CHECK(out[0].recorded.p99 == first.recorded.p99);
+    REQUIRE(out[0].capacity);
+    REQUIRE(first.capacity);
+    CHECK(out[0].capacity->qps == first.capacity->qps);
+    CHECK(tasks == std::vector<std::string>{"replaying the trace on leader 1 of 2",
+                                            "replaying the trace on leader 2 of 2"});
+    CHECK(total == 20000);
+    CHECK(s.replay_leaders(r, trace, 1, o).size() == 1);
 }
 
 TEST_CASE("write_replay_table: the fewest cards of the replayed leaders, or none meets it") {
@@ -871,6 +911,8 @@ TEST_CASE("perfcast whatif --replay: the trace's sizes for the sweep, replayed o
     const std::string svg = slurp(svg_path);
     std::remove(svg_path.c_str());
     CHECK(has(svg, "#1 replaying " + std::string(bursty_path) + " (its bursts kept)"));
+    // ... with points: its markers' group holds at least one.
+    CHECK(has(svg, "<g fill=\"#495057\" fill-opacity=\"0.75\">\n<circle"));
     // Without --replay the member is null.
     const cli_run none =
         run_cli({"--bs-hist", seed_hist_path, "--streams", "3", "--cube", "12", "--vector", "24",

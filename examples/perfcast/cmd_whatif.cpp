@@ -527,20 +527,8 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
     const serving_sweeper s(c, m, g, *dist, params, o.progress);
     const serving_sweep_result r = s.run(o);
     if (replay) {
-        const std::size_t n = std::min(replayed_leaders, r.ranked.size());
-        for (std::size_t i = 0; i < n; ++i) {
-            const std::string task = "replaying the trace on leader " + std::to_string(i + 1) +
-                                     " of " + std::to_string(n);
-            progress_fn relabel;
-            if (o.progress) {
-                relabel = [&](const progress_step& p) {
-                    o.progress({task, p.done, p.total, p.unit});
-                };
-            }
-            x.replays.push_back(s.replay(r.ranked[i].config, *replay, o.target, o.seed,
-                                         o.rel_tolerance, o.service_cv, relabel));
-            x.replay_ranks.push_back(i + 1);
-        }
+        x.replays = s.replay_leaders(r, *replay, replayed_leaders, o);
+        for (std::size_t i = 0; i < x.replays.size(); ++i) x.replay_ranks.push_back(i + 1);
     }
 
     if (format == "table") {
@@ -570,7 +558,9 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
         };
         const bool have = !r.ranked.empty() && !r.ranked.front().points.empty();
         if (!x.replays.empty()) {
-            // The recorded trace itself on the first replayed leader, its first second.
+            // The recorded trace itself on the first replayed leader, its first second (as
+            // long as the Poisson timeline's, which a viewer opens at once; a longer trace is
+            // cut, a shorter one is there whole).
             const trace_replay& p = x.replays.front();
             const duration span{1.0, units::s};
             const serving_result tl =
@@ -591,7 +581,7 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
             // alike, so the simulation stays within the sweeper's bounds (timeline_span).
             const duration span = s.timeline_span(best.config, q, duration{1.0, units::s});
             const duration from = span;
-            write_trace(s.timeline(best.config, q, from, span, o.seed), best.config,
+            write_trace(s.timeline(best.config, q, from, span, o.seed, o.service_cv), best.config,
                         "at " + io::throughput_text(q.in(units::qps)) + " QPS",
                         "simulated " + io::format_significant(from.in(units::s), 3) + " s .. " +
                             io::format_significant((from + span).in(units::s), 3) + " s");

@@ -68,10 +68,13 @@ struct l2_context {
 namespace detail {
 
 /// Adds which node (and its model file's line, if it was read from one) and batch to an
-/// error's message.
+/// error's message, unless it names them already (instantiate's broadcast check does).
 [[noreturn]] inline void rethrow_for_node(const error& e, const node& n, std::int64_t batch) {
-    throw error(std::string(e.what()) + " (in " + node_label(n) + (n.line.value > 0 ? "," : "") +
-                " at batch " + std::to_string(batch) + ")");
+    const std::string what = e.what();
+    const std::string label = node_label(n);
+    const std::string at = " at batch " + std::to_string(batch);
+    if (what.find(label) != std::string::npos && what.find(at) != std::string::npos) throw e;
+    throw error(what + " (in " + label + (n.line.value > 0 ? "," : "") + at + ")");
 }
 
 /// L2 as the last `capacity` bytes of traffic: the recent outputs, in a ring of the newest

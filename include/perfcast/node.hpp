@@ -20,6 +20,9 @@
 // from first_extension_kind up, its row, and a vocabulary `with_rows(op_kinds, row)` handed to the
 // readers (io::parse_model, profile::op_of, the op command). Nodes made from such a row point at
 // it (node::row), so evaluating them needs no table (tests/made_up_op.hpp does this).
+//
+// Past 500 lines on purpose: the node, the cost function of each kind and the vocabulary's rows
+// read the same fields; split, each kind's rules would sit apart from its row.
 #pragma once
 
 #include <array>
@@ -134,8 +137,10 @@ struct node {
     /// Time per core held beyond the engine's per-core head (op::extra_per_core; set as
     /// extra_head is). Ignored for transfers.
     duration extra_per_core{};
-    /// Where a node was read from: the line of its model file (io::read_model_file; 0: built in
-    /// code), named in an error at run time (a shape too large at some batch). Not part of
+    /// Where a node was read from: the line of its model file (io::read_model_file,
+    /// io::parse_model's text; 0: built in code, or imported from ONNX, whose generated text is
+    /// no file of the user's), named in an error at run time (a shape too large at some
+    /// batch). Not part of
     /// what the node computes: any two compare equal, so a node read from a file equals the
     /// same node built in code.
     struct source_line {

@@ -34,8 +34,8 @@
 // The low-load TP99 (no queueing) is exact and cheap, so "no configuration meets the target"
 // and the closest configuration are decided over the whole grid, not only over the leaders.
 //
-// Past 500 lines on purpose: one sweep: serving_sweeper (about 310 lines) ranks, simulates and
-// searches the grid through one cache of service tables.
+// Past 500 lines on purpose: one sweep: serving_sweeper (about 560 lines) ranks, simulates,
+// replays and searches the grid through one cache of service tables.
 #pragma once
 
 #include <algorithm>
@@ -617,14 +617,15 @@ public:
     /// with the same seed at every rate (common random numbers: smooth curves).
     [[nodiscard]] std::vector<serving_point> curve(const serving_config& k,
                                                    std::span<const request_rate> rates,
-                                                   std::uint64_t requests,
-                                                   std::uint64_t warmup,
-                                                   std::uint64_t seed = 1) const {
+                                                   std::uint64_t requests, std::uint64_t warmup,
+                                                   std::uint64_t seed = 1,
+                                                   double service_cv = 0) const {
         sim_options so;
         so.seed = seed;
         so.warmup = warmup;
+        so.service_cv = service_cv;
         const server_config srv = server(k);
-        const saturation_result sat = saturation(srv, dist_, seed);
+        const saturation_result sat = saturation(srv, dist_, seed, service_cv);
         const std::vector<serving_result> runs = sweep_qps(srv, dist_, rates, requests, so);
         std::vector<serving_point> out;
         out.reserve(runs.size());
@@ -668,6 +669,11 @@ public:
         }
         out.recorded = replayed_at(srv, trace, out.recorded_rate, so,
                                    saturation(srv, batch_sizes_of(trace), seed, service_cv));
+        // A queue that grows through the run says a Poisson run was too short for a steady
+        // state; a recorded trace at its own pace has none to find (a burst near its end grows
+        // the queue there): its percentiles are what it measured. Saturated still says the mean
+        // rate is past what the card serves.
+        if (out.recorded.state == load_state::growing) out.recorded.state = load_state::stable;
         if (target) {
             capacity_options co;
             co.target = *target;
@@ -686,9 +692,36 @@ public:
         return out;
     }
 
+    /// `trace` replayed (replay()) on the first `most` leaders of `r`, a sweep run() ran with
+    /// options `o` (its target, seed, tolerance and service variability; its progress hears
+    /// "replaying the trace on leader 2 of 3"): whatif --replay.
+    [[nodiscard]] std::vector<trace_replay> replay_leaders(const serving_sweep_result& r,
+                                                           std::span<const arrival> trace,
+                                                           std::size_t most,
+                                                           const serving_sweep_options& o) const {
+        const std::size_t n = std::min(most, r.ranked.size());
+        std::vector<trace_replay> out;
+        out.reserve(n);
+        std::string task;
+        progress_fn relabel;
+        if (o.progress) {
+            relabel = [&o, &task](const progress_step& p) {
+                o.progress({task, p.done, p.total, p.unit});
+            };
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+            task = "replaying the trace on leader " + std::to_string(i + 1) + " of " +
+                   std::to_string(n);
+            out.push_back(replay(r.ranked[i].config, trace, o.target, o.seed, o.rel_tolerance,
+                                 o.service_cv, relabel));
+        }
+        return out;
+    }
+
     /// `trace` (as replay() takes it) replayed on configuration `k` at each of `rates`, its gaps
     /// scaled alike and its batch sizes kept (as replay()'s capacity search runs it): the
-    /// trace's TP99 against its mean rate (whatif --replay --svg).
+    /// trace's TP99 against its mean rate (whatif --replay --svg). A rate whose queue grew
+    /// through the run is load_state::growing, as the capacity search judges it.
     [[nodiscard]] std::vector<serving_point> replay_curve(const serving_config& k,
                                                           std::span<const arrival> trace,
                                                           std::span<const request_rate> rates,
@@ -765,9 +798,9 @@ public:
 
     /// A simulation of configuration `k` at `qps` long enough to cover [from, from + length),
     /// with that interval recorded as a timeline (io::write_chrome_trace writes it).
-    [[nodiscard]] serving_result timeline(const serving_config& k, request_rate qps,
-                                          duration from, duration length,
-                                          std::uint64_t seed = 1) const {
+    [[nodiscard]] serving_result timeline(const serving_config& k, request_rate qps, duration from,
+                                          duration length, std::uint64_t seed = 1,
+                                          double service_cv = 0) const {
         constexpr std::string_view where = "serving_sweeper::timeline";
         PERFCAST_EXPECTS(qps.in(units::qps) > 0 && is_finite(qps), where, "qps",
                          qps.in(units::qps), "a finite rate > 0 requests per second");
@@ -782,6 +815,7 @@ public:
                              "chunks: a shorter interval or a lower rate, timeline_span)");
         sim_options so;
         so.seed = seed;
+        so.service_cv = service_cv;
         so.timeline = timeline_options{.from = from, .to = from + length};
         return simulate(server(k), dist_, qps, static_cast<std::uint64_t>(std::ceil(need)), so);
     }
@@ -865,19 +899,15 @@ private:
         (void)detail::erlang_shape(o.service_cv);  // rejects a cv outside {0} U [0.1, 1]
     }
 
-    /// `trace` replayed on `srv` at mean rate `q` (its gaps scaled alike) under `so`.
-    /// A queue that grows through the run says a Poisson run was too short for a steady state;
-    /// a recorded trace has none to find (a burst near its end grows the queue there): its
-    /// percentiles are what it measured. Saturated still says the mean rate is past what the
-    /// card serves (`sat`).
+    /// `trace` replayed on `srv` at mean rate `q` (its gaps scaled alike) under `so`, classified
+    /// against `sat` as a Poisson run is: a queue that grew is no steady state (find_capacity on
+    /// a trace refuses such a rate too).
     [[nodiscard]] static serving_point replayed_at(const server_config& srv,
                                                    std::span<const arrival> trace, request_rate q,
                                                    const sim_options& so,
                                                    const saturation_result& sat) {
         trace_arrivals src(trace, q / mean_rate(trace));
-        serving_point p = point_of(simulate(srv, src, so), q, sat);
-        if (p.state == load_state::growing) p.state = load_state::stable;
-        return p;
+        return point_of(simulate(srv, src, so), q, sat);
     }
 
     static serving_point point_of(const serving_result& s, request_rate offered,

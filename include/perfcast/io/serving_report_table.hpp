@@ -349,7 +349,8 @@ inline void write_serving_svg(std::ostream& out, const serving_report& x, const 
             .points = {},
             .color = std::string(colors[i]),
             .style = svg_style::line_markers};
-        for (const serving_point& pt : s.curve(row.config, rates, o.requests, o.warmup, o.seed)) {
+        for (const serving_point& pt :
+             s.curve(row.config, rates, o.requests, o.warmup, o.seed, o.service_cv)) {
             if (pt.state == load_state::stable && pt.p99.in(units::ms) <= y_cap) {
                 line.points.push_back({pt.qps.in(units::qps), pt.p99.in(units::ms)});
             }
@@ -361,7 +362,7 @@ inline void write_serving_svg(std::ostream& out, const serving_report& x, const 
         svg_series line{.name = "#" + std::to_string(x.replay_ranks.front()) + " replaying " +
                                 x.replay_source + " (its bursts kept)",
                         .points = {},
-                        .color = "#495057",
+                        .color = "#495057",  // grey: not one of the five leaders' colours
                         .style = svg_style::line_markers};
         for (const serving_point& pt : s.replay_curve(k, trace, rates, o.seed, o.service_cv)) {
             if (pt.state == load_state::stable && pt.p99.in(units::ms) <= y_cap) {
