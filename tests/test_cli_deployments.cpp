@@ -242,11 +242,32 @@ TEST_CASE("whatif --gains: one deployment, each change ranked") {
     CHECK(has(r.out, "copies=aggregated"));
     CHECK(has(r.out, "memory=pinned"));
     CHECK(has(r.out, "instances 1 -> 2"));
+    CHECK(has(r.out, "\nsteps of one task: prepare "));
     r = perfcast_test::run_command(
         cli::whatif_command, {"--model", dlrm_model, "--chip", "a100-80gb-sxm", "--batch", "64",
                               "--gains", "--format", "json"});
     REQUIRE(r.status == 0);
     CHECK(has(r.out, "\"change\": \"memory=pinned\""));
+    // The steps of one task: prepare .. post are the window the cuda preset times (the task),
+    // each written as its shortest round trip: the sum within 1e-9 of it.
+    const std::size_t steps = r.out.find("\"steps_ms\": {");
+    REQUIRE(steps != std::string::npos);
+    double task = 0;
+    for (const std::string_view step :
+         {"prepare", "buffers", "copy_in", "launch", "device", "sync", "copy_out", "post"}) {
+        const double t = perfcast_test::json_number(r.out, step, steps);
+        CHECK(t >= 0);
+        task += t;
+    }
+    const double window = perfcast_test::json_number(r.out, "window_ms");
+    CHECK(task == doctest::Approx(window).epsilon(1e-9));
+    CHECK(perfcast_test::json_number(r.out, "device", steps) > 0);
+    CHECK(perfcast_test::json_number(r.out, "copy_in", steps) > 0);  // its input copies
+    // Without a runtime path no steps: the kernels alone.
+    const auto kernels = perfcast_test::run_command(
+        cli::whatif_command, {"--batch", "64", "--streams", "1", "--gains", "--format", "json"});
+    REQUIRE(kernels.status == 0);
+    CHECK(has(kernels.out, "\"steps_ms\": null"));
     // The cuda preset already launches a graph: not offered.
     CHECK_FALSE(has(r.out, "\"change\": \"launch=graph\""));
     r = perfcast_test::run_command(

@@ -497,14 +497,28 @@ TEST_CASE("gains writers: the deployment, one row or object per change, signed p
     REQUIRE(t.size() > 4);
     CHECK(t[0].starts_with("deployment: " + d.m->name + " on ascend910b1, 2 x 12/24 b64: "));
     CHECK(t[1].starts_with("runtime path: "));
-    CHECK(t[2].starts_with("memory: weights "));
-    CHECK(t[3].starts_with("the deployment holds at least "));
+    REQUIRE(g.base.card.group_count == 1);
+    CHECK(t[2] == "steps of one task: " + io::steps_text(g.base.card.groups[0].steps));
+    CHECK(t[3].starts_with("memory: weights "));
+    CHECK(t[4].starts_with("the deployment holds at least "));
     // Header and rule, then one row per change, numbered from 1 in the given order.
     for (std::size_t i = 0; i < g.changes.size(); ++i) {
-        const std::string& row = t.at(7 + i);
+        const std::string& row = t.at(8 + i);
         CHECK(row.starts_with(std::to_string(i + 1)));
         CHECK(has(row, g.changes[i].what));
     }
+
+    // The steps in order, each in ms to 3 decimals; the lock's wait only where there is one.
+    task_times st;
+    st.buffers = duration{55.4, units::us};
+    st.device = duration{351.0, units::us};
+    st.between = duration{2.0, units::us};
+    CHECK(io::steps_text(st) ==
+          "prepare 0.000, buffers 0.055, copy_in 0.000, launch 0.000, "
+          "device 0.351, sync 0.000, copy_out 0.000, post 0.000, between "
+          "0.002 ms");
+    st.lock_wait = duration{4.6, units::us};
+    CHECK(io::steps_text(st).ends_with("between 0.002 ms; waiting at the device lock 0.005 ms"));
 
     std::ostringstream json;
     io::write_gains_json(json, d, g);

@@ -33,6 +33,22 @@ namespace detail {
 }
 }  // namespace detail
 
+/// One task's steps under load (card_result's first group: --gains has one), where the
+/// deployment's time goes: "prepare 0.000, buffers 0.040, ... between 0.000 ms; waiting at
+/// the device lock 0.012 ms" (the wait only where there is one).
+[[nodiscard]] inline std::string steps_text(const task_times& st) {
+    std::string s;
+    for (const auto& e : task_step_names) {
+        if (!s.empty()) s += ", ";
+        s += std::string(e.name) + " " + format_fixed(st.of(e.value).in(units::ms), 3);
+    }
+    s += " ms";
+    if (st.lock_wait > duration{}) {
+        s += "; waiting at the device lock " + format_fixed(st.lock_wait.in(units::ms), 3) + " ms";
+    }
+    return s;
+}
+
 /// The deployment, its runtime path and one row per change, best throughput first.
 inline void write_gains_table(std::ostream& out, const deployment_case& d,
                               const deployment_gains& g) {
@@ -42,6 +58,9 @@ inline void write_gains_table(std::ostream& out, const deployment_case& d,
         << format_fixed(g.base.cycle.in(units::ms), 3) << " ms\n";
     out << "runtime path: "
         << (g.path ? runtime_summary(*g.path) : std::string("none (kernels only)")) << "\n";
+    if (g.path && g.base.card.group_count > 0) {
+        out << "steps of one task: " << steps_text(g.base.card.groups[0].steps) << "\n";
+    }
     const std::array<memory_need, 1> need{g.need};
     out << memory_need_line(need, g.rule) << "\n"
         << (g.fits ? "the deployment holds at least " + size_text(g.memory) + " of the card's " +
@@ -86,6 +105,16 @@ inline void write_gains_json(std::ostream& out, const deployment_case& d,
         .member("memory_gib", g.memory.in(units::GiB))
         .member("capacity_gib", d.c.memory.hbm_size.in(units::GiB))
         .member("fits", g.fits);
+    // One task's steps under load, in ms (null without a runtime path: the kernels alone).
+    j.key("steps_ms");
+    if (g.path && g.base.card.group_count > 0) {
+        const task_times& st = g.base.card.groups[0].steps;
+        j.begin_object();
+        for (const auto& e : task_step_names) j.member(e.name, st.of(e.value).in(units::ms));
+        j.member("lock_wait", st.lock_wait.in(units::ms)).end_object();
+    } else {
+        j.null();
+    }
     j.key("changes").begin_array();
     for (const deployment_change& c : g.changes) {
         j.begin_object()
