@@ -64,6 +64,19 @@ TEST_CASE("validate --deployments: DLRM on an A100, two rows fitted, 28 predicte
     CHECK(has(r.out, "\"method\": \"none\""));
     CHECK(json_number(r.out, "predicted_rows") == 30);
     CHECK(json_number(r.out, "throughput_mape") > fitted);
+    // Each row's predicted task by step: the DLRM rows run the cuda path (prepare .. post are
+    // its window), its kernels on the device.
+    const std::size_t row1 = r.out.find("\"steps_ms\": {");
+    REQUIRE(row1 != std::string::npos);
+    CHECK(json_number(r.out, "device", row1) > 0);
+    double task = 0;
+    for (const std::string_view step :
+         {"prepare", "buffers", "copy_in", "launch", "device", "sync", "copy_out", "post"}) {
+        task += json_number(r.out, step, row1);
+    }
+    CHECK(task ==
+          doctest::Approx(json_number(r.out, "predicted_latency_ms", r.out.find("\"rows\": [")))
+              .epsilon(1e-9));
     r = perfcast_test::run_command(cli::validate_command,
                                    {"--deployments", dlrm_rows, "--knobs", "none", "--train", "1"});
     CHECK(r.status == 2);
@@ -268,6 +281,12 @@ TEST_CASE("whatif --gains: one deployment, each change ranked") {
         cli::whatif_command, {"--batch", "64", "--streams", "1", "--gains", "--format", "json"});
     REQUIRE(kernels.status == 0);
     CHECK(has(kernels.out, "\"steps_ms\": null"));
+    CHECK(has(kernels.out, "\"lock_wait_ms\": null"));
+    const auto kernels_table = perfcast_test::run_command(
+        cli::whatif_command, {"--batch", "64", "--streams", "1", "--gains"});
+    REQUIRE(kernels_table.status == 0);
+    CHECK(has(kernels_table.out, "runtime path: none (kernels only)"));
+    CHECK_FALSE(has(kernels_table.out, "steps of one task"));
     // The cuda preset already launches a graph: not offered.
     CHECK_FALSE(has(r.out, "\"change\": \"launch=graph\""));
     r = perfcast_test::run_command(

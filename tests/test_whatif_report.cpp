@@ -536,6 +536,10 @@ TEST_CASE("gains writers: the deployment, one row or object per change, signed p
     REQUIRE(objects == g.changes.size());
     for (std::size_t i = 0; i < objects; ++i) CHECK(whats[i] == g.changes[i].what);
     CHECK(has(json.str(), "\"deployment\": \"2 x 12/24 b64\""));
+    // Two instances with buffers per task: one waits for the other at the device lock.
+    CHECK(perfcast_test::json_number(json.str(), "lock_wait_ms") > 0);
+    CHECK(perfcast_test::json_number(json.str(), "lock_wait_ms") ==
+          doctest::Approx(g.base.card.groups[0].steps.lock_wait.in(units::ms)).epsilon(1e-12));
 }
 
 }  // namespace test_whatif_report

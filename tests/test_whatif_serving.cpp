@@ -705,6 +705,9 @@ TEST_CASE("serving_sweeper::replay: an idle trace at its service time; bursts cu
     for (int i = 0; i < 300; ++i) late.push_back({duration{400.0 + 0.01 * i, units::ms}, 8});
     const trace_replay burst_end = fixed.replay(k, late, std::nullopt);
     CHECK(burst_end.recorded.state == load_state::stable);
+    // The same run on a curve is judged as the capacity search judges it: no steady state.
+    const std::array<request_rate, 1> own{burst_end.recorded_rate};
+    CHECK(fixed.replay_curve(k, late, own).front().state == load_state::growing);
     CHECK(burst_end.recorded.p99 > 2 * low.p99);
 
     // With a target: evenly spaced requests queue less than Poisson ones, so their capacity is
@@ -741,6 +744,14 @@ TEST_CASE("serving_sweeper::replay: an idle trace at its service time; bursts cu
     CHECK(curve[1].p99 == burst.capacity->latency);
     CHECK(curve[2].p99 <= curve[1].p99);
 
+    // curve() and timeline() take the service times' variability: Erlang-1 factors change
+    // every latency of the same arrivals.
+    const std::array<request_rate, 1> load{request_rate{4000, units::qps}};
+    CHECK(fixed.curve(k, load, 2000, 200, 1, 1.0).front().p99 !=
+          fixed.curve(k, load, 2000, 200, 1, 0.0).front().p99);
+    const duration tl_span{100.0, units::ms};
+    CHECK(fixed.timeline(k, load[0], tl_span, tl_span, 1, 1.0).p99 !=
+          fixed.timeline(k, load[0], tl_span, tl_span, 1, 0.0).p99);
     // Its timeline: the trace's own times from its first arrival, the requests that arrive in
     // the span (moved to start at 100 ms: 100, 101, ... 149 ms are in [100, 150) ms).
     std::vector<arrival> later = even;

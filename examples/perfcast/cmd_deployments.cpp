@@ -275,6 +275,7 @@ inline void write_json(std::ostream& out, std::string_view file,
         j.member("predicted_latency_ms", s.predicted.latency.in(units::ms));
         opt("latency_error", s.latency_error);
         opt("measured_p99_ms", d.p99 ? std::optional<double>(d.p99->in(units::ms)) : std::nullopt);
+        io::write_steps_json(j, s.predicted.card);  // where the predicted task's time goes
         j.end_object();
     }
     j.end_array();

@@ -68,12 +68,13 @@ struct l2_context {
 namespace detail {
 
 /// Adds which node (and its model file's line, if it was read from one) and batch to an
-/// error's message, unless it names them already (instantiate's broadcast check does).
+/// error's message, unless it names them already (instantiate's broadcast check ends with
+/// "(node 'x': ... at batch 2)"): then rethrows it as it is. Called from a handler of `e`.
 [[noreturn]] inline void rethrow_for_node(const error& e, const node& n, std::int64_t batch) {
     const std::string what = e.what();
     const std::string label = node_label(n);
     const std::string at = " at batch " + std::to_string(batch);
-    if (what.find(label) != std::string::npos && what.find(at) != std::string::npos) throw e;
+    if (what.find("(" + label) != std::string::npos && what.ends_with(at + ")")) throw;
     throw error(what + " (in " + label + (n.line.value > 0 ? "," : "") + at + ")");
 }
 

@@ -139,10 +139,9 @@ struct node {
     duration extra_per_core{};
     /// Where a node was read from: the line of its model file (io::read_model_file,
     /// io::parse_model's text; 0: built in code, or imported from ONNX, whose generated text is
-    /// no file of the user's), named in an error at run time (a shape too large at some
-    /// batch). Not part of
-    /// what the node computes: any two compare equal, so a node read from a file equals the
-    /// same node built in code.
+    /// no file of the user's), named in an error at run time (a shape too large at some batch).
+    /// Not part of what the node computes: any two compare equal, so a node read from a file
+    /// equals the same node built in code.
     struct source_line {
         int value = 0;
         [[nodiscard]] friend constexpr bool operator==(source_line, source_line) noexcept {

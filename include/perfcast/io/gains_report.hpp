@@ -49,6 +49,25 @@ namespace detail {
     return s;
 }
 
+/// Members "steps_ms" (one task's steps under load by name, in ms: card_result's first group)
+/// and "lock_wait_ms" (the part of buffers, and of the copies with copy_lock=yes, spent waiting
+/// for other instances at the device lock); both null without a runtime path (the kernels
+/// alone). prepare .. post are the task; between is outside it.
+inline void write_steps_json(json_writer& j, const card_result& card) {
+    const bool steps = card.runtime_path && card.group_count > 0;
+    j.key("steps_ms");
+    if (steps) {
+        const task_times& st = card.groups[0].steps;
+        j.begin_object();
+        for (const auto& e : task_step_names) j.member(e.name, st.of(e.value).in(units::ms));
+        j.end_object();
+    } else {
+        j.null();
+    }
+    j.member_or_null("lock_wait_ms", steps,
+                     [&] { return card.groups[0].steps.lock_wait.in(units::ms); });
+}
+
 /// The deployment, its runtime path and one row per change, best throughput first.
 inline void write_gains_table(std::ostream& out, const deployment_case& d,
                               const deployment_gains& g) {
@@ -58,7 +77,7 @@ inline void write_gains_table(std::ostream& out, const deployment_case& d,
         << format_fixed(g.base.cycle.in(units::ms), 3) << " ms\n";
     out << "runtime path: "
         << (g.path ? runtime_summary(*g.path) : std::string("none (kernels only)")) << "\n";
-    if (g.path && g.base.card.group_count > 0) {
+    if (g.base.card.runtime_path && g.base.card.group_count > 0) {
         out << "steps of one task: " << steps_text(g.base.card.groups[0].steps) << "\n";
     }
     const std::array<memory_need, 1> need{g.need};
@@ -105,16 +124,7 @@ inline void write_gains_json(std::ostream& out, const deployment_case& d,
         .member("memory_gib", g.memory.in(units::GiB))
         .member("capacity_gib", d.c.memory.hbm_size.in(units::GiB))
         .member("fits", g.fits);
-    // One task's steps under load, in ms (null without a runtime path: the kernels alone).
-    j.key("steps_ms");
-    if (g.path && g.base.card.group_count > 0) {
-        const task_times& st = g.base.card.groups[0].steps;
-        j.begin_object();
-        for (const auto& e : task_step_names) j.member(e.name, st.of(e.value).in(units::ms));
-        j.member("lock_wait", st.lock_wait.in(units::ms)).end_object();
-    } else {
-        j.null();
-    }
+    write_steps_json(j, g.base.card);
     j.key("changes").begin_array();
     for (const deployment_change& c : g.changes) {
         j.begin_object()

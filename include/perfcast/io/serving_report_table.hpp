@@ -335,8 +335,8 @@ inline void write_serving_svg(std::ostream& out, const serving_report& x, const 
     // Past saturation the TP99 grows with the run's length: such points are left off, and so
     // are points above this, so that the curves stay readable.
     const double y_cap = o.target ? 3 * o.target->in(units::ms) : 5 * floor_p99;
-    svg_plot p(std::string(title) + " (saturated loads and TP99 above " + format_shortest(y_cap) +
-                   " ms left off)",
+    svg_plot p(std::string(title) + " (loads with no steady state and TP99 above " +
+                   format_shortest(y_cap) + " ms left off)",
                "QPS per card", "TP99 (ms)");
     std::vector<request_rate> rates;
     for (int i = 1; i <= 10; ++i) rates.push_back(request_rate{hi * i / 10.0, units::qps});
