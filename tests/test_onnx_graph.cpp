@@ -124,6 +124,31 @@ TEST_CASE("onnx graph: a small MLP maps to transfers, matmuls, element-wise ops,
     CHECK(flops_at(m, 8) == by_hand);
 }
 
+TEST_CASE("onnx graph: a Reshape to the exported batch is said, not passed over") {
+    // The MLP's Reshape written as torch.onnx writes x.view(64, 64) at batch 64: its output no
+    // longer follows the batch, nor does fc2 after it.
+    io::onnx_graph g = mlp();
+    const std::vector<onnx_dim> pinned{onnx_dim::of(64), onnx_dim::of(64)};
+    g.nodes[2].outputs[0].dims = pinned;
+    g.nodes[3].inputs[0].dims = pinned;
+    g.nodes[3].outputs[0].dims = {onnx_dim::of(64), onnx_dim::of(1)};
+    g.nodes[4].inputs[0].dims = {onnx_dim::of(64), onnx_dim::of(1)};
+    io::onnx_import r;
+    (void)io::model_of(g, &r);
+    CHECK(r.dropped.at("Reshape") == 1);
+    REQUIRE(r.approximations.size() == 1);
+    CHECK(r.approximations[0] ==
+          "node 'view' (Reshape) pins the batch: its input B,64 grows with it, its output 64,64 "
+          "does not (a shape written at the exported batch), so what follows it is read at that "
+          "size at every batch; export the shape with -1 or the batch dimension (torch.onnx: "
+          "x.reshape(-1, ...) and dynamic_axes)");
+    CHECK(io::import_summary(r).find("pins the batch") != std::string::npos);
+    // The MLP as written (B,64 to B,64) says nothing.
+    io::onnx_import plain;
+    (void)io::model_of(mlp(), &plain);
+    CHECK(plain.approximations.empty());
+}
+
 TEST_CASE("onnx graph: the written text reads back to the same model") {
     io::onnx_import r;
     const model m = io::model_of(mlp(), &r);

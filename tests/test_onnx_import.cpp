@@ -607,6 +607,16 @@ TEST_CASE("onnx: a control-flow node's subgraphs are said to be unpriced") {
     CHECK(approximated(r, "node 'branch' (If)", "the 2 node(s) of its subgraphs are not priced"));
 }
 
+TEST_CASE("onnx: a Reshape to the exported batch is said to pin it") {
+    io::onnx_import r;
+    const model m = cli::import_onnx(onnx_dir + "pinned_reshape.onnx", "", r);
+    CHECK(approximated(r, "node 'pin' (Reshape)",
+                       "pins the batch: its input B,4,32 grows with it, its output 64,128 does "
+                       "not"));
+    // What follows is read at the exported size: the product does not follow the batch.
+    CHECK(instantiate(only(m, op_kind::matmul), 2) == instantiate(only(m, op_kind::matmul), 7));
+}
+
 TEST_CASE("onnx: valid graphs the structure checks must not refuse") {
     // An opset-18 ReduceMean (axes an input; libonnx 1.12 knows opset 17) and a node of the
     // default domain spelled "ai.onnx": both imported (onnx.checker's check_node refused both).

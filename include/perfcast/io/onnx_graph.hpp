@@ -274,6 +274,21 @@ private:
         return out;
     }
 
+    /// Whether layout op `n` drops the batch: its first input's size grows with it, its first
+    /// output's, every dimension known, does not (a Reshape to a shape constant written at the
+    /// exported batch). Its element count would then change with the batch, which no layout op
+    /// does: the graph holds at the exported batch only.
+    static bool pins_batch(const onnx_node& n) {
+        if (n.inputs.empty() || n.outputs.empty() || !n.inputs[0].has_shape ||
+            !n.outputs[0].has_shape || !has_batch({n.inputs[0].dims})) {
+            return false;
+        }
+        for (const onnx_dim& d : n.outputs[0].dims) {
+            if (!d.known || d.per_batch != 0) return false;
+        }
+        return true;
+    }
+
     static bool has_batch(const std::vector<dims>& shapes) {
         for (const dims& s : shapes) {
             for (const onnx_dim& d : s) {
@@ -360,6 +375,15 @@ private:
         const bool onnx_domain = n.default_domain();
         if (onnx_domain && listed(layout_ops, n.op_type)) {
             ++out_.dropped[n.op_type];
+            if (pins_batch(n)) {
+                out_.approximations.push_back(
+                    "node '" + printable(name) + "' (" + n.op_type +
+                    ") pins the batch: its input " + shapes_text({n.inputs[0].dims}) +
+                    " grows with it, its output " + shapes_text({n.outputs[0].dims}) +
+                    " does not (a shape written at the exported batch), so what follows it is "
+                    "read at that size at every batch; export the shape with -1 or the batch "
+                    "dimension (torch.onnx: x.reshape(-1, ...) and dynamic_axes)");
+            }
             return;
         }
         try {

@@ -478,6 +478,19 @@ def structure_models():
     save(helper.make_model(g, opset_imports=OPSET), "reduce_axes.onnx")
 
 
+def pinned_models():
+    # A Reshape to a shape constant written at the exported batch (64): its input grows with
+    # the batch, its output does not (docs/import.md, "The batch").
+    n = helper.make_node
+    vi = helper.make_tensor_value_info
+    g = helper.make_graph(
+        [n("Reshape", ["x", "shape"], ["r"], name="pin"),
+         n("MatMul", ["r", "w"], ["y"], name="proj")], "pinned_reshape",
+        [vi("x", F32, ["batch", 4, 32])], [vi("y", F32, [64, 16])],
+        initializer=[const_i64("shape", [64, 128]), weight("w", [128, 16])])
+    save(helper.make_model(g, opset_imports=OPSET), "pinned_reshape.onnx")
+
+
 if __name__ == "__main__":
     dlrm()
     deepfm()
@@ -486,3 +499,4 @@ if __name__ == "__main__":
     mlp_1000()
     bad_models()
     structure_models()
+    pinned_models()
