@@ -143,9 +143,15 @@ TEST_CASE("onnx graph: a Reshape to the exported batch is said, not passed over"
           "size at every batch; export the shape with -1 or the batch dimension (torch.onnx: "
           "x.reshape(-1, ...) and dynamic_axes)");
     CHECK(io::import_summary(r).find("pins the batch") != std::string::npos);
-    // The MLP as written (B,64 to B,64) says nothing.
+    // The MLP as written (B,64 to B,64) says nothing; nor does a Shape of a batched tensor (its
+    // output is the input's rank, 2, at every batch).
+    io::onnx_graph shaped = mlp();
+    shaped.nodes.insert(shaped.nodes.begin() + 2,
+                        op_node("Shape", "dims", {shaped.nodes[1].outputs[0]},
+                                {tensor("d", {onnx_dim::of(2)}, i64)}));
     io::onnx_import plain;
-    (void)io::model_of(mlp(), &plain);
+    (void)io::model_of(shaped, &plain);
+    CHECK(plain.dropped.at("Shape") == 1);
     CHECK(plain.approximations.empty());
 }
 

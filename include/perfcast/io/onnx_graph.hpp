@@ -63,12 +63,13 @@ struct onnx_import_options {
 
 namespace onnx_detail {
 
-/// Ops that compile to no kernel: a view of the same bytes (ONNX operator docs, onnx/docs/
-/// Operators.md: Reshape, Squeeze, Unsqueeze, Flatten, Identity; Dropout is an identity at
-/// inference; Constant and Shape are folded by the graph compiler).
-inline constexpr std::array<std::string_view, 9> layout_ops{
-    "Reshape", "Squeeze",  "Unsqueeze", "Flatten",        "Identity",
-    "Dropout", "Constant", "Shape",     "ConstantOfShape"};
+/// Ops that compile to no kernel, dropped: views of the same bytes, whose first output holds
+/// their first input's elements (ONNX operator docs, onnx/docs/Operators.md: Reshape, Squeeze,
+/// Unsqueeze, Flatten, Identity; Dropout is an identity at inference), and ops the graph
+/// compiler folds (Constant, Shape, ConstantOfShape).
+inline constexpr std::array<std::string_view, 6> view_ops{"Reshape", "Squeeze",  "Unsqueeze",
+                                                          "Flatten", "Identity", "Dropout"};
+inline constexpr std::array<std::string_view, 3> folded_ops{"Constant", "Shape", "ConstantOfShape"};
 
 /// Element-wise ops and their operations per element. 1 for arithmetic and comparisons; 4 for
 /// a transcendental (Exp, Sigmoid, Tanh, Erf, ...): an assumption, the same as the built-in
@@ -279,6 +280,8 @@ private:
     /// exported batch). Its element count would then change with the batch, which no layout op
     /// does: the graph holds at the exported batch only.
     static bool pins_batch(const onnx_node& n) {
+        // A view only (not Shape, whose output is the input's rank, nor the constants).
+        if (!listed(view_ops, n.op_type)) return false;
         if (n.inputs.empty() || n.outputs.empty() || !n.inputs[0].has_shape ||
             !n.outputs[0].has_shape || !has_batch({n.inputs[0].dims})) {
             return false;
@@ -373,7 +376,7 @@ private:
         const std::string name = node_name(n, index_);
         const std::string why = label(n);
         const bool onnx_domain = n.default_domain();
-        if (onnx_domain && listed(layout_ops, n.op_type)) {
+        if (onnx_domain && (listed(view_ops, n.op_type) || listed(folded_ops, n.op_type))) {
             ++out_.dropped[n.op_type];
             if (pins_batch(n)) {
                 out_.approximations.push_back(
