@@ -828,7 +828,6 @@ TEST_CASE("write_replay_table: the fewest cards of the replayed leaders, or none
     t.recorded_rate = request_rate{100, units::qps};
     t.none_why = "misses it at any rate";
     x.replays = {t, t, t};
-    x.replay_ranks = {1, 2, 3};
     const auto table = [&] {
         std::ostringstream out;
         io::write_replay_table(out, x, r);

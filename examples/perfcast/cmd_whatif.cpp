@@ -526,10 +526,7 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
     o.progress = progress_from_args(a, err, "whatif");
     const serving_sweeper s(c, m, g, *dist, params, o.progress);
     const serving_sweep_result r = s.run(o);
-    if (replay) {
-        x.replays = s.replay_leaders(r, *replay, replayed_leaders, o);
-        for (std::size_t i = 0; i < x.replays.size(); ++i) x.replay_ranks.push_back(i + 1);
-    }
+    if (replay) x.replays = s.replay_leaders(r, *replay, replayed_leaders, o);
 
     if (format == "table") {
         io::write_serving_table(out, x, r);

@@ -658,10 +658,7 @@ public:
         out.requests = trace.size();
         out.recorded_rate = mean_rate(trace);
         const server_config srv = server(k);
-        sim_options so;
-        so.seed = seed;
-        so.warmup = trace.size() / 10;
-        so.service_cv = service_cv;
+        sim_options so = replay_options(trace, seed, service_cv);
         if (progress) {
             so.progress = [&progress, total = trace.size()](const progress_step& p) {
                 progress({p.task, p.done, total, p.unit});
@@ -730,10 +727,7 @@ public:
         PERFCAST_EXPECTS(trace.size() >= min_replay_requests, "serving_sweeper::replay_curve",
                          "trace (requests)", static_cast<double>(trace.size()),
                          "at least " + std::to_string(min_replay_requests) + " requests");
-        sim_options so;
-        so.seed = seed;
-        so.warmup = trace.size() / 10;
-        so.service_cv = service_cv;
+        const sim_options so = replay_options(trace, seed, service_cv);
         const server_config srv = server(k);
         const saturation_result sat = saturation(srv, batch_sizes_of(trace), seed, service_cv);
         std::vector<serving_point> out;
@@ -897,6 +891,16 @@ private:
         PERFCAST_EXPECTS(o.rel_tolerance >= 1e-6 && o.rel_tolerance < 1, where,
                          "rel_tolerance", o.rel_tolerance, "a share in [1e-6, 1)");
         (void)detail::erlang_shape(o.service_cv);  // rejects a cv outside {0} U [0.1, 1]
+    }
+
+    /// The simulation options of a replay of `trace`: its first tenth warm-up.
+    [[nodiscard]] static sim_options replay_options(std::span<const arrival> trace,
+                                                    std::uint64_t seed, double service_cv) {
+        sim_options so;
+        so.seed = seed;
+        so.warmup = trace.size() / 10;
+        so.service_cv = service_cv;
+        return so;
     }
 
     /// `trace` replayed on `srv` at mean rate `q` (its gaps scaled alike) under `so`, classified

@@ -48,11 +48,10 @@ struct serving_report {
     std::optional<runtime_path> runtime{};     // the runtime path served (card_params::runtime;
                                                // between is 0: no stress-test loop)
     int host_threads = 0;                      // card_params::host_threads (0: one per stream)
-    /// A recorded trace replayed on the first leaders (serving_sweeper::replay; whatif
-    /// --replay), its file, and the leaders' ranks (1-based) in the same order.
+    /// A recorded trace replayed on the first leaders (serving_sweeper::replay_leaders; whatif
+    /// --replay) and its file: replays[i] is leader i + 1's.
     std::string replay_source{};
     std::vector<trace_replay> replays{};
-    std::vector<std::size_t> replay_ranks{};
 };
 
 namespace serving_report_detail {
@@ -229,7 +228,7 @@ inline void write_serving_json(std::ostream& out, const serving_report& x,
         j.key("leaders").begin_array();
         for (std::size_t i = 0; i < x.replays.size(); ++i) {
             const trace_replay& t = x.replays[i];
-            j.begin_object().member("rank", static_cast<std::uint64_t>(x.replay_ranks[i]));
+            j.begin_object().member("rank", static_cast<std::uint64_t>(i + 1));
             write_config_json(j, t.config);
             j.key("recorded");
             write_point_json(j, t.recorded);

@@ -245,7 +245,7 @@ inline void write_replay_table(std::ostream& out, const serving_report& x,
         const serving_config& k = p.config;
         const bool steady = p.recorded.state == load_state::stable;
         std::vector<std::string> c{
-            std::to_string(x.replay_ranks[i]),
+            std::to_string(i + 1),
             std::to_string(k.streams),
             split_text(k),
             std::to_string(k.max_gear),
@@ -255,7 +255,7 @@ inline void write_replay_table(std::ostream& out, const serving_report& x,
             pct(p.recorded.utilization),
             format_fixed(p.recorded.mean_batch, 1)};
         if (capacity) {
-            const serving_row& row = r.ranked[x.replay_ranks[i] - 1];
+            const serving_row& row = r.ranked[i];
             c.push_back(p.capacity ? throughput_text(p.capacity->qps.in(units::qps)) : "none");
             c.push_back(p.capacity ? std::string(name_of(p.capacity->limit)) : "-");
             c.push_back(row.capacity ? throughput_text(row.capacity->in(units::qps)) : "none");
@@ -293,9 +293,8 @@ inline void write_replay_table(std::ostream& out, const serving_report& x,
     const trace_replay& p = x.replays[*best];
     const card_count c = *cards_of(x, p);
     out << "traffic " << traffic << " QPS with the trace's bursts: " << c.cards << " card(s) of #"
-        << x.replay_ranks[*best] << " = ceil(traffic / ("
-        << throughput_text(p.capacity->qps.in(units::qps)) << " x (1 - "
-        << format_shortest(x.headroom) << ")))";
+        << *best + 1 << " = ceil(traffic / (" << throughput_text(p.capacity->qps.in(units::qps))
+        << " x (1 - " << format_shortest(x.headroom) << ")))";
     if (const auto poisson = cards_of(x, r.ranked.front())) {
         out << ",\nagainst " << poisson->cards << " for Poisson arrivals (the best above)";
     }
@@ -340,36 +339,33 @@ inline void write_serving_svg(std::ostream& out, const serving_report& x, const 
                "QPS per card", "TP99 (ms)");
     std::vector<request_rate> rates;
     for (int i = 1; i <= 10; ++i) rates.push_back(request_rate{hi * i / 10.0, units::qps});
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        const serving_row& row = *rows[i];
-        svg_series line{
-            .name = "#" + std::to_string(i + 1) + " " + std::to_string(row.config.streams) + " x " +
-                    split_text(row.config) + ", gear " + std::to_string(row.config.max_gear) +
-                    ", window " + format_shortest(row.config.window.in(units::ms)) + " ms",
-            .points = {},
-            .color = std::string(colors[i]),
-            .style = svg_style::line_markers};
-        for (const serving_point& pt :
-             s.curve(row.config, rates, o.requests, o.warmup, o.seed, o.service_cv)) {
+    // A curve's points drawn: its steady loads at or under the cap.
+    const auto drawn = [y_cap](const std::vector<serving_point>& curve) {
+        std::vector<svg_point> pts;
+        for (const serving_point& pt : curve) {
             if (pt.state == load_state::stable && pt.p99.in(units::ms) <= y_cap) {
-                line.points.push_back({pt.qps.in(units::qps), pt.p99.in(units::ms)});
+                pts.push_back({pt.qps.in(units::qps), pt.p99.in(units::ms)});
             }
         }
-        p.add(std::move(line));
+        return pts;
+    };
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const serving_row& row = *rows[i];
+        p.add({.name = "#" + std::to_string(i + 1) + " " + std::to_string(row.config.streams) +
+                       " x " + split_text(row.config) + ", gear " +
+                       std::to_string(row.config.max_gear) + ", window " +
+                       format_shortest(row.config.window.in(units::ms)) + " ms",
+               .points =
+                   drawn(s.curve(row.config, rates, o.requests, o.warmup, o.seed, o.service_cv)),
+               .color = std::string(colors[i]),
+               .style = svg_style::line_markers});
     }
     if (!x.replays.empty() && !trace.empty()) {
         const serving_config& k = x.replays.front().config;
-        svg_series line{.name = "#" + std::to_string(x.replay_ranks.front()) + " replaying " +
-                                x.replay_source + " (its bursts kept)",
-                        .points = {},
-                        .color = "#495057",  // grey: not one of the five leaders' colours
-                        .style = svg_style::line_markers};
-        for (const serving_point& pt : s.replay_curve(k, trace, rates, o.seed, o.service_cv)) {
-            if (pt.state == load_state::stable && pt.p99.in(units::ms) <= y_cap) {
-                line.points.push_back({pt.qps.in(units::qps), pt.p99.in(units::ms)});
-            }
-        }
-        p.add(std::move(line));
+        p.add({.name = "#1 replaying " + x.replay_source + " (its bursts kept)",
+               .points = drawn(s.replay_curve(k, trace, rates, o.seed, o.service_cv)),
+               .color = "#495057",  // grey: not one of the five leaders' colours
+               .style = svg_style::line_markers});
     }
     if (o.target) {
         p.add({.name = "TP99 target",
