@@ -354,6 +354,16 @@ TEST_CASE("cli: perfcast chips lists every preset") {
             CAPTURE(cell);
             CHECK(l[2].find(cell) != std::string::npos);
         }
+        // fp8: "-" where the cube has no FP8 path, the datasheet's 1978.9 on the Hopper presets.
+        CHECK(l[0].find("int8 TOP/s  fp8 TFLOP/s") != std::string::npos);
+        CHECK(l[2].find(" 727.4            -  ") != std::string::npos);
+        bool hopper = false;
+        for (const std::string& line : l) {
+            if (!line.starts_with("h100-sxm ")) continue;
+            hopper = true;
+            CHECK(line.find(" 1978.9       1978.9  ") != std::string::npos);
+        }
+        CHECK(hopper);
     }
     SUBCASE("csv") {
         const auto r = run({"chips", "--format=csv"});
@@ -361,9 +371,10 @@ TEST_CASE("cli: perfcast chips lists every preset") {
         const auto l = lines_of(r.out);
         REQUIRE(l.size() == 1 + chips::all_presets().size());
         CHECK(l[0] ==
-              "name,cube_cores,vector_cores,clock_mhz,fp16_tflops,int8_tops,hbm_gib,hbm_gbps,"
-              "l2_mib,ub_kib,alignment_b,pcie_gen,pcie_lanes,source");
-        CHECK(l[3].starts_with("ascend910b3,20,40,1800,294.912,589.824,64,1600,192,192,32,5,16,"));
+              "name,cube_cores,vector_cores,clock_mhz,fp16_tflops,int8_tops,fp8_tflops,hbm_gib,"
+              "hbm_gbps,l2_mib,ub_kib,alignment_b,pcie_gen,pcie_lanes,source");
+        // An empty fp8 cell: no FP8 path.
+        CHECK(l[3].starts_with("ascend910b3,20,40,1800,294.912,589.824,,64,1600,192,192,32,5,16,"));
     }
     SUBCASE("json") {
         const auto r = run({"chips", "--format", "json"});
@@ -372,6 +383,8 @@ TEST_CASE("cli: perfcast chips lists every preset") {
         CHECK(r.out.find("\"name\": \"h100-sxm\"") != std::string::npos);
         CHECK(r.out.find("\"cube_cores\": 132") != std::string::npos);
         CHECK(r.out.find("\"pcie_gen\": 4") != std::string::npos);
+        CHECK(r.out.find("\"fp8_tflops\": null") != std::string::npos);
+        CHECK(r.out.find("\"fp8_tflops\": 1978.") != std::string::npos);
         std::size_t objects = 0;
         for (std::size_t p = r.out.find("\"name\""); p != std::string::npos;
              p = r.out.find("\"name\"", p + 1)) {

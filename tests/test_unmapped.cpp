@@ -32,8 +32,8 @@ namespace {
 
 using perfcast_test::has;
 
-// One row of each reason, one that maps (line 8), and an fp8 GEMM. Lines are the file's (header
-// = 1).
+// One row of each reason, one that maps (line 8), a GEMM of a byte dtype perfcast does not know
+// and an fp8 GEMM. Lines are the file's (header = 1).
 constexpr std::string_view rows_csv =
     "Name,Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
     "Output Shapes,Output Data Types\n"
@@ -45,14 +45,17 @@ constexpr std::string_view rows_csv =
     "norm_fp32,LayerNormV3,AI_VECTOR_CORE,9.0,8,\"8,1024;1024;1024\",FLOAT16;FLOAT16;FLOAT16,"
     "\"8,1024;8,1;8,1\",FLOAT16;FLOAT;FLOAT\n"
     "add_ok,Add,AI_VECTOR_CORE,3.0,8,\"64;64\",FLOAT16;FLOAT16,64,FLOAT16\n"
-    // An fp8 GEMM writing bf16: once priced as a bf16 GEMM by its output's dtype.
+    // A GEMM of an unknown dtype writing bf16 (an fp8 GEMM, before perfcast knew FP8, was once
+    // priced as a bf16 GEMM by its output's dtype): Ascend's HiFloat8.
+    "mm_hif8,MatMul,AI_CORE,9.0,20,\"64,64;64,64\",HIFLOAT8;HIFLOAT8,\"64,64\",BF16\n"
+    // An fp8 GEMM on a chip whose cube has no FP8 path.
     "mm_fp8,MatMul,AI_CORE,9.0,20,\"64,64;64,64\",FLOAT8_E4M3FN;FLOAT8_E4M3FN,\"64,64\",BF16\n";
 
 }  // namespace
 
 TEST_CASE("unmapped_of: each row the model cannot map says why; a mapped row has no reason") {
     const auto t = profile::parse_kernel_details(rows_csv);
-    REQUIRE(t.rows.size() == 8);
+    REQUIRE(t.rows.size() == 9);
     // A chip whose vector unit has no fp32 rate: the fp16 LayerNormV3, which the model widens
     // to fp32 arithmetic, has no rate to be priced at.
     chip c = chips::ascend910b1;
@@ -61,7 +64,7 @@ TEST_CASE("unmapped_of: each row the model cannot map says why; a mapped row has
     for (const profile::kernel_row& r : t.rows) {
         if (const auto u = profile::unmapped_of(c, r)) why.emplace(r.line, *u);
     }
-    REQUIRE(why.size() == 7);
+    REQUIRE(why.size() == 8);
     CHECK(why.at(2).reason == profile::unmapped_reason::no_duration);
     CHECK(has(why.at(2).detail, "a duration of 0 us, under the least scored (0.001 us)"));
     CHECK(why.at(3).reason == profile::unmapped_reason::not_compute);
@@ -79,7 +82,9 @@ TEST_CASE("unmapped_of: each row the model cannot map says why; a mapped row has
     CHECK(has(why.at(7).detail, "no vector rate for fp32"));
     CHECK_FALSE(why.contains(8));
     CHECK(why.at(9).reason == profile::unmapped_reason::no_dtype);
-    CHECK(has(why.at(9).detail, "a dtype perfcast does not know: FLOAT8_E4M3FN"));
+    CHECK(has(why.at(9).detail, "a dtype perfcast does not know: HIFLOAT8"));
+    CHECK(why.at(10).reason == profile::unmapped_reason::no_rate);
+    CHECK(has(why.at(10).detail, "fp8_e4m3"));
     // A row without a duration (the CSV reader skips such a row as damaged; a row built in code
     // or read from a database may have none).
     profile::kernel_row timeless = t.rows[6];  // add_ok
@@ -94,10 +99,10 @@ TEST_CASE("unmapped_of: each row the model cannot map says why; a mapped row has
     // score_rows keeps them, in file order, and counts them as skipped.
     const auto rep = profile::score_rows(c, t.rows);
     CHECK(rep.overall.rows == 1);
-    REQUIRE(rep.unmapped.size() == 7);
-    CHECK(rep.skipped == 7);
+    REQUIRE(rep.unmapped.size() == 8);
+    CHECK(rep.skipped == 8);
     CHECK(rep.unmapped.front().line == 2);
-    CHECK(rep.unmapped.back().line == 9);
+    CHECK(rep.unmapped.back().line == 10);
 }
 
 TEST_CASE("unmapped_of on the 910B1 profile: each reason borne out by the row itself") {

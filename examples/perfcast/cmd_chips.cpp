@@ -4,6 +4,7 @@
 // reading; csv and json carry full precision. Where each number comes from: docs/model.md.
 
 #include <array>
+#include <optional>
 #include <ostream>
 #include <span>
 #include <string>
@@ -34,6 +35,7 @@ struct chip_row {
     double clock_mhz;
     double fp16_tflops;
     double int8_tops;
+    std::optional<double> fp8_tflops;  // none: the cube has no FP8 path
     double hbm_gib;
     double hbm_gbps;
     double l2_mib;
@@ -53,6 +55,10 @@ struct chip_row {
         .clock_mhz = c.cube.clock.in(units::MHz),
         .fp16_tflops = c.peak(engine::cube, dtype::fp16).in(units::TFLOPS),
         .int8_tops = c.peak(engine::cube, dtype::int8).in(units::TFLOPS),
+        .fp8_tflops =
+            c.cube.ops_per_cycle_for(dtype::fp8_e4m3) > 0
+                ? std::optional<double>{c.peak(engine::cube, dtype::fp8_e4m3).in(units::TFLOPS)}
+                : std::nullopt,
         .hbm_gib = c.memory.hbm_size.in(units::GiB),
         .hbm_gbps = c.memory.hbm_bandwidth.in(units::GBps),
         .l2_mib = c.memory.l2_size.in(units::MiB),
@@ -68,8 +74,9 @@ struct chip_row {
 
 std::string chips_usage() {
     return "Usage: perfcast chips [--format table|csv|json]\n\n"
-           "List the chip presets: cores, clock, peak cube fp16 / int8, memory, L2, UB,\n"
-           "alignment and host link. Sources and assumptions: docs/model.md.\n\n" +
+           "List the chip presets: cores, clock, peak cube fp16 / int8 / fp8 (\"-\": no\n"
+           "FP8 path), memory, L2, UB, alignment and host link. Sources and assumptions: "
+           "docs/model.md.\n\n" +
            options_text(chips_detail::options);
 }
 
@@ -90,12 +97,15 @@ int run_chips(std::span<const std::string_view> args, std::ostream& out, std::os
     using io::format_fixed;
     using io::format_shortest;
     if (format == "table") {
-        io::text_table t({"chip", "cube", "vector", "MHz", "fp16 TFLOP/s", "int8 TOP/s", "HBM GiB",
-                          "HBM GB/s", "L2 MiB", "UB KiB", "align B", "PCIe"});
+        io::text_table t({"chip", "cube", "vector", "MHz", "fp16 TFLOP/s", "int8 TOP/s",
+                          "fp8 TFLOP/s", "HBM GiB", "HBM GB/s", "L2 MiB", "UB KiB", "align B",
+                          "PCIe"});
+        t.set_align(6, io::align::right);  // numbers, and "-" where there is no FP8 path
         for (const auto& r : rows) {
             t.add_row({std::string(r.name), std::to_string(r.cube_cores),
                        std::to_string(r.vector_cores), format_fixed(r.clock_mhz, 0),
                        format_fixed(r.fp16_tflops, 1), format_fixed(r.int8_tops, 1),
+                       r.fp8_tflops ? format_fixed(*r.fp8_tflops, 1) : std::string("-"),
                        format_fixed(r.hbm_gib, 1), format_fixed(r.hbm_gbps, 1),
                        format_fixed(r.l2_mib, 0), format_fixed(r.ub_kib, 0),
                        format_fixed(r.alignment_b, 0),
@@ -105,12 +115,13 @@ int run_chips(std::span<const std::string_view> args, std::ostream& out, std::os
     } else if (format == "csv") {
         io::csv_writer w(out);
         w.row({"name", "cube_cores", "vector_cores", "clock_mhz", "fp16_tflops", "int8_tops",
-               "hbm_gib", "hbm_gbps", "l2_mib", "ub_kib", "alignment_b", "pcie_gen", "pcie_lanes",
-               "source"});
+               "fp8_tflops", "hbm_gib", "hbm_gbps", "l2_mib", "ub_kib", "alignment_b", "pcie_gen",
+               "pcie_lanes", "source"});
         for (const auto& r : rows) {
             w.row({std::string(r.name), std::to_string(r.cube_cores),
                    std::to_string(r.vector_cores), format_shortest(r.clock_mhz),
                    format_shortest(r.fp16_tflops), format_shortest(r.int8_tops),
+                   r.fp8_tflops ? format_shortest(*r.fp8_tflops) : std::string(),
                    format_shortest(r.hbm_gib), format_shortest(r.hbm_gbps),
                    format_shortest(r.l2_mib), format_shortest(r.ub_kib),
                    format_shortest(r.alignment_b), std::to_string(r.pcie_gen),
@@ -127,6 +138,7 @@ int run_chips(std::span<const std::string_view> args, std::ostream& out, std::os
                 .member("clock_mhz", r.clock_mhz)
                 .member("fp16_tflops", r.fp16_tflops)
                 .member("int8_tops", r.int8_tops)
+                .member_or_null("fp8_tflops", r.fp8_tflops, [&] { return *r.fp8_tflops; })
                 .member("hbm_gib", r.hbm_gib)
                 .member("hbm_gbps", r.hbm_gbps)
                 .member("l2_mib", r.l2_mib)

@@ -47,7 +47,7 @@ inline constexpr std::array<option, 30> options{{
     params_option,
     {"cube", "K", "cube-core limit of a cube op (default: all)"},
     {"vector", "K", "vector-core limit of a vector op (default: all)"},
-    {"dtype", "T", "data type (default fp16): fp32 hf32 fp16 bf16 int8 int32 int64 ..."},
+    {"dtype", "T", "data type (default fp16): fp32 hf32 fp16 bf16 fp8 int8 int32 int64 ..."},
     {"matmul", "M,N,K", "[M,K] x [K,N] on the cube"},
     {"batch", "B", "batch count of a batch matmul, or B in --line (default 1)"},
     {"broadcast-b", "", "B shared by every batch (broadcast BMM)"},
@@ -55,7 +55,8 @@ inline constexpr std::array<option, 30> options{{
     {"shapes", "A;B", "elementwise between broadcast shapes, e.g. '1,4000;400,1'"},
     {"inputs", "N", "elementwise inputs (default 2)"},
     {"ops-per-element", "X", "vector operations per output element (default 1)"},
-    {"out-dtype", "T", "output dtype of --elementwise / --shapes (default: same as --dtype)"},
+    {"out-dtype", "T",
+     "output dtype of --matmul / --elementwise / --shapes (default: same as --dtype)"},
     {"reduce", "ROWS,LEN", "reduce ROWS rows of LEN elements"},
     {"softmax", "ROWS,LEN", "softmax of ROWS rows of LEN elements (along the last axis)"},
     {"norm", "ROWS,WIDTH", "norm of ROWS rows of WIDTH, each reduced across a GPU block (ops: 8)"},
@@ -106,8 +107,8 @@ inline constexpr std::array<modifier, 16> modifiers{{
     {"ops-per-element", "elementwise shapes norm",
      "sets the operations per element of --elementwise, --shapes or --norm (a --line says "
      "ops=)"},
-    {"out-dtype", "elementwise shapes",
-     "sets the output dtype of --elementwise or --shapes (a --line says out= or to=)"},
+    {"out-dtype", "matmul elementwise shapes",
+     "sets the output dtype of --matmul, --elementwise or --shapes (a --line says out= or to=)"},
     {"row-bytes", "gather", "sets the row size of --gather"},
     {"table-rows", "gather", "sets the table rows of --gather"},
     {"hot", "gather", "sets the share of --gather's indices on hot rows"},
@@ -276,8 +277,9 @@ inline op op_of(const parsed_args& a, op_vocabulary ops) {
     }
     if (a.has("matmul")) {
         const auto d = ints(a, "matmul", 3);
-        return batch_matmul(int_flag(a, "batch", 1), d[0], d[1], d[2], t,
-                            {.broadcast_b = a.has("broadcast-b"), .out_type = t});
+        return batch_matmul(
+            int_flag(a, "batch", 1), d[0], d[1], d[2], t,
+            {.broadcast_b = a.has("broadcast-b"), .out_type = eo.out_same_as_in ? t : eo.out_type});
     }
     if (a.has("elementwise"))
         return elementwise(io::parse_int(*a.get("elementwise"), "--elementwise"), t, eo);

@@ -63,6 +63,14 @@ struct engine_spec {
     /// converts every bf16 element it reads or writes (cost.hpp, detail::converted_ops). Read
     /// for the vector engine only (cube and AI CPU ops are priced in their own dtype).
     dtype bf16_computed_as = dtype::bf16;
+    /// The dtype this engine's arithmetic on FP8 data (either format) runs in; an FP8 format
+    /// (the default): FP8 itself, at the rate table's entry for the data's format (0 on the
+    /// Ascend presets, which take no FP8: an FP8 op's arithmetic is refused). The GPU presets set
+    /// fp32 (chips::gpu_fp8_computed_as: CUDA cores convert FP8, they have no arithmetic for
+    /// it), and their FP8 entries price moves only. As for bf16, each FP8 element read or written
+    /// is converted (cost.hpp, detail::converted_ops). Read for the vector engine only. (A dtype,
+    /// not an optional: a chip is a structural type, usable as a template argument.)
+    dtype fp8_computed_as = dtype::fp8_e4m3;
     /// Whether this engine's kernel library widens 16-bit data where a kernel's source says so
     /// (op::fp32_arithmetic, set by the profile mapping from CANN kernels' sources): true on the
     /// Ascend presets (CANN), false on the GPU presets, whose shipped measurements (vidur's vLLM
@@ -142,9 +150,13 @@ struct engine_spec {
     [[nodiscard]] constexpr double ops_per_cycle_for(dtype t) const noexcept {
         return ops_per_cycle[index_of(t)];
     }
-    /// The dtype arithmetic on `t` runs in (`t`, or bf16_computed_as for bf16).
+    /// The dtype arithmetic on `t` runs in (`t`, bf16_computed_as for bf16, fp8_computed_as for
+    /// FP8 where that is not an FP8 format).
     [[nodiscard]] constexpr dtype computed_as(dtype t) const noexcept {
-        return t == dtype::bf16 ? bf16_computed_as : t;
+        if (!is_narrow_float(t)) [[likely]]
+            return t;
+        if (t == dtype::bf16) return bf16_computed_as;
+        return is_fp8(fp8_computed_as) ? t : fp8_computed_as;
     }
 };
 

@@ -586,7 +586,8 @@ namespace detail {
 }
 
 /// Conversions per work unit of vector op `o` whose arithmetic runs in another dtype than its
-/// data's (arithmetic_type: engine_spec::bf16_computed_as, op::fp32_arithmetic): each element
+/// data's (arithmetic_type: engine_spec::bf16_computed_as and fp8_computed_as,
+/// op::fp32_arithmetic): each element
 /// read in such a dtype converted up, each element written in one converted down, spread evenly
 /// over `units` (the tiling's: a GPU reduction's blocks, `launched`). The bytes are taken as all
 /// of the op's input (output) dtype: an op
@@ -634,7 +635,8 @@ namespace detail {
         double per_unit = t.ops_per_unit;
         if (o.uncounted) [[unlikely]]
             per_unit *= e.uncounted_work;  // the assumed count, as the engine's kernels run it
-        if (o.type == dtype::bf16 || o.out_type == dtype::bf16 || o.fp32_arithmetic) [[unlikely]]
+        if (is_narrow_float(o.type) || is_narrow_float(o.out_type) || o.fp32_arithmetic)
+            [[unlikely]]
             per_unit += converted_ops(e, o, t.work_units);
         const cycle_count cycles{busiest_units(o, t, b64, per_core_units) * per_unit / rate,
                                  units::cycle};
@@ -1071,12 +1073,12 @@ namespace detail {
     return "1 to " + std::to_string(cores) + " (the " + engine_cores + ")";
 }
 /// What cost() expects of op `o`'s dtype on chip `c`, for its error: the dtypes its engine has a
-/// rate for.
+/// rate for (on the vector engine, for the dtype each one's arithmetic runs in).
 [[nodiscard]] inline std::string dtype_expected(const chip& c, const op& o) {
     const engine_spec& e = c.engine_of(o.eng);
     std::string list;
     for (const dtype t : all_dtypes) {
-        if (!(e.ops_per_cycle_for(t) > 0)) continue;
+        if (!(e.ops_per_cycle_for(o.eng == engine::vector ? e.computed_as(t) : t) > 0)) continue;
         if (!list.empty()) list += ", ";
         list += name_of(t);
     }

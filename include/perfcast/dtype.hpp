@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,8 @@ enum class dtype : unsigned char {
     int64,
     uint64,
     bool_,
+    fp8_e4m3,  // OCP FP8 E4M3 (PyTorch's float8_e4m3fn, ONNX FLOAT8E4M3FN)
+    fp8_e5m2,  // OCP FP8 E5M2 (PyTorch's float8_e5m2, ONNX FLOAT8E5M2)
 };
 
 /// Cube fractal (M, K, N) for a dtype: the tile one cube instruction works on.
@@ -60,8 +63,16 @@ struct dtype_row {
 // (guide §7: Equal int64 230 us vs int32 < 30 us); fp64 likewise has no vector path.
 // Spellings: as seen in msprof op_summary / torch_npu kernel_details ("DT_BF16", "FLOAT16",
 // "FLOAT", "INT64").
+// FP8 (the OCP 8-bit floating-point formats, E4M3 and E5M2; NVIDIA Hopper and Ada tensor cores,
+// NVIDIA H100 datasheet): 1 byte, "fp8" alone names E4M3, the format inference runs in. Spellings:
+// PyTorch's dtype names (torch.float8_e4m3fn, torch.float8_e5m2), ONNX's TensorProto.DataType
+// names and CANN's ge::DataType names (DT_FLOAT8_E4M3FN, DT_FLOAT8_E5M2). No vector unit of a
+// preset computes in FP8 (CUDA cores convert it; no shipped Ascend chip takes it): vector
+// arithmetic on it runs in engine_spec::fp8_computed_as (chip.hpp). The fractal is int8's
+// (16, 32, 16), an assumption for the byte-wide cube path of an Ascend chip that takes FP8 (none
+// of the presets does).
 // clang-format off
-inline constexpr std::array<dtype_row, 14> dtypes{{
+inline constexpr std::array<dtype_row, 16> dtypes{{
     // value       name      B  integer fractal      native spellings (profilers)
     {dtype::fp32,   "fp32",   4, false, {16, 8, 16},  true,
      {"float32", "FLOAT", "FLOAT32", "DT_FLOAT"}},
@@ -79,6 +90,10 @@ inline constexpr std::array<dtype_row, 14> dtypes{{
     {dtype::int64,  "int64",  8, true,  {16, 16, 16}, false, {"INT64", "DT_INT64"}},
     {dtype::uint64, "uint64", 8, true,  {16, 16, 16}, false, {"UINT64", "DT_UINT64"}},
     {dtype::bool_,  "bool",   1, true,  {16, 16, 16}, true,  {"BOOL", "DT_BOOL"}},
+    {dtype::fp8_e4m3, "fp8_e4m3", 1, false, {16, 32, 16}, false,
+     {"fp8", "float8_e4m3fn", "FLOAT8E4M3FN", "DT_FLOAT8_E4M3FN"}},
+    {dtype::fp8_e5m2, "fp8_e5m2", 1, false, {16, 32, 16}, false,
+     {"float8_e5m2", "FLOAT8E5M2", "DT_FLOAT8_E5M2"}},
 }};
 // clang-format on
 static_assert(covers_enum<dtypes>(), "perfcast::dtypes: one row per dtype, in enum order");
@@ -107,6 +122,21 @@ inline constexpr std::array<dtype, dtype_count> all_dtypes = [] {
 
 [[nodiscard]] constexpr fractal_shape cube_fractal(dtype t) noexcept {
     return dtypes[index_of(t)].fractal;
+}
+
+/// Whether `t` is one of the FP8 formats.
+[[nodiscard]] constexpr bool is_fp8(dtype t) noexcept {
+    return t == dtype::fp8_e4m3 || t == dtype::fp8_e5m2;
+}
+
+/// Whether `t` is bf16 or an FP8 format: the floating-point dtypes an engine may compute in a
+/// wider dtype (engine_spec::computed_as). One test of a bit mask: cost() asks it of every op.
+[[nodiscard]] constexpr bool is_narrow_float(dtype t) noexcept {
+    constexpr std::uint32_t mask = (std::uint32_t{1} << index_of(dtype::bf16)) |
+                                   (std::uint32_t{1} << index_of(dtype::fp8_e4m3)) |
+                                   (std::uint32_t{1} << index_of(dtype::fp8_e5m2));
+    static_assert(dtype_count <= 32, "dtypes fit the mask");
+    return ((mask >> index_of(t)) & 1U) != 0;
 }
 
 /// Whether the vector unit has native instructions for the dtype (see dtypes).

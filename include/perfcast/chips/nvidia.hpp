@@ -291,7 +291,7 @@ inline constexpr std::array<tile_shape, max_cube_tiles> gpu_gemm_tiles{{
 /// the FP32 peak);
 /// int32 = INT32 lanes per SM; narrower integers one element per lane (assumption: no packing
 /// assumed); int64 a quarter of int32 (assumption: emulated with 32-bit instructions);
-/// fp64 = FP64 lanes per SM.
+/// fp64 = FP64 lanes per SM; FP8 one element per FP32 lane for moves (assumption, as int8).
 [[nodiscard]] constexpr rate_table gpu_vector_rates(double fp32_lanes, double int32_lanes,
                                                     double fp64_lanes,
                                                     double half_per_fp32 = 2.0) noexcept {
@@ -310,6 +310,10 @@ inline constexpr std::array<tile_shape, max_cube_tiles> gpu_gemm_tiles{{
         {dtype::int64, int32_lanes / 4.0},
         {dtype::uint64, int32_lanes / 4.0},
         {dtype::fp64, fp64_lanes},
+        // FP8 data one element per lane, as int8: the rate of moves (a transpose, a gather);
+        // arithmetic on FP8 runs in fp32 (gpu_fp8_computed_as).
+        {dtype::fp8_e4m3, fp32_lanes},
+        {dtype::fp8_e5m2, fp32_lanes},
     });
 }
 
@@ -362,6 +366,14 @@ inline constexpr double ampere_attention_unfilled_share = 0.8;
 /// rows fit with the cube efficiency (`perfcast calibrate`).
 inline constexpr double ampere_attention_softmax_rate = 64;
 
+/// The dtype the GPU presets' vector engines compute on FP8 data in (engine_spec::
+/// fp8_computed_as): fp32. CUDA cores have no FP8 arithmetic, only conversions (Hopper's
+/// cvt.rn.satfinite.e4m3x2.f32 and the like, PTX ISA), and PyTorch's float8 types do their
+/// arithmetic by converting to float32 (c10/util/Float8_e4m3fn.h and Float8_e5m2.h say so); an
+/// assumption for kernels of other libraries. The tensor cores of the Hopper presets
+/// take FP8 directly (their cube rate tables); the Ampere ones have no FP8 path.
+inline constexpr dtype gpu_fp8_computed_as = dtype::fp32;
+
 /// NVIDIA A100 80GB SXM4. 108 SMs, boost 1410 MHz (A100 datasheet / Ampere whitepaper).
 /// Dense tensor peaks (datasheet): FP16/BF16 312 TFLOPS -> 312e12 / (2 x 108 x 1.41e9) = 1024
 /// MAC/cycle/SM; INT8 624 TOPS -> 2048; TF32 156 TFLOPS -> 512 (our hf32); FP64 tensor 19.5
@@ -389,6 +401,7 @@ inline constexpr chip a100_80gb_sxm = validate(chip{
     .vector = {.cores = 108,
                .clock = frequency{1410.0, units::MHz},
                .ops_per_cycle = detail::gpu_vector_rates(64.0, 64.0, 32.0),
+               .fp8_computed_as = gpu_fp8_computed_as,
                .walk_rate = hopper_walk_rate,
                .transpose_rate = hopper_transpose_rate,
                .walk_head = {},
@@ -429,13 +442,13 @@ inline constexpr chip a100_40gb_sxm = validate([] {
 
 /// NVIDIA H100 SXM5. 132 SMs (H100 datasheet / Hopper whitepaper). Two clocks: the dense tensor
 /// peaks are quoted at 1830 MHz (FP16/BF16 989.4 TFLOPS = 132 x 2048 x 2 x 1.83 GHz; INT8 1978.9
-/// TOPS -> 4096; TF32 494.7 -> 1024), the FP32/FP64 peaks at 1980 MHz (FP32 66.9 TFLOPS = 132 x
-/// 128 x 2 x 1.98 GHz). The cube engine runs at 1830 MHz, so its FP64-tensor (66.9 TFLOPS) and
-/// FMA fp32 rates are scaled by 1980/1830 to keep the datasheet peaks; the vector engine runs at
-/// 1980 MHz with 128 FP32, 64 INT32 and 64 FP64 lanes per SM (whitepaper).
-/// 80 GB HBM3 at 3.35 TB/s, L2 50 MB, 228 KiB max shared memory in a 256 KiB L1/shared array per
-/// SM, PCIe 5.0 x16 (datasheet / whitepaper). GB read as GiB as for the A100 (assumption; a few
-/// hundred MiB are reserved by the driver either way).
+/// TOPS -> 4096; FP8, E4M3 and E5M2 alike, 1978.9 TFLOPS -> 4096; TF32 494.7 -> 1024), the
+/// FP32/FP64 peaks at 1980 MHz (FP32 66.9 TFLOPS = 132 x 128 x 2 x 1.98 GHz). The cube engine runs
+/// at 1830 MHz, so its FP64-tensor (66.9 TFLOPS) and FMA fp32 rates are scaled by 1980/1830 to keep
+/// the datasheet peaks; the vector engine runs at 1980 MHz with 128 FP32, 64 INT32 and 64 FP64
+/// lanes per SM (whitepaper). 80 GB HBM3 at 3.35 TB/s, L2 50 MB, 228 KiB max shared memory in a 256
+/// KiB L1/shared array per SM, PCIe 5.0 x16 (datasheet / whitepaper). GB read as GiB as for the
+/// A100 (assumption; a few hundred MiB are reserved by the driver either way).
 inline constexpr chip h100_sxm = validate(chip{
     .name = "h100-sxm",
     .cube = {.cores = 132,
@@ -446,6 +459,8 @@ inline constexpr chip h100_sxm = validate(chip{
                  {dtype::hf32, 1024.0},
                  {dtype::int8, 4096.0},
                  {dtype::uint8, 4096.0},
+                 {dtype::fp8_e4m3, 4096.0},
+                 {dtype::fp8_e5m2, 4096.0},
                  {dtype::fp32, 128.0 * 1980.0 / 1830.0},
                  {dtype::fp64, 128.0 * 1980.0 / 1830.0},
              }),
@@ -454,6 +469,7 @@ inline constexpr chip h100_sxm = validate(chip{
     .vector = {.cores = 132,
                .clock = frequency{1980.0, units::MHz},
                .ops_per_cycle = detail::gpu_vector_rates(128.0, 64.0, 64.0),
+               .fp8_computed_as = gpu_fp8_computed_as,
                .walk_rate = hopper_walk_rate,
                .transpose_rate = hopper_transpose_rate,
                .walk_head = hopper_walk_head,
@@ -555,6 +571,7 @@ inline constexpr chip a40_pcie = validate(chip{
     .vector = {.cores = 84,
                .clock = frequency{1740.0, units::MHz},
                .ops_per_cycle = detail::gpu_vector_rates(128.0, 64.0, 2.0, 1.0),
+               .fp8_computed_as = gpu_fp8_computed_as,
                .walk_rate = hopper_walk_rate,
                .transpose_rate = hopper_transpose_rate,
                .walk_head = {},

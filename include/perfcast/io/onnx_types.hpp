@@ -71,7 +71,11 @@ enum class onnx_type : int {
     uint64 = 13,
     complex64 = 14,
     complex128 = 15,
-    bfloat16 = 16
+    bfloat16 = 16,
+    float8e4m3fn = 17,
+    float8e4m3fnuz = 18,
+    float8e5m2 = 19,
+    float8e5m2fnuz = 20
 };
 
 /// perfcast's dtype of an ONNX element type, or none (strings, complex numbers, undefined).
@@ -90,6 +94,12 @@ enum class onnx_type : int {
         case onnx_type::uint32: return dtype::uint32;
         case onnx_type::uint64: return dtype::uint64;
         case onnx_type::bfloat16: return dtype::bf16;
+        // The FNUZ variants (no negative zero, one NaN) differ from the OCP formats in their
+        // special values and exponent bias only: the same byte, the same tensor-core rate.
+        case onnx_type::float8e4m3fn:
+        case onnx_type::float8e4m3fnuz: return dtype::fp8_e4m3;
+        case onnx_type::float8e5m2:
+        case onnx_type::float8e5m2fnuz: return dtype::fp8_e5m2;
         default: return std::nullopt;
     }
 }
