@@ -133,6 +133,18 @@ TEST_CASE("fp8: GPU element-wise arithmetic in fp32, each FP8 element read or wr
     CHECK(to16.walk == element_walk::indexed);
 }
 
+TEST_CASE("fp8: a chip computing FP8 in an integer dtype is refused, naming the field") {
+    chip c = chips::h100_sxm;
+    c.vector.fp8_computed_as = dtype::int8;
+    const std::string why = error_of([&] { (void)validate(c); });
+    CHECK(has(why, "vector.fp8_computed_as = int8"));
+    CHECK(has(why, "an FP8 format (FP8 itself), fp16, bf16 or fp32"));
+    c.vector.fp8_computed_as = dtype::fp16;
+    CHECK(error_of([&] { (void)validate(c); }).empty());
+    c.vector.bf16_computed_as = dtype::fp8_e5m2;
+    CHECK(has(error_of([&] { (void)validate(c); }), "vector.bf16_computed_as = fp8_e5m2"));
+}
+
 TEST_CASE("fp8: model-file lines and perfcast op take it") {
     const node n = io::parse_op_line("matmul B,4096;4096,4096 fp8 out=bf16");
     const op o = instantiate(n, 16);
@@ -143,6 +155,12 @@ TEST_CASE("fp8: model-file lines and perfcast op take it") {
                                       "fp8", "--out-dtype", "bf16", "--format", "json"});
     REQUIRE(r.status == 0);
     CHECK(has(r.out, "\"dtype\": \"fp8_e4m3\""));
+    CHECK(has(r.out, "\"out_dtype\": \"bf16\""));
+    // Not shown where the output keeps the input's dtype.
+    const auto same = run_command(cli::op_command, {"--chip", "h100", "--matmul", "64,64,64",
+                                                    "--dtype", "fp8", "--format", "json"});
+    REQUIRE(same.status == 0);
+    CHECK_FALSE(has(same.out, "out_dtype"));
     // Reads 2 x 4096^2 bytes, writes 4096^2 bf16.
     CHECK(has(r.out, "\"bytes\": " + std::to_string(4 * 4096 * 4096)));
     const auto a100 = run_command(

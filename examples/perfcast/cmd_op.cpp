@@ -422,6 +422,10 @@ inline report op_report(const chip& c, const op& o, const op_cost& k, op_vocabul
     r.text = {{"chip", std::string(c.name.view())},    {"op", std::string(name_in(ops, o.kind))},
               {"engine", std::string(name_of(o.eng))}, {"dtype", std::string(name_of(o.type))},
               {"cores", std::to_string(k.cores)},      {"bound", std::string(name_of(k.bound))}};
+    // The output's dtype where it is not the input's (a cast, an FP8 GEMM writing bf16).
+    if (o.out_type != o.type)
+        r.text.insert(r.text.begin() + 4, std::pair<std::string, std::string>{
+                                              "out_dtype", std::string(name_of(o.out_type))});
     r.num("latency_us", k.latency.in(units::us), 3);
     r.num("core_time_us", k.core_time.in(units::us), 3);
     r.num("head_us", k.head.in(units::us), 3);

@@ -369,6 +369,14 @@ constexpr const chip& validate(const chip& c) {
                          "0 (unset: not modelled, or the engine's own rate) or a rate in "
                          "[1e-6, 1e9] per cycle per core");
     }
+    // Narrow floating-point data is computed in itself or in a wider floating-point dtype.
+    const dtype b16 = c.vector.bf16_computed_as;
+    PERFCAST_EXPECTS(b16 == dtype::bf16 || b16 == dtype::fp32, where, "vector.bf16_computed_as",
+                     name_of(b16), "bf16 (itself) or fp32");
+    const dtype f8 = c.vector.fp8_computed_as;
+    PERFCAST_EXPECTS(is_fp8(f8) || f8 == dtype::fp16 || f8 == dtype::bf16 || f8 == dtype::fp32,
+                     where, "vector.fp8_computed_as", name_of(f8),
+                     "an FP8 format (FP8 itself), fp16, bf16 or fp32");
     detail::expect_in(c.vector.walk_head.in(units::us), 0, detail::max_overhead_us,
                       "vector.walk_head", "a time in [0, 1e9] us");
     detail::expect_in(c.vector.index_select_trip.in(units::us), 0, detail::max_overhead_us,

@@ -482,6 +482,7 @@ constexpr std::string_view where = "chip_from_ini";
                               "cube.attention_share",
                               "cube.attention_unfilled_share",
                               "vector.ops_per_cycle",
+                              "vector.fp8_computed_as",
                               "vector.uncounted_work",
                               "vector.walk_rate",
                               "vector.transpose_rate",

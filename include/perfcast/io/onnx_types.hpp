@@ -94,8 +94,9 @@ enum class onnx_type : int {
         case onnx_type::uint32: return dtype::uint32;
         case onnx_type::uint64: return dtype::uint64;
         case onnx_type::bfloat16: return dtype::bf16;
-        // The FNUZ variants (no negative zero, one NaN) differ from the OCP formats in their
-        // special values and exponent bias only: the same byte, the same tensor-core rate.
+        // The FNUZ variants (no negative zero, one NaN; AMD's) differ from the OCP formats in
+        // their special values and exponent bias only: the same byte. Priced as the OCP format
+        // (an assumption: the Hopper presets' tensor cores take the OCP formats only).
         case onnx_type::float8e4m3fn:
         case onnx_type::float8e4m3fnuz: return dtype::fp8_e4m3;
         case onnx_type::float8e5m2:

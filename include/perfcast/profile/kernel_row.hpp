@@ -149,7 +149,7 @@ struct tensor_dtype {
     std::string text;
     std::optional<dtype> type;  // empty: unknown to perfcast (kept, reported)
     [[nodiscard]] friend bool operator==(const tensor_dtype&, const tensor_dtype&) = default;
-    /// Written in a spelling perfcast does not know (FLOAT8_E4M3FN): not an empty field, nor
+    /// Written in a spelling perfcast does not know (HIFLOAT8): not an empty field, nor
     /// UNDEFINED, the profiler saying it did not record the dtype (MemSet rows).
     [[nodiscard]] bool unknown_spelling() const noexcept {
         return !type && !text.empty() && text != "UNDEFINED";
