@@ -617,6 +617,46 @@ TEST_CASE("onnx: a Reshape to the exported batch is said to pin it") {
     CHECK(instantiate(only(m, op_kind::matmul), 2) == instantiate(only(m, op_kind::matmul), 7));
 }
 
+TEST_CASE("onnx: quantize, dequantize and the quantized GEMMs are priced as what they run") {
+    io::onnx_import r;
+    const model m = cli::import_onnx(onnx_dir + "quantized.onnx", "", r);
+    CHECK(count(m, op_kind::generic) == 0);
+    CHECK(count(m, op_kind::matmul) == 3);
+    CHECK(count(m, op_kind::elementwise) == 2);
+    const auto named = [&m](std::string_view name) -> const node& {
+        const node* found = nullptr;
+        for (const node& n : m.nodes) {
+            if (n.name.view() == name) found = &n;
+        }
+        REQUIRE(found != nullptr);
+        return *found;
+    };
+    // QuantizeLinear: fp32 read, uint8 written, 4 operations an element; DequantizeLinear back.
+    const op q = instantiate(named("quant"), 8);
+    CHECK(q.type == dtype::fp32);
+    CHECK(q.out_type == dtype::uint8);
+    CHECK(q.bytes_read.in(units::B) == 8.0 * 64 * 4);
+    CHECK(q.bytes_written.in(units::B) == 8.0 * 64);
+    CHECK(q.useful_ops == 8.0 * 64 * io::onnx_detail::quantize_ops_per_element);
+    const op dq = instantiate(named("dequant"), 8);
+    CHECK(dq.type == dtype::uint8);
+    CHECK(dq.out_type == dtype::fp32);
+    // MatMulInteger: a uint8 GEMM writing int32; QLinearMatMul's B is its fourth input (the
+    // [64, 32] weight, not its scale), its output uint8.
+    const op mi = instantiate(named("int_mm"), 8);
+    CHECK(mi.type == dtype::uint8);
+    CHECK(mi.out_type == dtype::int32);
+    CHECK(mi.k_depth == 64);
+    CHECK(mi.gemm.n == 32);
+    const op ql = instantiate(named("qlinear_mm"), 8);
+    CHECK(ql.type == dtype::uint8);
+    CHECK(ql.out_type == dtype::uint8);
+    CHECK(ql.k_depth == 64);
+    CHECK(ql.gemm.n == 32);
+    CHECK(ql.gemm.b.in(units::B) == 64.0 * 32);  // the uint8 weight, not a scalar scale
+    CHECK(ql.flops() == instantiate(named("float_mm"), 8).flops());
+}
+
 TEST_CASE("onnx: valid graphs the structure checks must not refuse") {
     // An opset-18 ReduceMean (axes an input; libonnx 1.12 knows opset 17) and a node of the
     // default domain spelled "ai.onnx": both imported (onnx.checker's check_node refused both).

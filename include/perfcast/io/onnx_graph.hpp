@@ -96,6 +96,13 @@ inline constexpr std::array<elementwise_row, 44> elementwise_ops{{
     {"HardSwish", 2},   {"Gelu", 4},
 }};
 
+/// Operations an element of QuantizeLinear (a division by the scale, a rounding, the zero point
+/// added, a saturation) and of DequantizeLinear (the zero point taken off, a multiplication by
+/// the scale): counted from the ONNX operator definitions (onnx/docs/Operators.md), as the
+/// model file's other `ops=` are; the kernels' real cost is not measured (an assumption).
+inline constexpr double quantize_ops_per_element = 4;
+inline constexpr double dequantize_ops_per_element = 2;
+
 inline constexpr std::array<std::string_view, 11> reduce_ops{
     "ReduceSum", "ReduceMean",      "ReduceMax",       "ReduceMin", "ReduceProd", "ReduceL1",
     "ReduceL2",  "ReduceLogSumExp", "ReduceSumSquare", "ArgMax",    "ArgMin"};
@@ -456,7 +463,11 @@ private:
 
     bool map_known(const onnx_node& n, const std::string& name, const std::string& why) {
         const std::string_view op = n.op_type;
-        if (op == "MatMul" || op == "Gemm") return matmul(n, name, why);
+        if (op == "MatMul" || op == "Gemm" || op == "MatMulInteger") return matmul(n, name, why);
+        // QLinearMatMul's B is its fourth input (A, its scale and zero point first).
+        if (op == "QLinearMatMul") return matmul(n, name, why, 3);
+        if (op == "QuantizeLinear") return quantize(n, quantize_ops_per_element, name, why);
+        if (op == "DequantizeLinear") return quantize(n, dequantize_ops_per_element, name, why);
         for (const elementwise_row& r : elementwise_ops) {
             if (r.op == op) return elementwise(n, r.ops, name, why);
         }
@@ -492,9 +503,26 @@ private:
         return true;
     }
 
-    bool matmul(const onnx_node& n, const std::string& name, const std::string& why) {
+    /// QuantizeLinear / DequantizeLinear: one pass over X writing Y in its own dtype (int8,
+    /// uint8 or FP8 one way, a float the other), `ops` operations an element; the scale and
+    /// zero point (a scalar, or one per channel) are not counted as read.
+    bool quantize(const onnx_node& n, double ops, const std::string& name, const std::string& why) {
+        const onnx_tensor& x = input(n, 0);
+        const dtype t = type_of(&n, x);
+        const dtype ot = type_of(&n, output(n));
+        std::string keys = "inputs=1 ops=" + ::perfcast::detail::number_text(ops);
+        if (ot != t) keys += " out=" + std::string(name_of(ot));
+        line("elementwise", {shape_of(&n, x, "input")}, t, keys, name, why);
+        return true;
+    }
+
+    /// MatMul, Gemm and the quantized GEMMs: A is input 0, B input `b_input` (MatMulInteger's
+    /// zero points and QLinearMatMul's scales and zero points are not counted as read; its
+    /// requantization of the output runs in the GEMM's epilogue).
+    bool matmul(const onnx_node& n, const std::string& name, const std::string& why,
+                std::size_t b_input = 1) {
         const onnx_tensor& at = input(n, 0);
-        const onnx_tensor& bt = input(n, 1);
+        const onnx_tensor& bt = input(n, b_input);
         dims a = shape_of(&n, at, "input");
         dims b = shape_of(&n, bt, "input");
         const dtype t = type_of(&n, at);

@@ -64,6 +64,8 @@ imports them and checks op counts and FLOPs against a hand count.
   not refuse (an opset newer than libonnx 1.12's, the default domain spelled "ai.onnx"); so is
   custom_only.onnx, a graph of one custom-domain op with no default-domain opset.
 - reduce_axes.onnx: one input summed over a strided axis and over its innermost one.
+- quantized.onnx: an input quantized to uint8 and three GEMMs on it (QDQ around a float MatMul,
+  MatMulInteger, QLinearMatMul).
 """
 import os
 
@@ -491,6 +493,30 @@ def pinned_models():
     save(helper.make_model(g, opset_imports=OPSET), "pinned_reshape.onnx")
 
 
+def quantized_models():
+    # An int8-quantized layer as ONNX's quantization tools write it: x quantized to uint8, then
+    # three GEMMs on it: QDQ around a float MatMul, MatMulInteger (int32 out), QLinearMatMul
+    # (uint8 out, B its fourth input). The uint8 weight is not shipped (external data).
+    n = helper.make_node
+    vi = helper.make_tensor_value_info
+    U8 = TensorProto.UINT8
+    scalar = lambda name, dtype, v: helper.make_tensor(name, dtype, [], [v])
+    g = helper.make_graph(
+        [n("QuantizeLinear", ["x", "s", "zp"], ["xq"], name="quant"),
+         n("DequantizeLinear", ["xq", "s", "zp"], ["xd"], name="dequant"),
+         n("MatMul", ["xd", "w"], ["y"], name="float_mm"),
+         n("MatMulInteger", ["xq", "wq", "zp", "wzp"], ["yi"], name="int_mm"),
+         n("QLinearMatMul", ["xq", "s", "zp", "wq", "ws", "wzp", "ys", "zp"], ["yq"],
+           name="qlinear_mm")], "quantized",
+        [vi("x", F32, ["batch", 64])],
+        [vi("y", F32, ["batch", 32]), vi("yi", TensorProto.INT32, ["batch", 32]),
+         vi("yq", U8, ["batch", 32])],
+        initializer=[scalar("s", F32, 0.05), scalar("zp", U8, 128), weight("w", [64, 32]),
+                     weight("wq", [64, 32], U8), scalar("ws", F32, 0.01),
+                     scalar("wzp", U8, 128), scalar("ys", F32, 0.1)])
+    save(helper.make_model(g, opset_imports=OPSET), "quantized.onnx")
+
+
 if __name__ == "__main__":
     dlrm()
     deepfm()
@@ -500,3 +526,4 @@ if __name__ == "__main__":
     bad_models()
     structure_models()
     pinned_models()
+    quantized_models()
