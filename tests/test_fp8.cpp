@@ -141,6 +141,13 @@ TEST_CASE("fp8: a chip computing FP8 in an integer dtype is refused, naming the 
     CHECK(has(why, "an FP8 format (FP8 itself), fp16, bf16 or fp32"));
     c.vector.fp8_computed_as = dtype::fp16;
     CHECK(error_of([&] { (void)validate(c); }).empty());
+    // FP8 computed as bf16 where bf16 is computed in fp32 (every C-220 Ascend preset): fp32.
+    chip b1 = chips::ascend910b1;
+    REQUIRE(b1.vector.bf16_computed_as == dtype::fp32);
+    b1.vector.fp8_computed_as = dtype::bf16;
+    CHECK(b1.vector.computed_as(dtype::fp8_e5m2) == dtype::fp32);
+    b1.vector.fp8_computed_as = dtype::fp16;
+    CHECK(b1.vector.computed_as(dtype::fp8_e5m2) == dtype::fp16);
     c.vector.bf16_computed_as = dtype::fp8_e5m2;
     CHECK(has(error_of([&] { (void)validate(c); }), "vector.bf16_computed_as = fp8_e5m2"));
 }

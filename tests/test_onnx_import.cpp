@@ -324,6 +324,13 @@ TEST_CASE("onnx: Debian's libonnx-testdata operator tests map to their kinds") {
         {"test_add_bcast", "Add"},
         {"test_where_example", "Where"},
         {"test_basic_conv_with_padding", "Conv"},
+        {"test_matmulinteger", "MatMulInteger"},
+        {"test_qlinearmatmul_2D", "QLinearMatMul"},
+        {"test_qlinearmatmul_3D", "QLinearMatMul"},
+        {"test_quantizelinear", "QuantizeLinear"},
+        {"test_quantizelinear_axis", "QuantizeLinear"},
+        {"test_dequantizelinear", "DequantizeLinear"},
+        {"test_dequantizelinear_axis", "DequantizeLinear"},
     };
     for (const auto& c : cases) {
         const std::string file = testdata + c.first + "/model.onnx";
@@ -655,6 +662,14 @@ TEST_CASE("onnx: quantize, dequantize and the quantized GEMMs are priced as what
     CHECK(ql.gemm.n == 32);
     CHECK(ql.gemm.b.in(units::B) == 64.0 * 32);  // the uint8 weight, not a scalar scale
     CHECK(ql.flops() == instantiate(named("float_mm"), 8).flops());
+    CHECK(dq.bytes_written.in(units::B) == 8.0 * 64 * 4);
+    CHECK(mi.bytes_written.in(units::B) == 8.0 * 32 * 4);  // int32
+    // Said once that the QDQ nodes are priced as written, not fused into the GEMMs.
+    int qdq = 0;
+    for (const std::string& a : r.approximations)
+        qdq += has(a, "every other QuantizeLinear / DequantizeLinear: priced as written") ? 1 : 0;
+    CHECK(qdq == 1);
+    CHECK(approximated(r, "node 'quant' (QuantizeLinear)", "fp32 here"));
 }
 
 TEST_CASE("onnx: valid graphs the structure checks must not refuse") {

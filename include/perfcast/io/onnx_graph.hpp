@@ -267,7 +267,7 @@ private:
                  ? std::to_string(t.elem_type)
                  : printable(t.elem_type_name) + " (" + std::to_string(t.elem_type) + ")",
              "a numeric ONNX type (float, float16, bfloat16, double, int8..int64, uint8..uint64, "
-             "bool)");
+             "bool, float8e4m3fn, float8e5m2 and their fnuz variants)");
     }
 
     static std::string shapes_text(const std::vector<dims>& shapes) {
@@ -510,6 +510,18 @@ private:
         const onnx_tensor& x = input(n, 0);
         const dtype t = type_of(&n, x);
         const dtype ot = type_of(&n, output(n));
+        // Priced as written: a runtime that fuses a DequantizeLinear -> GEMM -> QuantizeLinear
+        // pattern (ONNX Runtime's QDQ fusion, TensorRT) runs one integer GEMM instead. Said
+        // once, at the first such node: a QDQ model has hundreds.
+        if (!qdq_said_)
+            out_.approximations.push_back(
+                "node '" + printable(n.name) + "' (" + n.op_type +
+                ") and every other QuantizeLinear / DequantizeLinear: priced as written, one "
+                "pass over the input at its dtype's rate (" +
+                std::string(name_of(t)) +
+                " here); a runtime fusing them into the GEMMs around them runs those GEMMs in "
+                "the integer dtype instead");
+        qdq_said_ = true;
         std::string keys = "inputs=1 ops=" + ::perfcast::detail::number_text(ops);
         if (ot != t) keys += " out=" + std::string(name_of(ot));
         line("elementwise", {shape_of(&n, x, "input")}, t, keys, name, why);
@@ -523,6 +535,13 @@ private:
                 std::size_t b_input = 1) {
         const onnx_tensor& at = input(n, 0);
         const onnx_tensor& bt = input(n, b_input);
+        // A line has one dtype: a uint8 A against an int8 B (ONNX Runtime's default U8S8) is
+        // priced in A's.
+        if (type_of(&n, bt) != type_of(&n, at))
+            out_.approximations.push_back("node '" + printable(n.name) + "' (" + n.op_type +
+                                          "): B (" + std::string(name_of(type_of(&n, bt))) +
+                                          ") priced in A's dtype (" +
+                                          std::string(name_of(type_of(&n, at))) + ")");
         dims a = shape_of(&n, at, "input");
         dims b = shape_of(&n, bt, "input");
         const dtype t = type_of(&n, at);
@@ -574,8 +593,8 @@ private:
                     }
                 }
                 if (spread)
-                    out_.approximations.push_back("node '" + printable(n.name) +
-                                                  "' (MatMul): A broadcast over B's batch, costed "
+                    out_.approximations.push_back("node '" + printable(n.name) + "' (" + n.op_type +
+                                                  "): A broadcast over B's batch, costed "
                                                   "as one matmul per batch entry");
             } else if (a_unbatched) {
                 // A weight on the left (W x, x with the batch): costed as the transposed product
@@ -587,8 +606,8 @@ private:
                 b = {a[a.size() - 1], a[a.size() - 2]};
                 a = std::move(xt);
                 out_.approximations.push_back(
-                    "node '" + printable(n.name) +
-                    "' (MatMul): a weight on the left (W x), costed as the transposed product "
+                    "node '" + printable(n.name) + "' (" + n.op_type +
+                    "): a weight on the left (W x), costed as the transposed product "
                     "(x^T W^T: the weight read once, the transposes taken as the GEMM "
                     "library's flags)");
             } else if (a.size() < b.size()) {
@@ -597,8 +616,8 @@ private:
                 // has a 1 (or no dimension); where A has its own, B's 1 is broadcast instead.
                 for (std::size_t i = 0; i + 2 < a.size(); ++i)
                     if (a[i] == onnx_dim::of(1)) a[i] = b[i];
-                out_.approximations.push_back("node '" + printable(n.name) +
-                                              "' (MatMul): A broadcast over B's batch, costed "
+                out_.approximations.push_back("node '" + printable(n.name) + "' (" + n.op_type +
+                                              "): A broadcast over B's batch, costed "
                                               "as one matmul per batch entry");
             }
         }
@@ -943,6 +962,7 @@ private:
     const onnx_graph& g_;
     onnx_import_options options_;
     onnx_import out_{};
+    bool qdq_said_ = false;  // the QDQ approximation listed (quantize)
     std::size_t index_ = 0;
 };
 
