@@ -156,9 +156,8 @@ struct engine_spec {
         if (!is_narrow_float(t)) [[likely]]
             return t;
         if (t == dtype::bf16) return bf16_computed_as;
-        if (is_fp8(fp8_computed_as)) return t;
-        // FP8 computed as bf16 on a core that computes bf16 in fp32: fp32.
-        return fp8_computed_as == dtype::bf16 ? bf16_computed_as : fp8_computed_as;
+        // FP8 itself, or the dtype its target runs in (bf16 on a core computing bf16 in fp32).
+        return is_fp8(fp8_computed_as) ? t : computed_as(fp8_computed_as);
     }
 };
 

@@ -535,16 +535,16 @@ private:
                 std::size_t b_input = 1) {
         const onnx_tensor& at = input(n, 0);
         const onnx_tensor& bt = input(n, b_input);
+        const dtype t = type_of(&n, at);
         // A line has one dtype: a uint8 A against an int8 B (ONNX Runtime's default U8S8) is
         // priced in A's.
-        if (type_of(&n, bt) != type_of(&n, at))
+        if (const dtype tb = type_of(&n, bt); tb != t)
             out_.approximations.push_back("node '" + printable(n.name) + "' (" + n.op_type +
-                                          "): B (" + std::string(name_of(type_of(&n, bt))) +
-                                          ") priced in A's dtype (" +
-                                          std::string(name_of(type_of(&n, at))) + ")");
+                                          "): B (" + std::string(name_of(tb)) +
+                                          ") priced in A's dtype (" + std::string(name_of(t)) +
+                                          ")");
         dims a = shape_of(&n, at, "input");
         dims b = shape_of(&n, bt, "input");
-        const dtype t = type_of(&n, at);
         const dtype ot = type_of(&n, output(n));
         if (n.op_type == "Gemm") {
             if (a.size() != 2 || b.size() != 2) {
