@@ -535,4 +535,161 @@ TEST_CASE("onnx graph: attention-like chains that are not one attention stay nod
     }
 }
 
+namespace {
+
+constexpr int u8 = 2;
+constexpr int i8 = 3;
+constexpr int i32 = 6;
+
+/// x[B,64] -> QuantizeLinear -> DequantizeLinear -+
+///                                                MatMul 'mm' -> h[B,32] -> QuantizeLinear -> hq
+/// W int8 [64,32] -> DequantizeLinear ------------+
+/// (the QDQ format of ONNX's quantization tools). `w_type`: the weight's element type.
+io::onnx_graph qdq_graph(int w_type = i8) {
+    const onnx_dim b = onnx_dim::batch();
+    const auto act = [&](const char* n, int t) { return tensor(n, {b, onnx_dim::of(64)}, t); };
+    const auto out = [&](const char* n, int t) { return tensor(n, {b, onnx_dim::of(32)}, t); };
+    const auto w = [](const char* n, int t) {
+        return weight(n, {onnx_dim::of(64), onnx_dim::of(32)}, t);
+    };
+    const onnx_tensor s = weight("s", {}), zp = weight("zp", {}, u8);
+    io::onnx_graph g;
+    g.name = "qdq";
+    g.source = "qdq.onnx";
+    g.batch_symbol = "batch";
+    g.opset = 13;
+    g.inputs = {act("x", f32)};
+    g.outputs = {out("hq", u8)};
+    g.nodes = {
+        op_node("QuantizeLinear", "x_q", {act("x", f32), s, zp}, {act("xq", u8)}),
+        op_node("DequantizeLinear", "x_dq", {act("xq", u8), s, zp}, {act("xd", f32)}),
+        op_node("DequantizeLinear", "w_dq", {w("wq", w_type), s}, {w("wd", f32)}),
+        op_node("MatMul", "mm", {act("xd", f32), w("wd", f32)}, {out("h", f32)}),
+        op_node("QuantizeLinear", "h_q", {out("h", f32), s, zp}, {out("hq", u8)}),
+    };
+    return g;
+}
+
+int kinds(const model& m, op_kind k) {
+    int c = 0;
+    for (const perfcast::node& n : m.nodes) c += n.kind == k ? 1 : 0;
+    return c;
+}
+
+const perfcast::node& named(const model& m, std::string_view name) {
+    const perfcast::node* found = nullptr;
+    for (const perfcast::node& n : m.nodes) {
+        if (n.name.view() == name) found = &n;
+    }
+    REQUIRE(found != nullptr);
+    return *found;
+}
+
+bool said(const io::onnx_import& r, std::string_view what) {
+    for (const std::string& a : r.approximations) {
+        if (a.find(what) != std::string::npos) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("onnx graph: a GEMM between QDQ nodes is one integer GEMM") {
+    io::onnx_import r;
+    const model m = io::model_of(qdq_graph(), &r);
+    // x in, its QuantizeLinear, the integer GEMM, hq out: the two DequantizeLinear and the
+    // QuantizeLinear after the GEMM folded into it.
+    CHECK(r.lines == 4);
+    CHECK(r.qdq_gemms == 1);
+    CHECK(r.qdq.at("DequantizeLinear") == 2);
+    CHECK(r.qdq.at("QuantizeLinear") == 1);
+    CHECK(r.mapped.at("MatMul") == 1);
+    CHECK(r.mapped.at("QuantizeLinear") == 1);  // x_q: the input's, priced as written
+    CHECK(r.text.find("matmul B,64;64,32 uint8 name=mm  # onnx MatMul 'mm': integer, folds "
+                      "'x_dq', 'w_dq', 'h_q'") != std::string::npos);
+    CHECK(io::import_summary(r).find("imported: 4 model lines from 5 ONNX nodes") !=
+          std::string::npos);
+    CHECK(io::import_summary(r).find(
+              "folded into 1 integer GEMM (3): DequantizeLinear x2, QuantizeLinear x1") !=
+          std::string::npos);
+    CHECK(said(r, "node 'mm' (MatMul) and every other GEMM between DequantizeLinear inputs"));
+    CHECK(said(r, "node 'mm' (MatMul): B (int8) priced in A's dtype (uint8)"));
+    CHECK(said(r,
+               "node 'x_q' (QuantizeLinear) and every other QuantizeLinear / "
+               "DequantizeLinear not folded into an integer GEMM: priced as written"));
+    // The same GEMM as the float one, reading and writing one byte an element.
+    io::onnx_import u;
+    const model f = io::model_of(qdq_graph(), &u, {.fuse_qdq = false});
+    const op q = instantiate(named(m, "mm"), 8);
+    const op p = instantiate(named(f, "mm"), 8);
+    CHECK(q.type == dtype::uint8);
+    CHECK(q.out_type == dtype::uint8);
+    CHECK(p.type == dtype::fp32);
+    CHECK(q.flops() == p.flops());
+    CHECK(q.bytes_read.in(units::B) == 8.0 * 64 + 64.0 * 32);
+    CHECK(q.bytes_written.in(units::B) == 8.0 * 32);
+    CHECK(p.bytes_read.in(units::B) == 4 * (8.0 * 64 + 64.0 * 32));
+    // Unfused: every node its line (x in, five nodes, hq out), said to be as written.
+    CHECK(u.lines == 7);
+    CHECK(u.qdq_gemms == 0);
+    CHECK(u.qdq.empty());
+    CHECK(kinds(f, op_kind::elementwise) == 4);
+    CHECK(said(u,
+               "every other QuantizeLinear / DequantizeLinear (--unfused-qdq): priced as "
+               "written"));
+}
+
+TEST_CASE("onnx graph: QDQ nodes that something else reads are not folded") {
+    const onnx_dim b = onnx_dim::batch();
+    SUBCASE("a DequantizeLinear output read by another node: priced, the GEMM integer") {
+        io::onnx_graph g = qdq_graph();
+        const onnx_tensor xd = tensor("xd", {b, onnx_dim::of(64)});
+        g.nodes.push_back(op_node("Relu", "side", {xd}, {tensor("r", {b, onnx_dim::of(64)})}));
+        g.outputs.push_back(tensor("r", {b, onnx_dim::of(64)}));
+        io::onnx_import r;
+        const model m = io::model_of(g, &r);
+        CHECK(r.qdq_gemms == 1);
+        CHECK(r.qdq.at("DequantizeLinear") == 1);  // w_dq only
+        CHECK(named(m, "x_dq").kind == op_kind::elementwise);
+        CHECK(instantiate(named(m, "mm"), 8).type == dtype::uint8);
+    }
+    SUBCASE("a DequantizeLinear that is a graph output: priced") {
+        io::onnx_graph g = qdq_graph();
+        g.outputs.push_back(tensor("xd", {b, onnx_dim::of(64)}));
+        io::onnx_import r;
+        const model m = io::model_of(g, &r);
+        CHECK(r.qdq.at("DequantizeLinear") == 1);
+        CHECK(named(m, "x_dq").kind == op_kind::elementwise);
+    }
+    SUBCASE("the GEMM's output read twice: the QuantizeLinear priced, the GEMM writes fp32") {
+        io::onnx_graph g = qdq_graph();
+        g.outputs.push_back(tensor("h", {b, onnx_dim::of(32)}));
+        io::onnx_import r;
+        const model m = io::model_of(g, &r);
+        CHECK(r.qdq_gemms == 1);
+        CHECK_FALSE(r.qdq.contains("QuantizeLinear"));
+        const op q = instantiate(named(m, "mm"), 8);
+        CHECK(q.type == dtype::uint8);
+        CHECK(q.out_type == dtype::fp32);
+        CHECK(named(m, "h_q").kind == op_kind::elementwise);
+    }
+    SUBCASE("a weight dequantized from int32: a float GEMM, every node as written") {
+        io::onnx_import r;
+        const model m = io::model_of(qdq_graph(i32), &r);
+        CHECK(r.qdq_gemms == 0);
+        CHECK(r.qdq.empty());
+        CHECK(instantiate(named(m, "mm"), 8).type == dtype::fp32);
+        CHECK(kinds(m, op_kind::elementwise) == 4);
+    }
+    SUBCASE("a GEMM with one float input stays float") {
+        io::onnx_graph g = qdq_graph();
+        g.nodes[3].inputs[1] = weight("wf", {onnx_dim::of(64), onnx_dim::of(32)});
+        g.nodes.erase(g.nodes.begin() + 2);  // w_dq
+        io::onnx_import r;
+        const model m = io::model_of(g, &r);
+        CHECK(r.qdq_gemms == 0);
+        CHECK(instantiate(named(m, "mm"), 8).type == dtype::fp32);
+    }
+}
+
 }  // namespace test_onnx_graph

@@ -429,7 +429,8 @@ TEST_CASE("onnx: every libonnx-testdata node graph imports or fails with a perfc
     CHECK(imported >= 820);
 }
 
-TEST_CASE("onnx: whatif --model MODEL.onnx takes --batch-dim and --unfused-attention") {
+TEST_CASE(
+    "onnx: whatif --model MODEL.onnx takes --batch-dim, --unfused-attention and --unfused-qdq") {
     const std::string autoint = onnx_dir + "autoint.onnx";
     const auto whatif = [](const std::vector<std::string>& a) {
         return perfcast_test::run_command(cli::whatif_command,
@@ -472,6 +473,21 @@ TEST_CASE("onnx: whatif --model MODEL.onnx takes --batch-dim and --unfused-atten
     const auto not_onnx = whatif({"--batch-dim", "batch", "--batch", "64"});
     CHECK(not_onnx.status == 2);
     CHECK(has(not_onnx.err, "option '--batch-dim' applies to an ONNX graph"));
+    const auto qdq_not_onnx = whatif({"--unfused-qdq", "--batch", "64"});
+    CHECK(qdq_not_onnx.status == 2);
+    CHECK(has(qdq_not_onnx.err, "option '--unfused-qdq' applies to an ONNX graph"));
+    // --unfused-qdq: the QDQ tower's Q / DQ nodes priced as written, slower than folded.
+    args = grid;
+    args.insert(args.begin(), {"--model", onnx_dir + "qdq_tower.onnx", "--chip", "h100"});
+    const auto folded = whatif(args);
+    REQUIRE(folded.status == 0);
+    CHECK(
+        has(folded.err, "folded into 2 integer GEMMs (5): DequantizeLinear x4, QuantizeLinear x1"));
+    args.push_back("--unfused-qdq");
+    const auto written = whatif(args);
+    REQUIRE(written.status == 0);
+    CHECK_FALSE(has(written.err, "folded into"));
+    CHECK(latency_of(written) > latency_of(folded));
 }
 
 TEST_CASE("onnx: a graph whose batch cannot vary at every line is imported at its own sizes") {
@@ -664,12 +680,69 @@ TEST_CASE("onnx: quantize, dequantize and the quantized GEMMs are priced as what
     CHECK(ql.flops() == instantiate(named("float_mm"), 8).flops());
     CHECK(dq.bytes_written.in(units::B) == 8.0 * 64 * 4);
     CHECK(mi.bytes_written.in(units::B) == 8.0 * 32 * 4);  // int32
-    // Said once that the QDQ nodes are priced as written, not fused into the GEMMs.
+    // Said once that the QDQ nodes are priced as written: none is folded (float_mm's weight is
+    // float, so it is no integer GEMM).
+    CHECK(r.qdq_gemms == 0);
     int qdq = 0;
     for (const std::string& a : r.approximations)
-        qdq += has(a, "every other QuantizeLinear / DequantizeLinear: priced as written") ? 1 : 0;
+        qdq += has(a,
+                   "every other QuantizeLinear / DequantizeLinear not folded into an integer "
+                   "GEMM: priced as written")
+                   ? 1
+                   : 0;
     CHECK(qdq == 1);
     CHECK(approximated(r, "node 'quant' (QuantizeLinear)", "fp32 here"));
+}
+
+TEST_CASE("onnx: a QDQ tower's GEMMs are integer GEMMs, and faster than as written") {
+    io::onnx_import r;
+    const model m = cli::import_onnx(onnx_dir + "qdq_tower.onnx", "", r);
+    io::onnx_import u;
+    const model w =
+        cli::import_onnx(onnx_dir + "qdq_tower.onnx", "", u, nullptr, {.fuse_qdq = false});
+    // fc1 between x_dq and w1_dq, its QuantizeLinear h1_q folded: uint8 in and out; fc2 between
+    // r1_dq and w2_dq writes its float output, its bias a line of its own. x_q, h1_dq, relu1 and
+    // r1_q stay (h1_dq's float output feeds the Relu).
+    CHECK(r.qdq_gemms == 2);
+    CHECK(r.qdq.at("DequantizeLinear") == 4);
+    CHECK(r.qdq.at("QuantizeLinear") == 1);
+    CHECK(count(m, op_kind::matmul) == 2);
+    CHECK(count(m, op_kind::elementwise) == 5);
+    CHECK(count(w, op_kind::elementwise) == 10);
+    const auto find = [](const model& x, std::string_view name) -> const node& {
+        const node* found = nullptr;
+        for (const node& n : x.nodes) {
+            if (n.name.view() == name) found = &n;
+        }
+        REQUIRE(found != nullptr);
+        return *found;
+    };
+    const op fc1 = instantiate(find(m, "fc1"), 256);
+    CHECK(fc1.type == dtype::uint8);
+    CHECK(fc1.out_type == dtype::uint8);
+    CHECK(fc1.gemm.b.in(units::B) == 512.0 * 256);  // the int8 weight, one byte an element
+    const op fc2 = instantiate(find(m, "fc2"), 256);
+    CHECK(fc2.type == dtype::uint8);
+    CHECK(fc2.out_type == dtype::fp32);
+    CHECK(fc2.flops() == instantiate(find(w, "fc2"), 256).flops());
+    CHECK(find(m, "h1_dq").kind == op_kind::elementwise);
+    // On the H100: the folded tower (int8 GEMMs, four passes) serially faster than as written
+    // (fp32 GEMMs, nine passes), every node's latency added.
+    const auto serial = [](const model& x) {
+        duration t{};
+        for (const node& n : x.nodes) {
+            if (n.kind == op_kind::transfer) continue;
+            t += cost(chips::h100_sxm, instantiate(n, 256)).latency;
+        }
+        return t;
+    };
+    CHECK(serial(m) < serial(w));
+    CHECK(approximated(r, "node 'fc1' (MatMul) and every other GEMM between DequantizeLinear",
+                       "--unfused-qdq prices every node as written"));
+    // uint8 x int8 said once, the other GEMM counted.
+    CHECK(approximated(r, "node 'fc1' (MatMul): B (int8) priced in A's dtype (uint8)",
+                       "; so is 1 other GEMM with B in another dtype than A"));
+    CHECK_FALSE(approximated(r, "node 'fc2'", "priced in A's dtype"));
 }
 
 TEST_CASE("onnx: valid graphs the structure checks must not refuse") {

@@ -25,17 +25,20 @@
 namespace perfcast::cli {
 
 namespace import_detail {
-inline constexpr std::array<option, 3> options{{
+inline constexpr std::array<option, 4> options{{
     {"output", "FILE", "write the model file here (also -o FILE; default: standard output)"},
     {"batch-dim", "NAME", "the symbolic input dimension that is the batch B (default: the first)"},
     {"unfused-attention", "",
      "attention subgraphs node by node (default: one fused attention line each)"},
+    {"unfused-qdq", "",
+     "QuantizeLinear / DequantizeLinear nodes priced as written (default: a GEMM between them "
+     "one integer GEMM)"},
 }};
 }  // namespace import_detail
 
 std::string import_usage() {
     return "Usage: perfcast import MODEL.onnx [-o FILE] [--batch-dim NAME] "
-           "[--unfused-attention]\n\n"
+           "[--unfused-attention] [--unfused-qdq]\n\n"
            "Import an ONNX graph as a perfcast model file: one line per op, sized by the batch B\n"
            "(the graph's symbolic or first input dimension), each with a comment naming its ONNX\n"
            "node. The summary (ops mapped, dropped, costed by bytes) goes to standard error.\n"
@@ -61,8 +64,9 @@ int run_import(std::span<const std::string_view> args, std::ostream& out, std::o
     const std::string& path = a.positional.front();
     if (target) refuse_output_over_input(*target, path);
     io::onnx_import r;
-    const model m = import_onnx(path, a.value_or("batch-dim", ""), r, nullptr,
-                                {.fuse_attention = !a.has("unfused-attention")});
+    const model m = import_onnx(
+        path, a.value_or("batch-dim", ""), r, nullptr,
+        {.fuse_attention = !a.has("unfused-attention"), .fuse_qdq = !a.has("unfused-qdq")});
     (void)m;  // read back: what is written is a model file whatif accepts
     if (target) {
         io::write_output(*target, r.text);

@@ -65,7 +65,7 @@ namespace perfcast::cli {
 
 namespace whatif_detail {
 
-inline constexpr std::array<option, 40> options{{
+inline constexpr std::array<option, 41> options{{
     {"model", "FILE",
      "model file (docs/model-file.md) or ONNX graph (.onnx, docs/import.md); default: the "
      "built-in CTR scenario"},
@@ -75,6 +75,9 @@ inline constexpr std::array<option, 40> options{{
     {"unfused-attention", "",
      "with --model MODEL.onnx: attention subgraphs node by node (default: one fused attention "
      "line each)"},
+    {"unfused-qdq", "",
+     "with --model MODEL.onnx: QuantizeLinear / DequantizeLinear nodes priced as written "
+     "(default: a GEMM between them one integer GEMM)"},
     {"chip", "C", "chip preset (perfcast chips); default: ascend910b1"},
     chip_ini_option,
     params_option,
@@ -729,7 +732,7 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
                                "PROFILE) take them by type");
     }
     const bool onnx_model = a.has("model") && is_onnx_path(*a.get("model"));
-    for (const std::string_view flag : {"batch-dim", "unfused-attention"}) {
+    for (const std::string_view flag : {"batch-dim", "unfused-attention", "unfused-qdq"}) {
         if (a.has(flag) && !onnx_model) {
             throw usage_error("option '--" + std::string(flag) +
                               "' applies to an ONNX graph: --model MODEL.onnx");
@@ -737,7 +740,8 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
     }
     model m = anchored         ? anchored->m
               : a.has("model") ? read_model_input(*a.get("model"), err, a.value_or("batch-dim", ""),
-                                                  {.fuse_attention = !a.has("unfused-attention")})
+                                                  {.fuse_attention = !a.has("unfused-attention"),
+                                                   .fuse_qdq = !a.has("unfused-qdq")})
                                : scenario::ctr_ranking_model();
     whatif_detail::note_aicpu_moved(err, m, c);
     const card_params params{.graph = {.model = cal.params},

@@ -38,6 +38,7 @@
 #include "../op.hpp"
 #include "model_file.hpp"
 #include "onnx_attention.hpp"
+#include "onnx_qdq.hpp"
 #include "onnx_types.hpp"
 
 namespace perfcast::io {
@@ -49,9 +50,11 @@ struct onnx_import {
     std::map<std::string, int> dropped{};  // layout-only op type -> nodes dropped
     std::map<std::string, int> generic{};  // unknown op type -> nodes costed as generic
     std::map<std::string, int> fused{};    // op type -> nodes fused into attention lines
+    std::map<std::string, int> qdq{};      // op type -> Q / DQ nodes folded into integer GEMMs
     std::vector<std::string> approximations{};
     int lines = 0;      // op lines written (transfers included)
     int attention = 0;  // attention subgraphs written as one `attention` line each
+    int qdq_gemms = 0;  // GEMMs between QDQ nodes written as one integer GEMM each
 };
 
 /// How the import maps the graph.
@@ -59,6 +62,10 @@ struct onnx_import_options {
     /// Write each attention subgraph (io/onnx_attention.hpp) as one fused `attention` line, as
     /// a graph compiler with a fused attention kernel runs it; false: node by node.
     bool fuse_attention = true;
+    /// Write each GEMM between DequantizeLinear inputs (and a QuantizeLinear output) as one
+    /// integer GEMM, as a runtime running a QDQ model does (io/onnx_qdq.hpp); false: every
+    /// QuantizeLinear and DequantizeLinear priced as written.
+    bool fuse_qdq = true;
 };
 
 namespace onnx_detail {
@@ -185,12 +192,27 @@ public:
         std::vector<onnx_attention_match> att;
         if (options_.fuse_attention) att = find_attention(g_);
         std::vector<const onnx_attention_match*> part_of(g_.nodes.size(), nullptr);
+        std::vector<bool> taken(g_.nodes.size(), false);
         for (const onnx_attention_match& m : att) {
-            for (const std::size_t i : m.nodes) part_of[i] = &m;
+            for (const std::size_t i : m.nodes) {
+                part_of[i] = &m;
+                taken[i] = true;
+            }
         }
+        // Which GEMMs run as integer GEMMs between QDQ nodes, and the Q / DQ nodes they fold.
+        const onnx_qdq qdq = options_.fuse_qdq ? find_qdq(g_, taken) : onnx_qdq{};
+        std::vector<const onnx_qdq_match*> qdq_of(g_.nodes.size(), nullptr);
+        for (const onnx_qdq_match& m : qdq.gemms) qdq_of[m.gemm] = &m;
         for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
             if (part_of[i] == nullptr) {
-                node_lines(g_.nodes[i]);
+                if (!qdq.folded.empty() && qdq.folded[i]) {
+                    ++index_;  // the other nodes keep the names they have unfused
+                    ++out_.qdq[g_.nodes[i].op_type];
+                } else if (qdq_of[i] != nullptr) {
+                    integer_gemm(*qdq_of[i]);
+                } else {
+                    node_lines(g_.nodes[i]);
+                }
                 continue;
             }
             ++index_;  // the other nodes keep the names they have unfused
@@ -198,6 +220,13 @@ public:
             if (i == part_of[i]->pv) attention(*part_of[i]);
         }
         for (const onnx_tensor& t : g_.outputs) transfer(t, "out");
+        if (mixed_more_ > 0) {
+            out_.approximations[static_cast<std::size_t>(mixed_said_)] +=
+                mixed_more_ == 1
+                    ? std::string("; so is 1 other GEMM with B in another dtype than A")
+                    : "; so are " + std::to_string(mixed_more_) +
+                          " other GEMMs with B in another dtype than A";
+        }
         return std::move(out_);
     }
 
@@ -378,10 +407,39 @@ private:
         return n.name.empty() ? n.op_type + "_" + std::to_string(index) : n.name;
     }
 
-    void node_lines(const onnx_node& n) {
+    /// GEMM m.gemm with the 8-bit inputs of its DequantizeLinear nodes, and the output of its
+    /// QuantizeLinear where that is folded: the integer GEMM a runtime runs (io/onnx_qdq.hpp).
+    void integer_gemm(const onnx_qdq_match& m) {
+        const onnx_node& n = g_.nodes[m.gemm];
+        onnx_node f = n;
+        f.inputs[0] = g_.nodes[m.dequantize[0]].inputs[0];
+        f.inputs[1] = g_.nodes[m.dequantize[1]].inputs[0];
+        const auto quoted = [this](std::size_t i) {
+            const std::string& x = g_.nodes[i].name;
+            return x.empty() ? std::string("(unnamed)") : "'" + printable(x) + "'";
+        };
+        // The comment's node names: a long first name leaves the rest cut (comment_of).
+        std::string note = ": integer, folds " + quoted(m.dequantize[0]);
+        if (m.dequantize[1] != m.dequantize[0]) note += ", " + quoted(m.dequantize[1]);
+        if (m.quantize) {
+            f.outputs[0] = g_.nodes[*m.quantize].outputs[0];
+            note += ", " + quoted(*m.quantize);
+        }
+        if (out_.qdq_gemms == 0)
+            out_.approximations.push_back(
+                "node '" + printable(n.name) + "' (" + n.op_type +
+                ") and every other GEMM between DequantizeLinear inputs: one integer GEMM "
+                "reading their 8-bit inputs, the scales applied in its epilogue (with a "
+                "QuantizeLinear after it, writing its 8-bit output), as ONNX Runtime's QDQ "
+                "fusion and TensorRT run them; --unfused-qdq prices every node as written");
+        ++out_.qdq_gemms;
+        node_lines(f, note);
+    }
+
+    void node_lines(const onnx_node& n, std::string_view note = {}) {
         ++index_;
         const std::string name = node_name(n, index_);
-        const std::string why = label(n);
+        const std::string why = label(n) + std::string(note);
         const bool onnx_domain = n.default_domain();
         if (onnx_domain && (listed(view_ops, n.op_type) || listed(folded_ops, n.op_type))) {
             ++out_.dropped[n.op_type];
@@ -510,17 +568,21 @@ private:
         const onnx_tensor& x = input(n, 0);
         const dtype t = type_of(&n, x);
         const dtype ot = type_of(&n, output(n));
-        // Priced as written: a runtime that fuses a DequantizeLinear -> GEMM -> QuantizeLinear
-        // pattern (ONNX Runtime's QDQ fusion, TensorRT) runs one integer GEMM instead. Said
+        // Priced as written where not folded into an integer GEMM (io/onnx_qdq.hpp). Said
         // once, at the first such node: a QDQ model has hundreds.
         if (!qdq_said_)
             out_.approximations.push_back(
                 "node '" + printable(n.name) + "' (" + n.op_type +
-                ") and every other QuantizeLinear / DequantizeLinear: priced as written, one "
-                "pass over the input at its dtype's rate (" +
-                std::string(name_of(t)) +
-                " here); a runtime fusing them into the GEMMs around them runs those GEMMs in "
-                "the integer dtype instead");
+                ") and every other QuantizeLinear / DequantizeLinear " +
+                (options_.fuse_qdq
+                     ? std::string("not folded into an integer GEMM: priced as written, one "
+                                   "pass over the input at its dtype's rate (")
+                     : std::string("(--unfused-qdq): priced as written, one pass over the "
+                                   "input at its dtype's rate (")) +
+                std::string(name_of(t)) + " here)" +
+                (options_.fuse_qdq ? ""
+                                   : "; a runtime fusing them into the GEMMs around them runs "
+                                     "those GEMMs in the integer dtype instead"));
         qdq_said_ = true;
         std::string keys = "inputs=1 ops=" + ::perfcast::detail::number_text(ops);
         if (ot != t) keys += " out=" + std::string(name_of(ot));
@@ -538,11 +600,18 @@ private:
         const dtype t = type_of(&n, at);
         // A line has one dtype: a uint8 A against an int8 B (ONNX Runtime's default U8S8) is
         // priced in A's.
-        if (const dtype tb = type_of(&n, bt); tb != t)
-            out_.approximations.push_back("node '" + printable(n.name) + "' (" + n.op_type +
-                                          "): B (" + std::string(name_of(tb)) +
-                                          ") priced in A's dtype (" + std::string(name_of(t)) +
-                                          ")");
+        // Said once, with a count of the others (run): a QDQ model has hundreds of such GEMMs.
+        if (const dtype tb = type_of(&n, bt); tb != t) {
+            if (mixed_said_ < 0) {
+                mixed_said_ = static_cast<std::ptrdiff_t>(out_.approximations.size());
+                out_.approximations.push_back("node '" + printable(n.name) + "' (" + n.op_type +
+                                              "): B (" + std::string(name_of(tb)) +
+                                              ") priced in A's dtype (" + std::string(name_of(t)) +
+                                              ")");
+            } else {
+                ++mixed_more_;
+            }
+        }
         dims a = shape_of(&n, at, "input");
         dims b = shape_of(&n, bt, "input");
         const dtype ot = type_of(&n, output(n));
@@ -961,6 +1030,8 @@ private:
 
     const onnx_graph& g_;
     onnx_import_options options_;
+    std::ptrdiff_t mixed_said_ = -1;  // the approximation of the first GEMM of mixed dtypes
+    int mixed_more_ = 0;              // the others
     onnx_import out_{};
     bool qdq_said_ = false;  // the QDQ approximation listed (quantize)
     std::size_t index_ = 0;
@@ -1008,15 +1079,20 @@ private:
         return n;
     };
     const int mapped = total(r.mapped), dropped = total(r.dropped), generic = total(r.generic),
-              fused = total(r.fused);
+              fused = total(r.fused), qdq = total(r.qdq);
     std::string s = "imported: " + std::to_string(r.lines) + " model lines from " +
-                    std::to_string(mapped + dropped + generic + fused) + " ONNX nodes\n";
+                    std::to_string(mapped + dropped + generic + fused + qdq) + " ONNX nodes\n";
     s += "  mapped (" + std::to_string(mapped) + "): " + list(r.mapped) + "\n";
     s += "  dropped, layout only (" + std::to_string(dropped) + "): " + list(r.dropped) + "\n";
     s += "  generic, costed by bytes (" + std::to_string(generic) + "): " + list(r.generic) + "\n";
     if (fused > 0) {
         s += "  fused into " + std::to_string(r.attention) + " attention line" +
              (r.attention == 1 ? "" : "s") + " (" + std::to_string(fused) + "): " + list(r.fused) +
+             "\n";
+    }
+    if (r.qdq_gemms > 0) {
+        s += "  folded into " + std::to_string(r.qdq_gemms) + " integer GEMM" +
+             (r.qdq_gemms == 1 ? "" : "s") + " (" + std::to_string(qdq) + "): " + list(r.qdq) +
              "\n";
     }
     for (const std::string& a : r.approximations) s += "  approximation: " + a + "\n";

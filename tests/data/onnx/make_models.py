@@ -58,14 +58,16 @@ imports them and checks op counts and FLOPs against a hand count.
 - broadcast_both.onnx: A [2, 16, 128] (a weight) times x [batch, 1, 128, 64]: numpy.matmul
   broadcasts each to the other's leading dimension, 2 x batch products.
 - if_branch.onnx: an If whose then-branch holds a MatMul: its work is not priced, and said so.
+- qdq_tower.onnx: two GEMMs in the QDQ format (uint8 activations, int8 weights), fc1 with a
+  QuantizeLinear after it, fc2 a Gemm with a float bias and output: two integer GEMMs on import.
 - bad_cycle.onnx, bad_order.onnx, bad_twice.onnx, bad_no_op.onnx: graphs onnx.checker refuses
   (a cycle, a node before the node writing its input, a tensor written twice, an op the default
   domain does not register); opset18_reduce.onnx, ai_onnx_domain.onnx: valid graphs it must
   not refuse (an opset newer than libonnx 1.12's, the default domain spelled "ai.onnx"); so is
   custom_only.onnx, a graph of one custom-domain op with no default-domain opset.
 - reduce_axes.onnx: one input summed over a strided axis and over its innermost one.
-- quantized.onnx: an input quantized to uint8 and three GEMMs on it (QDQ around a float MatMul,
-  MatMulInteger, QLinearMatMul).
+- quantized.onnx: an input quantized to uint8 and three GEMMs on it (a float MatMul after a
+  DequantizeLinear, its weight float: not an integer GEMM; MatMulInteger; QLinearMatMul).
 """
 import os
 
@@ -517,6 +519,35 @@ def quantized_models():
     save(helper.make_model(g, opset_imports=OPSET), "quantized.onnx")
 
 
+def qdq_models():
+    # A two-layer tower quantized in the QDQ format (onnxruntime.quantization's default: uint8
+    # activations, int8 weights, every GEMM a float MatMul / Gemm between DequantizeLinear
+    # inputs): fc1 with a QuantizeLinear on its output, then a DequantizeLinear and a Relu
+    # that stay float, requantized for fc2, a Gemm with a float bias and a float output.
+    n = helper.make_node
+    vi = helper.make_tensor_value_info
+    U8, I8 = TensorProto.UINT8, TensorProto.INT8
+    scalar = lambda name, dtype, v: helper.make_tensor(name, dtype, [], [v])
+    g = helper.make_graph(
+        [n("QuantizeLinear", ["x", "s", "zp"], ["xq"], name="x_q"),
+         n("DequantizeLinear", ["xq", "s", "zp"], ["xd"], name="x_dq"),
+         n("DequantizeLinear", ["w1q", "ws", "wzp"], ["w1d"], name="w1_dq"),
+         n("MatMul", ["xd", "w1d"], ["h1"], name="fc1"),
+         n("QuantizeLinear", ["h1", "s", "zp"], ["h1q"], name="h1_q"),
+         n("DequantizeLinear", ["h1q", "s", "zp"], ["h1d"], name="h1_dq"),
+         n("Relu", ["h1d"], ["r1"], name="relu1"),
+         n("QuantizeLinear", ["r1", "s", "zp"], ["r1q"], name="r1_q"),
+         n("DequantizeLinear", ["r1q", "s", "zp"], ["r1d"], name="r1_dq"),
+         n("DequantizeLinear", ["w2q", "ws", "wzp"], ["w2d"], name="w2_dq"),
+         n("Gemm", ["r1d", "w2d", "b2"], ["y"], name="fc2")], "qdq_tower",
+        [vi("x", F32, ["batch", 512])],
+        [vi("y", F32, ["batch", 64])],
+        initializer=[scalar("s", F32, 0.05), scalar("zp", U8, 128),
+                     weight("w1q", [512, 256], I8), weight("w2q", [256, 64], I8),
+                     scalar("ws", F32, 0.01), scalar("wzp", I8, 0), weight("b2", [64])])
+    save(helper.make_model(g, opset_imports=OPSET), "qdq_tower.onnx")
+
+
 if __name__ == "__main__":
     dlrm()
     deepfm()
@@ -527,3 +558,4 @@ if __name__ == "__main__":
     structure_models()
     pinned_models()
     quantized_models()
+    qdq_models()
