@@ -635,8 +635,19 @@ TEST_CASE("onnx graph: a GEMM between QDQ nodes is one integer GEMM") {
     CHECK(u.qdq.empty());
     CHECK(kinds(f, op_kind::elementwise) == 4);
     CHECK(said(u,
-               "every other QuantizeLinear / DequantizeLinear (--unfused-qdq): priced as "
-               "written"));
+               "every other QuantizeLinear / DequantizeLinear (fuse_qdq = false, "
+               "--unfused-qdq): priced as written"));
+    // Unnamed nodes keep the names they have unfused (node_name's index counts folded nodes).
+    io::onnx_graph unnamed = qdq_graph();
+    for (onnx_node& n : unnamed.nodes) n.name.clear();
+    io::onnx_import fn, un;
+    const model folded = io::model_of(unnamed, &fn);
+    const model written = io::model_of(unnamed, &un, {.fuse_qdq = false});
+    CHECK(named(folded, "MatMul_4").kind == op_kind::matmul);
+    CHECK(named(written, "MatMul_4").kind == op_kind::matmul);
+    CHECK(named(folded, "QuantizeLinear_1").kind == op_kind::elementwise);
+    CHECK(fn.text.find("# onnx MatMul '': integer, folds (unnamed), (unnamed), (unnamed)") !=
+          std::string::npos);
 }
 
 TEST_CASE("onnx graph: QDQ nodes that something else reads are not folded") {
@@ -681,6 +692,35 @@ TEST_CASE("onnx graph: QDQ nodes that something else reads are not folded") {
         CHECK(instantiate(named(m, "mm"), 8).type == dtype::fp32);
         CHECK(kinds(m, op_kind::elementwise) == 4);
     }
+    SUBCASE("a QuantizeLinear writing another dtype than A's: priced, the GEMM writes fp32") {
+        io::onnx_graph g = qdq_graph();
+        g.nodes[4].outputs[0].elem_type = i8;
+        g.outputs[0].elem_type = i8;
+        io::onnx_import r;
+        const model m = io::model_of(g, &r);
+        CHECK(r.qdq_gemms == 1);
+        CHECK_FALSE(r.qdq.contains("QuantizeLinear"));
+        CHECK(instantiate(named(m, "mm"), 8).out_type == dtype::fp32);
+    }
+    SUBCASE("uint8 activations against an FP8 weight: no integer GEMM") {
+        constexpr int float8e4m3fn = 17;
+        io::onnx_import r;
+        const model m = io::model_of(qdq_graph(float8e4m3fn), &r);
+        CHECK(r.qdq_gemms == 0);
+        CHECK(instantiate(named(m, "mm"), 8).type == dtype::fp32);
+    }
+    SUBCASE("a graph with control flow folds nothing: its subgraphs may read the tensors") {
+        io::onnx_graph g = qdq_graph();
+        g.nodes[0].subgraph_nodes = 2;  // as if x_q held a subgraph (an If's branches)
+        io::onnx_import r;
+        const model m = io::model_of(g, &r);
+        CHECK(r.qdq_gemms == 1);
+        CHECK(r.qdq.empty());
+        const op q = instantiate(named(m, "mm"), 8);
+        CHECK(q.type == dtype::uint8);
+        CHECK(q.out_type == dtype::fp32);
+        CHECK(named(m, "x_dq").kind == op_kind::elementwise);
+    }
     SUBCASE("a GEMM with one float input stays float") {
         io::onnx_graph g = qdq_graph();
         g.nodes[3].inputs[1] = weight("wf", {onnx_dim::of(64), onnx_dim::of(32)});
@@ -690,6 +730,71 @@ TEST_CASE("onnx graph: QDQ nodes that something else reads are not folded") {
         CHECK(r.qdq_gemms == 0);
         CHECK(instantiate(named(m, "mm"), 8).type == dtype::fp32);
     }
+}
+
+TEST_CASE("onnx graph: QDQ Gemms, shared dequantized inputs and weights quantized in the graph") {
+    const onnx_dim b = onnx_dim::batch();
+    const auto act = [&](const char* n, int t) { return tensor(n, {b, onnx_dim::of(64)}, t); };
+    const auto square = [](const char* n, int t) {  // [64, 64], written by a node
+        return tensor(n, {onnx_dim::of(64), onnx_dim::of(64)}, t);
+    };
+    const onnx_tensor s = weight("s", {}), zp = weight("zp", {}, u8);
+    const onnx_tensor bias = tensor("bd", {onnx_dim::of(64)});
+    io::onnx_graph g;
+    g.name = "qdq_gemm";
+    g.source = "qdq_gemm.onnx";
+    g.batch_symbol = "batch";
+    g.opset = 13;
+    g.inputs = {act("xq", u8)};
+    g.outputs = {act("y1", f32), act("y2", f32)};
+    g.nodes = {
+        // One DequantizeLinear read by two GEMMs (A of both): folded once.
+        op_node("DequantizeLinear", "x_dq", {act("xq", u8), s, zp}, {act("xd", f32)}),
+        // TensorRT's form: a float weight quantized in the graph, then dequantized.
+        op_node("QuantizeLinear", "w_q", {weight("wf", {onnx_dim::of(64), onnx_dim::of(64)}), s},
+                {square("wq", i8)}),
+        op_node("DequantizeLinear", "w_dq", {square("wq", i8), s}, {square("wd", f32)}),
+        // A Gemm with transB and a dequantized int32 bias (ONNX Runtime's form).
+        op_node("DequantizeLinear", "b_dq", {weight("bq", {onnx_dim::of(64)}, i32), s}, {bias}),
+        op_node("Gemm", "g1", {act("xd", f32), square("wd", f32), bias}, {act("y1", f32)},
+                {io::onnx_attribute{"transB", {1}}}),
+        op_node("MatMul", "m2", {act("xd", f32), square("wd", f32)}, {act("y2", f32)}),
+    };
+    io::onnx_import r;
+    const model m = io::model_of(g, &r);
+    CHECK(r.qdq_gemms == 2);
+    CHECK(r.qdq.at("DequantizeLinear") == 3);  // x_dq and w_dq once each, b_dq
+    CHECK(r.qdq.at("QuantizeLinear") == 1);    // w_q, computed when the engine is built
+    // xq in, two GEMMs, two outputs: no bias line, no line quantizing the weight.
+    CHECK(r.lines == 5);
+    CHECK(kinds(m, op_kind::elementwise) == 0);
+    const op g1 = instantiate(named(m, "g1"), 8);
+    CHECK(g1.type == dtype::uint8);
+    CHECK(g1.out_type == dtype::fp32);
+    CHECK(g1.k_depth == 64);
+    CHECK(g1.gemm.b.in(units::B) == 64.0 * 64);
+    CHECK(r.text.find("matmul B,64;64,64 uint8 out=fp32 name=g1") != std::string::npos);
+    // Unfused: the weight's quantization is a line of its own, the bias a pass.
+    io::onnx_import u;
+    const model f = io::model_of(g, &u, {.fuse_qdq = false});
+    CHECK(kinds(f, op_kind::elementwise) == 5);  // x_dq, w_q, w_dq, b_dq, g1's bias
+    // The same DequantizeLinear read as A and B: folded, named once in the comment.
+    io::onnx_graph sq;
+    sq.name = "square";
+    sq.source = "square.onnx";
+    sq.opset = 13;
+    sq.inputs = {square("aq", u8)};
+    sq.outputs = {square("p", f32)};
+    sq.nodes = {
+        op_node("DequantizeLinear", "a_dq", {square("aq", u8), s, zp}, {square("ad", f32)}),
+        op_node("MatMul", "aa", {square("ad", f32), square("ad", f32)}, {square("p", f32)}),
+    };
+    io::onnx_import sr;
+    const model sm = io::model_of(sq, &sr);
+    CHECK(sr.qdq_gemms == 1);
+    CHECK(sr.qdq.at("DequantizeLinear") == 1);
+    CHECK(instantiate(named(sm, "aa"), 1).type == dtype::uint8);
+    CHECK(sr.text.find("# onnx MatMul 'aa': integer, folds 'a_dq'\n") != std::string::npos);
 }
 
 }  // namespace test_onnx_graph

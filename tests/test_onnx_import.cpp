@@ -482,7 +482,7 @@ TEST_CASE(
     const auto folded = whatif(args);
     REQUIRE(folded.status == 0);
     CHECK(
-        has(folded.err, "folded into 2 integer GEMMs (5): DequantizeLinear x4, QuantizeLinear x1"));
+        has(folded.err, "folded into 2 integer GEMMs (6): DequantizeLinear x5, QuantizeLinear x1"));
     args.push_back("--unfused-qdq");
     const auto written = whatif(args);
     REQUIRE(written.status == 0);
@@ -701,14 +701,14 @@ TEST_CASE("onnx: a QDQ tower's GEMMs are integer GEMMs, and faster than as writt
     const model w =
         cli::import_onnx(onnx_dir + "qdq_tower.onnx", "", u, nullptr, {.fuse_qdq = false});
     // fc1 between x_dq and w1_dq, its QuantizeLinear h1_q folded: uint8 in and out; fc2 between
-    // r1_dq and w2_dq writes its float output, its bias a line of its own. x_q, h1_dq, relu1 and
-    // r1_q stay (h1_dq's float output feeds the Relu).
+    // r1_dq and w2_dq writes its float output, its int32 bias (b2_dq) added in its epilogue.
+    // x_q, h1_dq, relu1 and r1_q stay (h1_dq's float output feeds the Relu).
     CHECK(r.qdq_gemms == 2);
-    CHECK(r.qdq.at("DequantizeLinear") == 4);
+    CHECK(r.qdq.at("DequantizeLinear") == 5);
     CHECK(r.qdq.at("QuantizeLinear") == 1);
     CHECK(count(m, op_kind::matmul) == 2);
-    CHECK(count(m, op_kind::elementwise) == 5);
-    CHECK(count(w, op_kind::elementwise) == 10);
+    CHECK(count(m, op_kind::elementwise) == 4);
+    CHECK(count(w, op_kind::elementwise) == 11);  // the 10 Q / DQ / Relu nodes, fc2's bias
     const auto find = [](const model& x, std::string_view name) -> const node& {
         const node* found = nullptr;
         for (const node& n : x.nodes) {
@@ -722,12 +722,13 @@ TEST_CASE("onnx: a QDQ tower's GEMMs are integer GEMMs, and faster than as writt
     CHECK(fc1.out_type == dtype::uint8);
     CHECK(fc1.gemm.b.in(units::B) == 512.0 * 256);  // the int8 weight, one byte an element
     const op fc2 = instantiate(find(m, "fc2"), 256);
+    CHECK(r.text.find("fc2_bias") == std::string::npos);
     CHECK(fc2.type == dtype::uint8);
     CHECK(fc2.out_type == dtype::fp32);
     CHECK(fc2.flops() == instantiate(find(w, "fc2"), 256).flops());
     CHECK(find(m, "h1_dq").kind == op_kind::elementwise);
     // On the H100: the folded tower (int8 GEMMs, four passes) serially faster than as written
-    // (fp32 GEMMs, nine passes), every node's latency added.
+    // (fp32 GEMMs, eleven passes), every node's latency added.
     const auto serial = [](const model& x) {
         duration t{};
         for (const node& n : x.nodes) {
@@ -738,11 +739,22 @@ TEST_CASE("onnx: a QDQ tower's GEMMs are integer GEMMs, and faster than as writt
     };
     CHECK(serial(m) < serial(w));
     CHECK(approximated(r, "node 'fc1' (MatMul) and every other GEMM between DequantizeLinear",
-                       "--unfused-qdq prices every node as written"));
+                       "(fuse_qdq = false, --unfused-qdq) every node is priced as written"));
     // uint8 x int8 said once, the other GEMM counted.
     CHECK(approximated(r, "node 'fc1' (MatMul): B (int8) priced in A's dtype (uint8)",
                        "; so is 1 other GEMM with B in another dtype than A"));
     CHECK_FALSE(approximated(r, "node 'fc2'", "priced in A's dtype"));
+    // The command: import folds by default, --unfused-qdq writes every node.
+    const std::string tower = onnx_dir + "qdq_tower.onnx";
+    const auto folded = perfcast_test::run_command(cli::import_command, {tower});
+    REQUIRE(folded.status == 0);
+    CHECK(has(folded.out, "matmul B,512;512,256 uint8 name=fc1"));
+    CHECK(has(folded.err, "folded into 2 integer GEMMs"));
+    const auto written = perfcast_test::run_command(cli::import_command, {tower, "--unfused-qdq"});
+    REQUIRE(written.status == 0);
+    CHECK(has(written.out, "matmul B,512;512,256 fp32 name=fc1"));
+    CHECK(has(written.out, "name=b2_dq"));
+    CHECK_FALSE(has(written.err, "folded into"));
 }
 
 TEST_CASE("onnx: valid graphs the structure checks must not refuse") {

@@ -25,9 +25,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,31 +56,6 @@ inline constexpr std::array<std::string_view, 3> passthrough_ops{"Dropout", "Ide
 /// Score ops deep enough for a scale, a mask and two casts, with room to spare.
 inline constexpr int max_score_chain = 6;
 
-/// Who writes and who reads each tensor.
-struct graph_index {
-    std::map<std::string, std::size_t, std::less<>> producer;
-    std::map<std::string, std::vector<std::size_t>, std::less<>> consumers;
-    std::set<std::string, std::less<>> outputs;
-
-    explicit graph_index(const onnx_graph& g) {
-        for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-            for (const onnx_tensor& t : g.nodes[i].outputs) {
-                if (!t.name.empty()) producer.emplace(t.name, i);
-            }
-            for (const onnx_tensor& t : g.nodes[i].inputs) {
-                if (!t.name.empty()) consumers[t.name].push_back(i);
-            }
-        }
-        for (const onnx_tensor& t : g.outputs) outputs.insert(t.name);
-    }
-
-    /// Read by one node only, and not a graph output: a fused kernel may keep it inside.
-    [[nodiscard]] bool internal(std::string_view t) const {
-        const auto c = consumers.find(t);
-        return c != consumers.end() && c->second.size() == 1 && !outputs.contains(t);
-    }
-};
-
 /// The tensor's dims when every one is known, a x B + c with a, c >= 0 and at least 1 at B = 1.
 [[nodiscard]] inline std::optional<std::vector<onnx_dim>> known_dims(const onnx_tensor& t) {
     if (!t.has_shape) return std::nullopt;
@@ -97,7 +70,7 @@ struct graph_index {
 
 /// From the scores tensor `t` back through score ops to the MatMul that wrote them.
 [[nodiscard]] inline std::optional<std::size_t> back_to_matmul(const onnx_graph& g,
-                                                               const graph_index& ix,
+                                                               const onnx_graph_index& ix,
                                                                std::string_view t,
                                                                onnx_attention_match& m, int depth) {
     if (depth > max_score_chain || !ix.internal(t)) return std::nullopt;
@@ -129,7 +102,7 @@ struct graph_index {
 
 /// From the Softmax's output forward through identities to the MatMul that reads it as P.
 [[nodiscard]] inline std::optional<std::size_t> forward_to_matmul(const onnx_graph& g,
-                                                                  const graph_index& ix,
+                                                                  const onnx_graph_index& ix,
                                                                   std::string t,
                                                                   onnx_attention_match& m) {
     for (int step = 0; step <= max_score_chain; ++step) {
@@ -210,7 +183,7 @@ struct graph_index {
 /// Every attention subgraph of `g` (the header's comment says which), in graph order.
 [[nodiscard]] inline std::vector<onnx_attention_match> find_attention(const onnx_graph& g) {
     namespace d = onnx_attention_detail;
-    const d::graph_index ix(g);
+    const onnx_graph_index ix(g);
     std::vector<onnx_attention_match> found;
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
         const onnx_node& n = g.nodes[i];

@@ -425,15 +425,21 @@ private:
             f.outputs[0] = g_.nodes[*m.quantize].outputs[0];
             note += ", " + quoted(*m.quantize);
         }
+        // A Gemm's bias C is added in the integer GEMM's epilogue: no line of its own.
+        if (f.inputs.size() > 2) f.inputs.resize(2);
+        const int before = out_.lines;
+        node_lines(f, note);
+        if (out_.lines == before) return;  // an empty tensor: no kernel, nothing folded into one
         if (out_.qdq_gemms == 0)
             out_.approximations.push_back(
                 "node '" + printable(n.name) + "' (" + n.op_type +
                 ") and every other GEMM between DequantizeLinear inputs: one integer GEMM "
-                "reading their 8-bit inputs, the scales applied in its epilogue (with a "
-                "QuantizeLinear after it, writing its 8-bit output), as ONNX Runtime's QDQ "
-                "fusion and TensorRT run them; --unfused-qdq prices every node as written");
+                "reading their 8-bit inputs, its bias and the scales applied in its epilogue "
+                "(with a QuantizeLinear after it, writing its 8-bit output; weights quantized "
+                "in the graph, once when the engine is built), as TensorRT runs them and ONNX "
+                "Runtime's CPU provider (QLinearMatMul, MatMulIntegerToFloat, QGemm); unfused "
+                "(fuse_qdq = false, --unfused-qdq) every node is priced as written");
         ++out_.qdq_gemms;
-        node_lines(f, note);
     }
 
     void node_lines(const onnx_node& n, std::string_view note = {}) {
@@ -568,6 +574,7 @@ private:
         const onnx_tensor& x = input(n, 0);
         const dtype t = type_of(&n, x);
         const dtype ot = type_of(&n, output(n));
+        const dims xs = shape_of(&n, x, "input");
         // Priced as written where not folded into an integer GEMM (io/onnx_qdq.hpp). Said
         // once, at the first such node: a QDQ model has hundreds.
         if (!qdq_said_)
@@ -577,8 +584,8 @@ private:
                 (options_.fuse_qdq
                      ? std::string("not folded into an integer GEMM: priced as written, one "
                                    "pass over the input at its dtype's rate (")
-                     : std::string("(--unfused-qdq): priced as written, one pass over the "
-                                   "input at its dtype's rate (")) +
+                     : std::string("(fuse_qdq = false, --unfused-qdq): priced as written, one "
+                                   "pass over the input at its dtype's rate (")) +
                 std::string(name_of(t)) + " here)" +
                 (options_.fuse_qdq ? ""
                                    : "; a runtime fusing them into the GEMMs around them runs "
@@ -586,7 +593,7 @@ private:
         qdq_said_ = true;
         std::string keys = "inputs=1 ops=" + ::perfcast::detail::number_text(ops);
         if (ot != t) keys += " out=" + std::string(name_of(ot));
-        line("elementwise", {shape_of(&n, x, "input")}, t, keys, name, why);
+        line("elementwise", {xs}, t, keys, name, why);
         return true;
     }
 
@@ -598,10 +605,12 @@ private:
         const onnx_tensor& at = input(n, 0);
         const onnx_tensor& bt = input(n, b_input);
         const dtype t = type_of(&n, at);
+        const dtype tb = type_of(&n, bt);
+        dims a = shape_of(&n, at, "input");
+        dims b = shape_of(&n, bt, "input");
         // A line has one dtype: a uint8 A against an int8 B (ONNX Runtime's default U8S8) is
-        // priced in A's.
-        // Said once, with a count of the others (run): a QDQ model has hundreds of such GEMMs.
-        if (const dtype tb = type_of(&n, bt); tb != t) {
+        // priced in A's. Said once, with a count of the others (run): a QDQ model has hundreds.
+        if (tb != t) {
             if (mixed_said_ < 0) {
                 mixed_said_ = static_cast<std::ptrdiff_t>(out_.approximations.size());
                 out_.approximations.push_back("node '" + printable(n.name) + "' (" + n.op_type +
@@ -612,8 +621,6 @@ private:
                 ++mixed_more_;
             }
         }
-        dims a = shape_of(&n, at, "input");
-        dims b = shape_of(&n, bt, "input");
         const dtype ot = type_of(&n, output(n));
         if (n.op_type == "Gemm") {
             if (a.size() != 2 || b.size() != 2) {

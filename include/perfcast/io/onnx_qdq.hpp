@@ -10,41 +10,53 @@
 //   Wq -> DequantizeLinear -> W' --+
 //
 // A runtime that runs quantized models fuses the pattern into one integer GEMM that reads Xq and
-// Wq, applies the scales in its epilogue and, with the QuantizeLinear, writes Yq (ONNX Runtime's
-// QDQSelectorActionTransformer, onnxruntime/core/optimizer/qdq_transformer/selectors_actions/,
-// turns DQ, DQ -> MatMul -> Q into QLinearMatMul and DQ, DQ -> MatMul into MatMulIntegerToFloat;
-// TensorRT's explicit quantization runs such a GEMM in INT8). Node by node it would be two
-// dequantizing passes, a float GEMM and a quantizing pass. The pattern is recognised only where it
-// is unambiguous:
+// Wq, adds the bias and applies the scales in its epilogue and, with the QuantizeLinear, writes
+// Yq: TensorRT's explicit quantization runs such a GEMM in INT8 (or FP8 on Hopper); ONNX
+// Runtime's QDQSelectorActionTransformer (onnxruntime/core/optimizer/qdq_transformer/
+// selectors_actions/) turns DQ, DQ -> MatMul -> Q into QLinearMatMul, DQ, DQ -> MatMul into
+// MatMulIntegerToFloat and DQ, DQ[, DQ of an int32 bias] -> Gemm -> Q into com.microsoft's
+// QGemm, on its CPU execution provider (on a GPU, its TensorRT provider runs them in INT8).
+// Node by node it would be two dequantizing passes, a float GEMM, a bias pass and a quantizing
+// pass. The pattern is recognised only where it is unambiguous:
 //  - the GEMM is a MatMul or Gemm of the default domain, not part of an attention subgraph;
-//  - both of its inputs (A and B) are written by a DequantizeLinear whose own input is 8-bit
-//    (int8, uint8 or an FP8): a GEMM with one float input stays float;
-//  - a DequantizeLinear is fused only when every reader of its output is such a GEMM reading it
+//  - both of its inputs (A and B) are written by a DequantizeLinear of 8-bit data, both integer
+//    (int8, uint8) or both FP8: a GEMM with one float input stays float;
+//  - a DequantizeLinear is folded only when every reader of its output is such a GEMM reading it
 //    as A or B, and the output is not a graph output (otherwise the float tensor is written, and
 //    the node is priced as written; the GEMM still reads the 8-bit input);
-//  - the QuantizeLinear is fused when it is the only reader of the GEMM's output, which is not a
-//    graph output; without one the GEMM writes its float output.
-// Conv between QDQ nodes is left as written (the model file's conv line has no output dtype).
+//  - the QuantizeLinear is folded when it is the only reader of the GEMM's output, which is not a
+//    graph output, and writes A's dtype; otherwise the GEMM writes its float output;
+//  - a Gemm's bias C is added in the epilogue: no pass of its own; a DequantizeLinear writing it
+//    (ONNX Runtime's int32 bias) that only the Gemm reads is folded too;
+//  - a QuantizeLinear of an initializer (TensorRT's format: float weights quantized in the graph)
+//    whose output only folded DequantizeLinear nodes read is computed once, when the runtime
+//    builds its engine: folded;
+//  - a graph with control flow (If, Loop, Scan) folds nothing: its subgraphs may read a tensor
+//    the index does not list.
+// Conv between QDQ nodes is left as written (the model file's conv line has no output dtype), and
+// so is a GEMM whose QuantizeLinear follows a Relu or Clip (ONNX Runtime drops those).
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "../dtype.hpp"
-#include "onnx_attention.hpp"
 #include "onnx_types.hpp"
 
 namespace perfcast::io {
 
 /// One GEMM between QDQ nodes: the GEMM, the DequantizeLinear of each input, the QuantizeLinear
-/// of its output where fused. Node indices of the graph.
+/// of its output and the DequantizeLinear of a Gemm's bias where folded. Node indices of the
+/// graph.
 struct onnx_qdq_match {
     std::size_t gemm = 0;
     std::array<std::size_t, 2> dequantize{};  // of A, of B
     std::optional<std::size_t> quantize;
+    std::optional<std::size_t> bias;
 };
 
 /// What find_qdq found: the GEMMs in graph order, and per node of the graph whether it is a
@@ -56,19 +68,26 @@ struct onnx_qdq {
 
 namespace onnx_qdq_detail {
 
-/// The DequantizeLinear (default domain) writing tensor `t` from 8-bit data, if one does.
-[[nodiscard]] inline std::optional<std::size_t> dequantized_8bit(
-    const onnx_graph& g, const onnx_attention_detail::graph_index& ix, std::string_view t) {
+/// The DequantizeLinear (default domain, one output) writing tensor `t`, if one does.
+[[nodiscard]] inline std::optional<std::size_t> dequantized(const onnx_graph& g,
+                                                            const onnx_graph_index& ix,
+                                                            std::string_view t) {
     const auto p = ix.producer.find(t);
     if (p == ix.producer.end()) return std::nullopt;
     const onnx_node& n = g.nodes[p->second];
-    if (n.op_type != "DequantizeLinear" || !n.default_domain() || n.inputs.empty() ||
-        n.inputs[0].name.empty() || n.outputs.empty() || n.outputs[0].name != t) {
+    if (n.op_type != "DequantizeLinear" || !n.default_domain() || n.inputs.size() < 2 ||
+        n.inputs[0].name.empty() || n.outputs.size() != 1 || n.outputs[0].name != t) {
         return std::nullopt;
     }
-    const std::optional<dtype> d = dtype_of_onnx(n.inputs[0].elem_type);
-    if (!d || !(*d == dtype::int8 || *d == dtype::uint8 || is_fp8(*d))) return std::nullopt;
     return p->second;
+}
+
+/// 1: int8 or uint8, 2: an FP8, 0: anything else (what a DequantizeLinear reads).
+[[nodiscard]] inline int family_of(const onnx_tensor& t) {
+    const std::optional<dtype> d = dtype_of_onnx(t.elem_type);
+    if (!d) return 0;
+    if (*d == dtype::int8 || *d == dtype::uint8) return 1;
+    return is_fp8(*d) ? 2 : 0;
 }
 
 }  // namespace onnx_qdq_detail
@@ -77,30 +96,45 @@ namespace onnx_qdq_detail {
 /// `taken` marks (an attention subgraph's; empty: none).
 [[nodiscard]] inline onnx_qdq find_qdq(const onnx_graph& g, const std::vector<bool>& taken) {
     namespace d = onnx_qdq_detail;
-    const onnx_attention_detail::graph_index ix(g);
-    const auto free = [&taken](std::size_t i) { return i >= taken.size() || !taken[i]; };
+    const onnx_graph_index ix(g);
+    const auto unclaimed = [&taken](std::size_t i) { return i >= taken.size() || !taken[i]; };
+    bool subgraphs = false;
+    for (const onnx_node& n : g.nodes) subgraphs = subgraphs || n.subgraph_nodes > 0;
     onnx_qdq r;
     r.folded.assign(g.nodes.size(), false);
+    const auto fold = [&](std::size_t i) { r.folded[i] = !subgraphs; };
     // Readers of each DequantizeLinear's output that are matched GEMMs reading it as A or B.
     std::vector<int> fused_reads(g.nodes.size(), 0);
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
         const onnx_node& n = g.nodes[i];
-        if (!free(i) || !n.default_domain() || (n.op_type != "MatMul" && n.op_type != "Gemm") ||
-            n.inputs.size() < 2 || n.outputs.empty() || n.outputs[0].name.empty()) {
+        if (!unclaimed(i) || !n.default_domain() ||
+            (n.op_type != "MatMul" && n.op_type != "Gemm") || n.inputs.size() < 2 ||
+            n.outputs.empty() || n.outputs[0].name.empty()) {
             continue;
         }
-        const auto a = d::dequantized_8bit(g, ix, n.inputs[0].name);
-        const auto b = d::dequantized_8bit(g, ix, n.inputs[1].name);
-        if (!a || !b || !free(*a) || !free(*b)) continue;
-        onnx_qdq_match m{i, {*a, *b}, std::nullopt};
-        if (ix.internal(n.outputs[0].name)) {
-            const std::size_t c = ix.consumers.find(n.outputs[0].name)->second.front();
+        const auto a = d::dequantized(g, ix, n.inputs[0].name);
+        const auto b = d::dequantized(g, ix, n.inputs[1].name);
+        if (!a || !b || !unclaimed(*a) || !unclaimed(*b)) continue;
+        const int family = d::family_of(g.nodes[*a].inputs[0]);
+        if (family == 0 || d::family_of(g.nodes[*b].inputs[0]) != family) continue;
+        onnx_qdq_match m{i, {*a, *b}, std::nullopt, std::nullopt};
+        const std::string& y = n.outputs[0].name;
+        if (!subgraphs && ix.internal(y)) {
+            const std::size_t c = ix.consumers.find(y)->second.front();
             const onnx_node& q = g.nodes[c];
-            if (q.op_type == "QuantizeLinear" && q.default_domain() && free(c) &&
-                !q.inputs.empty() && q.inputs[0].name == n.outputs[0].name && !q.outputs.empty() &&
-                !q.outputs[0].name.empty()) {
+            if (q.op_type == "QuantizeLinear" && q.default_domain() && unclaimed(c) &&
+                !q.inputs.empty() && q.inputs[0].name == y && q.outputs.size() == 1 &&
+                !q.outputs[0].name.empty() &&
+                q.outputs[0].elem_type == g.nodes[*a].inputs[0].elem_type) {
                 m.quantize = c;
-                r.folded[c] = true;
+                fold(c);
+            }
+        }
+        if (n.op_type == "Gemm" && n.inputs.size() > 2 && !n.inputs[2].name.empty()) {
+            const auto c = d::dequantized(g, ix, n.inputs[2].name);
+            if (c && unclaimed(*c) && *c != *a && *c != *b && ix.internal(n.inputs[2].name)) {
+                m.bias = *c;
+                fold(*c);
             }
         }
         ++fused_reads[*a];
@@ -125,7 +159,26 @@ namespace onnx_qdq_detail {
                 as_ab = x.inputs[k].name != t;
             all = all && as_ab;
         }
-        r.folded[i] = all;
+        if (all) fold(i);
+    }
+    // A QuantizeLinear of an initializer whose output only folded DequantizeLinear nodes read:
+    // computed when the engine is built.
+    for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+        const onnx_node& n = g.nodes[i];
+        if (n.op_type != "QuantizeLinear" || !n.default_domain() || !unclaimed(i) ||
+            n.inputs.empty() || !n.inputs[0].weight || n.outputs.size() != 1 ||
+            n.outputs[0].name.empty()) {
+            continue;
+        }
+        const std::string_view t = n.outputs[0].name;
+        const auto c = ix.consumers.find(t);
+        if (c == ix.consumers.end() || ix.outputs.contains(t)) continue;
+        bool all = true;
+        for (const std::size_t reader : c->second) {
+            all = all && r.folded[reader] && g.nodes[reader].op_type == "DequantizeLinear" &&
+                  g.nodes[reader].inputs[0].name == t;
+        }
+        if (all) fold(i);
     }
     return r;
 }

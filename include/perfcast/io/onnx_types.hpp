@@ -10,7 +10,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -164,6 +167,32 @@ struct onnx_graph {
     std::vector<onnx_tensor> inputs{};
     std::vector<onnx_tensor> outputs{};
     std::vector<onnx_node> nodes{};
+};
+
+/// Who writes and who reads each tensor of `g` (the importer's pattern finders:
+/// onnx_attention.hpp, onnx_qdq.hpp). Reads inside a node's subgraphs (If, Loop) are not listed.
+struct onnx_graph_index {
+    std::map<std::string, std::size_t, std::less<>> producer;
+    std::map<std::string, std::vector<std::size_t>, std::less<>> consumers;
+    std::set<std::string, std::less<>> outputs;
+
+    explicit onnx_graph_index(const onnx_graph& g) {
+        for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+            for (const onnx_tensor& t : g.nodes[i].outputs) {
+                if (!t.name.empty()) producer.emplace(t.name, i);
+            }
+            for (const onnx_tensor& t : g.nodes[i].inputs) {
+                if (!t.name.empty()) consumers[t.name].push_back(i);
+            }
+        }
+        for (const onnx_tensor& t : g.outputs) outputs.insert(t.name);
+    }
+
+    /// Read by one node only, and not a graph output: a fused kernel may keep it inside.
+    [[nodiscard]] bool internal(std::string_view t) const {
+        const auto c = consumers.find(t);
+        return c != consumers.end() && c->second.size() == 1 && !outputs.contains(t);
+    }
 };
 
 /// Probe batches at which the command runs ONNX shape inference: two solve a x B + c, the third

@@ -59,7 +59,8 @@ imports them and checks op counts and FLOPs against a hand count.
   broadcasts each to the other's leading dimension, 2 x batch products.
 - if_branch.onnx: an If whose then-branch holds a MatMul: its work is not priced, and said so.
 - qdq_tower.onnx: two GEMMs in the QDQ format (uint8 activations, int8 weights), fc1 with a
-  QuantizeLinear after it, fc2 a Gemm with a float bias and output: two integer GEMMs on import.
+  QuantizeLinear after it, fc2 a Gemm with a dequantized int32 bias and a float output: two
+  integer GEMMs on import.
 - bad_cycle.onnx, bad_order.onnx, bad_twice.onnx, bad_no_op.onnx: graphs onnx.checker refuses
   (a cycle, a node before the node writing its input, a tensor written twice, an op the default
   domain does not register); opset18_reduce.onnx, ai_onnx_domain.onnx: valid graphs it must
@@ -496,9 +497,9 @@ def pinned_models():
 
 
 def quantized_models():
-    # An int8-quantized layer as ONNX's quantization tools write it: x quantized to uint8, then
-    # three GEMMs on it: QDQ around a float MatMul, MatMulInteger (int32 out), QLinearMatMul
-    # (uint8 out, B its fourth input). The uint8 weight is not shipped (external data).
+    # x quantized to uint8, then three GEMMs on it: a float MatMul after its DequantizeLinear
+    # (its weight float: no integer GEMM), MatMulInteger (int32 out), QLinearMatMul (uint8 out,
+    # B its fourth input). The uint8 weight is not shipped (external data).
     n = helper.make_node
     vi = helper.make_tensor_value_info
     U8 = TensorProto.UINT8
@@ -521,12 +522,13 @@ def quantized_models():
 
 def qdq_models():
     # A two-layer tower quantized in the QDQ format (onnxruntime.quantization's default: uint8
-    # activations, int8 weights, every GEMM a float MatMul / Gemm between DequantizeLinear
-    # inputs): fc1 with a QuantizeLinear on its output, then a DequantizeLinear and a Relu
-    # that stay float, requantized for fc2, a Gemm with a float bias and a float output.
+    # activations, int8 weights, int32 biases, every GEMM a float MatMul / Gemm between
+    # DequantizeLinear inputs): fc1 with a QuantizeLinear on its output, then a DequantizeLinear
+    # and a Relu that stay float, requantized for fc2, a Gemm with a dequantized int32 bias and
+    # a float output.
     n = helper.make_node
     vi = helper.make_tensor_value_info
-    U8, I8 = TensorProto.UINT8, TensorProto.INT8
+    U8, I8, I32 = TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32
     scalar = lambda name, dtype, v: helper.make_tensor(name, dtype, [], [v])
     g = helper.make_graph(
         [n("QuantizeLinear", ["x", "s", "zp"], ["xq"], name="x_q"),
@@ -539,12 +541,14 @@ def qdq_models():
          n("QuantizeLinear", ["r1", "s", "zp"], ["r1q"], name="r1_q"),
          n("DequantizeLinear", ["r1q", "s", "zp"], ["r1d"], name="r1_dq"),
          n("DequantizeLinear", ["w2q", "ws", "wzp"], ["w2d"], name="w2_dq"),
-         n("Gemm", ["r1d", "w2d", "b2"], ["y"], name="fc2")], "qdq_tower",
+         n("DequantizeLinear", ["b2q", "bs"], ["b2d"], name="b2_dq"),
+         n("Gemm", ["r1d", "w2d", "b2d"], ["y"], name="fc2")], "qdq_tower",
         [vi("x", F32, ["batch", 512])],
         [vi("y", F32, ["batch", 64])],
         initializer=[scalar("s", F32, 0.05), scalar("zp", U8, 128),
                      weight("w1q", [512, 256], I8), weight("w2q", [256, 64], I8),
-                     scalar("ws", F32, 0.01), scalar("wzp", I8, 0), weight("b2", [64])])
+                     scalar("ws", F32, 0.01), scalar("wzp", I8, 0), weight("b2q", [64], I32),
+                     scalar("bs", F32, 0.0005)])
     save(helper.make_model(g, opset_imports=OPSET), "qdq_tower.onnx")
 
 
