@@ -235,6 +235,21 @@ TEST_CASE("model file: conv lines, same padding by default or the output's size"
     const model bad = io::parse_model("conv B,64,56,56;128,32,3,3 fp16\n");
     CHECK_THROWS_WITH_AS((void)instantiate(bad.nodes[0], 1), doctest::Contains("conv W's CIN"),
                          error);
+    // out=: an integer convolution writing float (an ONNX QDQ Conv without its QuantizeLinear).
+    const model q = io::parse_model("conv B,64,56,56;128,64,3,3 int8 out=fp32\n");
+    CHECK(instantiate(q.nodes[0], 8) == conv({.batch = 8,
+                                              .in_channels = 64,
+                                              .height = 56,
+                                              .width = 56,
+                                              .out_channels = 128,
+                                              .kernel_h = 3,
+                                              .kernel_w = 3,
+                                              .out_height = 56,
+                                              .out_width = 56},
+                                             dtype::int8, conv_pass::forward, dtype::fp32));
+    CHECK(instantiate(q.nodes[0], 8).bytes_written.in(units::B) == 8.0 * 128 * 56 * 56 * 4);
+    CHECK_THROWS_WITH_AS((void)io::parse_model("conv B,64,56,56;128,64,3,3 int8 out=fp31\n"),
+                         doctest::Contains("out = \"fp31\""), io::model_file_error);
 }
 
 }  // namespace test_conv_ops

@@ -797,4 +797,59 @@ TEST_CASE("onnx graph: QDQ Gemms, shared dequantized inputs and weights quantize
     CHECK(sr.text.find("# onnx MatMul 'aa': integer, folds 'a_dq'\n") != std::string::npos);
 }
 
+TEST_CASE("onnx graph: a Conv between QDQ nodes is an integer conv; a grouped one stays float") {
+    const onnx_dim b = onnx_dim::batch();
+    const auto d = [](std::int64_t n) { return onnx_dim::of(n); };
+    const onnx_tensor s = weight("s", {}), zp = weight("zp", {}, u8);
+    const onnx_tensor xq = tensor("xq", {b, d(3), d(32), d(32)}, u8);
+    const onnx_tensor xd = tensor("xd", {b, d(3), d(32), d(32)});
+    const onnx_tensor wq = weight("wq", {d(16), d(3), d(3), d(3)}, i8);
+    const onnx_tensor wd = tensor("wd", {d(16), d(3), d(3), d(3)});
+    const onnx_tensor bias = tensor("bd", {d(16)});
+    const onnx_tensor y = tensor("y", {b, d(16), d(32), d(32)});
+    io::onnx_graph g{
+        .name = "",
+        .source = "qconv.onnx",
+        .batch_symbol = "batch",
+        .opset = 17,
+        .inputs = {xq},
+        .outputs = {y},
+        .nodes = {
+            op_node("DequantizeLinear", "x_dq", {xq, s, zp}, {xd}),
+            op_node("DequantizeLinear", "w_dq", {wq, s}, {wd}),
+            op_node("DequantizeLinear", "b_dq", {weight("bq", {d(16)}, i32), s}, {bias}),
+            op_node("Conv", "c1", {xd, wd, bias}, {y},
+                    {{"pads", {1, 1, 1, 1}, 0, {}}, {"kernel_shape", {3, 3}, 0, {}}}),
+        }};
+    io::onnx_import r;
+    const model m = io::model_of(g, &r);
+    // No QuantizeLinear after it: 8-bit inputs, the float output; its int32 bias folded.
+    CHECK(r.text.find("conv B,3,32,32;16,3,3,3;B,16,32,32 uint8 out=fp32 name=c1") !=
+          std::string::npos);
+    CHECK(r.qdq_gemms == 1);
+    CHECK(r.qdq.at("DequantizeLinear") == 3);
+    CHECK(kinds(m, op_kind::elementwise) == 0);
+    const op c = instantiate(named(m, "c1"), 2);
+    CHECK(c.type == dtype::uint8);
+    CHECK(c.out_type == dtype::fp32);
+    CHECK(c.bytes_written.in(units::B) == 2.0 * 16 * 32 * 32 * 4);
+    CHECK(c.bytes_read.in(units::B) == 2.0 * 3 * 32 * 32 + 16.0 * 27);
+    io::onnx_import u;
+    const model f = io::model_of(g, &u, {.fuse_qdq = false});
+    CHECK(instantiate(named(f, "c1"), 2).type == dtype::fp32);
+    CHECK(c.flops() == instantiate(named(f, "c1"), 2).flops());
+    // A depthwise Conv (group 3) is generic in the importer: not taken.
+    io::onnx_graph dw = g;
+    dw.nodes[1].inputs[0] = weight("wq", {d(3), d(1), d(3), d(3)}, i8);
+    dw.nodes[1].outputs[0] = tensor("wd", {d(3), d(1), d(3), d(3)});
+    dw.nodes[3].inputs[1] = dw.nodes[1].outputs[0];
+    dw.nodes[3].outputs[0] = tensor("y", {b, d(3), d(32), d(32)});
+    dw.outputs = {dw.nodes[3].outputs[0]};
+    dw.nodes[3].attributes.push_back({"group", {3}, 0, {}});
+    io::onnx_import dr;
+    (void)io::model_of(dw, &dr);
+    CHECK(dr.qdq_gemms == 0);
+    CHECK(dr.generic.at("Conv") == 1);
+}
+
 }  // namespace test_onnx_graph

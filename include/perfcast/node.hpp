@@ -426,7 +426,7 @@ inline constexpr std::string_view instantiate_where = "instantiate";
                  .kernel_w = w[3],
                  .out_height = ho,
                  .out_width = wo},
-                n.type, conv_pass::forward, n.type);
+                n.type, conv_pass::forward, n.out_type);
 }
 
 [[nodiscard]] constexpr op generic_at(const node& n, std::int64_t, const shape& s0) {

@@ -581,6 +581,10 @@ struct key_value {
                             "vector, indexed or transposed");
                 n.walk = *w;
             }
+        } else if (which == op_kind::conv) {
+            n = nodes::of_row(*row, shapes, t);
+            // An integer convolution writing float (an ONNX QDQ Conv without a QuantizeLinear).
+            if (const auto* kv = find("out")) n.out_type = lp.type(kv->value, "out");
         } else {  // a kind without keys of its own: its shapes and dtype (an extension's)
             n = nodes::of_row(*row, shapes, t);
         }

@@ -437,7 +437,8 @@ private:
                 "reading their 8-bit inputs, its bias and the scales applied in its epilogue "
                 "(with a QuantizeLinear after it, writing its 8-bit output; weights quantized "
                 "in the graph, once when the engine is built), as TensorRT runs them and ONNX "
-                "Runtime's CPU provider (QLinearMatMul, MatMulIntegerToFloat, QGemm); unfused "
+                "Runtime's CPU provider (QLinearMatMul, MatMulIntegerToFloat, QGemm, QLinearConv); "
+                "unfused "
                 "(fuse_qdq = false, --unfused-qdq) every node is priced as written");
         ++out_.qdq_gemms;
     }
@@ -563,7 +564,12 @@ private:
         const dims w = shape_of(&n, input(n, 1), "input");
         if (x.size() != 4 || w.size() != 4 || n.int_attribute("group", 1) != 1) return false;
         const dims y = shape_of(&n, output(n), "output");
-        line("conv", {x, w, y}, type_of(&n, input(n, 0)), "", name, why);
+        const dtype t = type_of(&n, input(n, 0));
+        const dtype ot = type_of(&n, output(n));
+        mixed(n, t, type_of(&n, input(n, 1)));  // W of another dtype than X
+        // A QDQ Conv without its QuantizeLinear: 8-bit inputs, a float output (io/onnx_qdq.hpp).
+        line("conv", {x, w, y}, t, ot != t ? "out=" + std::string(name_of(ot)) : std::string(),
+             name, why);
         return true;
     }
 
@@ -597,6 +603,20 @@ private:
         return true;
     }
 
+    /// A line has one dtype: a uint8 A against an int8 B (ONNX Runtime's default U8S8) is priced
+    /// in A's. Said once, with a count of the others (run): a QDQ model has hundreds.
+    void mixed(const onnx_node& n, dtype t, dtype tb) {
+        if (tb == t) return;
+        if (mixed_said_ >= 0) {
+            ++mixed_more_;
+            return;
+        }
+        mixed_said_ = static_cast<std::ptrdiff_t>(out_.approximations.size());
+        out_.approximations.push_back("node '" + printable(n.name) + "' (" + n.op_type + "): B (" +
+                                      std::string(name_of(tb)) + ") priced in A's dtype (" +
+                                      std::string(name_of(t)) + ")");
+    }
+
     /// MatMul, Gemm and the quantized GEMMs: A is input 0, B input `b_input` (MatMulInteger's
     /// zero points and QLinearMatMul's scales and zero points are not counted as read; its
     /// requantization of the output runs in the GEMM's epilogue).
@@ -608,19 +628,7 @@ private:
         const dtype tb = type_of(&n, bt);
         dims a = shape_of(&n, at, "input");
         dims b = shape_of(&n, bt, "input");
-        // A line has one dtype: a uint8 A against an int8 B (ONNX Runtime's default U8S8) is
-        // priced in A's. Said once, with a count of the others (run): a QDQ model has hundreds.
-        if (tb != t) {
-            if (mixed_said_ < 0) {
-                mixed_said_ = static_cast<std::ptrdiff_t>(out_.approximations.size());
-                out_.approximations.push_back("node '" + printable(n.name) + "' (" + n.op_type +
-                                              "): B (" + std::string(name_of(tb)) +
-                                              ") priced in A's dtype (" + std::string(name_of(t)) +
-                                              ")");
-            } else {
-                ++mixed_more_;
-            }
-        }
+        mixed(n, t, tb);
         const dtype ot = type_of(&n, output(n));
         if (n.op_type == "Gemm") {
             if (a.size() != 2 || b.size() != 2) {

@@ -2,11 +2,11 @@
 // writes each as the one integer GEMM a runtime runs.
 //
 // ONNX's quantization tools (onnxruntime.quantization's QDQ format, the default) and
-// TensorRT's explicit quantization keep every GEMM a float MatMul or Gemm and put the integers
-// around it:
+// TensorRT's explicit quantization keep every GEMM a float MatMul, Gemm or Conv and put the
+// integers around it:
 //
 //   Xq -> DequantizeLinear -> X' --+
-//                                  MatMul | Gemm -> Y [-> QuantizeLinear -> Yq]
+//                                  MatMul | Gemm | Conv -> Y [-> QuantizeLinear -> Yq]
 //   Wq -> DequantizeLinear -> W' --+
 //
 // A runtime that runs quantized models fuses the pattern into one integer GEMM that reads Xq and
@@ -14,11 +14,12 @@
 // Yq: TensorRT's explicit quantization runs such a GEMM in INT8 (or FP8 on Hopper); ONNX
 // Runtime's QDQSelectorActionTransformer (onnxruntime/core/optimizer/qdq_transformer/
 // selectors_actions/) turns DQ, DQ -> MatMul -> Q into QLinearMatMul, DQ, DQ -> MatMul into
-// MatMulIntegerToFloat and DQ, DQ[, DQ of an int32 bias] -> Gemm -> Q into com.microsoft's
-// QGemm, on its CPU execution provider (on a GPU, its TensorRT provider runs them in INT8).
-// Node by node it would be two dequantizing passes, a float GEMM, a bias pass and a quantizing
-// pass. The pattern is recognised only where it is unambiguous:
-//  - the GEMM is a MatMul or Gemm of the default domain, not part of an attention subgraph;
+// MatMulIntegerToFloat, DQ, DQ[, DQ of an int32 bias] -> Gemm -> Q into com.microsoft's QGemm
+// and the same around a Conv into QLinearConv, on its CPU execution provider (on a GPU, its
+// TensorRT provider runs them in INT8). Node by node it would be two dequantizing passes, a float
+// GEMM, a bias pass and a quantizing pass. The pattern is recognised only where it is unambiguous:
+//  - the GEMM is a MatMul, a Gemm or a Conv (2-D, one group: the one the importer writes as a
+//    `conv` line) of the default domain, not part of an attention subgraph;
 //  - both of its inputs (A and B) are written by a DequantizeLinear of 8-bit data, both integer
 //    (int8, uint8) or both FP8: a GEMM with one float input stays float;
 //  - a DequantizeLinear is folded only when every reader of its output is such a GEMM reading it
@@ -26,15 +27,15 @@
 //    the node is priced as written; the GEMM still reads the 8-bit input);
 //  - the QuantizeLinear is folded when it is the only reader of the GEMM's output, which is not a
 //    graph output, and writes A's dtype; otherwise the GEMM writes its float output;
-//  - a Gemm's bias C is added in the epilogue: no pass of its own; a DequantizeLinear writing it
-//    (ONNX Runtime's int32 bias) that only the Gemm reads is folded too;
+//  - a Gemm's bias C (a Conv's B) is added in the epilogue: no pass of its own; a
+//    DequantizeLinear writing it (ONNX Runtime's int32 bias) that only the GEMM reads is folded;
 //  - a QuantizeLinear of an initializer (TensorRT's format: float weights quantized in the graph)
 //    whose output only folded DequantizeLinear nodes read is computed once, when the runtime
 //    builds its engine: folded;
 //  - a graph with control flow (If, Loop, Scan) folds nothing: its subgraphs may read a tensor
 //    the index does not list.
-// Conv between QDQ nodes is left as written (the model file's conv line has no output dtype), and
-// so is a GEMM whose QuantizeLinear follows a Relu or Clip (ONNX Runtime drops those).
+// A GEMM whose QuantizeLinear follows a Relu or Clip (ONNX Runtime drops those) writes its float
+// output, the Relu and the QuantizeLinear priced as written.
 #pragma once
 
 #include <array>
@@ -82,6 +83,15 @@ namespace onnx_qdq_detail {
     return p->second;
 }
 
+/// Whether node `n` is a GEMM the pattern takes: a MatMul, a Gemm, or a Conv of one group on
+/// 4-D X and W (what onnx_graph.hpp's mapper writes as a `conv` line; others are generic).
+[[nodiscard]] inline bool gemm_like(const onnx_node& n) {
+    if (n.op_type == "MatMul" || n.op_type == "Gemm") return true;
+    return n.op_type == "Conv" && n.inputs.size() >= 2 && n.inputs[0].has_shape &&
+           n.inputs[1].has_shape && n.inputs[0].dims.size() == 4 && n.inputs[1].dims.size() == 4 &&
+           n.int_attribute("group", 1) == 1;
+}
+
 /// 1: int8 or uint8, 2: an FP8, 0: anything else (what a DequantizeLinear reads).
 [[nodiscard]] inline int family_of(const onnx_tensor& t) {
     const std::optional<dtype> d = dtype_of_onnx(t.elem_type);
@@ -107,8 +117,7 @@ namespace onnx_qdq_detail {
     std::vector<int> fused_reads(g.nodes.size(), 0);
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
         const onnx_node& n = g.nodes[i];
-        if (!unclaimed(i) || !n.default_domain() ||
-            (n.op_type != "MatMul" && n.op_type != "Gemm") || n.inputs.size() < 2 ||
+        if (!unclaimed(i) || !n.default_domain() || !d::gemm_like(n) || n.inputs.size() < 2 ||
             n.outputs.empty() || n.outputs[0].name.empty()) {
             continue;
         }
@@ -130,7 +139,7 @@ namespace onnx_qdq_detail {
                 fold(c);
             }
         }
-        if (n.op_type == "Gemm" && n.inputs.size() > 2 && !n.inputs[2].name.empty()) {
+        if (n.op_type != "MatMul" && n.inputs.size() > 2 && !n.inputs[2].name.empty()) {
             const auto c = d::dequantized(g, ix, n.inputs[2].name);
             if (c && unclaimed(*c) && *c != *a && *c != *b && ix.internal(n.inputs[2].name)) {
                 m.bias = *c;
