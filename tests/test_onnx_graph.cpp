@@ -702,6 +702,21 @@ TEST_CASE("onnx graph: QDQ nodes that something else reads are not folded") {
         CHECK_FALSE(r.qdq.contains("QuantizeLinear"));
         CHECK(instantiate(named(m, "mm"), 8).out_type == dtype::fp32);
     }
+    SUBCASE("FP8 activations and weights: an FP8 GEMM, its FP8 QuantizeLinear folded") {
+        constexpr int float8e4m3fn = 17;
+        io::onnx_graph g = qdq_graph(float8e4m3fn);
+        g.nodes[0].outputs[0].elem_type = float8e4m3fn;
+        g.nodes[1].inputs[0].elem_type = float8e4m3fn;
+        g.nodes[4].outputs[0].elem_type = float8e4m3fn;
+        g.outputs[0].elem_type = float8e4m3fn;
+        io::onnx_import r;
+        const model m = io::model_of(g, &r);
+        CHECK(r.qdq_gemms == 1);
+        CHECK(r.qdq.at("QuantizeLinear") == 1);
+        const op q = instantiate(named(m, "mm"), 8);
+        CHECK(q.type == dtype::fp8_e4m3);
+        CHECK(q.out_type == dtype::fp8_e4m3);
+    }
     SUBCASE("uint8 activations against an FP8 weight: no integer GEMM") {
         constexpr int float8e4m3fn = 17;
         io::onnx_import r;
@@ -778,6 +793,22 @@ TEST_CASE("onnx graph: QDQ Gemms, shared dequantized inputs and weights quantize
     io::onnx_import u;
     const model f = io::model_of(g, &u, {.fuse_qdq = false});
     CHECK(kinds(f, op_kind::elementwise) == 5);  // x_dq, w_q, w_dq, b_dq, g1's bias
+    CHECK(r.text.find("# onnx Gemm 'g1': integer, folds 'x_dq', 'w_dq', 'b_dq'\n") !=
+          std::string::npos);
+    // The weight's QuantizeLinear stays a line when its output is read elsewhere (a graph
+    // output here), or when its scale is computed (not a constant).
+    io::onnx_graph seen = g;
+    seen.outputs.push_back(square("wq", i8));
+    io::onnx_import sr0;
+    const model sm0 = io::model_of(seen, &sr0);
+    CHECK_FALSE(sr0.qdq.contains("QuantizeLinear"));
+    CHECK(named(sm0, "w_q").kind == op_kind::elementwise);
+    io::onnx_graph computed = g;
+    computed.nodes[1].inputs[1] = tensor("s_live", {});
+    io::onnx_import cr;
+    (void)io::model_of(computed, &cr);
+    CHECK_FALSE(cr.qdq.contains("QuantizeLinear"));
+    CHECK(cr.qdq.at("DequantizeLinear") == 3);
     // The same DequantizeLinear read as A and B: folded, named once in the comment.
     io::onnx_graph sq;
     sq.name = "square";
@@ -824,8 +855,9 @@ TEST_CASE("onnx graph: a Conv between QDQ nodes is an integer conv; a grouped on
     io::onnx_import r;
     const model m = io::model_of(g, &r);
     // No QuantizeLinear after it: 8-bit inputs, the float output; its int32 bias folded.
-    CHECK(r.text.find("conv B,3,32,32;16,3,3,3;B,16,32,32 uint8 out=fp32 name=c1") !=
-          std::string::npos);
+    CHECK(r.text.find("conv B,3,32,32;16,3,3,3;B,16,32,32 uint8 out=fp32 name=c1  # onnx Conv "
+                      "'c1': integer, folds 'x_dq', 'w_dq', 'b_dq'") != std::string::npos);
+    CHECK(said(r, "node 'c1' (Conv): B (int8) priced in A's dtype (uint8)"));
     CHECK(r.qdq_gemms == 1);
     CHECK(r.qdq.at("DequantizeLinear") == 3);
     CHECK(kinds(m, op_kind::elementwise) == 0);

@@ -425,6 +425,7 @@ private:
             f.outputs[0] = g_.nodes[*m.quantize].outputs[0];
             note += ", " + quoted(*m.quantize);
         }
+        if (m.bias) note += ", " + quoted(*m.bias);
         // A Gemm's bias C is added in the integer GEMM's epilogue: no line of its own.
         if (f.inputs.size() > 2) f.inputs.resize(2);
         const int before = out_.lines;
@@ -436,9 +437,9 @@ private:
                 ") and every other GEMM between DequantizeLinear inputs: one integer GEMM "
                 "reading their 8-bit inputs, its bias and the scales applied in its epilogue "
                 "(with a QuantizeLinear after it, writing its 8-bit output; weights quantized "
-                "in the graph, once when the engine is built), as TensorRT runs them and ONNX "
-                "Runtime's CPU provider (QLinearMatMul, MatMulIntegerToFloat, QGemm, QLinearConv); "
-                "unfused "
+                "in the graph, once when the engine is built), as TensorRT runs them (ONNX "
+                "Runtime's CPU provider most of them: QLinearMatMul, MatMulIntegerToFloat, QGemm, "
+                "QLinearConv); unfused "
                 "(fuse_qdq = false, --unfused-qdq) every node is priced as written");
         ++out_.qdq_gemms;
     }
@@ -1105,7 +1106,7 @@ private:
              (r.attention == 1 ? "" : "s") + " (" + std::to_string(fused) + "): " + list(r.fused) +
              "\n";
     }
-    if (r.qdq_gemms > 0) {
+    if (r.qdq_gemms > 0 || qdq > 0) {
         s += "  folded into " + std::to_string(r.qdq_gemms) + " integer GEMM" +
              (r.qdq_gemms == 1 ? "" : "s") + " (" + std::to_string(qdq) + "): " + list(r.qdq) +
              "\n";

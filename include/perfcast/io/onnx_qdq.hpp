@@ -11,13 +11,15 @@
 //
 // A runtime that runs quantized models fuses the pattern into one integer GEMM that reads Xq and
 // Wq, adds the bias and applies the scales in its epilogue and, with the QuantizeLinear, writes
-// Yq: TensorRT's explicit quantization runs such a GEMM in INT8 (or FP8 on Hopper); ONNX
+// Yq: TensorRT's explicit quantization runs such a GEMM in INT8 (FP8 on Ada and Hopper). ONNX
 // Runtime's QDQSelectorActionTransformer (onnxruntime/core/optimizer/qdq_transformer/
-// selectors_actions/) turns DQ, DQ -> MatMul -> Q into QLinearMatMul, DQ, DQ -> MatMul into
-// MatMulIntegerToFloat, DQ, DQ[, DQ of an int32 bias] -> Gemm -> Q into com.microsoft's QGemm
-// and the same around a Conv into QLinearConv, on its CPU execution provider (on a GPU, its
-// TensorRT provider runs them in INT8). Node by node it would be two dequantizing passes, a float
-// GEMM, a bias pass and a quantizing pass. The pattern is recognised only where it is unambiguous:
+// selectors_actions/, on its CPU and DirectML providers; its CUDA provider runs the nodes as
+// written) turns DQ, DQ -> MatMul [-> Q] into QLinearMatMul or MatMulIntegerToFloat, DQ, DQ,
+// DQ(bias) -> Gemm [-> Q] into com.microsoft's QGemm and DQ, DQ -> Conv -> Q into QLinearConv;
+// a Conv without its Q, a Gemm with a float bias or an int8 A against a uint8 B it leaves float,
+// which this importer still writes as integer GEMMs (TensorRT's reading). Node by node it would
+// be two dequantizing passes, a float GEMM, a bias pass and a quantizing pass. The pattern is
+// recognised only where it is unambiguous:
 //  - the GEMM is a MatMul, a Gemm or a Conv (2-D, one group: the one the importer writes as a
 //    `conv` line) of the default domain, not part of an attention subgraph;
 //  - both of its inputs (A and B) are written by a DequantizeLinear of 8-bit data, both integer
@@ -27,15 +29,17 @@
 //    the node is priced as written; the GEMM still reads the 8-bit input);
 //  - the QuantizeLinear is folded when it is the only reader of the GEMM's output, which is not a
 //    graph output, and writes A's dtype; otherwise the GEMM writes its float output;
-//  - a Gemm's bias C (a Conv's B) is added in the epilogue: no pass of its own; a
-//    DequantizeLinear writing it (ONNX Runtime's int32 bias) that only the GEMM reads is folded;
-//  - a QuantizeLinear of an initializer (TensorRT's format: float weights quantized in the graph)
-//    whose output only folded DequantizeLinear nodes read is computed once, when the runtime
-//    builds its engine: folded;
+//  - a Gemm's bias C (a Conv's B) is added in the epilogue: no pass of its own, its bytes not
+//    counted; a DequantizeLinear writing it (int32 in ONNX Runtime's format) that only the GEMM
+//    reads is folded;
+//  - a QuantizeLinear of initializers only (TensorRT's format: float weights quantized in the
+//    graph) whose output only folded DequantizeLinear nodes read is computed once, when the
+//    runtime builds its engine: folded;
 //  - a graph with control flow (If, Loop, Scan) folds nothing: its subgraphs may read a tensor
 //    the index does not list.
 // A GEMM whose QuantizeLinear follows a Relu or Clip (ONNX Runtime drops those) writes its float
-// output, the Relu and the QuantizeLinear priced as written.
+// output, the Relu and the QuantizeLinear priced as written; a weight dequantized before a
+// Transpose or Reshape (DQ -> Transpose -> MatMul) leaves its GEMM float.
 #pragma once
 
 #include <array>
@@ -108,8 +112,13 @@ namespace onnx_qdq_detail {
     namespace d = onnx_qdq_detail;
     const onnx_graph_index ix(g);
     const auto unclaimed = [&taken](std::size_t i) { return i >= taken.size() || !taken[i]; };
+    // Control flow: a node with subgraphs, or an If / Loop / Scan whose body is empty (which may
+    // still output an outer tensor).
     bool subgraphs = false;
-    for (const onnx_node& n : g.nodes) subgraphs = subgraphs || n.subgraph_nodes > 0;
+    for (const onnx_node& n : g.nodes) {
+        subgraphs = subgraphs || n.subgraph_nodes > 0 || n.op_type == "If" || n.op_type == "Loop" ||
+                    n.op_type == "Scan";
+    }
     onnx_qdq r;
     r.folded.assign(g.nodes.size(), false);
     const auto fold = [&](std::size_t i) { r.folded[i] = !subgraphs; };
@@ -141,7 +150,8 @@ namespace onnx_qdq_detail {
         }
         if (n.op_type != "MatMul" && n.inputs.size() > 2 && !n.inputs[2].name.empty()) {
             const auto c = d::dequantized(g, ix, n.inputs[2].name);
-            if (c && unclaimed(*c) && *c != *a && *c != *b && ix.internal(n.inputs[2].name)) {
+            if (c && !subgraphs && unclaimed(*c) && *c != *a && *c != *b &&
+                ix.internal(n.inputs[2].name)) {
                 m.bias = *c;
                 fold(*c);
             }
@@ -175,10 +185,13 @@ namespace onnx_qdq_detail {
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
         const onnx_node& n = g.nodes[i];
         if (n.op_type != "QuantizeLinear" || !n.default_domain() || !unclaimed(i) ||
-            n.inputs.empty() || !n.inputs[0].weight || n.outputs.size() != 1 ||
-            n.outputs[0].name.empty()) {
+            n.inputs.empty() || n.outputs.size() != 1 || n.outputs[0].name.empty()) {
             continue;
         }
+        // Every input an initializer (the weight, its scale and zero point): a constant.
+        bool constant = true;
+        for (const onnx_tensor& x : n.inputs) constant = constant && (x.name.empty() || x.weight);
+        if (!constant) continue;
         const std::string_view t = n.outputs[0].name;
         const auto c = ix.consumers.find(t);
         if (c == ix.consumers.end() || ix.outputs.contains(t)) continue;
