@@ -211,16 +211,20 @@ TEST_CASE("model file: conv lines, same padding by default or the output's size"
         "conv B,64,56,56;128,64,3,3 fp16\n"
         "conv2d B,3,224,224;64,3,11,11;B,64,55,55 fp32\n");
     REQUIRE(m.nodes.size() == 2);
-    CHECK(instantiate(m.nodes[0], 8) == conv({.batch = 8,
-                                              .in_channels = 64,
-                                              .height = 56,
-                                              .width = 56,
-                                              .out_channels = 128,
-                                              .kernel_h = 3,
-                                              .kernel_w = 3,
-                                              .out_height = 56,
-                                              .out_width = 56},
-                                             dtype::fp16, conv_pass::forward, dtype::fp16));
+    // The first line's convolution at batch 8, in dtype `t` writing `out`.
+    const auto conv_56 = [](dtype t, dtype out) {
+        return conv({.batch = 8,
+                     .in_channels = 64,
+                     .height = 56,
+                     .width = 56,
+                     .out_channels = 128,
+                     .kernel_h = 3,
+                     .kernel_w = 3,
+                     .out_height = 56,
+                     .out_width = 56},
+                    t, conv_pass::forward, out);
+    };
+    CHECK(instantiate(m.nodes[0], 8) == conv_56(dtype::fp16, dtype::fp16));
     CHECK(instantiate(m.nodes[1], 2) == conv({.batch = 2,
                                               .in_channels = 3,
                                               .height = 224,
@@ -237,16 +241,7 @@ TEST_CASE("model file: conv lines, same padding by default or the output's size"
                          error);
     // out=: an integer convolution writing float (an ONNX QDQ Conv without its QuantizeLinear).
     const model q = io::parse_model("conv B,64,56,56;128,64,3,3 int8 out=fp32\n");
-    CHECK(instantiate(q.nodes[0], 8) == conv({.batch = 8,
-                                              .in_channels = 64,
-                                              .height = 56,
-                                              .width = 56,
-                                              .out_channels = 128,
-                                              .kernel_h = 3,
-                                              .kernel_w = 3,
-                                              .out_height = 56,
-                                              .out_width = 56},
-                                             dtype::int8, conv_pass::forward, dtype::fp32));
+    CHECK(instantiate(q.nodes[0], 8) == conv_56(dtype::int8, dtype::fp32));
     CHECK(instantiate(q.nodes[0], 8).bytes_written.in(units::B) == 8.0 * 128 * 56 * 56 * 4);
     CHECK_THROWS_WITH_AS((void)io::parse_model("conv B,64,56,56;128,64,3,3 int8 out=fp31\n"),
                          doctest::Contains("out = \"fp31\""), io::model_file_error);

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 // One namespace per test file: the build compiles test files together (unity), so a
@@ -541,6 +542,16 @@ constexpr int u8 = 2;
 constexpr int i8 = 3;
 constexpr int i32 = 6;
 
+/// An empty graph named `name` (its source `name`.onnx), opset 13, the batch `batch_symbol`.
+io::onnx_graph empty_graph(const std::string& name, std::string batch_symbol = "batch") {
+    io::onnx_graph g;
+    g.name = name;
+    g.source = name + ".onnx";
+    g.batch_symbol = std::move(batch_symbol);
+    g.opset = 13;
+    return g;
+}
+
 /// x[B,64] -> QuantizeLinear -> DequantizeLinear -+
 ///                                                MatMul 'mm' -> h[B,32] -> QuantizeLinear -> hq
 /// W int8 [64,32] -> DequantizeLinear ------------+
@@ -553,11 +564,7 @@ io::onnx_graph qdq_graph(int w_type = i8) {
         return weight(n, {onnx_dim::of(64), onnx_dim::of(32)}, t);
     };
     const onnx_tensor s = weight("s", {}), zp = weight("zp", {}, u8);
-    io::onnx_graph g;
-    g.name = "qdq";
-    g.source = "qdq.onnx";
-    g.batch_symbol = "batch";
-    g.opset = 13;
+    io::onnx_graph g = empty_graph("qdq");
     g.inputs = {act("x", f32)};
     g.outputs = {out("hq", u8)};
     g.nodes = {
@@ -755,11 +762,7 @@ TEST_CASE("onnx graph: QDQ Gemms, shared dequantized inputs and weights quantize
     };
     const onnx_tensor s = weight("s", {}), zp = weight("zp", {}, u8);
     const onnx_tensor bias = tensor("bd", {onnx_dim::of(64)});
-    io::onnx_graph g;
-    g.name = "qdq_gemm";
-    g.source = "qdq_gemm.onnx";
-    g.batch_symbol = "batch";
-    g.opset = 13;
+    io::onnx_graph g = empty_graph("qdq_gemm");
     g.inputs = {act("xq", u8)};
     g.outputs = {act("y1", f32), act("y2", f32)};
     g.nodes = {
@@ -810,10 +813,7 @@ TEST_CASE("onnx graph: QDQ Gemms, shared dequantized inputs and weights quantize
     CHECK_FALSE(cr.qdq.contains("QuantizeLinear"));
     CHECK(cr.qdq.at("DequantizeLinear") == 3);
     // The same DequantizeLinear read as A and B: folded, named once in the comment.
-    io::onnx_graph sq;
-    sq.name = "square";
-    sq.source = "square.onnx";
-    sq.opset = 13;
+    io::onnx_graph sq = empty_graph("square", "");
     sq.inputs = {square("aq", u8)};
     sq.outputs = {square("p", f32)};
     sq.nodes = {
