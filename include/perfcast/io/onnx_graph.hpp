@@ -430,7 +430,7 @@ private:
         if (f.inputs.size() > 2) f.inputs.resize(2);
         const int before = out_.lines;
         node_lines(f, note);
-        if (out_.lines == before) return;  // an empty tensor: no kernel, nothing folded into one
+        if (out_.lines == before) return;  // an empty tensor: no kernel, no integer GEMM counted
         if (out_.qdq_gemms == 0)
             out_.approximations.push_back(
                 "node '" + printable(n.name) + "' (" + n.op_type +
