@@ -42,6 +42,7 @@
 // Transpose or Reshape (DQ -> Transpose -> MatMul) leaves its GEMM float.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <optional>
@@ -167,40 +168,31 @@ namespace onnx_qdq_detail {
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
         if (fused_reads[i] == 0) continue;
         const std::string_view t = g.nodes[i].outputs[0].name;
-        const auto c = ix.consumers.find(t);
-        if (c == ix.consumers.end() || ix.outputs.contains(t)) continue;
-        bool all = true;
-        for (const std::size_t reader : c->second) {
+        const bool as_ab = ix.read_only_by(t, [&](std::size_t reader) {
             const onnx_qdq_match* m = match_of[reader];
-            bool as_ab = m != nullptr && (m->dequantize[0] == i || m->dequantize[1] == i);
-            const onnx_node& x = g.nodes[reader];
-            for (std::size_t k = 2; as_ab && k < x.inputs.size(); ++k)
-                as_ab = x.inputs[k].name != t;
-            all = all && as_ab;
-        }
-        if (all) fold(i);
+            if (m == nullptr || (m->dequantize[0] != i && m->dequantize[1] != i)) return false;
+            const std::vector<onnx_tensor>& in = g.nodes[reader].inputs;
+            return std::none_of(in.begin() + 2, in.end(),
+                                [&t](const onnx_tensor& x) { return x.name == t; });
+        });
+        if (as_ab) fold(i);
     }
-    // A QuantizeLinear of an initializer whose output only folded DequantizeLinear nodes read:
-    // computed when the engine is built.
+    // A QuantizeLinear of initializers only (the weight, its scale and zero point: a constant)
+    // whose output only folded DequantizeLinear nodes read: computed when the engine is built.
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
         const onnx_node& n = g.nodes[i];
         if (n.op_type != "QuantizeLinear" || !n.default_domain() || !unclaimed(i) ||
-            n.inputs.empty() || n.outputs.size() != 1 || n.outputs[0].name.empty()) {
+            n.inputs.empty() || n.outputs.size() != 1 || n.outputs[0].name.empty() ||
+            !std::all_of(n.inputs.begin(), n.inputs.end(),
+                         [](const onnx_tensor& x) { return x.name.empty() || x.weight; })) {
             continue;
         }
-        // Every input an initializer (the weight, its scale and zero point): a constant.
-        bool constant = true;
-        for (const onnx_tensor& x : n.inputs) constant = constant && (x.name.empty() || x.weight);
-        if (!constant) continue;
         const std::string_view t = n.outputs[0].name;
-        const auto c = ix.consumers.find(t);
-        if (c == ix.consumers.end() || ix.outputs.contains(t)) continue;
-        bool all = true;
-        for (const std::size_t reader : c->second) {
-            all = all && r.folded[reader] && g.nodes[reader].op_type == "DequantizeLinear" &&
-                  g.nodes[reader].inputs[0].name == t;
-        }
-        if (all) fold(i);
+        const bool constant_weight = ix.read_only_by(t, [&](std::size_t reader) {
+            const onnx_node& x = g.nodes[reader];
+            return r.folded[reader] && x.op_type == "DequantizeLinear" && x.inputs[0].name == t;
+        });
+        if (constant_weight) fold(i);
     }
     return r;
 }

@@ -193,6 +193,15 @@ struct onnx_graph_index {
         const auto c = consumers.find(t);
         return c != consumers.end() && c->second.size() == 1 && !outputs.contains(t);
     }
+
+    /// Read by at least one node, every reader (once per input slot) passing `ok`, and not a
+    /// graph output: a fused kernel may keep it inside where `ok` says the readers fuse.
+    template <class Reader>
+    [[nodiscard]] bool read_only_by(std::string_view t, Reader ok) const {
+        const auto c = consumers.find(t);
+        if (c == consumers.end() || outputs.contains(t)) return false;
+        return std::all_of(c->second.begin(), c->second.end(), ok);
+    }
 };
 
 /// Probe batches at which the command runs ONNX shape inference: two solve a x B + c, the third
