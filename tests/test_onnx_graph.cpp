@@ -828,6 +828,167 @@ TEST_CASE("onnx graph: QDQ Gemms, shared dequantized inputs and weights quantize
     CHECK(sr.text.find("# onnx MatMul 'aa': integer, folds 'a_dq'\n") != std::string::npos);
 }
 
+namespace {
+
+/// pytorch-quantization's export of a Linear layer and its ReLU:
+/// x[B,64] -> QuantizeLinear -> DequantizeLinear ----------------------------+
+///                                                                           MatMul 'mm' -+
+/// W f32 [32,64] -> QuantizeLinear -> DequantizeLinear -> Transpose 'w_t' ---+            |
+///   hq <- QuantizeLinear 'h_q' <- Relu 'relu' <- Add 'bias' (b f32 [32]) <--------------+
+io::onnx_graph linear_graph() {
+    const onnx_dim b = onnx_dim::batch();
+    const auto act = [&](const char* n, int t) { return tensor(n, {b, onnx_dim::of(64)}, t); };
+    const auto out = [&](const char* n, int t) { return tensor(n, {b, onnx_dim::of(32)}, t); };
+    const auto w = [](const char* n, int t) {  // as the layer holds it: [out, in]
+        return weight(n, {onnx_dim::of(32), onnx_dim::of(64)}, t);
+    };
+    const auto wt = [](const char* n, int t) {
+        return tensor(n, {onnx_dim::of(64), onnx_dim::of(32)}, t);
+    };
+    const auto ww = [](const char* n, int t) {
+        return tensor(n, {onnx_dim::of(32), onnx_dim::of(64)}, t);
+    };
+    const onnx_tensor s = weight("s", {}), zp = weight("zp", {}, u8);
+    io::onnx_graph g = empty_graph("linear");
+    g.inputs = {act("x", f32)};
+    g.outputs = {out("hq", u8)};
+    g.nodes = {
+        op_node("QuantizeLinear", "x_q", {act("x", f32), s, zp}, {act("xq", u8)}),
+        op_node("DequantizeLinear", "x_dq", {act("xq", u8), s, zp}, {act("xd", f32)}),
+        op_node("QuantizeLinear", "w_q", {w("wf", f32), s}, {ww("wq", i8)}),
+        op_node("DequantizeLinear", "w_dq", {ww("wq", i8), s}, {ww("wd", f32)}),
+        op_node("Transpose", "w_t", {ww("wd", f32)}, {wt("wdt", f32)},
+                {io::onnx_attribute{"perm", {1, 0}}}),
+        op_node("MatMul", "mm", {act("xd", f32), wt("wdt", f32)}, {out("h", f32)}),
+        op_node("Add", "bias", {out("h", f32), weight("bb", {onnx_dim::of(32)})}, {out("hb", f32)}),
+        op_node("Relu", "relu", {out("hb", f32)}, {out("hr", f32)}),
+        op_node("QuantizeLinear", "h_q", {out("hr", f32), s, zp}, {out("hq", u8)}),
+    };
+    return g;
+}
+
+}  // namespace
+
+TEST_CASE("onnx graph: a weight's Transpose and the bias and Relu before the QuantizeLinear fold") {
+    const onnx_dim b = onnx_dim::batch();
+    io::onnx_import r;
+    const model m = io::model_of(linear_graph(), &r);
+    // x in, x_q, the integer GEMM, hq out: w_q, both DequantizeLinear, the Transpose, the bias
+    // Add, the Relu and h_q folded into it.
+    CHECK(r.lines == 4);
+    CHECK(r.qdq_gemms == 1);
+    CHECK(r.qdq.at("DequantizeLinear") == 2);
+    CHECK(r.qdq.at("QuantizeLinear") == 2);
+    CHECK(r.qdq.at("Transpose") == 1);
+    CHECK(r.qdq.at("Add") == 1);
+    CHECK(r.qdq.at("Relu") == 1);
+    CHECK(r.text.find("matmul B,64;64,32 uint8 name=mm  # onnx MatMul 'mm': integer, folds "
+                      "'x_dq', 'w_dq', 'w_t', 'bias', 'relu', 'h_q'") != std::string::npos);
+    // The weight read as 8-bit in the Transpose's shape, one byte an element out.
+    const op q = instantiate(named(m, "mm"), 8);
+    CHECK(q.type == dtype::uint8);
+    CHECK(q.out_type == dtype::uint8);
+    CHECK(q.k_depth == 64);
+    CHECK(q.gemm.b.in(units::B) == 64.0 * 32);
+    CHECK(q.bytes_written.in(units::B) == 8.0 * 32);
+    // Unfused: every node its line; the Transpose moves the float weight.
+    io::onnx_import u;
+    const model f = io::model_of(linear_graph(), &u, {.fuse_qdq = false});
+    CHECK(u.qdq.empty());
+    CHECK(named(f, "w_t").kind == op_kind::transpose);
+    CHECK(named(f, "relu").kind == op_kind::elementwise);
+
+    SUBCASE("names past the comment's 80 bytes are counted, not cut") {
+        io::onnx_graph g = linear_graph();
+        g.nodes[1].name = "a_rather_long_dequantize_name";
+        io::onnx_import lr;
+        (void)io::model_of(g, &lr);
+        CHECK(lr.text.find("# onnx MatMul 'mm': integer, folds 'a_rather_long_dequantize_name', "
+                           "+5 more\n") != std::string::npos);
+    }
+    SUBCASE("a Clip in the Relu's place, a Reshape to a constant shape in the Transpose's") {
+        io::onnx_graph g = linear_graph();
+        g.nodes[7].op_type = "Clip";
+        g.nodes[4] = op_node("Reshape", "w_r",
+                             {tensor("wd", {onnx_dim::of(32), onnx_dim::of(64)}),
+                              weight("shape", {onnx_dim::of(2)}, i64)},
+                             {tensor("wdt", {onnx_dim::of(64), onnx_dim::of(32)})});
+        io::onnx_import cr;
+        (void)io::model_of(g, &cr);
+        CHECK(cr.qdq_gemms == 1);
+        CHECK(cr.qdq.at("Clip") == 1);
+        CHECK(cr.qdq.at("Reshape") == 1);
+        CHECK(cr.text.find("folds 'x_dq', 'w_dq', 'w_r', 'bias', 'relu', 'h_q'") !=
+              std::string::npos);
+    }
+    SUBCASE("a Reshape to a computed shape: the GEMM stays float") {
+        io::onnx_graph g = linear_graph();
+        g.nodes[4] = op_node("Reshape", "w_r",
+                             {tensor("wd", {onnx_dim::of(32), onnx_dim::of(64)}),
+                              tensor("shape", {onnx_dim::of(2)}, i64)},
+                             {tensor("wdt", {onnx_dim::of(64), onnx_dim::of(32)})});
+        io::onnx_import cr;
+        const model cm = io::model_of(g, &cr);
+        CHECK(cr.qdq_gemms == 0);
+        CHECK(instantiate(named(cm, "mm"), 8).type == dtype::fp32);
+    }
+    SUBCASE("an activation through a Transpose: the GEMM stays float") {
+        io::onnx_graph g = linear_graph();
+        g.inputs.push_back(tensor("wlive", {onnx_dim::of(32), onnx_dim::of(64)}));
+        g.nodes[2].inputs[0] = g.inputs.back();  // w_q of a graph input: not a constant
+        io::onnx_import ar;
+        const model am = io::model_of(g, &ar);
+        CHECK(ar.qdq_gemms == 0);
+        CHECK(ar.qdq.empty());
+        CHECK(instantiate(named(am, "mm"), 8).type == dtype::fp32);
+    }
+    SUBCASE("the Transpose's output read elsewhere: priced with its DequantizeLinear") {
+        io::onnx_graph g = linear_graph();
+        g.outputs.push_back(tensor("wdt", {onnx_dim::of(64), onnx_dim::of(32)}));
+        io::onnx_import tr;
+        const model tm = io::model_of(g, &tr);
+        CHECK(tr.qdq_gemms == 1);
+        CHECK(tr.qdq.at("DequantizeLinear") == 1);  // x_dq
+        CHECK_FALSE(tr.qdq.contains("Transpose"));
+        CHECK(named(tm, "w_t").kind == op_kind::transpose);
+        CHECK(named(tm, "w_dq").kind == op_kind::elementwise);
+        CHECK(instantiate(named(tm, "mm"), 8).type == dtype::uint8);
+    }
+    SUBCASE("no QuantizeLinear after the Relu: the bias folded, the Relu priced, fp32 out") {
+        io::onnx_graph g = linear_graph();
+        g.nodes.pop_back();
+        g.outputs = {tensor("hr", {b, onnx_dim::of(32)})};
+        io::onnx_import nr;
+        const model nm = io::model_of(g, &nr);
+        CHECK(nr.qdq_gemms == 1);
+        CHECK(nr.qdq.at("Add") == 1);
+        CHECK_FALSE(nr.qdq.contains("Relu"));
+        CHECK(instantiate(named(nm, "mm"), 8).out_type == dtype::fp32);
+        CHECK(named(nm, "relu").kind == op_kind::elementwise);
+        CHECK(nr.text.find("folds 'x_dq', 'w_dq', 'w_t', 'bias'\n") != std::string::npos);
+        CHECK(nr.text.find("name=bias") == std::string::npos);
+    }
+    SUBCASE("an Add that is no bias (one value, 32 columns; or after the Relu): not folded") {
+        for (const bool after_relu : {false, true}) {
+            io::onnx_graph g = linear_graph();
+            if (after_relu) {
+                std::swap(g.nodes[6].op_type, g.nodes[7].op_type);
+                g.nodes[7].inputs.push_back(g.nodes[6].inputs[1]);
+                g.nodes[6].inputs.pop_back();
+            } else {
+                g.nodes[6].inputs[1] = weight("bb", {onnx_dim::of(1)});
+            }
+            io::onnx_import br;
+            const model bm = io::model_of(g, &br);
+            CHECK(br.qdq_gemms == 1);
+            CHECK_FALSE(br.qdq.contains("Add"));
+            CHECK_FALSE(br.qdq.contains("Relu"));
+            CHECK(br.qdq.at("QuantizeLinear") == 1);  // w_q only
+            CHECK(instantiate(named(bm, "mm"), 8).out_type == dtype::fp32);
+        }
+    }
+}
+
 TEST_CASE("onnx graph: a Conv between QDQ nodes is an integer conv; a grouped one stays float") {
     const onnx_dim b = onnx_dim::batch();
     const auto d = [](std::int64_t n) { return onnx_dim::of(n); };

@@ -757,6 +757,46 @@ TEST_CASE("onnx: a QDQ tower's GEMMs are integer GEMMs, and faster than as writt
     CHECK_FALSE(has(written.err, "folded into"));
 }
 
+TEST_CASE("onnx: pytorch-quantization's Linear layers: weights transposed, bias and Relu folded") {
+    io::onnx_import r;
+    const model m = cli::import_onnx(onnx_dir + "qdq_linear.onnx", "", r);
+    io::onnx_import u;
+    const model w =
+        cli::import_onnx(onnx_dir + "qdq_linear.onnx", "", u, nullptr, {.fuse_qdq = false});
+    // fc1: x_dq and w1_dq through w1_t, then fc1_bias, relu1 and r1_q; fc2: r1_dq and w2_dq
+    // through w2_t, then fc2_bias (no QuantizeLinear: float out). x_q alone stays a pass.
+    CHECK(r.qdq_gemms == 2);
+    CHECK(r.qdq.at("DequantizeLinear") == 4);
+    CHECK(r.qdq.at("QuantizeLinear") == 3);  // w1_q, w2_q: constants; r1_q
+    CHECK(r.qdq.at("Transpose") == 2);
+    CHECK(r.qdq.at("Add") == 2);
+    CHECK(r.qdq.at("Relu") == 1);
+    CHECK(count(m, op_kind::matmul) == 2);
+    CHECK(count(m, op_kind::elementwise) == 1);
+    CHECK(count(m, op_kind::transpose) == 0);
+    CHECK(count(w, op_kind::transpose) == 2);
+    CHECK(r.text.find("matmul B,512;512,256 int8 name=fc1  # onnx MatMul 'fc1': integer, folds "
+                      "'x_dq', 'w1_dq', 'w1_t', 'fc1_bias', +2 more\n") != std::string::npos);
+    CHECK(r.text.find("matmul B,256;256,64 int8 out=fp32 name=fc2  # onnx MatMul 'fc2': "
+                      "integer, folds 'r1_dq', 'w2_dq', 'w2_t', 'fc2_bias'\n") !=
+          std::string::npos);
+    const model again = io::parse_model(r.text, "qdq_linear.model");
+    REQUIRE(again.nodes.size() == m.nodes.size());
+    // The weights one byte an element in the layer's transposed shape: [512, 256], [256, 64].
+    const auto gemm_of = [](const model& x, std::string_view name) {
+        for (const node& n : x.nodes) {
+            if (n.name.view() == name) return instantiate(n, 256);
+        }
+        FAIL("no node " << name);
+        return op{};
+    };
+    CHECK(gemm_of(m, "fc1").gemm.b.in(units::B) == 512.0 * 256);
+    CHECK(gemm_of(m, "fc2").gemm.b.in(units::B) == 256.0 * 64);
+    CHECK(gemm_of(w, "fc1").gemm.b.in(units::B) == 4 * 512.0 * 256);
+    CHECK(gemm_of(m, "fc1").out_type == dtype::int8);
+    CHECK(gemm_of(m, "fc2").out_type == dtype::fp32);
+}
+
 TEST_CASE("onnx: valid graphs the structure checks must not refuse") {
     // An opset-18 ReduceMean (axes an input; libonnx 1.12 knows opset 17) and a node of the
     // default domain spelled "ai.onnx": both imported (onnx.checker's check_node refused both).

@@ -129,10 +129,13 @@ inline constexpr std::array<std::string_view, 11> reduce_ops{
     return out.empty() ? std::string("onnx") : out;
 }
 
-/// Text for a comment: one line, no control bytes, at most 80 bytes; a longer text keeps its
-/// start and its end (a path's file name, a node's name) around "...".
+/// The longest comment comment_of writes, in bytes.
+inline constexpr std::size_t comment_most = 80;
+
+/// Text for a comment: one line, no control bytes, at most comment_most bytes; a longer text
+/// keeps its start and its end (a path's file name, a node's name) around "...".
 [[nodiscard]] inline std::string comment_of(std::string_view s) {
-    constexpr std::size_t most = 80, head = 38, tail = most - head - 3;
+    constexpr std::size_t most = comment_most, head = 38, tail = most - head - 3;
     std::string out;
     const auto add = [&out](std::string_view part) {
         for (const char c : part)
@@ -412,20 +415,46 @@ private:
     void integer_gemm(const onnx_qdq_match& m) {
         const onnx_node& n = g_.nodes[m.gemm];
         onnx_node f = n;
-        f.inputs[0] = g_.nodes[m.dequantize[0]].inputs[0];
-        f.inputs[1] = g_.nodes[m.dequantize[1]].inputs[0];
+        for (std::size_t k = 0; k < 2; ++k) {
+            const onnx_tensor& q = g_.nodes[m.dequantize[k]].inputs[0];
+            if (m.layout[k]) {  // the 8-bit constant in the layout's shape
+                f.inputs[k].elem_type = q.elem_type;
+                f.inputs[k].elem_type_name = q.elem_type_name;
+            } else {
+                f.inputs[k] = q;
+            }
+        }
         const auto quoted = [this](std::size_t i) {
             const std::string& x = g_.nodes[i].name;
             return x.empty() ? std::string("(unnamed)") : "'" + printable(x) + "'";
         };
-        // The comment's node names: a long first name leaves the rest cut (comment_of).
-        std::string note = ": integer, folds " + quoted(m.dequantize[0]);
-        if (m.dequantize[1] != m.dequantize[0]) note += ", " + quoted(m.dequantize[1]);
+        // The folded nodes, named in the comment as far as it holds them whole, then counted
+        // ("+2 more"); a long first name leaves the rest cut (comment_of).
+        std::vector<std::size_t> folds{m.dequantize[0]};
+        if (m.layout[0]) folds.push_back(*m.layout[0]);
+        if (m.dequantize[1] != m.dequantize[0]) folds.push_back(m.dequantize[1]);
+        if (m.layout[1] && m.layout[1] != m.layout[0]) folds.push_back(*m.layout[1]);
+        folds.insert(folds.end(), m.epilogue.begin(), m.epilogue.end());
+        if (m.quantize) folds.push_back(*m.quantize);
+        if (m.bias) folds.push_back(*m.bias);
+        const std::size_t room = comment_most - std::min(comment_most, label(n).size());
+        std::string note = ": integer, folds " + quoted(folds[0]);
+        for (std::size_t k = 1; k < folds.size(); ++k) {
+            const std::string next = note + ", " + quoted(folds[k]);
+            const std::size_t left = folds.size() - k - 1;
+            const std::size_t more = left > 0 ? 9 + std::to_string(left).size() : 0;  // ", +N more"
+            if (next.size() + more > room) {
+                note += ", +" + std::to_string(folds.size() - k) + " more";
+                break;
+            }
+            note = next;
+        }
+        // The GEMM writes what its QuantizeLinear writes, else its epilogue's last output.
         if (m.quantize) {
             f.outputs[0] = g_.nodes[*m.quantize].outputs[0];
-            note += ", " + quoted(*m.quantize);
+        } else if (!m.epilogue.empty()) {
+            f.outputs[0] = g_.nodes[m.epilogue.back()].outputs[0];
         }
-        if (m.bias) note += ", " + quoted(*m.bias);
         // A Gemm's bias C is added in the integer GEMM's epilogue: no line of its own.
         if (f.inputs.size() > 2) f.inputs.resize(2);
         const int before = out_.lines;
@@ -435,11 +464,12 @@ private:
             out_.approximations.push_back(
                 "node '" + printable(n.name) + "' (" + n.op_type +
                 ") and every other GEMM between DequantizeLinear inputs: one integer GEMM "
-                "reading their 8-bit inputs, its bias and the scales applied in its epilogue "
-                "(with a QuantizeLinear after it, writing its 8-bit output; weights quantized "
-                "in the graph, once when the engine is built), as TensorRT runs them (ONNX "
-                "Runtime's CPU provider most of them: QLinearMatMul, MatMulIntegerToFloat, QGemm, "
-                "QLinearConv); unfused "
+                "reading their 8-bit inputs, its bias (a Gemm's C, or an Add of one value per "
+                "column after it) and the scales applied in its epilogue (with a QuantizeLinear "
+                "after it, a Relu / Clip before that too, writing its 8-bit output; weights "
+                "quantized in the graph, and a weight's Transpose / Reshape, once when the "
+                "engine is built), as TensorRT runs them (ONNX Runtime's CPU provider most of "
+                "them: QLinearMatMul, MatMulIntegerToFloat, QGemm, QLinearConv); unfused "
                 "(fuse_qdq = false, --unfused-qdq) every node is priced as written");
         ++out_.qdq_gemms;
     }

@@ -37,9 +37,23 @@
 //    runtime builds its engine: folded;
 //  - a graph with control flow (If, Loop, Scan) folds nothing: its subgraphs may read a tensor
 //    the index does not list.
-// A GEMM whose QuantizeLinear follows a Relu or Clip (ONNX Runtime drops those) writes its float
-// output, the Relu and the QuantizeLinear priced as written; a weight dequantized before a
-// Transpose or Reshape (DQ -> Transpose -> MatMul) leaves its GEMM float.
+//  - a constant's DequantizeLinear may reach the GEMM through a Transpose, or a Reshape to a
+//    constant shape (pytorch-quantization's export of a Linear layer: W -> QuantizeLinear ->
+//    DequantizeLinear -> Transpose -> MatMul): the runtime moves the DequantizeLinear past it
+//    (ONNX Runtime's QDQPropagationTransformer, onnxruntime/core/optimizer/qdq_transformer/
+//    qdq_propagation.h) and applies the layout to the 8-bit constant once, when it loads the
+//    model: the GEMM reads the 8-bit tensor in the layout's shape, the Transpose / Reshape is
+//    folded with the DequantizeLinear (it needs the DequantizeLinear's output to be read by it
+//    alone, and its own output read only by such GEMMs as A or B);
+//  - between the GEMM and its QuantizeLinear, a bias Add of a constant with one value per
+//    output column, then a Relu or a Clip, each the only reader of the tensor before it, are
+//    the GEMM's epilogue: folded with the QuantizeLinear (TensorRT fuses them into the GEMM;
+//    ONNX Runtime drops a Relu / Clip before a QuantizeLinear, its ReluQuantTransformer and
+//    ClipQuantFusion in the same folder). Without a QuantizeLinear the bias Add still folds
+//    (ONNX Runtime's com.microsoft MatMulIntegerToFloat takes a bias input) and the GEMM writes
+//    its float sum; a Relu or Clip then stays a node priced as written.
+// A non-constant input through a Transpose or Reshape (DQ -> Transpose -> MatMul of an
+// activation) leaves its GEMM float: that layout pass would move 8-bit data instead.
 #pragma once
 
 #include <algorithm>
@@ -61,8 +75,19 @@ namespace perfcast::io {
 struct onnx_qdq_match {
     std::size_t gemm = 0;
     std::array<std::size_t, 2> dequantize{};  // of A, of B
-    std::optional<std::size_t> quantize;
-    std::optional<std::size_t> bias;
+    /// A constant's Transpose / Reshape between input k's DequantizeLinear and the GEMM.
+    std::array<std::optional<std::size_t>, 2> layout{};
+    /// The bias Add and the Relu / Clip between the GEMM and its QuantizeLinear, in order, folded
+    /// (without a QuantizeLinear: a bias Add alone).
+    std::vector<std::size_t> epilogue{};
+    std::optional<std::size_t> quantize{};
+    std::optional<std::size_t> bias{};
+
+    /// The node writing the GEMM's input k (0: A, 1: B): its layout node, else its
+    /// DequantizeLinear.
+    [[nodiscard]] std::size_t source(std::size_t k) const {
+        return layout[k] ? *layout[k] : dequantize[k];
+    }
 };
 
 /// What find_qdq found: the GEMMs in graph order, and per node of the graph whether it is a
@@ -86,6 +111,64 @@ namespace onnx_qdq_detail {
         return std::nullopt;
     }
     return p->second;
+}
+
+/// Whether tensor `t` is a constant: an initializer, or the output of a QuantizeLinear of
+/// initializers only (computed when the runtime builds its engine).
+[[nodiscard]] inline bool constant(const onnx_graph& g, const onnx_graph_index& ix,
+                                   const onnx_tensor& t) {
+    if (t.weight) return true;
+    const auto p = ix.producer.find(t.name);
+    if (p == ix.producer.end()) return false;
+    const onnx_node& q = g.nodes[p->second];
+    return q.op_type == "QuantizeLinear" && q.default_domain() && !q.inputs.empty() &&
+           std::all_of(q.inputs.begin(), q.inputs.end(),
+                       [](const onnx_tensor& x) { return x.name.empty() || x.weight; });
+}
+
+/// The DequantizeLinear whose output reaches tensor `t`: its writer, or the writer of the input
+/// of a Transpose / Reshape (to a constant shape) writing `t` where the DequantizeLinear reads a
+/// constant and only the layout node reads its output. `layout` is set to that node.
+[[nodiscard]] inline std::optional<std::size_t> dequantized_through(
+    const onnx_graph& g, const onnx_graph_index& ix, std::string_view t,
+    std::optional<std::size_t>& layout) {
+    layout.reset();
+    if (const auto direct = dequantized(g, ix, t)) return direct;
+    const auto p = ix.producer.find(t);
+    if (p == ix.producer.end()) return std::nullopt;
+    const onnx_node& l = g.nodes[p->second];
+    const bool transpose = l.op_type == "Transpose";
+    if ((!transpose && l.op_type != "Reshape") || !l.default_domain() || l.inputs.empty() ||
+        l.outputs.size() != 1 || l.outputs[0].name != t ||
+        (!transpose && (l.inputs.size() < 2 || !l.inputs[1].weight))) {
+        return std::nullopt;
+    }
+    const auto d = dequantized(g, ix, l.inputs[0].name);
+    if (!d || !ix.internal(l.inputs[0].name) || !constant(g, ix, g.nodes[*d].inputs[0]))
+        return std::nullopt;
+    layout = p->second;
+    return d;
+}
+
+/// Whether node `x` adds a bias to tensor `t`, the output `y` of a GEMM: an Add of `t` and a
+/// constant of known shape holding one value per column of `y` (its last dimension, known).
+[[nodiscard]] inline bool bias_add(const onnx_node& x, std::string_view t, const onnx_tensor& y) {
+    if (x.op_type != "Add" || x.inputs.size() != 2 || !y.has_shape || y.dims.empty()) return false;
+    const onnx_dim& n = y.dims.back();
+    if (!n.known || n.per_batch != 0 || !n.symbol.empty()) return false;
+    const bool first = x.inputs[0].name == t;
+    if (!first && x.inputs[1].name != t) return false;
+    const onnx_tensor& b = x.inputs[first ? 1 : 0];
+    if (!b.weight || !b.has_shape || b.name == t) return false;
+    std::int64_t elements = 1;
+    for (const onnx_dim& v : b.dims) {
+        if (!v.known || v.per_batch != 0 || !v.symbol.empty() || v.fixed < 1 ||
+            elements > n.fixed / v.fixed) {
+            return false;
+        }
+        elements *= v.fixed;
+    }
+    return elements == n.fixed;
 }
 
 /// Whether node `n` is a GEMM the pattern takes: a MatMul, a Gemm, or a Conv of one group on
@@ -131,24 +214,58 @@ namespace onnx_qdq_detail {
             n.outputs.empty() || n.outputs[0].name.empty()) {
             continue;
         }
-        const auto a = d::dequantized(g, ix, n.inputs[0].name);
-        const auto b = d::dequantized(g, ix, n.inputs[1].name);
-        if (!a || !b || !unclaimed(*a) || !unclaimed(*b)) continue;
+        onnx_qdq_match m{};
+        m.gemm = i;
+        const auto a = d::dequantized_through(g, ix, n.inputs[0].name, m.layout[0]);
+        const auto b = d::dequantized_through(g, ix, n.inputs[1].name, m.layout[1]);
+        if (!a || !b || !unclaimed(*a) || !unclaimed(*b) ||
+            (m.layout[0] && !unclaimed(*m.layout[0])) ||
+            (m.layout[1] && !unclaimed(*m.layout[1]))) {
+            continue;
+        }
         const int family = d::family_of(g.nodes[*a].inputs[0]);
         if (family == 0 || d::family_of(g.nodes[*b].inputs[0]) != family) continue;
-        onnx_qdq_match m{i, {*a, *b}, std::nullopt, std::nullopt};
-        const std::string& y = n.outputs[0].name;
-        if (!subgraphs && ix.internal(y)) {
-            const std::size_t c = ix.consumers.find(y)->second.front();
-            const onnx_node& q = g.nodes[c];
-            if (q.op_type == "QuantizeLinear" && q.default_domain() && unclaimed(c) &&
-                !q.inputs.empty() && q.inputs[0].name == y && q.outputs.size() == 1 &&
-                !q.outputs[0].name.empty() &&
-                q.outputs[0].elem_type == g.nodes[*a].inputs[0].elem_type) {
-                m.quantize = c;
-                fold(c);
+        m.dequantize = {*a, *b};
+        // The epilogue: a bias Add, then a Relu or Clip, then the QuantizeLinear, each the only
+        // reader of the tensor before it; the Add and the activation fold with the
+        // QuantizeLinear only.
+        std::string_view at = n.outputs[0].name;
+        std::vector<std::size_t> chain;
+        bool biased = false, activated = false;
+        while (!subgraphs && ix.internal(at)) {
+            const std::size_t c = ix.consumers.find(at)->second.front();
+            const onnx_node& x = g.nodes[c];
+            if (!unclaimed(c) || !x.default_domain() || x.inputs.empty() || x.outputs.size() != 1 ||
+                x.outputs[0].name.empty()) {
+                break;
             }
+            if (x.op_type == "QuantizeLinear") {
+                if (x.inputs[0].name == at &&
+                    x.outputs[0].elem_type == g.nodes[*a].inputs[0].elem_type) {
+                    m.quantize = c;
+                }
+                break;
+            }
+            if (!biased && !activated && d::bias_add(x, at, n.outputs[0])) {
+                biased = true;
+            } else if (!activated && (x.op_type == "Relu" || x.op_type == "Clip") &&
+                       x.inputs[0].name == at) {
+                activated = true;
+            } else {
+                break;
+            }
+            chain.push_back(c);
+            at = x.outputs[0].name;
         }
+        // Before a QuantizeLinear the whole chain folds; without one a bias Add alone (ONNX
+        // Runtime's MatMulIntegerToFloat takes a bias input), the GEMM writing float.
+        if (m.quantize) {
+            m.epilogue = std::move(chain);
+            fold(*m.quantize);
+        } else if (!chain.empty() && g.nodes[chain[0]].op_type == "Add") {
+            m.epilogue = {chain[0]};
+        }
+        for (const std::size_t c : m.epilogue) fold(c);
         if (n.op_type != "MatMul" && n.inputs.size() > 2 && !n.inputs[2].name.empty()) {
             const auto c = d::dequantized(g, ix, n.inputs[2].name);
             if (c && !subgraphs && unclaimed(*c) && *c != *a && *c != *b &&
@@ -157,25 +274,34 @@ namespace onnx_qdq_detail {
                 fold(*c);
             }
         }
-        ++fused_reads[*a];
-        if (*b != *a) ++fused_reads[*b];
-        r.gemms.push_back(m);
+        ++fused_reads[m.source(0)];
+        if (m.source(1) != m.source(0)) ++fused_reads[m.source(1)];
+        r.gemms.push_back(std::move(m));
     }
-    // A DequantizeLinear folds when every reader is a matched GEMM reading it as A or B only
-    // (not also as a Gemm's bias C).
+    // A DequantizeLinear (or a constant's layout node, with the DequantizeLinear behind it)
+    // folds when every reader is a matched GEMM reading it as A or B only (not also as a Gemm's
+    // bias C).
     std::vector<const onnx_qdq_match*> match_of(g.nodes.size(), nullptr);
-    for (const onnx_qdq_match& m : r.gemms) match_of[m.gemm] = &m;
+    std::vector<std::size_t> behind(g.nodes.size(), g.nodes.size());  // layout -> its DQ
+    for (const onnx_qdq_match& m : r.gemms) {
+        match_of[m.gemm] = &m;
+        for (std::size_t k = 0; k < 2; ++k) {
+            if (m.layout[k]) behind[*m.layout[k]] = m.dequantize[k];
+        }
+    }
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
         if (fused_reads[i] == 0) continue;
         const std::string_view t = g.nodes[i].outputs[0].name;
         const bool as_ab = ix.read_only_by(t, [&](std::size_t reader) {
             const onnx_qdq_match* m = match_of[reader];
-            if (m == nullptr || (m->dequantize[0] != i && m->dequantize[1] != i)) return false;
+            if (m == nullptr || (m->source(0) != i && m->source(1) != i)) return false;
             const std::vector<onnx_tensor>& in = g.nodes[reader].inputs;
             return std::none_of(in.begin() + 2, in.end(),
                                 [&t](const onnx_tensor& x) { return x.name == t; });
         });
-        if (as_ab) fold(i);
+        if (!as_ab) continue;
+        fold(i);
+        if (behind[i] < g.nodes.size()) fold(behind[i]);
     }
     // A QuantizeLinear of initializers only (the weight, its scale and zero point: a constant)
     // whose output only folded DequantizeLinear nodes read: computed when the engine is built.

@@ -61,6 +61,10 @@ imports them and checks op counts and FLOPs against a hand count.
 - qdq_tower.onnx: two GEMMs in the QDQ format (uint8 activations, int8 weights), fc1 with a
   QuantizeLinear after it, fc2 a Gemm with a dequantized int32 bias and a float output: two
   integer GEMMs on import.
+- qdq_linear.onnx: two Linear layers as pytorch-quantization exports them (float weights
+  quantized in the graph, each DequantizeLinear -> Transpose -> MatMul, then a bias Add), fc1
+  with a Relu and a QuantizeLinear after it, fc2 with a float output: two integer GEMMs, the
+  Transposes, both bias Adds, fc1's Relu and QuantizeLinear folded.
 - bad_cycle.onnx, bad_order.onnx, bad_twice.onnx, bad_no_op.onnx: graphs onnx.checker refuses
   (a cycle, a node before the node writing its input, a tensor written twice, an op the default
   domain does not register); opset18_reduce.onnx, ai_onnx_domain.onnx: valid graphs it must
@@ -550,6 +554,33 @@ def qdq_models():
                      scalar("ws", F32, 0.01), scalar("wzp", I8, 0), weight("b2q", [64], I32),
                      scalar("bs", F32, 0.0005)])
     save(helper.make_model(g, opset_imports=OPSET), "qdq_tower.onnx")
+
+    # Two Linear layers as pytorch-quantization exports them for TensorRT: int8 activations and
+    # weights, each float weight [out, in] quantized in the graph, dequantized and transposed
+    # before its MatMul, a float bias added after; fc1's Relu quantized for fc2, fc2's output
+    # float.
+    g = helper.make_graph(
+        [n("QuantizeLinear", ["x", "s", "z"], ["xq"], name="x_q"),
+         n("DequantizeLinear", ["xq", "s", "z"], ["xd"], name="x_dq"),
+         n("QuantizeLinear", ["w1", "ws", "z"], ["w1q"], name="w1_q"),
+         n("DequantizeLinear", ["w1q", "ws", "z"], ["w1d"], name="w1_dq"),
+         n("Transpose", ["w1d"], ["w1t"], name="w1_t", perm=[1, 0]),
+         n("MatMul", ["xd", "w1t"], ["h1"], name="fc1"),
+         n("Add", ["h1", "b1"], ["h1b"], name="fc1_bias"),
+         n("Relu", ["h1b"], ["r1"], name="relu1"),
+         n("QuantizeLinear", ["r1", "s", "z"], ["r1q"], name="r1_q"),
+         n("DequantizeLinear", ["r1q", "s", "z"], ["r1d"], name="r1_dq"),
+         n("QuantizeLinear", ["w2", "ws", "z"], ["w2q"], name="w2_q"),
+         n("DequantizeLinear", ["w2q", "ws", "z"], ["w2d"], name="w2_dq"),
+         n("Transpose", ["w2d"], ["w2t"], name="w2_t", perm=[1, 0]),
+         n("MatMul", ["r1d", "w2t"], ["h2"], name="fc2"),
+         n("Add", ["h2", "b2"], ["y"], name="fc2_bias")], "qdq_linear",
+        [vi("x", F32, ["batch", 512])],
+        [vi("y", F32, ["batch", 64])],
+        initializer=[scalar("s", F32, 0.05), scalar("z", I8, 0), scalar("ws", F32, 0.01),
+                     weight("w1", [256, 512]), weight("b1", [256]),
+                     weight("w2", [64, 256]), weight("b2", [64])])
+    save(helper.make_model(g, opset_imports=OPSET), "qdq_linear.onnx")
 
 
 if __name__ == "__main__":
