@@ -953,6 +953,9 @@ TEST_CASE("onnx graph: a weight's Transpose and the bias and Relu before the Qua
         CHECK(named(tm, "w_t").kind == op_kind::transpose);
         CHECK(named(tm, "w_dq").kind == op_kind::elementwise);
         CHECK(instantiate(named(tm, "mm"), 8).type == dtype::uint8);
+        // The comment names what it folds only: w_dq and w_t are lines of their own.
+        CHECK(tr.text.find("'mm': integer, folds 'x_dq', 'bias', 'relu', 'h_q'\n") !=
+              std::string::npos);
     }
     SUBCASE("no QuantizeLinear after the Relu: the bias folded, the Relu priced, fp32 out") {
         io::onnx_graph g = linear_graph();
@@ -968,15 +971,34 @@ TEST_CASE("onnx graph: a weight's Transpose and the bias and Relu before the Qua
         CHECK(nr.text.find("folds 'x_dq', 'w_dq', 'w_t', 'bias'\n") != std::string::npos);
         CHECK(nr.text.find("name=bias") == std::string::npos);
     }
-    SUBCASE("an Add that is no bias (one value, 32 columns; or after the Relu): not folded") {
-        for (const bool after_relu : {false, true}) {
+    SUBCASE("a bias of shape [1, 32] folds; a Clip of computed bounds does not") {
+        io::onnx_graph g = linear_graph();
+        g.nodes[6].inputs[1] = weight("bb", {onnx_dim::of(1), onnx_dim::of(32)});
+        io::onnx_import wr;
+        (void)io::model_of(g, &wr);
+        CHECK(wr.qdq.at("Add") == 1);
+        CHECK(wr.qdq.at("Relu") == 1);
+        g.nodes[7].op_type = "Clip";
+        g.nodes[7].inputs.push_back(tensor("lo", {}));  // a graph input: not a constant
+        g.inputs.push_back(tensor("lo", {}));
+        io::onnx_import cr;
+        const model cm = io::model_of(g, &cr);
+        CHECK(cr.qdq.at("Add") == 1);  // the bias still folds, the GEMM writes its sum
+        CHECK_FALSE(cr.qdq.contains("Clip"));
+        CHECK(named(cm, "relu").kind == op_kind::elementwise);
+        CHECK(instantiate(named(cm, "mm"), 8).out_type == dtype::fp32);
+    }
+    SUBCASE("an Add that is no bias (one value; 32 rows; after the Relu): not folded") {
+        for (const int variant : {0, 1, 2}) {
             io::onnx_graph g = linear_graph();
-            if (after_relu) {
+            if (variant == 2) {
                 std::swap(g.nodes[6].op_type, g.nodes[7].op_type);
                 g.nodes[7].inputs.push_back(g.nodes[6].inputs[1]);
                 g.nodes[6].inputs.pop_back();
             } else {
-                g.nodes[6].inputs[1] = weight("bb", {onnx_dim::of(1)});
+                g.nodes[6].inputs[1] = variant == 0
+                                           ? weight("bb", {onnx_dim::of(1)})
+                                           : weight("bb", {onnx_dim::of(32), onnx_dim::of(1)});
             }
             io::onnx_import br;
             const model bm = io::model_of(g, &br);

@@ -212,7 +212,7 @@ public:
                     ++index_;  // the other nodes keep the names they have unfused
                     ++out_.qdq[g_.nodes[i].op_type];
                 } else if (qdq_of[i] != nullptr) {
-                    integer_gemm(*qdq_of[i]);
+                    integer_gemm(*qdq_of[i], qdq.folded);
                 } else {
                     node_lines(g_.nodes[i]);
                 }
@@ -412,7 +412,7 @@ private:
 
     /// GEMM m.gemm with the 8-bit inputs of its DequantizeLinear nodes, and the output of its
     /// QuantizeLinear where that is folded: the integer GEMM a runtime runs (io/onnx_qdq.hpp).
-    void integer_gemm(const onnx_qdq_match& m) {
+    void integer_gemm(const onnx_qdq_match& m, const std::vector<bool>& folded) {
         const onnx_node& n = g_.nodes[m.gemm];
         onnx_node f = n;
         for (std::size_t k = 0; k < 2; ++k) {
@@ -428,22 +428,28 @@ private:
             const std::string& x = g_.nodes[i].name;
             return x.empty() ? std::string("(unnamed)") : "'" + printable(x) + "'";
         };
-        // The folded nodes, named in the comment as far as it holds them whole, then counted
-        // ("+2 more"); a long first name leaves the rest cut (comment_of).
-        std::vector<std::size_t> folds{m.dequantize[0]};
-        if (m.layout[0]) folds.push_back(*m.layout[0]);
-        if (m.dequantize[1] != m.dequantize[0]) folds.push_back(m.dequantize[1]);
-        if (m.layout[1] && m.layout[1] != m.layout[0]) folds.push_back(*m.layout[1]);
-        folds.insert(folds.end(), m.epilogue.begin(), m.epilogue.end());
-        if (m.quantize) folds.push_back(*m.quantize);
-        if (m.bias) folds.push_back(*m.bias);
+        // The nodes it folds (a DequantizeLinear something else reads is not: still a line),
+        // named in the comment as far as it holds them whole, then counted ("+2 more"); a long
+        // first name leaves the rest cut (comment_of).
+        std::vector<std::size_t> folds;
+        const auto add = [&](std::optional<std::size_t> i) {
+            if (i && folded[*i] && std::find(folds.begin(), folds.end(), *i) == folds.end())
+                folds.push_back(*i);
+        };
+        for (std::size_t k = 0; k < 2; ++k) {
+            add(m.dequantize[k]);
+            add(m.layout[k]);
+        }
+        for (const std::size_t e : m.epilogue) add(e);
+        add(m.quantize);
+        add(m.bias);
         const std::size_t room = comment_most - std::min(comment_most, label(n).size());
-        std::string note = ": integer, folds " + quoted(folds[0]);
-        for (std::size_t k = 1; k < folds.size(); ++k) {
-            const std::string next = note + ", " + quoted(folds[k]);
+        std::string note = ": integer";
+        for (std::size_t k = 0; k < folds.size(); ++k) {
+            const std::string next = note + (k == 0 ? ", folds " : ", ") + quoted(folds[k]);
             const std::size_t left = folds.size() - k - 1;
-            const std::size_t more = left > 0 ? 9 + std::to_string(left).size() : 0;  // ", +N more"
-            if (next.size() + more > room) {
+            const std::size_t more = left > 0 ? 8 + std::to_string(left).size() : 0;  // ", +N more"
+            if (k > 0 && next.size() + more > room) {
                 note += ", +" + std::to_string(folds.size() - k) + " more";
                 break;
             }

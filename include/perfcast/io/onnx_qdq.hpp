@@ -27,8 +27,9 @@
 //  - a DequantizeLinear is folded only when every reader of its output is such a GEMM reading it
 //    as A or B, and the output is not a graph output (otherwise the float tensor is written, and
 //    the node is priced as written; the GEMM still reads the 8-bit input);
-//  - the QuantizeLinear is folded when it is the only reader of the GEMM's output, which is not a
-//    graph output, and writes A's dtype; otherwise the GEMM writes its float output;
+//  - the QuantizeLinear is folded when it is the only reader of the GEMM's output (or of its
+//    epilogue's, below), which is not a graph output, and writes A's dtype; otherwise the GEMM
+//    writes its float output;
 //  - a Gemm's bias C (a Conv's B) is added in the epilogue: no pass of its own, its bytes not
 //    counted; a DequantizeLinear writing it (int32 in ONNX Runtime's format) that only the GEMM
 //    reads is folded;
@@ -45,8 +46,9 @@
 //    model: the GEMM reads the 8-bit tensor in the layout's shape, the Transpose / Reshape is
 //    folded with the DequantizeLinear (it needs the DequantizeLinear's output to be read by it
 //    alone, and its own output read only by such GEMMs as A or B);
-//  - between the GEMM and its QuantizeLinear, a bias Add of a constant with one value per
-//    output column, then a Relu or a Clip, each the only reader of the tensor before it, are
+//  - between a MatMul or Gemm and its QuantizeLinear, a bias Add of a constant with one value
+//    per output column ([N], [1, N], ...: the Add's output the GEMM's shape), then a Relu or a
+//    Clip (its bounds constants), each the only reader of the tensor before it, are
 //    the GEMM's epilogue: folded with the QuantizeLinear (TensorRT fuses them into the GEMM;
 //    ONNX Runtime drops a Relu / Clip before a QuantizeLinear, its ReluQuantTransformer and
 //    ClipQuantFusion in the same folder). Without a QuantizeLinear the bias Add still folds
@@ -90,8 +92,9 @@ struct onnx_qdq_match {
     }
 };
 
-/// What find_qdq found: the GEMMs in graph order, and per node of the graph whether it is a
-/// DequantizeLinear or QuantizeLinear folded into one of them (no line of its own).
+/// What find_qdq found: the GEMMs in graph order, and per node of the graph whether it is folded
+/// into one of them (no line of its own): a DequantizeLinear or QuantizeLinear, a constant's
+/// Transpose / Reshape, an epilogue's bias Add, Relu or Clip.
 struct onnx_qdq {
     std::vector<onnx_qdq_match> gemms;
     std::vector<bool> folded;
@@ -150,25 +153,38 @@ namespace onnx_qdq_detail {
     return d;
 }
 
-/// Whether node `x` adds a bias to tensor `t`, the output `y` of a GEMM: an Add of `t` and a
-/// constant of known shape holding one value per column of `y` (its last dimension, known).
+/// Whether node `x` adds a bias to tensor `t`, the output `y` of a MatMul or Gemm: an Add of `t`
+/// and a constant holding one value per column of `y` (its last dimension, known): of shape [N]
+/// or [1, ..., 1, N], no longer than y's, the Add's output of y's shape (nothing broadcast
+/// past it).
 [[nodiscard]] inline bool bias_add(const onnx_node& x, std::string_view t, const onnx_tensor& y) {
-    if (x.op_type != "Add" || x.inputs.size() != 2 || !y.has_shape || y.dims.empty()) return false;
+    if (x.op_type != "Add" || x.inputs.size() != 2 || !y.has_shape || y.dims.empty() ||
+        x.outputs.empty() || !x.outputs[0].has_shape || x.outputs[0].dims != y.dims) {
+        return false;
+    }
     const onnx_dim& n = y.dims.back();
     if (!n.known || n.per_batch != 0 || !n.symbol.empty()) return false;
     const bool first = x.inputs[0].name == t;
     if (!first && x.inputs[1].name != t) return false;
     const onnx_tensor& b = x.inputs[first ? 1 : 0];
-    if (!b.weight || !b.has_shape || b.name == t) return false;
-    std::int64_t elements = 1;
-    for (const onnx_dim& v : b.dims) {
-        if (!v.known || v.per_batch != 0 || !v.symbol.empty() || v.fixed < 1 ||
-            elements > n.fixed / v.fixed) {
-            return false;
-        }
-        elements *= v.fixed;
-    }
-    return elements == n.fixed;
+    if (!b.weight || !b.has_shape || b.name == t || b.dims.empty() || b.dims.size() > y.dims.size())
+        return false;
+    const auto fixed = [](const onnx_dim& v, std::int64_t value) {
+        return v.known && v.per_batch == 0 && v.symbol.empty() && v.fixed == value;
+    };
+    return fixed(b.dims.back(), n.fixed) &&
+           std::all_of(b.dims.begin(), b.dims.end() - 1,
+                       [&fixed](const onnx_dim& v) { return fixed(v, 1); });
+}
+
+/// Whether node `x` is a Relu of tensor `t`, or a Clip of it whose bounds are constants (or
+/// absent).
+[[nodiscard]] inline bool activation(const onnx_node& x, std::string_view t) {
+    if (x.inputs[0].name != t) return false;
+    if (x.op_type == "Relu") return true;
+    return x.op_type == "Clip" &&
+           std::all_of(x.inputs.begin() + 1, x.inputs.end(),
+                       [](const onnx_tensor& v) { return v.name.empty() || v.weight; });
 }
 
 /// Whether node `n` is a GEMM the pattern takes: a MatMul, a Gemm, or a Conv of one group on
@@ -246,10 +262,9 @@ namespace onnx_qdq_detail {
                 }
                 break;
             }
-            if (!biased && !activated && d::bias_add(x, at, n.outputs[0])) {
+            if (!biased && !activated && n.op_type != "Conv" && d::bias_add(x, at, n.outputs[0])) {
                 biased = true;
-            } else if (!activated && (x.op_type == "Relu" || x.op_type == "Clip") &&
-                       x.inputs[0].name == at) {
+            } else if (!activated && d::activation(x, at)) {
                 activated = true;
             } else {
                 break;
