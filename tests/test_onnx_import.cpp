@@ -58,6 +58,29 @@ int count(const model& m, op_kind k) {
     return c;
 }
 
+/// The node named `name` in `m`.
+const node& named(const model& m, std::string_view name) {
+    const node* found = nullptr;
+    for (const node& n : m.nodes) {
+        if (n.name.view() == name) found = &n;
+    }
+    REQUIRE_MESSAGE(found != nullptr, "no node " << name);
+    return *found;
+}
+
+/// tests/data/onnx/`file` imported with its QDQ GEMMs folded (m, its report r) and with every
+/// node as written (w, its report u).
+struct qdq_imports {
+    io::onnx_import r, u;
+    model m, w;
+};
+qdq_imports import_both(const std::string& file) {
+    qdq_imports x;
+    x.m = cli::import_onnx(onnx_dir + file, "", x.r);
+    x.w = cli::import_onnx(onnx_dir + file, "", x.u, nullptr, {.fuse_qdq = false});
+    return x;
+}
+
 /// The one node of kind `k` in `m` (an import adds transfer lines for the graph's inputs and
 /// outputs).
 const node& only(const model& m, op_kind k) {
@@ -646,38 +669,30 @@ TEST_CASE("onnx: quantize, dequantize and the quantized GEMMs are priced as what
     CHECK(count(m, op_kind::generic) == 0);
     CHECK(count(m, op_kind::matmul) == 3);
     CHECK(count(m, op_kind::elementwise) == 2);
-    const auto named = [&m](std::string_view name) -> const node& {
-        const node* found = nullptr;
-        for (const node& n : m.nodes) {
-            if (n.name.view() == name) found = &n;
-        }
-        REQUIRE(found != nullptr);
-        return *found;
-    };
     // QuantizeLinear: fp32 read, uint8 written, 4 operations an element; DequantizeLinear back.
-    const op q = instantiate(named("quant"), 8);
+    const op q = instantiate(named(m, "quant"), 8);
     CHECK(q.type == dtype::fp32);
     CHECK(q.out_type == dtype::uint8);
     CHECK(q.bytes_read.in(units::B) == 8.0 * 64 * 4);
     CHECK(q.bytes_written.in(units::B) == 8.0 * 64);
     CHECK(q.useful_ops == 8.0 * 64 * io::onnx_detail::quantize_ops_per_element);
-    const op dq = instantiate(named("dequant"), 8);
+    const op dq = instantiate(named(m, "dequant"), 8);
     CHECK(dq.type == dtype::uint8);
     CHECK(dq.out_type == dtype::fp32);
     // MatMulInteger: a uint8 GEMM writing int32; QLinearMatMul's B is its fourth input (the
     // [64, 32] weight, not its scale), its output uint8.
-    const op mi = instantiate(named("int_mm"), 8);
+    const op mi = instantiate(named(m, "int_mm"), 8);
     CHECK(mi.type == dtype::uint8);
     CHECK(mi.out_type == dtype::int32);
     CHECK(mi.k_depth == 64);
     CHECK(mi.gemm.n == 32);
-    const op ql = instantiate(named("qlinear_mm"), 8);
+    const op ql = instantiate(named(m, "qlinear_mm"), 8);
     CHECK(ql.type == dtype::uint8);
     CHECK(ql.out_type == dtype::uint8);
     CHECK(ql.k_depth == 64);
     CHECK(ql.gemm.n == 32);
     CHECK(ql.gemm.b.in(units::B) == 64.0 * 32);  // the uint8 weight, not a scalar scale
-    CHECK(ql.flops() == instantiate(named("float_mm"), 8).flops());
+    CHECK(ql.flops() == instantiate(named(m, "float_mm"), 8).flops());
     CHECK(dq.bytes_written.in(units::B) == 8.0 * 64 * 4);
     CHECK(mi.bytes_written.in(units::B) == 8.0 * 32 * 4);  // int32
     // Said once that the QDQ nodes are priced as written: none is folded (float_mm's weight is
@@ -695,11 +710,7 @@ TEST_CASE("onnx: quantize, dequantize and the quantized GEMMs are priced as what
 }
 
 TEST_CASE("onnx: a QDQ tower's GEMMs are integer GEMMs, and faster than as written") {
-    io::onnx_import r;
-    const model m = cli::import_onnx(onnx_dir + "qdq_tower.onnx", "", r);
-    io::onnx_import u;
-    const model w =
-        cli::import_onnx(onnx_dir + "qdq_tower.onnx", "", u, nullptr, {.fuse_qdq = false});
+    const auto [r, u, m, w] = import_both("qdq_tower.onnx");
     // fc1 between x_dq and w1_dq, its QuantizeLinear h1_q folded: uint8 in and out; fc2 between
     // r1_dq and w2_dq writes its float output, its int32 bias (b2_dq) added in its epilogue.
     // x_q, h1_dq, relu1 and r1_q stay (h1_dq's float output feeds the Relu).
@@ -709,24 +720,16 @@ TEST_CASE("onnx: a QDQ tower's GEMMs are integer GEMMs, and faster than as writt
     CHECK(count(m, op_kind::matmul) == 2);
     CHECK(count(m, op_kind::elementwise) == 4);
     CHECK(count(w, op_kind::elementwise) == 11);  // the 10 Q / DQ / Relu nodes, fc2's bias
-    const auto find = [](const model& x, std::string_view name) -> const node& {
-        const node* found = nullptr;
-        for (const node& n : x.nodes) {
-            if (n.name.view() == name) found = &n;
-        }
-        REQUIRE(found != nullptr);
-        return *found;
-    };
-    const op fc1 = instantiate(find(m, "fc1"), 256);
+    const op fc1 = instantiate(named(m, "fc1"), 256);
     CHECK(fc1.type == dtype::uint8);
     CHECK(fc1.out_type == dtype::uint8);
     CHECK(fc1.gemm.b.in(units::B) == 512.0 * 256);  // the int8 weight, one byte an element
-    const op fc2 = instantiate(find(m, "fc2"), 256);
+    const op fc2 = instantiate(named(m, "fc2"), 256);
     CHECK(r.text.find("fc2_bias") == std::string::npos);
     CHECK(fc2.type == dtype::uint8);
     CHECK(fc2.out_type == dtype::fp32);
-    CHECK(fc2.flops() == instantiate(find(w, "fc2"), 256).flops());
-    CHECK(find(m, "h1_dq").kind == op_kind::elementwise);
+    CHECK(fc2.flops() == instantiate(named(w, "fc2"), 256).flops());
+    CHECK(named(m, "h1_dq").kind == op_kind::elementwise);
     // On the H100: the folded tower (int8 GEMMs, four passes) serially faster than as written
     // (fp32 GEMMs, eleven passes), every node's latency added.
     const auto serial = [](const model& x) {
@@ -758,11 +761,7 @@ TEST_CASE("onnx: a QDQ tower's GEMMs are integer GEMMs, and faster than as writt
 }
 
 TEST_CASE("onnx: pytorch-quantization's Linear layers: weights transposed, bias and Relu folded") {
-    io::onnx_import r;
-    const model m = cli::import_onnx(onnx_dir + "qdq_linear.onnx", "", r);
-    io::onnx_import u;
-    const model w =
-        cli::import_onnx(onnx_dir + "qdq_linear.onnx", "", u, nullptr, {.fuse_qdq = false});
+    const auto [r, u, m, w] = import_both("qdq_linear.onnx");
     // fc1: x_dq and w1_dq through w1_t, then fc1_bias, relu1 and r1_q; fc2: r1_dq and w2_dq
     // through w2_t, then fc2_bias (no QuantizeLinear: float out). x_q alone stays a pass.
     CHECK(r.qdq_gemms == 2);
@@ -784,11 +783,7 @@ TEST_CASE("onnx: pytorch-quantization's Linear layers: weights transposed, bias 
     REQUIRE(again.nodes.size() == m.nodes.size());
     // The weights one byte an element in the layer's transposed shape: [512, 256], [256, 64].
     const auto gemm_of = [](const model& x, std::string_view name) {
-        for (const node& n : x.nodes) {
-            if (n.name.view() == name) return instantiate(n, 256);
-        }
-        FAIL("no node " << name);
-        return op{};
+        return instantiate(named(x, name), 256);
     };
     CHECK(gemm_of(m, "fc1").gemm.b.in(units::B) == 512.0 * 256);
     CHECK(gemm_of(m, "fc2").gemm.b.in(units::B) == 256.0 * 64);
