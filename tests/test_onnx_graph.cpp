@@ -921,7 +921,7 @@ TEST_CASE("onnx graph: a weight's Transpose and the bias and Relu before the Qua
         CHECK(cr.text.find("folds 'x_dq', 'w_dq', 'w_r', 'bias', 'relu', 'h_q'") !=
               std::string::npos);
     }
-    SUBCASE("a Reshape to a computed shape: the GEMM stays float") {
+    SUBCASE("a Reshape to a computed shape: a view, folded all the same") {
         io::onnx_graph g = linear_graph();
         g.nodes[4] = op_node("Reshape", "w_r",
                              {tensor("wd", {onnx_dim::of(32), onnx_dim::of(64)}),
@@ -929,18 +929,32 @@ TEST_CASE("onnx graph: a weight's Transpose and the bias and Relu before the Qua
                              {tensor("wdt", {onnx_dim::of(64), onnx_dim::of(32)})});
         io::onnx_import cr;
         const model cm = io::model_of(g, &cr);
-        CHECK(cr.qdq_gemms == 0);
-        CHECK(instantiate(named(cm, "mm"), 8).type == dtype::fp32);
+        CHECK(cr.qdq_gemms == 1);
+        CHECK(cr.qdq.at("Reshape") == 1);
+        CHECK(instantiate(named(cm, "mm"), 8).type == dtype::uint8);
     }
-    SUBCASE("an activation through a Transpose: the GEMM stays float") {
+    SUBCASE("an activation through a Transpose: the Transpose moves its 8-bit data") {
         io::onnx_graph g = linear_graph();
         g.inputs.push_back(tensor("wlive", {onnx_dim::of(32), onnx_dim::of(64)}));
         g.nodes[2].inputs[0] = g.inputs.back();  // w_q of a graph input: not a constant
         io::onnx_import ar;
         const model am = io::model_of(g, &ar);
-        CHECK(ar.qdq_gemms == 0);
-        CHECK(ar.qdq.empty());
-        CHECK(instantiate(named(am, "mm"), 8).type == dtype::fp32);
+        CHECK(ar.qdq_gemms == 1);
+        CHECK(ar.qdq.at("DequantizeLinear") == 2);
+        CHECK(ar.qdq.at("QuantizeLinear") == 1);  // h_q; w_q of a live input is a pass
+        CHECK_FALSE(ar.qdq.contains("Transpose"));
+        const op t = instantiate(named(am, "w_t"), 8);
+        CHECK(t.kind == op_kind::transpose);
+        CHECK(t.type == dtype::int8);
+        CHECK(t.bytes_read.in(units::B) == 32.0 * 64);
+        CHECK(ar.text.find("transpose 32,64 int8 fixed=1 name=w_t  # onnx Transpose 'w_t': moves "
+                           "the 8-bit input of 'w_dq'\n") != std::string::npos);
+        CHECK(ar.text.find("'mm': integer, folds 'x_dq', 'w_dq', 'bias', 'relu', 'h_q'\n") !=
+              std::string::npos);
+        CHECK(said(ar,
+                   "node 'w_t' (Transpose) and every other layout op between a "
+                   "DequantizeLinear of an activation and integer GEMMs"));
+        CHECK(named(am, "w_q").kind == op_kind::elementwise);
     }
     SUBCASE("the Transpose's output read elsewhere: priced with its DequantizeLinear") {
         io::onnx_graph g = linear_graph();
@@ -1009,6 +1023,56 @@ TEST_CASE("onnx graph: a weight's Transpose and the bias and Relu before the Qua
             CHECK(instantiate(named(bm, "mm"), 8).out_type == dtype::fp32);
         }
     }
+}
+
+TEST_CASE("onnx graph: DLRM's interaction Z x Z^T between QDQ nodes: one DequantizeLinear, moved") {
+    // zq [B,8,16] uint8 -> DequantizeLinear 'z_dq' -> zd -+-------------------- MatMul 'zz'
+    //                                                     +-> Transpose 'z_t' -+  -> QuantizeLinear
+    const onnx_dim b = onnx_dim::batch();
+    const auto z = [&](const char* n, int t) {
+        return tensor(n, {b, onnx_dim::of(8), onnx_dim::of(16)}, t);
+    };
+    const auto zt = [&](const char* n, int t) {
+        return tensor(n, {b, onnx_dim::of(16), onnx_dim::of(8)}, t);
+    };
+    const auto p = [&](const char* n, int t) {
+        return tensor(n, {b, onnx_dim::of(8), onnx_dim::of(8)}, t);
+    };
+    const onnx_tensor s = weight("s", {}), zp = weight("zp", {}, u8);
+    io::onnx_graph g = empty_graph("interaction");
+    g.inputs = {z("zq", u8)};
+    g.outputs = {p("pq", u8)};
+    g.nodes = {
+        op_node("DequantizeLinear", "z_dq", {z("zq", u8), s, zp}, {z("zd", f32)}),
+        op_node("Transpose", "z_t", {z("zd", f32)}, {zt("zdt", f32)},
+                {io::onnx_attribute{"perm", {0, 2, 1}}}),
+        op_node("MatMul", "zz", {z("zd", f32), zt("zdt", f32)}, {p("pd", f32)}),
+        op_node("QuantizeLinear", "p_q", {p("pd", f32), s, zp}, {p("pq", u8)}),
+    };
+    io::onnx_import r;
+    const model m = io::model_of(g, &r);
+    CHECK(r.qdq_gemms == 1);
+    CHECK(r.qdq.at("DequantizeLinear") == 1);
+    CHECK(r.qdq.at("QuantizeLinear") == 1);
+    // zq in, the Transpose of the uint8 Z, the integer GEMM, pq out.
+    CHECK(r.lines == 4);
+    const op t = instantiate(named(m, "z_t"), 4);
+    CHECK(t.type == dtype::uint8);
+    CHECK(t.bytes_written.in(units::B) == 4.0 * 8 * 16);
+    const op zz = instantiate(named(m, "zz"), 4);
+    CHECK(zz.type == dtype::uint8);
+    CHECK(zz.out_type == dtype::uint8);
+    CHECK(zz.flops().in(units::flop) == 2.0 * 4 * 8 * 8 * 16);
+    // The DequantizeLinear also read by something else (a graph output): every node a line,
+    // the GEMM still integer, the Transpose moving the float Z.
+    io::onnx_graph seen = g;
+    seen.outputs.push_back(z("zd", f32));
+    io::onnx_import sr;
+    const model sm = io::model_of(seen, &sr);
+    CHECK(sr.qdq_gemms == 1);
+    CHECK_FALSE(sr.qdq.contains("DequantizeLinear"));
+    CHECK(instantiate(named(sm, "z_t"), 4).type == dtype::fp32);
+    CHECK(instantiate(named(sm, "zz"), 4).type == dtype::uint8);
 }
 
 TEST_CASE("onnx graph: a Conv between QDQ nodes is an integer conv; a grouped one stays float") {

@@ -213,6 +213,8 @@ public:
                     ++out_.qdq[g_.nodes[i].op_type];
                 } else if (qdq_of[i] != nullptr) {
                     integer_gemm(*qdq_of[i], qdq.folded);
+                } else if (!qdq.moved.empty() && qdq.moved[i]) {
+                    moved_layout(g_.nodes[i], g_.nodes[*qdq.moved[i]]);
                 } else {
                     node_lines(g_.nodes[i]);
                 }
@@ -424,10 +426,7 @@ private:
                 f.inputs[k] = q;
             }
         }
-        const auto quoted = [this](std::size_t i) {
-            const std::string& x = g_.nodes[i].name;
-            return x.empty() ? std::string("(unnamed)") : "'" + printable(x) + "'";
-        };
+        const auto quoted = [this](std::size_t i) { return quoted_name(g_.nodes[i]); };
         // The nodes it folds (a DequantizeLinear something else reads is not: still a line),
         // named in the comment as far as it holds them whole, then counted ("+2 more"); a long
         // first name leaves the rest cut (comment_of).
@@ -478,6 +477,29 @@ private:
                 "them: QLinearMatMul, MatMulIntegerToFloat, QGemm, QLinearConv); unfused "
                 "(fuse_qdq = false, --unfused-qdq) every node is priced as written");
         ++out_.qdq_gemms;
+    }
+
+    /// Layout op `n` between DequantizeLinear `dq` of an activation and the integer GEMMs that
+    /// read it (io/onnx_qdq.hpp): it moves the 8-bit data, the DequantizeLinear moved past it
+    /// and folded into those GEMMs.
+    void moved_layout(const onnx_node& n, const onnx_node& dq) {
+        onnx_node f = n;
+        f.inputs[0] = dq.inputs[0];
+        f.outputs[0].elem_type = dq.inputs[0].elem_type;
+        f.outputs[0].elem_type_name = dq.inputs[0].elem_type_name;
+        if (!moved_said_)
+            out_.approximations.push_back(
+                "node '" + printable(n.name) + "' (" + n.op_type +
+                ") and every other layout op between a DequantizeLinear of an activation and "
+                "integer GEMMs: moves the 8-bit data, the DequantizeLinear moved past it and "
+                "folded into the GEMMs (ONNX Runtime's QDQPropagationTransformer)");
+        moved_said_ = true;
+        node_lines(f, ": moves the 8-bit input of " + quoted_name(dq));
+    }
+
+    /// A node's name quoted for a comment, or "(unnamed)".
+    static std::string quoted_name(const onnx_node& n) {
+        return n.name.empty() ? std::string("(unnamed)") : "'" + printable(n.name) + "'";
     }
 
     void node_lines(const onnx_node& n, std::string_view note = {}) {
@@ -1085,7 +1107,8 @@ private:
     std::ptrdiff_t mixed_said_ = -1;  // the approximation of the first GEMM of mixed dtypes
     int mixed_more_ = 0;              // the others
     onnx_import out_{};
-    bool qdq_said_ = false;  // the QDQ approximation listed (quantize)
+    bool qdq_said_ = false;    // the QDQ approximation listed (quantize)
+    bool moved_said_ = false;  // the approximation of a layout op moving 8-bit data listed
     std::size_t index_ = 0;
 };
 

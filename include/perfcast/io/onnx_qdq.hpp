@@ -25,8 +25,8 @@
 //  - both of its inputs (A and B) are written by a DequantizeLinear of 8-bit data, both integer
 //    (int8, uint8) or both FP8: a GEMM with one float input stays float;
 //  - a DequantizeLinear is folded only when every reader of its output is such a GEMM reading it
-//    as A or B, and the output is not a graph output (otherwise the float tensor is written, and
-//    the node is priced as written; the GEMM still reads the 8-bit input);
+//    as A or B (or a layout op, below), and the output is not a graph output (otherwise the float
+//    tensor is written, and the node is priced as written; the GEMM still reads the 8-bit input);
 //  - the QuantizeLinear is folded when it is the only reader of the GEMM's output (or of its
 //    epilogue's, below), which is not a graph output, and writes A's dtype; otherwise the GEMM
 //    writes its float output;
@@ -38,14 +38,18 @@
 //    runtime builds its engine: folded;
 //  - a graph with control flow (If, Loop, Scan) folds nothing: its subgraphs may read a tensor
 //    the index does not list.
-//  - a constant's DequantizeLinear may reach the GEMM through a Transpose, or a Reshape to a
-//    constant shape (pytorch-quantization's export of a Linear layer: W -> QuantizeLinear ->
-//    DequantizeLinear -> Transpose -> MatMul): the runtime moves the DequantizeLinear past it
-//    (ONNX Runtime's QDQPropagationTransformer, onnxruntime/core/optimizer/qdq_transformer/
-//    qdq_propagation.h) and applies the layout to the 8-bit constant once, when it loads the
-//    model: the GEMM reads the 8-bit tensor in the layout's shape, the Transpose / Reshape is
-//    folded with the DequantizeLinear (it needs the DequantizeLinear's output to be read by it
-//    alone, and its own output read only by such GEMMs as A or B);
+//  - a DequantizeLinear may reach the GEMM through a layout op (layout_ops: a Transpose or a
+//    view, Reshape, Squeeze, Unsqueeze, Flatten; pytorch-quantization exports a Linear layer
+//    as W -> QuantizeLinear -> DequantizeLinear -> Transpose -> MatMul, DLRM's interaction reads
+//    Z and its Transpose): runtimes move the DequantizeLinear past it (ONNX Runtime's
+//    QDQPropagationTransformer, onnxruntime/core/optimizer/qdq_transformer/qdq_propagation.h:
+//    "Propagate Q backward, DQ forward"; OpenVINO's low-precision TransposeTransformation and
+//    ReshapeTransformation), so the GEMM reads the 8-bit tensor in the layout's shape. Of a
+//    constant (a weight) the layout is applied to the 8-bit data once, when the model loads:
+//    the layout op folds with the DequantizeLinear. Of an activation it runs on the 8-bit data:
+//    the layout op stays a line, moving 8-bit elements (onnx_qdq::moved). The DequantizeLinear
+//    folds when each reader of its output is a matched GEMM reading it as A or B, or a layout
+//    op whose every reader is one;
 //  - between a MatMul or Gemm and its QuantizeLinear, a bias Add of a constant with one value
 //    per output column ([N], [1, N], ...: the Add's output the GEMM's shape), then a Relu or a
 //    Clip (its bounds constants), each the only reader of the tensor before it, are
@@ -54,8 +58,6 @@
 //    ClipQuantFusion in the same folder). Without a QuantizeLinear the bias Add still folds
 //    (ONNX Runtime's com.microsoft MatMulIntegerToFloat takes a bias input) and the GEMM writes
 //    its float sum; a Relu or Clip then stays a node priced as written.
-// A non-constant input through a Transpose or Reshape (DQ -> Transpose -> MatMul of an
-// activation) leaves its GEMM float: that layout pass would move 8-bit data instead.
 #pragma once
 
 #include <algorithm>
@@ -98,6 +100,9 @@ struct onnx_qdq_match {
 struct onnx_qdq {
     std::vector<onnx_qdq_match> gemms;
     std::vector<bool> folded;
+    /// Per node: for a layout op between a folded DequantizeLinear of a non-constant and its
+    /// integer GEMMs, that DequantizeLinear; the layout op then moves its 8-bit data.
+    std::vector<std::optional<std::size_t>> moved;
 };
 
 namespace onnx_qdq_detail {
@@ -129,9 +134,13 @@ namespace onnx_qdq_detail {
                        [](const onnx_tensor& x) { return x.name.empty() || x.weight; });
 }
 
+/// Layout ops a DequantizeLinear commutes with: a Transpose, and views of the same bytes.
+inline constexpr std::array<std::string_view, 5> layout_ops{"Transpose", "Reshape", "Squeeze",
+                                                            "Unsqueeze", "Flatten"};
+
 /// The DequantizeLinear whose output reaches tensor `t`: its writer, or the writer of the input
-/// of a Transpose / Reshape (to a constant shape) writing `t` where the DequantizeLinear reads a
-/// constant and only the layout node reads its output. `layout` is set to that node.
+/// of a layout op (layout_ops: default domain, one output) writing `t`. `layout` is set to that
+/// node.
 [[nodiscard]] inline std::optional<std::size_t> dequantized_through(
     const onnx_graph& g, const onnx_graph_index& ix, std::string_view t,
     std::optional<std::size_t>& layout) {
@@ -140,16 +149,13 @@ namespace onnx_qdq_detail {
     const auto p = ix.producer.find(t);
     if (p == ix.producer.end()) return std::nullopt;
     const onnx_node& l = g.nodes[p->second];
-    const bool transpose = l.op_type == "Transpose";
-    if ((!transpose && l.op_type != "Reshape") || !l.default_domain() || l.inputs.empty() ||
-        l.outputs.size() != 1 || l.outputs[0].name != t ||
-        (!transpose && (l.inputs.size() < 2 || !l.inputs[1].weight))) {
+    if (std::find(layout_ops.begin(), layout_ops.end(), l.op_type) == layout_ops.end() ||
+        !l.default_domain() || l.inputs.empty() || l.outputs.size() != 1 ||
+        l.outputs[0].name != t) {
         return std::nullopt;
     }
     const auto d = dequantized(g, ix, l.inputs[0].name);
-    if (!d || !ix.internal(l.inputs[0].name) || !constant(g, ix, g.nodes[*d].inputs[0]))
-        return std::nullopt;
-    layout = p->second;
+    if (d) layout = p->second;
     return d;
 }
 
@@ -221,6 +227,7 @@ namespace onnx_qdq_detail {
     }
     onnx_qdq r;
     r.folded.assign(g.nodes.size(), false);
+    r.moved.assign(g.nodes.size(), std::nullopt);
     const auto fold = [&](std::size_t i) { r.folded[i] = !subgraphs; };
     // Readers of each DequantizeLinear's output that are matched GEMMs reading it as A or B.
     std::vector<int> fused_reads(g.nodes.size(), 0);
@@ -293,9 +300,8 @@ namespace onnx_qdq_detail {
         if (m.source(1) != m.source(0)) ++fused_reads[m.source(1)];
         r.gemms.push_back(std::move(m));
     }
-    // A DequantizeLinear (or a constant's layout node, with the DequantizeLinear behind it)
-    // folds when every reader is a matched GEMM reading it as A or B only (not also as a Gemm's
-    // bias C).
+    // Which matched GEMM reads the output of node i as A or B only (not also as a Gemm's bias
+    // C), through i as its source: a layout node "fuses" when every reader does so.
     std::vector<const onnx_qdq_match*> match_of(g.nodes.size(), nullptr);
     std::vector<std::size_t> behind(g.nodes.size(), g.nodes.size());  // layout -> its DQ
     for (const onnx_qdq_match& m : r.gemms) {
@@ -304,19 +310,53 @@ namespace onnx_qdq_detail {
             if (m.layout[k]) behind[*m.layout[k]] = m.dequantize[k];
         }
     }
-    for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-        if (fused_reads[i] == 0) continue;
+    const auto read_as_ab = [&](std::size_t i) {
         const std::string_view t = g.nodes[i].outputs[0].name;
-        const bool as_ab = ix.read_only_by(t, [&](std::size_t reader) {
+        return ix.read_only_by(t, [&](std::size_t reader) {
             const onnx_qdq_match* m = match_of[reader];
             if (m == nullptr || (m->source(0) != i && m->source(1) != i)) return false;
             const std::vector<onnx_tensor>& in = g.nodes[reader].inputs;
             return std::none_of(in.begin() + 2, in.end(),
                                 [&t](const onnx_tensor& x) { return x.name == t; });
         });
-        if (!as_ab) continue;
+    };
+    std::vector<bool> fuses(g.nodes.size(), false);    // layout nodes every reader of which fuses
+    std::vector<bool> reached(g.nodes.size(), false);  // DQ nodes that a matched GEMM reads
+    for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+        if (fused_reads[i] > 0) reached[i] = true;
+        if (behind[i] == g.nodes.size()) continue;
+        fuses[i] = read_as_ab(i);
+        reached[behind[i]] = true;
+    }
+    // A DequantizeLinear folds when every reader is a matched GEMM reading it as A or B, or a
+    // layout node that fuses; its layout nodes then fold too where it reads a constant (the
+    // runtime lays the 8-bit constant out once), else move its 8-bit data (`moved`).
+    for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+        if (g.nodes[i].op_type != "DequantizeLinear" || !g.nodes[i].default_domain() ||
+            g.nodes[i].outputs.size() != 1) {
+            continue;
+        }
+        if (!reached[i]) continue;
+        const std::string_view t = g.nodes[i].outputs[0].name;
+        const bool folds = ix.read_only_by(t, [&](std::size_t reader) {
+            if (behind[reader] == i) return static_cast<bool>(fuses[reader]);
+            const onnx_qdq_match* m = match_of[reader];
+            if (m == nullptr || (m->source(0) != i && m->source(1) != i)) return false;
+            const std::vector<onnx_tensor>& in = g.nodes[reader].inputs;
+            return std::none_of(in.begin() + 2, in.end(),
+                                [&t](const onnx_tensor& x) { return x.name == t; });
+        });
+        if (!folds || subgraphs) continue;
         fold(i);
-        if (behind[i] < g.nodes.size()) fold(behind[i]);
+        const bool constant_input = d::constant(g, ix, g.nodes[i].inputs[0]);
+        for (const std::size_t reader : ix.consumers.find(t)->second) {
+            if (behind[reader] != i) continue;
+            if (constant_input) {
+                fold(reader);
+            } else {
+                r.moved[reader] = i;
+            }
+        }
     }
     // A QuantizeLinear of initializers only (the weight, its scale and zero point: a constant)
     // whose output only folded DequantizeLinear nodes read: computed when the engine is built.
