@@ -1063,16 +1063,60 @@ TEST_CASE("onnx graph: DLRM's interaction Z x Z^T between QDQ nodes: one Dequant
     CHECK(zz.type == dtype::uint8);
     CHECK(zz.out_type == dtype::uint8);
     CHECK(zz.flops().in(units::flop) == 2.0 * 4 * 8 * 8 * 16);
-    // The DequantizeLinear also read by something else (a graph output): every node a line,
-    // the GEMM still integer, the Transpose moving the float Z.
+    // The DequantizeLinear also read by something else (a graph output): a line of its own,
+    // the Transpose still moving the 8-bit Z (each consumer its own copy of the
+    // DequantizeLinear), the GEMM integer.
     io::onnx_graph seen = g;
     seen.outputs.push_back(z("zd", f32));
     io::onnx_import sr;
     const model sm = io::model_of(seen, &sr);
     CHECK(sr.qdq_gemms == 1);
     CHECK_FALSE(sr.qdq.contains("DequantizeLinear"));
-    CHECK(instantiate(named(sm, "z_t"), 4).type == dtype::fp32);
+    CHECK(named(sm, "z_dq").kind == op_kind::elementwise);
+    CHECK(instantiate(named(sm, "z_t"), 4).type == dtype::uint8);
     CHECK(instantiate(named(sm, "zz"), 4).type == dtype::uint8);
+    // The Transpose's output read by something else: it moves the float Z, priced as written;
+    // the DequantizeLinear a line too.
+    io::onnx_graph shared = g;
+    shared.outputs.push_back(zt("zdt", f32));
+    io::onnx_import hr;
+    const model hm = io::model_of(shared, &hr);
+    CHECK(hr.qdq_gemms == 1);
+    CHECK_FALSE(hr.qdq.contains("DequantizeLinear"));
+    CHECK(instantiate(named(hm, "z_t"), 4).type == dtype::fp32);
+    CHECK_FALSE(said(hr, "every other layout op between a DequantizeLinear"));
+    // Control flow: nothing folds, nothing moves.
+    io::onnx_graph flow = g;
+    flow.nodes[3].subgraph_nodes = 1;
+    io::onnx_import fr;
+    const model fm = io::model_of(flow, &fr);
+    CHECK(fr.qdq.empty());
+    CHECK(instantiate(named(fm, "z_t"), 4).type == dtype::fp32);
+    // A view of an activation (Flatten before a Gemm): no line either way, nothing said.
+    io::onnx_graph flat = empty_graph("flat");
+    const auto x4 = [&](const char* n, int t) {
+        return tensor(n, {b, onnx_dim::of(4), onnx_dim::of(16)}, t);
+    };
+    const auto x64 = [&](const char* n, int t) { return tensor(n, {b, onnx_dim::of(64)}, t); };
+    const auto w = [](const char* n, int t) {
+        return weight(n, {onnx_dim::of(64), onnx_dim::of(8)}, t);
+    };
+    const onnx_tensor y = tensor("y", {b, onnx_dim::of(8)});
+    flat.inputs = {x4("xq", u8)};
+    flat.outputs = {y};
+    flat.nodes = {
+        op_node("DequantizeLinear", "x_dq", {x4("xq", u8), s, zp}, {x4("xd", f32)}),
+        op_node("Flatten", "x_f", {x4("xd", f32)}, {x64("xf", f32)}),
+        op_node("DequantizeLinear", "w_dq", {w("wq", u8), s, zp}, {w("wd", f32)}),
+        op_node("Gemm", "fc", {x64("xf", f32), w("wd", f32)}, {y}),
+    };
+    io::onnx_import lr;
+    const model lm = io::model_of(flat, &lr);
+    CHECK(lr.qdq_gemms == 1);
+    CHECK(lr.qdq.at("DequantizeLinear") == 2);
+    CHECK(lr.lines == 3);  // xq in, the GEMM, y out
+    CHECK(instantiate(named(lm, "fc"), 4).type == dtype::uint8);
+    CHECK_FALSE(said(lr, "every other layout op between a DequantizeLinear"));
 }
 
 TEST_CASE("onnx graph: a Conv between QDQ nodes is an integer conv; a grouped one stays float") {

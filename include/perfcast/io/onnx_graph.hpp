@@ -419,7 +419,7 @@ private:
         onnx_node f = n;
         for (std::size_t k = 0; k < 2; ++k) {
             const onnx_tensor& q = g_.nodes[m.dequantize[k]].inputs[0];
-            if (m.layout[k]) {  // the 8-bit constant in the layout's shape
+            if (m.layout[k]) {  // the 8-bit tensor in the layout's shape
                 f.inputs[k].elem_type = q.elem_type;
                 f.inputs[k].elem_type_name = q.elem_type_name;
             } else {
@@ -484,9 +484,13 @@ private:
     /// and folded into those GEMMs.
     void moved_layout(const onnx_node& n, const onnx_node& dq) {
         onnx_node f = n;
-        f.inputs[0] = dq.inputs[0];
-        f.outputs[0].elem_type = dq.inputs[0].elem_type;
-        f.outputs[0].elem_type_name = dq.inputs[0].elem_type_name;
+        for (onnx_tensor* t : {&f.inputs[0], &f.outputs[0]}) {
+            t->elem_type = dq.inputs[0].elem_type;
+            t->elem_type_name = dq.inputs[0].elem_type_name;
+        }
+        const int before = out_.lines;
+        node_lines(f, ": moves the 8-bit input of " + quoted_name(dq));
+        if (out_.lines == before) return;  // a view: no line
         if (!moved_said_)
             out_.approximations.push_back(
                 "node '" + printable(n.name) + "' (" + n.op_type +
@@ -494,7 +498,6 @@ private:
                 "integer GEMMs: moves the 8-bit data, the DequantizeLinear moved past it and "
                 "folded into the GEMMs (ONNX Runtime's QDQPropagationTransformer)");
         moved_said_ = true;
-        node_lines(f, ": moves the 8-bit input of " + quoted_name(dq));
     }
 
     /// A node's name quoted for a comment, or "(unnamed)".

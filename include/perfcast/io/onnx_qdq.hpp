@@ -43,13 +43,15 @@
 //    as W -> QuantizeLinear -> DequantizeLinear -> Transpose -> MatMul, DLRM's interaction reads
 //    Z and its Transpose): runtimes move the DequantizeLinear past it (ONNX Runtime's
 //    QDQPropagationTransformer, onnxruntime/core/optimizer/qdq_transformer/qdq_propagation.h:
-//    "Propagate Q backward, DQ forward"; OpenVINO's low-precision TransposeTransformation and
-//    ReshapeTransformation), so the GEMM reads the 8-bit tensor in the layout's shape. Of a
-//    constant (a weight) the layout is applied to the 8-bit data once, when the model loads:
-//    the layout op folds with the DequantizeLinear. Of an activation it runs on the 8-bit data:
-//    the layout op stays a line, moving 8-bit elements (onnx_qdq::moved). The DequantizeLinear
-//    folds when each reader of its output is a matched GEMM reading it as A or B, or a layout
-//    op whose every reader is one;
+//    "Propagate Q backward, DQ forward", through Transpose, Reshape, Squeeze and Unsqueeze;
+//    OpenVINO's low-precision TransposeTransformation and ReshapeTransformation; Flatten is a
+//    Reshape), so the GEMM reads the 8-bit tensor in the layout's shape. A layout op every
+//    reader of which is such a GEMM, of a constant (a weight), is applied to the 8-bit data
+//    once, when the model loads: folded. Of an activation it runs on the 8-bit data: a
+//    Transpose stays a line moving 8-bit elements (onnx_qdq::moved), a view stays none. The
+//    DequantizeLinear folds when each reader of its output is a matched GEMM reading it as A
+//    or B, or such a layout op; read elsewhere too, it stays a line (the runtime gives each
+//    consumer its own copy: ONNX Runtime's EnsureUniqueDQForNodeUnit);
 //  - between a MatMul or Gemm and its QuantizeLinear, a bias Add of a constant with one value
 //    per output column ([N], [1, N], ...: the Add's output the GEMM's shape), then a Relu or a
 //    Clip (its bounds constants), each the only reader of the tensor before it, are
@@ -79,7 +81,7 @@ namespace perfcast::io {
 struct onnx_qdq_match {
     std::size_t gemm = 0;
     std::array<std::size_t, 2> dequantize{};  // of A, of B
-    /// A constant's Transpose / Reshape between input k's DequantizeLinear and the GEMM.
+    /// A layout op (onnx_qdq_detail::layout_ops) between input k's DequantizeLinear and the GEMM.
     std::array<std::optional<std::size_t>, 2> layout{};
     /// The bias Add and the Relu / Clip between the GEMM and its QuantizeLinear, in order, folded
     /// (without a QuantizeLinear: a bias Add alone).
@@ -96,12 +98,13 @@ struct onnx_qdq_match {
 
 /// What find_qdq found: the GEMMs in graph order, and per node of the graph whether it is folded
 /// into one of them (no line of its own): a DequantizeLinear or QuantizeLinear, a constant's
-/// Transpose / Reshape, an epilogue's bias Add, Relu or Clip.
+/// layout op, an epilogue's bias Add, Relu or Clip.
 struct onnx_qdq {
     std::vector<onnx_qdq_match> gemms;
     std::vector<bool> folded;
-    /// Per node: for a layout op between a folded DequantizeLinear of a non-constant and its
-    /// integer GEMMs, that DequantizeLinear; the layout op then moves its 8-bit data.
+    /// Per node: for a layout op between a DequantizeLinear of a non-constant and the integer
+    /// GEMMs that alone read the layout's output, that DequantizeLinear; the layout op then
+    /// moves its 8-bit data.
     std::vector<std::optional<std::size_t>> moved;
 };
 
@@ -346,11 +349,14 @@ inline constexpr std::array<std::string_view, 5> layout_ops{"Transpose", "Reshap
             return std::none_of(in.begin() + 2, in.end(),
                                 [&t](const onnx_tensor& x) { return x.name == t; });
         });
-        if (!folds || subgraphs) continue;
-        fold(i);
+        if (subgraphs) continue;
+        if (folds) fold(i);
+        // Each fusing layout node, whether the DequantizeLinear folds or (read elsewhere too)
+        // stays a line: a runtime gives each consumer its own copy of the DequantizeLinear
+        // (ONNX Runtime's EnsureUniqueDQForNodeUnit) and moves that past the layout op.
         const bool constant_input = d::constant(g, ix, g.nodes[i].inputs[0]);
         for (const std::size_t reader : ix.consumers.find(t)->second) {
-            if (behind[reader] != i) continue;
+            if (behind[reader] != i || !fuses[reader]) continue;
             if (constant_input) {
                 fold(reader);
             } else {
