@@ -1056,9 +1056,9 @@ TEST_CASE("onnx graph: DLRM's interaction Z x Z^T between QDQ nodes: one Dequant
     CHECK(r.qdq.at("QuantizeLinear") == 1);
     // zq in, the Transpose of the uint8 Z, the integer GEMM, pq out.
     CHECK(r.lines == 4);
-    const op t = instantiate(named(m, "z_t"), 4);
-    CHECK(t.type == dtype::uint8);
-    CHECK(t.bytes_written.in(units::B) == 4.0 * 8 * 16);
+    const op moved = instantiate(named(m, "z_t"), 4);
+    CHECK(moved.type == dtype::uint8);
+    CHECK(moved.bytes_written.in(units::B) == 4.0 * 8 * 16);
     const op zz = instantiate(named(m, "zz"), 4);
     CHECK(zz.type == dtype::uint8);
     CHECK(zz.out_type == dtype::uint8);
