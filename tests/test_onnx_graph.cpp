@@ -1119,6 +1119,80 @@ TEST_CASE("onnx graph: DLRM's interaction Z x Z^T between QDQ nodes: one Dequant
     CHECK_FALSE(said(lr, "every other layout op between a DequantizeLinear"));
 }
 
+TEST_CASE("onnx graph: a head split between a DequantizeLinear and its GEMM moves or folds whole") {
+    // qq [B,4,8,16] uint8 -> DequantizeLinear 'q_dq' ------------------------------ MatMul 's'
+    // kq [B,8,64] uint8 -> DequantizeLinear 'k_dq' -> Reshape 'k_r' [B,8,4,16]         |
+    //                                              -> Transpose 'k_t' [B,4,16,8] -----+
+    //                                                 s [B,4,8,8] -> QuantizeLinear 's_q'
+    const auto of = [](std::initializer_list<std::int64_t> v) {
+        std::vector<onnx_dim> d{onnx_dim::batch()};
+        for (const std::int64_t x : v) d.push_back(onnx_dim::of(x));
+        return d;
+    };
+    const onnx_tensor s = weight("s", {}), zp = weight("zp", {}, u8);
+    const auto graph = [&](bool constant_k) {
+        io::onnx_graph g = empty_graph("heads");
+        const onnx_tensor kq =
+            constant_k ? weight("kq", {onnx_dim::of(1), onnx_dim::of(8), onnx_dim::of(64)}, u8)
+                       : tensor("kq", of({8, 64}), u8);
+        g.inputs = {tensor("qq", of({4, 8, 16}), u8)};
+        if (!constant_k) g.inputs.push_back(kq);
+        g.outputs = {tensor("sq", of({4, 8, 8}), u8)};
+        onnx_tensor kd = kq;
+        kd.name = "kd";
+        kd.elem_type = f32;
+        kd.weight = false;
+        onnx_tensor kr = tensor("kr", of({8, 4, 16}));
+        onnx_tensor kt = tensor("kt", of({4, 16, 8}));
+        if (constant_k) {
+            kr.dims[0] = kt.dims[0] = onnx_dim::of(1);
+        }
+        g.nodes = {
+            op_node("DequantizeLinear", "q_dq", {tensor("qq", of({4, 8, 16}), u8), s, zp},
+                    {tensor("qd", of({4, 8, 16}))}),
+            op_node("DequantizeLinear", "k_dq", {kq, s, zp}, {kd}),
+            op_node("Reshape", "k_r", {kd, weight("shape", {onnx_dim::of(4)}, i64)}, {kr}),
+            op_node("Transpose", "k_t", {kr}, {kt}, {io::onnx_attribute{"perm", {0, 2, 3, 1}}}),
+            op_node("MatMul", "s", {tensor("qd", of({4, 8, 16})), kt},
+                    {tensor("sd", of({4, 8, 8}))}),
+            op_node("QuantizeLinear", "s_q", {tensor("sd", of({4, 8, 8})), s, zp},
+                    {tensor("sq", of({4, 8, 8}), u8)}),
+        };
+        return g;
+    };
+    // K an activation: the Reshape (a view: no line) and the Transpose move the 8-bit K.
+    io::onnx_import r;
+    const model m = io::model_of(graph(false), &r);
+    CHECK(r.qdq_gemms == 1);
+    CHECK(r.qdq.at("DequantizeLinear") == 2);
+    CHECK(r.qdq.at("QuantizeLinear") == 1);
+    CHECK_FALSE(r.qdq.contains("Transpose"));
+    const op kt = instantiate(named(m, "k_t"), 2);
+    CHECK(kt.type == dtype::uint8);
+    CHECK(kt.bytes_read.in(units::B) == 2.0 * 8 * 64);
+    CHECK(instantiate(named(m, "s"), 2).type == dtype::uint8);
+    CHECK(r.text.find("# onnx MatMul 's': integer, folds 'q_dq', 'k_dq', 's_q'\n") !=
+          std::string::npos);
+    // K a constant: the whole chain folds with its DequantizeLinear.
+    io::onnx_import cr;
+    const model cm = io::model_of(graph(true), &cr);
+    CHECK(cr.qdq_gemms == 1);
+    CHECK(cr.qdq.at("Reshape") == 1);
+    CHECK(cr.qdq.at("Transpose") == 1);
+    CHECK(cr.text.find("folds 'q_dq', 'k_dq', 'k_r', 'k_t', 's_q'\n") != std::string::npos);
+    CHECK(kinds(cm, op_kind::transpose) == 0);
+    // The Reshape's output read by something else too: the chain moves from the Transpose up
+    // only where everything below it fuses; here nothing moves and the DequantizeLinear stays.
+    io::onnx_graph shared = graph(false);
+    shared.outputs.push_back(tensor("kr", of({8, 4, 16})));
+    io::onnx_import sr;
+    const model sm = io::model_of(shared, &sr);
+    CHECK(sr.qdq_gemms == 1);
+    CHECK(sr.qdq.at("DequantizeLinear") == 1);  // q_dq
+    CHECK(named(sm, "k_dq").kind == op_kind::elementwise);
+    CHECK(instantiate(named(sm, "k_t"), 2).type == dtype::fp32);
+}
+
 TEST_CASE("onnx graph: a Conv between QDQ nodes is an integer conv; a grouped one stays float") {
     const onnx_dim b = onnx_dim::batch();
     const auto d = [](std::int64_t n) { return onnx_dim::of(n); };

@@ -419,7 +419,7 @@ private:
         onnx_node f = n;
         for (std::size_t k = 0; k < 2; ++k) {
             const onnx_tensor& q = g_.nodes[m.dequantize[k]].inputs[0];
-            if (m.layout[k]) {  // the 8-bit tensor in the layout's shape
+            if (!m.layouts[k].empty()) {  // the 8-bit tensor in the layout's shape
                 f.inputs[k].elem_type = q.elem_type;
                 f.inputs[k].elem_type_name = q.elem_type_name;
             } else {
@@ -437,7 +437,7 @@ private:
         };
         for (std::size_t k = 0; k < 2; ++k) {
             add(m.dequantize[k]);
-            add(m.layout[k]);
+            for (auto l = m.layouts[k].rbegin(); l != m.layouts[k].rend(); ++l) add(*l);
         }
         for (const std::size_t e : m.epilogue) add(e);
         add(m.quantize);

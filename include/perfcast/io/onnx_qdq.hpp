@@ -38,17 +38,18 @@
 //    runtime builds its engine: folded;
 //  - a graph with control flow (If, Loop, Scan) folds nothing: its subgraphs may read a tensor
 //    the index does not list.
-//  - a DequantizeLinear may reach the GEMM through a layout op (layout_ops: a Transpose or a
-//    view, Reshape, Squeeze, Unsqueeze, Flatten; pytorch-quantization exports a Linear layer
-//    as W -> QuantizeLinear -> DequantizeLinear -> Transpose -> MatMul, DLRM's interaction reads
-//    Z and its Transpose): runtimes move the DequantizeLinear past it (ONNX Runtime's
+//  - a DequantizeLinear may reach the GEMM through a chain of up to max_layout_chain layout ops
+//    (layout_ops: a Transpose or a view, Reshape, Squeeze, Unsqueeze, Flatten; pytorch-
+//    quantization exports a Linear layer as W -> QuantizeLinear -> DequantizeLinear ->
+//    Transpose -> MatMul, DLRM's interaction reads Z and its Transpose, a head split is a
+//    Reshape and a Transpose): runtimes move the DequantizeLinear past it (ONNX Runtime's
 //    QDQPropagationTransformer, onnxruntime/core/optimizer/qdq_transformer/qdq_propagation.h:
 //    "Propagate Q backward, DQ forward", through Transpose, Reshape, Squeeze and Unsqueeze;
 //    OpenVINO's low-precision TransposeTransformation and ReshapeTransformation; Flatten is a
 //    Reshape), so the GEMM reads the 8-bit tensor in the layout's shape. A layout op every
-//    reader of which is such a GEMM, of a constant (a weight), is applied to the 8-bit data
-//    once, when the model loads: folded. Of an activation it runs on the 8-bit data: a
-//    Transpose stays a line moving 8-bit elements (onnx_qdq::moved), a view stays none. The
+//    reader of which is such a GEMM or such a layout op, of a constant (a weight), is applied
+//    to the 8-bit data once, when the model loads: folded. Of an activation it runs on the 8-bit
+//    data: a Transpose stays a line moving 8-bit elements (onnx_qdq::moved), a view stays none. The
 //    DequantizeLinear folds when each reader of its output is a matched GEMM reading it as A
 //    or B, or such a layout op; read elsewhere too, it stays a line (the runtime gives each
 //    consumer its own copy: ONNX Runtime's EnsureUniqueDQForNodeUnit);
@@ -81,18 +82,19 @@ namespace perfcast::io {
 struct onnx_qdq_match {
     std::size_t gemm = 0;
     std::array<std::size_t, 2> dequantize{};  // of A, of B
-    /// A layout op (onnx_qdq_detail::layout_ops) between input k's DequantizeLinear and the GEMM.
-    std::array<std::optional<std::size_t>, 2> layout{};
+    /// The layout ops (onnx_qdq_detail::layout_ops) between input k's DequantizeLinear and the
+    /// GEMM, the GEMM's side first (empty: the GEMM reads the DequantizeLinear's output).
+    std::array<std::vector<std::size_t>, 2> layouts{};
     /// The bias Add and the Relu / Clip between the GEMM and its QuantizeLinear, in order, folded
     /// (without a QuantizeLinear: a bias Add alone).
     std::vector<std::size_t> epilogue{};
     std::optional<std::size_t> quantize{};
     std::optional<std::size_t> bias{};
 
-    /// The node writing the GEMM's input k (0: A, 1: B): its layout node, else its
+    /// The node writing the GEMM's input k (0: A, 1: B): its last layout op, else its
     /// DequantizeLinear.
     [[nodiscard]] std::size_t source(std::size_t k) const {
-        return layout[k] ? *layout[k] : dequantize[k];
+        return layouts[k].empty() ? dequantize[k] : layouts[k].front();
     }
 };
 
@@ -141,25 +143,33 @@ namespace onnx_qdq_detail {
 inline constexpr std::array<std::string_view, 5> layout_ops{"Transpose", "Reshape", "Squeeze",
                                                             "Unsqueeze", "Flatten"};
 
-/// The DequantizeLinear whose output reaches tensor `t`: its writer, or the writer of the input
-/// of a layout op (layout_ops: default domain, one output) writing `t`. `layout` is set to that
-/// node.
+/// The most layout ops between a DequantizeLinear and a GEMM that find_qdq follows (a head
+/// split is a Reshape and a Transpose): a bound of this importer, not of ONNX.
+inline constexpr std::size_t max_layout_chain = 4;
+
+/// The DequantizeLinear whose output reaches tensor `t`: its writer, or through a chain of at
+/// most max_layout_chain layout ops (layout_ops: default domain, one output, each reading the
+/// one before as its first input), set in `chain` from `t`'s writer down.
 [[nodiscard]] inline std::optional<std::size_t> dequantized_through(
     const onnx_graph& g, const onnx_graph_index& ix, std::string_view t,
-    std::optional<std::size_t>& layout) {
-    layout.reset();
-    if (const auto direct = dequantized(g, ix, t)) return direct;
-    const auto p = ix.producer.find(t);
-    if (p == ix.producer.end()) return std::nullopt;
-    const onnx_node& l = g.nodes[p->second];
-    if (std::find(layout_ops.begin(), layout_ops.end(), l.op_type) == layout_ops.end() ||
-        !l.default_domain() || l.inputs.empty() || l.outputs.size() != 1 ||
-        l.outputs[0].name != t) {
-        return std::nullopt;
+    std::vector<std::size_t>& chain) {
+    chain.clear();
+    std::string_view at = t;
+    for (std::size_t depth = 0;; ++depth) {
+        if (const auto d = dequantized(g, ix, at)) return d;
+        const auto p = ix.producer.find(at);
+        if (depth == max_layout_chain || p == ix.producer.end()) break;
+        const onnx_node& l = g.nodes[p->second];
+        if (std::find(layout_ops.begin(), layout_ops.end(), l.op_type) == layout_ops.end() ||
+            !l.default_domain() || l.inputs.empty() || l.inputs[0].name.empty() ||
+            l.outputs.size() != 1 || l.outputs[0].name != at) {
+            break;
+        }
+        chain.push_back(p->second);
+        at = l.inputs[0].name;
     }
-    const auto d = dequantized(g, ix, l.inputs[0].name);
-    if (d) layout = p->second;
-    return d;
+    chain.clear();
+    return std::nullopt;
 }
 
 /// Whether node `x` adds a bias to tensor `t`, the output `y` of a MatMul or Gemm: an Add of `t`
@@ -232,8 +242,6 @@ inline constexpr std::array<std::string_view, 5> layout_ops{"Transpose", "Reshap
     r.folded.assign(g.nodes.size(), false);
     r.moved.assign(g.nodes.size(), std::nullopt);
     const auto fold = [&](std::size_t i) { r.folded[i] = !subgraphs; };
-    // Readers of each DequantizeLinear's output that are matched GEMMs reading it as A or B.
-    std::vector<int> fused_reads(g.nodes.size(), 0);
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
         const onnx_node& n = g.nodes[i];
         if (!unclaimed(i) || !n.default_domain() || !d::gemm_like(n) || n.inputs.size() < 2 ||
@@ -242,19 +250,20 @@ inline constexpr std::array<std::string_view, 5> layout_ops{"Transpose", "Reshap
         }
         onnx_qdq_match m{};
         m.gemm = i;
-        const auto a = d::dequantized_through(g, ix, n.inputs[0].name, m.layout[0]);
-        const auto b = d::dequantized_through(g, ix, n.inputs[1].name, m.layout[1]);
-        if (!a || !b || !unclaimed(*a) || !unclaimed(*b) ||
-            (m.layout[0] && !unclaimed(*m.layout[0])) ||
-            (m.layout[1] && !unclaimed(*m.layout[1]))) {
+        const auto a = d::dequantized_through(g, ix, n.inputs[0].name, m.layouts[0]);
+        const auto b = d::dequantized_through(g, ix, n.inputs[1].name, m.layouts[1]);
+        const auto all_unclaimed = [&unclaimed](const std::vector<std::size_t>& v) {
+            return std::all_of(v.begin(), v.end(), unclaimed);
+        };
+        if (!a || !b || !unclaimed(*a) || !unclaimed(*b) || !all_unclaimed(m.layouts[0]) ||
+            !all_unclaimed(m.layouts[1])) {
             continue;
         }
         const int family = d::family_of(g.nodes[*a].inputs[0]);
         if (family == 0 || d::family_of(g.nodes[*b].inputs[0]) != family) continue;
         m.dequantize = {*a, *b};
         // The epilogue: a bias Add, then a Relu or Clip, then the QuantizeLinear, each the only
-        // reader of the tensor before it; the Add and the activation fold with the
-        // QuantizeLinear only.
+        // reader of the tensor before it; the activation folds with the QuantizeLinear only.
         std::string_view at = n.outputs[0].name;
         std::vector<std::size_t> chain;
         bool biased = false, activated = false;
@@ -299,23 +308,34 @@ inline constexpr std::array<std::string_view, 5> layout_ops{"Transpose", "Reshap
                 fold(*c);
             }
         }
-        ++fused_reads[m.source(0)];
-        if (m.source(1) != m.source(0)) ++fused_reads[m.source(1)];
         r.gemms.push_back(std::move(m));
     }
-    // Which matched GEMM reads the output of node i as A or B only (not also as a Gemm's bias
-    // C), through i as its source: a layout node "fuses" when every reader does so.
+    // The layout ops of the matched chains: the node each reads (the next layout op toward its
+    // DequantizeLinear, or that DequantizeLinear) and the DequantizeLinear at the chain's end.
+    const std::size_t none = g.nodes.size();
     std::vector<const onnx_qdq_match*> match_of(g.nodes.size(), nullptr);
-    std::vector<std::size_t> behind(g.nodes.size(), g.nodes.size());  // layout -> its DQ
+    std::vector<std::size_t> below(g.nodes.size(), none), bottom(g.nodes.size(), none);
+    std::vector<bool> reached(g.nodes.size(), false);  // DQ nodes that a matched GEMM reads
     for (const onnx_qdq_match& m : r.gemms) {
         match_of[m.gemm] = &m;
         for (std::size_t k = 0; k < 2; ++k) {
-            if (m.layout[k]) behind[*m.layout[k]] = m.dequantize[k];
+            const std::vector<std::size_t>& chain = m.layouts[k];
+            for (std::size_t j = 0; j < chain.size(); ++j) {
+                below[chain[j]] = j + 1 < chain.size() ? chain[j + 1] : m.dequantize[k];
+                bottom[chain[j]] = m.dequantize[k];
+            }
+            reached[m.dequantize[k]] = true;
         }
     }
-    const auto read_as_ab = [&](std::size_t i) {
+    // A node's output "fuses" when every reader is a matched GEMM reading it as A or B (not also
+    // as a Gemm's bias C) through it as its source, or a layout op of a chain reading it whose
+    // own output fuses. Readers come after their writer in a graph's order: in reverse order
+    // each layout op's readers are settled before it.
+    std::vector<bool> fuses(g.nodes.size(), false);
+    const auto read_fused = [&](std::size_t i) {
         const std::string_view t = g.nodes[i].outputs[0].name;
         return ix.read_only_by(t, [&](std::size_t reader) {
+            if (below[reader] == i) return static_cast<bool>(fuses[reader]);
             const onnx_qdq_match* m = match_of[reader];
             if (m == nullptr || (m->source(0) != i && m->source(1) != i)) return false;
             const std::vector<onnx_tensor>& in = g.nodes[reader].inputs;
@@ -323,44 +343,34 @@ inline constexpr std::array<std::string_view, 5> layout_ops{"Transpose", "Reshap
                                 [&t](const onnx_tensor& x) { return x.name == t; });
         });
     };
-    std::vector<bool> fuses(g.nodes.size(), false);    // layout nodes every reader of which fuses
-    std::vector<bool> reached(g.nodes.size(), false);  // DQ nodes that a matched GEMM reads
-    for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-        if (fused_reads[i] > 0) reached[i] = true;
-        if (behind[i] == g.nodes.size()) continue;
-        fuses[i] = read_as_ab(i);
-        reached[behind[i]] = true;
+    for (std::size_t i = g.nodes.size(); i-- > 0;) {
+        if (below[i] != none) fuses[i] = read_fused(i);
     }
-    // A DequantizeLinear folds when every reader is a matched GEMM reading it as A or B, or a
-    // layout node that fuses; its layout nodes then fold too where it reads a constant (the
-    // runtime lays the 8-bit constant out once), else move its 8-bit data (`moved`).
-    for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-        if (g.nodes[i].op_type != "DequantizeLinear" || !g.nodes[i].default_domain() ||
-            g.nodes[i].outputs.size() != 1) {
-            continue;
-        }
+    // A DequantizeLinear folds when its output fuses. The chains above it fold too where it
+    // reads a constant (the runtime lays the 8-bit constant out once), else move its 8-bit data
+    // (`moved`), from each fusing layout op that reads it up (everything above a fusing one
+    // fuses), whether the DequantizeLinear folds or, read elsewhere too, stays a line: a runtime
+    // gives each consumer its own copy of it (ONNX Runtime's EnsureUniqueDQForNodeUnit) and
+    // moves that past the layout ops.
+    for (std::size_t i = 0; i < g.nodes.size() && !subgraphs; ++i) {
         if (!reached[i]) continue;
-        const std::string_view t = g.nodes[i].outputs[0].name;
-        const bool folds = ix.read_only_by(t, [&](std::size_t reader) {
-            if (behind[reader] == i) return static_cast<bool>(fuses[reader]);
-            const onnx_qdq_match* m = match_of[reader];
-            if (m == nullptr || (m->source(0) != i && m->source(1) != i)) return false;
-            const std::vector<onnx_tensor>& in = g.nodes[reader].inputs;
-            return std::none_of(in.begin() + 2, in.end(),
-                                [&t](const onnx_tensor& x) { return x.name == t; });
-        });
-        if (subgraphs) continue;
-        if (folds) fold(i);
-        // Each fusing layout node, whether the DequantizeLinear folds or (read elsewhere too)
-        // stays a line: a runtime gives each consumer its own copy of the DequantizeLinear
-        // (ONNX Runtime's EnsureUniqueDQForNodeUnit) and moves that past the layout op.
+        if (read_fused(i)) fold(i);
         const bool constant_input = d::constant(g, ix, g.nodes[i].inputs[0]);
-        for (const std::size_t reader : ix.consumers.find(t)->second) {
-            if (behind[reader] != i || !fuses[reader]) continue;
-            if (constant_input) {
-                fold(reader);
-            } else {
-                r.moved[reader] = i;
+        std::vector<std::size_t> todo{i};
+        while (!todo.empty()) {
+            const std::size_t at = todo.back();
+            todo.pop_back();
+            const auto c = ix.consumers.find(g.nodes[at].outputs[0].name);
+            if (c == ix.consumers.end()) continue;
+            for (const std::size_t reader : c->second) {
+                if (below[reader] != at || !fuses[reader] || r.folded[reader] || r.moved[reader])
+                    continue;
+                if (constant_input) {
+                    fold(reader);
+                } else {
+                    r.moved[reader] = i;
+                }
+                todo.push_back(reader);
             }
         }
     }
