@@ -1124,6 +1124,7 @@ TEST_CASE("onnx graph: a head split between a DequantizeLinear and its GEMM move
     // kq [B,8,64] uint8 -> DequantizeLinear 'k_dq' -> Reshape 'k_r' [B,8,4,16]         |
     //                                              -> Transpose 'k_t' [B,4,16,8] -----+
     //                                                 s [B,4,8,8] -> QuantizeLinear 's_q'
+    const onnx_dim b = onnx_dim::batch();
     const auto of = [](std::initializer_list<std::int64_t> v) {
         std::vector<onnx_dim> d{onnx_dim::batch()};
         for (const std::int64_t x : v) d.push_back(onnx_dim::of(x));
@@ -1173,6 +1174,7 @@ TEST_CASE("onnx graph: a head split between a DequantizeLinear and its GEMM move
     CHECK(instantiate(named(m, "s"), 2).type == dtype::uint8);
     CHECK(r.text.find("# onnx MatMul 's': integer, folds 'q_dq', 'k_dq', 's_q'\n") !=
           std::string::npos);
+    CHECK(said(r, "node 'k_t' (Transpose) and every other layout op between a DequantizeLinear"));
     // K a constant: the whole chain folds with its DequantizeLinear.
     io::onnx_import cr;
     const model cm = io::model_of(graph(true), &cr);
@@ -1181,8 +1183,8 @@ TEST_CASE("onnx graph: a head split between a DequantizeLinear and its GEMM move
     CHECK(cr.qdq.at("Transpose") == 1);
     CHECK(cr.text.find("folds 'q_dq', 'k_dq', 'k_r', 'k_t', 's_q'\n") != std::string::npos);
     CHECK(kinds(cm, op_kind::transpose) == 0);
-    // The Reshape's output read by something else too: the chain moves from the Transpose up
-    // only where everything below it fuses; here nothing moves and the DequantizeLinear stays.
+    // The Reshape's output read by something else too: nothing moves (the Reshape between the
+    // Transpose and the DequantizeLinear is read elsewhere) and the DequantizeLinear stays.
     io::onnx_graph shared = graph(false);
     shared.outputs.push_back(tensor("kr", of({8, 4, 16})));
     io::onnx_import sr;
@@ -1191,6 +1193,38 @@ TEST_CASE("onnx graph: a head split between a DequantizeLinear and its GEMM move
     CHECK(sr.qdq.at("DequantizeLinear") == 1);  // q_dq
     CHECK(named(sm, "k_dq").kind == op_kind::elementwise);
     CHECK(instantiate(named(sm, "k_t"), 2).type == dtype::fp32);
+    // The DequantizeLinear read by something else: a line of its own, the chain still moving
+    // the 8-bit K.
+    io::onnx_graph seen = graph(false);
+    seen.outputs.push_back(tensor("kd", of({8, 64})));
+    io::onnx_import er;
+    const model em = io::model_of(seen, &er);
+    CHECK(named(em, "k_dq").kind == op_kind::elementwise);
+    CHECK(instantiate(named(em, "k_t"), 2).type == dtype::uint8);
+    // Four layout ops are followed, five are not: a Squeeze / Unsqueeze pair more (as an
+    // exporter may write them) leaves the GEMM float.
+    const auto longer = [&](int pairs) {
+        io::onnx_graph g = graph(false);
+        std::string at = "kd";
+        std::vector<onnx_node> extra;
+        for (int i = 0; i < pairs; ++i) {
+            const std::string u = "ku" + std::to_string(i), q = "kq" + std::to_string(i);
+            extra.push_back(
+                op_node("Unsqueeze", u, {tensor(at, of({8, 64}))},
+                        {tensor(u, {b, onnx_dim::of(1), onnx_dim::of(8), onnx_dim::of(64)})}));
+            extra.push_back(op_node(
+                "Squeeze", q, {tensor(u, {b, onnx_dim::of(1), onnx_dim::of(8), onnx_dim::of(64)})},
+                {tensor(q, of({8, 64}))}));
+            at = q;
+        }
+        g.nodes[2].inputs[0].name = at;  // k_r reads the last Squeeze
+        g.nodes.insert(g.nodes.begin() + 2, extra.begin(), extra.end());
+        io::onnx_import x;
+        (void)io::model_of(g, &x);
+        return x.qdq_gemms;
+    };
+    CHECK(longer(1) == 1);  // Unsqueeze, Squeeze, Reshape, Transpose: four
+    CHECK(longer(2) == 0);  // six
 }
 
 TEST_CASE("onnx graph: a Conv between QDQ nodes is an integer conv; a grouped one stays float") {

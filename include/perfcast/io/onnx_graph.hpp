@@ -480,8 +480,8 @@ private:
     }
 
     /// Layout op `n` between DequantizeLinear `dq` of an activation and the integer GEMMs that
-    /// read it (io/onnx_qdq.hpp): it moves the 8-bit data, the DequantizeLinear moved past it
-    /// and folded into those GEMMs.
+    /// read it, or layout ops moved with it (io/onnx_qdq.hpp): it moves the 8-bit data, the
+    /// DequantizeLinear moved past it and folded into those GEMMs.
     void moved_layout(const onnx_node& n, const onnx_node& dq) {
         onnx_node f = n;
         for (onnx_tensor* t : {&f.inputs[0], &f.outputs[0]}) {

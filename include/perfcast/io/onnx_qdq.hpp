@@ -42,7 +42,7 @@
 //    (layout_ops: a Transpose or a view, Reshape, Squeeze, Unsqueeze, Flatten; pytorch-
 //    quantization exports a Linear layer as W -> QuantizeLinear -> DequantizeLinear ->
 //    Transpose -> MatMul, DLRM's interaction reads Z and its Transpose, a head split is a
-//    Reshape and a Transpose): runtimes move the DequantizeLinear past it (ONNX Runtime's
+//    Reshape and a Transpose): runtimes move the DequantizeLinear past them (ONNX Runtime's
 //    QDQPropagationTransformer, onnxruntime/core/optimizer/qdq_transformer/qdq_propagation.h:
 //    "Propagate Q backward, DQ forward", through Transpose, Reshape, Squeeze and Unsqueeze;
 //    OpenVINO's low-precision TransposeTransformation and ReshapeTransformation; Flatten is a
@@ -91,8 +91,8 @@ struct onnx_qdq_match {
     std::optional<std::size_t> quantize{};
     std::optional<std::size_t> bias{};
 
-    /// The node writing the GEMM's input k (0: A, 1: B): its last layout op, else its
-    /// DequantizeLinear.
+    /// The node writing the GEMM's input k (0: A, 1: B): the layout op nearest the GEMM
+    /// (layouts[k].front()), else its DequantizeLinear.
     [[nodiscard]] std::size_t source(std::size_t k) const {
         return layouts[k].empty() ? dequantize[k] : layouts[k].front();
     }
@@ -105,8 +105,8 @@ struct onnx_qdq {
     std::vector<onnx_qdq_match> gemms;
     std::vector<bool> folded;
     /// Per node: for a layout op between a DequantizeLinear of a non-constant and the integer
-    /// GEMMs that alone read the layout's output, that DequantizeLinear; the layout op then
-    /// moves its 8-bit data.
+    /// GEMMs that alone read the layout's output (or layout ops moved with it), that
+    /// DequantizeLinear; the layout op then moves its 8-bit data.
     std::vector<std::optional<std::size_t>> moved;
 };
 
@@ -311,10 +311,10 @@ inline constexpr std::size_t max_layout_chain = 4;
         r.gemms.push_back(std::move(m));
     }
     // The layout ops of the matched chains: the node each reads (the next layout op toward its
-    // DequantizeLinear, or that DequantizeLinear) and the DequantizeLinear at the chain's end.
+    // DequantizeLinear, or that DequantizeLinear).
     const std::size_t none = g.nodes.size();
     std::vector<const onnx_qdq_match*> match_of(g.nodes.size(), nullptr);
-    std::vector<std::size_t> below(g.nodes.size(), none), bottom(g.nodes.size(), none);
+    std::vector<std::size_t> below(g.nodes.size(), none);
     std::vector<bool> reached(g.nodes.size(), false);  // DQ nodes that a matched GEMM reads
     for (const onnx_qdq_match& m : r.gemms) {
         match_of[m.gemm] = &m;
@@ -322,7 +322,6 @@ inline constexpr std::size_t max_layout_chain = 4;
             const std::vector<std::size_t>& chain = m.layouts[k];
             for (std::size_t j = 0; j < chain.size(); ++j) {
                 below[chain[j]] = j + 1 < chain.size() ? chain[j + 1] : m.dequantize[k];
-                bottom[chain[j]] = m.dequantize[k];
             }
             reached[m.dequantize[k]] = true;
         }
