@@ -472,7 +472,7 @@ private:
                 "reading their 8-bit inputs, its bias (a Gemm's C, or an Add of one value per "
                 "column after it) and the scales applied in its epilogue (with a QuantizeLinear "
                 "after it, a Relu / Clip before that too, writing its 8-bit output; weights "
-                "quantized in the graph, and a weight's Transpose / Reshape, once when the "
+                "quantized in the graph, and a weight's layout ops, once when the "
                 "engine is built), as TensorRT runs them (ONNX Runtime's CPU provider most of "
                 "them: QLinearMatMul, MatMulIntegerToFloat, QGemm, QLinearConv); unfused "
                 "(fuse_qdq = false, --unfused-qdq) every node is priced as written");
