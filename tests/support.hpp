@@ -8,13 +8,33 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
 
 #include <perfcast/error.hpp>
+#include <perfcast/graph.hpp>
 
 namespace perfcast_test {
+
+/// The nodes of kind `k` in model `m` (an imported model's, a parsed model file's).
+inline int count(const perfcast::model& m, perfcast::op_kind k) {
+    int c = 0;
+    for (const perfcast::node& n : m.nodes) c += n.kind == k ? 1 : 0;
+    return c;
+}
+
+/// The node named `name` in model `m` (the last, if several); throws naming it when none is
+/// (the test case fails with the name).
+inline const perfcast::node& named(const perfcast::model& m, std::string_view name) {
+    const perfcast::node* found = nullptr;
+    for (const perfcast::node& n : m.nodes) {
+        if (n.name.view() == name) found = &n;
+    }
+    if (found == nullptr) throw std::runtime_error("no node named '" + std::string(name) + "'");
+    return *found;
+}
 
 /// A fresh directory under the system temp dir, removed at scope exit.
 struct scratch_dir {

@@ -6,6 +6,8 @@
 #include <perfcast/graph.hpp>
 #include <perfcast/io/onnx_graph.hpp>
 
+#include "support.hpp"
+
 #include <map>
 #include <string>
 #include <string_view>
@@ -577,20 +579,7 @@ io::onnx_graph qdq_graph(int w_type = i8) {
     return g;
 }
 
-int kinds(const model& m, op_kind k) {
-    int c = 0;
-    for (const perfcast::node& n : m.nodes) c += n.kind == k ? 1 : 0;
-    return c;
-}
-
-const perfcast::node& named(const model& m, std::string_view name) {
-    const perfcast::node* found = nullptr;
-    for (const perfcast::node& n : m.nodes) {
-        if (n.name.view() == name) found = &n;
-    }
-    REQUIRE(found != nullptr);
-    return *found;
-}
+using perfcast_test::named;
 
 bool said(const io::onnx_import& r, std::string_view what) {
     for (const std::string& a : r.approximations) {
@@ -640,7 +629,7 @@ TEST_CASE("onnx graph: a GEMM between QDQ nodes is one integer GEMM") {
     CHECK(u.lines == 7);
     CHECK(u.qdq_gemms == 0);
     CHECK(u.qdq.empty());
-    CHECK(kinds(f, op_kind::elementwise) == 4);
+    CHECK(perfcast_test::count(f, op_kind::elementwise) == 4);
     CHECK(said(u,
                "every other QuantizeLinear / DequantizeLinear (fuse_qdq = false, "
                "--unfused-qdq): priced as written"));
@@ -697,7 +686,7 @@ TEST_CASE("onnx graph: QDQ nodes that something else reads are not folded") {
         CHECK(r.qdq_gemms == 0);
         CHECK(r.qdq.empty());
         CHECK(instantiate(named(m, "mm"), 8).type == dtype::fp32);
-        CHECK(kinds(m, op_kind::elementwise) == 4);
+        CHECK(perfcast_test::count(m, op_kind::elementwise) == 4);
     }
     SUBCASE("a QuantizeLinear writing another dtype than A's: priced, the GEMM writes fp32") {
         io::onnx_graph g = qdq_graph();
@@ -785,7 +774,7 @@ TEST_CASE("onnx graph: QDQ Gemms, shared dequantized inputs and weights quantize
     CHECK(r.qdq.at("QuantizeLinear") == 1);    // w_q, computed when the engine is built
     // xq in, two GEMMs, two outputs: no bias line, no line quantizing the weight.
     CHECK(r.lines == 5);
-    CHECK(kinds(m, op_kind::elementwise) == 0);
+    CHECK(perfcast_test::count(m, op_kind::elementwise) == 0);
     const op g1 = instantiate(named(m, "g1"), 8);
     CHECK(g1.type == dtype::uint8);
     CHECK(g1.out_type == dtype::fp32);
@@ -795,7 +784,7 @@ TEST_CASE("onnx graph: QDQ Gemms, shared dequantized inputs and weights quantize
     // Unfused: the weight's quantization is a line of its own, the bias a pass.
     io::onnx_import u;
     const model f = io::model_of(g, &u, {.fuse_qdq = false});
-    CHECK(kinds(f, op_kind::elementwise) == 5);  // x_dq, w_q, w_dq, b_dq, g1's bias
+    CHECK(perfcast_test::count(f, op_kind::elementwise) == 5);  // x_dq, w_q, w_dq, b_dq, g1's bias
     CHECK(r.text.find("# onnx Gemm 'g1': integer, folds 'x_dq', 'w_dq', 'b_dq'\n") !=
           std::string::npos);
     // The weight's QuantizeLinear stays a line when its output is read elsewhere (a graph
@@ -1182,7 +1171,7 @@ TEST_CASE("onnx graph: a head split between a DequantizeLinear and its GEMM move
     CHECK(cr.qdq.at("Reshape") == 1);
     CHECK(cr.qdq.at("Transpose") == 1);
     CHECK(cr.text.find("folds 'q_dq', 'k_dq', 'k_r', 'k_t', 's_q'\n") != std::string::npos);
-    CHECK(kinds(cm, op_kind::transpose) == 0);
+    CHECK(perfcast_test::count(cm, op_kind::transpose) == 0);
     // The Reshape's output read by something else too: nothing moves (the Reshape between the
     // Transpose and the DequantizeLinear is read elsewhere) and the DequantizeLinear stays.
     io::onnx_graph shared = graph(false);
@@ -1259,7 +1248,7 @@ TEST_CASE("onnx graph: a Conv between QDQ nodes is an integer conv; a grouped on
     CHECK(said(r, "node 'c1' (Conv): B (int8) priced in A's dtype (uint8)"));
     CHECK(r.qdq_gemms == 1);
     CHECK(r.qdq.at("DequantizeLinear") == 3);
-    CHECK(kinds(m, op_kind::elementwise) == 0);
+    CHECK(perfcast_test::count(m, op_kind::elementwise) == 0);
     const op c = instantiate(named(m, "c1"), 2);
     CHECK(c.type == dtype::uint8);
     CHECK(c.out_type == dtype::fp32);

@@ -52,21 +52,8 @@ double cube_flops(const model& m, std::int64_t batch) {
     }
     return total;
 }
-int count(const model& m, op_kind k) {
-    int c = 0;
-    for (const node& n : m.nodes) c += n.kind == k ? 1 : 0;
-    return c;
-}
-
-/// The node named `name` in `m`.
-const node& named(const model& m, std::string_view name) {
-    const node* found = nullptr;
-    for (const node& n : m.nodes) {
-        if (n.name.view() == name) found = &n;
-    }
-    REQUIRE_MESSAGE(found != nullptr, "no node " << name);
-    return *found;
-}
+using perfcast_test::count;
+using perfcast_test::named;
 
 /// tests/data/onnx/`file` imported with its QDQ GEMMs folded (m, its report r) and with every
 /// node as written (w, its report u).

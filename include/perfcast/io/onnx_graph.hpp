@@ -426,7 +426,6 @@ private:
                 f.inputs[k] = q;
             }
         }
-        const auto quoted = [this](std::size_t i) { return quoted_name(g_.nodes[i]); };
         // The nodes it folds (a DequantizeLinear something else reads is not: still a line),
         // named in the comment as far as it holds them whole, then counted ("+2 more"); a long
         // first name leaves the rest cut (comment_of).
@@ -445,7 +444,8 @@ private:
         const std::size_t room = comment_most - std::min(comment_most, label(n).size());
         std::string note = ": integer";
         for (std::size_t k = 0; k < folds.size(); ++k) {
-            const std::string next = note + (k == 0 ? ", folds " : ", ") + quoted(folds[k]);
+            const std::string next =
+                note + (k == 0 ? ", folds " : ", ") + quoted_name(g_.nodes[folds[k]]);
             const std::size_t left = folds.size() - k - 1;
             const std::size_t more = left > 0 ? 8 + std::to_string(left).size() : 0;  // ", +N more"
             if (k > 0 && next.size() + more > room) {
