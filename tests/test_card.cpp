@@ -5,6 +5,7 @@
 
 #include <perfcast/card.hpp>
 #include <perfcast/chips.hpp>
+#include <perfcast/device_memory.hpp>
 #include <perfcast/graph.hpp>
 #include <perfcast/nodes.hpp>
 #include <perfcast/scenario.hpp>
@@ -426,6 +427,145 @@ TEST_CASE("card errors: zero streams, zero batch, limits above the chip's cores"
                                       half, bad);
               }),
               "host_threads = -1"));
+}
+
+// ---- several chips on one card ----------------------------------------------------------------
+// card_params::chips: each chip has its own cores, HBM and L2; the host link and the host threads
+// are the card's.
+
+TEST_CASE("two chips: an instance on each runs as if alone, and the card does twice the work") {
+    // One cube op on all of a chip's cores: two instances on one chip time-share the cores (each
+    // about twice as slow), one on each of two chips do not wait for each other at all.
+    constexpr std::array<node, 1> m{nodes::matmul(B * 24, 4096, 4096, dtype::fp16)};
+    const serial_result alone = serial_latency(b1, m, 128, full);
+    card_params two;
+    two.chips = 2;
+    const card_result one_chip = evaluate_card(b1, m, batch_size{128}, stream_count{2}, full);
+    const card_result two_chips = evaluate_card(b1, m, batch_size{128}, stream_count{2}, full, two);
+    REQUIRE(two_chips.group_count == 2);
+    CHECK(two_chips.chips == 2);
+    CHECK(two_chips.groups[0].chip == 0);
+    CHECK(two_chips.groups[1].chip == 1);
+    CHECK(two_chips.groups[0].count == 1);
+    CHECK(two_chips.groups[1].count == 1);
+    CHECK_FALSE(two_chips.cube_shared);
+    // Disjoint: nobody waits, so each instance is its serial latency, exactly.
+    CHECK(two_chips.avg_latency == alone.latency);
+    CHECK(two_chips.groups[1].latency == alone.latency);
+    CHECK(two_chips.qps ==
+          doctest::Approx(2 * 1000.0 / alone.latency.in(units::ms)).epsilon(1e-12));
+    // One chip: the two queue for its cores (as guide §11 says), within the fixed point's slack.
+    CHECK(one_chip.cube_shared);
+    CHECK(two_chips.qps == doctest::Approx(2 * one_chip.qps).epsilon(slack));
+    // Utilization is over both chips' cores: one instance a chip is one instance's share.
+    const card_result single = evaluate_card(b1, m, batch_size{128}, stream_count{1}, full);
+    CHECK(two_chips.cube_utilization == doctest::Approx(single.cube_utilization).epsilon(1e-12));
+    const card_result single_on_two =
+        evaluate_card(b1, m, batch_size{128}, stream_count{1}, full, two);
+    CHECK(single_on_two.cube_utilization ==
+          doctest::Approx(single.cube_utilization / 2).epsilon(1e-12));
+    CHECK(single_on_two.group_count == 1);  // the second chip idle: no group
+    CHECK(single_on_two.avg_latency == alone.latency);
+}
+
+TEST_CASE("two chips share the card's host link: copies contend whatever chip they feed") {
+    // A model that only copies: the link is all it uses, so spreading the instances over two
+    // chips changes nothing (within the fixed point's slack), while a split of a compute model
+    // over two chips gains.
+    constexpr std::array<node, 2> copies{
+        nodes::transfer({B, 65536}, dtype::fp16),
+        nodes::transfer({B, 4096}, dtype::fp16, transfer_dir::to_host)};
+    card_params two;
+    two.chips = 2;
+    for (int s = 2; s <= 4; ++s) {
+        const card_result one_chip =
+            evaluate_card(b1, copies, batch_size{64}, stream_count{s}, full);
+        const card_result two_chips =
+            evaluate_card(b1, copies, batch_size{64}, stream_count{s}, full, two);
+        CAPTURE(s);
+        CHECK(two_chips.qps == doctest::Approx(one_chip.qps).epsilon(slack));
+        CHECK(two_chips.link_utilization ==
+              doctest::Approx(one_chip.link_utilization).epsilon(slack));
+        CHECK(two_chips.bound == card_bound::link);
+    }
+}
+
+TEST_CASE("three streams on two chips: two on the first, one on the second, which runs faster") {
+    constexpr std::array<node, 1> m{nodes::matmul(B * 24, 4096, 4096, dtype::fp16)};
+    const chip_placement p = spread_over_chips(full, stream_count{3}, 2);
+    REQUIRE(p.groups().size() == 2);
+    CHECK(p.groups()[0].count.value == 2);
+    CHECK(p.groups()[0].chip == 0);
+    CHECK(p.groups()[1].count.value == 1);
+    CHECK(p.groups()[1].chip == 1);
+    CHECK(spread_over_chips(full, stream_count{8}, 3).groups().size() == 3);
+    CHECK(spread_over_chips(full, stream_count{8}, 3).groups()[2].count.value == 2);
+    card_params two;
+    two.chips = 2;
+    const card_result r = evaluate_card(b1, m, batch_size{128}, stream_count{3}, full, two);
+    REQUIRE(r.group_count == 2);
+    CHECK(r.streams == 3);
+    CHECK(r.groups[0].latency > r.groups[1].latency);
+    CHECK(r.groups[1].latency == serial_latency(b1, m, 128, full).latency);
+    // The same placement given by hand gives the same card.
+    const std::array<instance_group, 2> by_hand{
+        {{full, stream_count{2}, 0}, {full, stream_count{1}, 1}}};
+    CHECK(evaluate_card(b1, m, batch_size{128}, by_hand, two) == r);
+}
+
+TEST_CASE("chips: the card's L2 misses count the instances of one chip only") {
+    // Instances whose working sets together pass one chip's L2: spread over two chips, each chip
+    // holds half of them and misses less.
+    card_params two;
+    two.chips = 2;
+    const card_result one_chip =
+        evaluate_card(b1, scenario::ctr_ranking, batch_size{256}, stream_count{6}, half);
+    const card_result two_chips =
+        evaluate_card(b1, scenario::ctr_ranking, batch_size{256}, stream_count{6}, half, two);
+    REQUIRE(one_chip.l2_miss > 0);
+    CHECK(two_chips.l2_miss < one_chip.l2_miss);
+    CHECK(two_chips.working_set == one_chip.working_set);  // the same instances, on two chips
+}
+
+TEST_CASE("chips: errors name the count and the instance's chip") {
+    card_params bad;
+    bad.chips = 0;
+    CHECK(has(error_of([&] {
+                  (void)evaluate_card(b1, tiny, batch_size{16}, stream_count{2}, half, bad);
+              }),
+              "chips = 0, expected 1 to 8 chips on the card"));
+    bad.chips = 9;
+    CHECK(has(error_of([&] {
+                  (void)evaluate_card(b1, tiny, batch_size{16}, stream_count{2}, half, bad);
+              }),
+              "chips = 9, expected 1 to 8 chips on the card"));
+    const std::array<instance_group, 1> on_third{{{half, stream_count{1}, 2}}};
+    card_params two;
+    two.chips = 2;
+    CHECK(has(error_of([&] { (void)evaluate_card(b1, tiny, batch_size{16}, on_third, two); }),
+              "instance chip = 2, expected a chip of the card: 0 to 1 (card_params::chips = 2)"));
+    const std::array<instance_group, 1> negative{{{half, stream_count{1}, -1}}};
+    CHECK(has(error_of([&] { (void)evaluate_card(b1, tiny, batch_size{16}, negative); }),
+              "instance chip = -1"));
+}
+
+TEST_CASE("chips: memory is each chip's, the fullest one's instances") {
+    const memory_need need = memory_of(b1, scenario::ctr_ranking, batch_size{64});
+    const memory_rule copies{};
+    // Three instances on two chips: the first chip holds two.
+    CHECK(need.on_card(stream_count{3}, copies, 2) == need.on_card(stream_count{2}, copies));
+    CHECK(need.on_card(stream_count{4}, copies, 2) == need.on_card(stream_count{2}, copies));
+    CHECK(need.on_card(stream_count{1}, copies, 2) == need.on_card(stream_count{1}, copies));
+    memory_rule shared;
+    shared.copies = weight_copies::shared;
+    CHECK(need.on_card(stream_count{4}, shared, 4) == need.on_card(stream_count{1}, shared));
+    // A chip whose memory holds two instances holds four on a card of two such chips.
+    chip small = b1;
+    small.memory.hbm_size = need.on_card(stream_count{2}, copies);
+    CHECK(fits(small, need, stream_count{2}, copies));
+    CHECK_FALSE(fits(small, need, stream_count{3}, copies));
+    CHECK(fits(small, need, stream_count{4}, copies, 2));
+    CHECK_FALSE(fits(small, need, stream_count{5}, copies, 2));
 }
 
 // ---- constexpr -------------------------------------------------------------------------------------

@@ -246,6 +246,79 @@ TEST_CASE("whatif --runtime, --runtime-set, --host-threads") {
     CHECK(has(r.err, "--host-threads"));
 }
 
+TEST_CASE("whatif --chips-per-card: the card's streams spread over its chips") {
+    auto run = [&](std::vector<std::string> extra) {
+        std::vector<std::string> all{"--model", dlrm_model, "--chip", "a100-80gb-sxm", "--batch",
+                                     "64",      "--cube",   "108",    "--vector",      "108"};
+        all.insert(all.end(), extra.begin(), extra.end());
+        std::vector<std::string_view> v(all.begin(), all.end());
+        return perfcast_test::run_command(cli::whatif_command, v);
+    };
+    auto r = run({"--streams", "2", "--chips-per-card", "2"});
+    REQUIRE(r.status == 0);
+    CHECK(has(r.out, "on a card of 2 x a100-80gb-sxm: 1 deployments"));
+    CHECK(has(r.out, "of a chip's 80 GiB"));
+    // Two streams, one on each chip, against two time-sharing one chip: more QPS, at most
+    // twice one stream's (the link is still shared); the JSON says the card's chips.
+    r = run({"--streams", "2", "--chips-per-card", "2", "--format", "json"});
+    REQUIRE(r.status == 0);
+    CHECK(perfcast_test::json_checker(r.out).valid());
+    CHECK(json_number(r.out, "chips_per_card") == 2.0);
+    const double two_chips = json_number(r.out, "qps");
+    r = run({"--streams", "2", "--format", "json"});
+    REQUIRE(r.status == 0);
+    CHECK(json_number(r.out, "chips_per_card") == 1.0);
+    CHECK(two_chips > json_number(r.out, "qps"));
+    r = run({"--streams", "1", "--format", "json"});
+    REQUIRE(r.status == 0);
+    CHECK(two_chips <= 2 * json_number(r.out, "qps") * (1 + 1e-6));  // 1e-6: JSON's digits
+    // Serving on the card: its header says the chips too.
+    r = run({"--streams", "2", "--chips-per-card", "2", "--qps", "1000", "--requests", "2000"});
+    REQUIRE(r.status == 0);
+    CHECK(has(r.out, "on a card of 2 x a100-80gb-sxm, batch sizes"));
+    // --gains: the deployment says its chips.
+    r = run({"--streams", "2", "--chips-per-card", "2", "--gains"});
+    REQUIRE(r.status == 0);
+    CHECK(has(r.out, "2 x 108/108 b64 on 2 chips"));
+    for (const std::string bad : {"0", "9", "two", ""}) {
+        r = run({"--chips-per-card", bad});
+        CAPTURE(bad);
+        CHECK(r.status == cli::exit_usage);
+        CHECK(has(r.err, "option '--chips-per-card': '" + bad +
+                             "' is not a chip count in [1, 8] (2 for an Atlas 300I Duo)"));
+    }
+}
+
+TEST_CASE("deployments: a chips_per_card column spreads a row's instances over its chips") {
+    const std::string model =
+        std::string(PERFCAST_SOURCE_DIR) + "/tests/data/models/ctr_ranking.model";
+    const std::string path =
+        (std::filesystem::temp_directory_path() / "perfcast_chips_rows.csv").string();
+    std::ofstream(path) << "chip,model,instances,batch,cube,vector,chips_per_card,samples_per_s\n"
+                        << "910B1," << model << ",4,64,24,48,,8e5\n"
+                        << "910B1," << model << ",4,64,24,48,2,8e5\n"
+                        << "910B1," << model << ",4,64,24,48,9,8e5\n";
+    auto r = perfcast_test::run_command(cli::validate_command,
+                                        {"--deployments", path, "--knobs", "none"});
+    CHECK(r.status != 0);
+    CHECK(has(r.err, "perfcast_chips_rows.csv:4:"));
+    CHECK(has(r.err, "chips_per_card is invalid, expected a whole number in 1..8: \"9\""));
+    std::ofstream(path) << "chip,model,instances,batch,cube,vector,chips_per_card,samples_per_s\n"
+                        << "910B1," << model << ",4,64,24,48,,8e5\n"
+                        << "910B1," << model << ",4,64,24,48,2,8e5\n";
+    r = perfcast_test::run_command(cli::validate_command,
+                                   {"--deployments", path, "--knobs", "none", "--format", "json"});
+    REQUIRE(r.status == cli::exit_ok);
+    CHECK(has(r.out, "\"deployment\": \"4 x 24/48 b64\""));
+    CHECK(has(r.out, "\"deployment\": \"4 x 24/48 b64 on 2 chips\""));
+    // Four full-chip instances time-share one chip; on two chips, two a chip: more throughput.
+    const std::size_t second = r.out.find("on 2 chips");
+    REQUIRE(second != std::string::npos);
+    CHECK(json_number(r.out, "predicted_samples_per_s", second) >
+          1.2 * json_number(r.out, "predicted_samples_per_s"));
+    std::remove(path.c_str());
+}
+
 TEST_CASE("whatif --gains: one deployment, each change ranked") {
     auto r = perfcast_test::run_command(
         cli::whatif_command, {"--model", dlrm_model, "--chip", "a100-80gb-sxm", "--batch", "64",

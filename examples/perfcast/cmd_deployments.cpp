@@ -49,7 +49,8 @@ inline constexpr std::array<option, 6> validate_options{{
     {"train", "LIST", "rows to fit on (1 = the first data row), e.g. 1,4; default: leave-one-out"},
     {"by", "COLUMN",
      "hold out whole configurations: rows equal in COLUMN (options, instances, "
-     "batch, split, model, runtime, chip, host_threads) predicted by a fit on the others"},
+     "batch, split, model, runtime, chip, host_threads, chips_per_card) predicted by a fit on "
+     "the others"},
     params_option,
     {"format", "FORMAT", "table (default) or json"},
 }};
@@ -170,6 +171,7 @@ inline void warn_params_rows_chip(const parsed_args& a, const profile::calibrati
     }
     if (by == "instances") return std::to_string(d.instances.value);
     if (by == "host_threads") return std::to_string(d.host_threads);
+    if (by == "chips_per_card") return std::to_string(d.chips);
     if (by == "batch") return std::to_string(d.batch.value);
     if (by == "split") {
         return std::to_string(d.split.cube.value) + "/" + std::to_string(d.split.vector.value);
@@ -337,11 +339,12 @@ int run_validate_deployments(std::span<const std::string_view> args, std::ostrea
     warn_params_rows_chip(a, base, rows, err, fit_nothing ? "applied whole" : "each fit's start");
     note_type_terms_unused(a, base, err, "deployments' models price their nodes by op kind");
     const bool loo = !a.has("train");
-    const std::string by = a.has("by") ? choice(a, "by",
-                                                {"options", "instances", "batch", "split", "model",
-                                                 "runtime", "chip", "host_threads"},
-                                                "options")
-                                       : std::string();
+    const std::string by = a.has("by")
+                               ? choice(a, "by",
+                                        {"options", "instances", "batch", "split", "model",
+                                         "runtime", "chip", "host_threads", "chips_per_card"},
+                                        "options")
+                               : std::string();
     deployment_validation v;
     if (fit_nothing) {
         if (a.has("train") || a.has("by")) {

@@ -66,6 +66,7 @@ int run(const parsed_args& a, std::ostream& out, const model& m, const chip& c,
     d.runtime = runtime_preset_from_args(a, m);
     if (const auto t = a.get("runtime-set")) d.settings = runtime_settings_from_flag(*t);
     d.host_threads = host_threads_from_args(a);
+    d.chips = chips_per_card_from_args(a);
     const deployment_gains g = what_each_change_buys(d, cal, memory_rule_from_args(a));
     if (format == "json") {
         io::write_gains_json(out, d, g);

@@ -65,7 +65,7 @@ namespace perfcast::cli {
 
 namespace whatif_detail {
 
-inline constexpr std::array<option, 41> options{{
+inline constexpr std::array<option, 42> options{{
     {"model", "FILE",
      "model file (docs/model-file.md) or ONNX graph (.onnx, docs/import.md); default: the "
      "built-in CTR scenario"},
@@ -84,6 +84,7 @@ inline constexpr std::array<option, 41> options{{
     runtime_option,
     runtime_set_option,
     host_threads_option,
+    chips_per_card_option,
     shared_weights_option,
     instance_memory_option,
     {"batch", "LIST",
@@ -399,6 +400,7 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
     x.model_nodes = m.nodes.size();
     x.chip_name = std::string(c.name.view());
     x.host_threads = params.host_threads;
+    x.chips = params.chips;
     if (params.runtime) {
         x.runtime = params.runtime;
         // serving/card_adapter.hpp serves without it: requests, not a loop, start the tasks.
@@ -746,6 +748,7 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
     whatif_detail::note_aicpu_moved(err, m, c);
     const card_params params{.graph = {.model = cal.params},
                              .host_threads = host_threads_from_args(a),
+                             .chips = chips_per_card_from_args(a),
                              .runtime = runtime_from_args(a, m, cal),
                              .memory = memory_rule_from_args(a)};
     warn_runtime_vendor(c, runtime_preset_from_args(a, m), err);
@@ -793,6 +796,7 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
                           .rank_label = rank == "qps" ? "QPS" : "samples/s",
                           .runtime = params.runtime,
                           .host_threads = params.host_threads,
+                          .chips = params.chips,
                           .top = row_count(a, "top", whatif_defaults::top)};
     if (anchored) {
         const profile::anchored_profile& p = *anchored;

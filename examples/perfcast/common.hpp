@@ -18,6 +18,7 @@
 #include <system_error>
 #include <vector>
 
+#include <perfcast/card.hpp>
 #include <perfcast/chips.hpp>
 #include <perfcast/device_memory.hpp>
 #include <perfcast/graph.hpp>
@@ -78,6 +79,10 @@ inline constexpr option runtime_set_option{
     "runtime-path settings over the preset, after the model's and --params' (docs/runtime.md)"};
 inline constexpr option host_threads_option{
     "host-threads", "N", "host threads dispatching for the card (0: one per instance; default 0)"};
+inline constexpr option chips_per_card_option{
+    "chips-per-card", "N",
+    "chips on the card, sharing its host link and host threads (an Atlas 300I Duo: 2); --streams "
+    "counts the card's instances, spread over its chips; default 1"};
 
 /// "k=v,k=v" of --runtime-set as settings whose origin names the flag.
 [[nodiscard]] inline std::vector<runtime_setting> runtime_settings_from_flag(std::string_view text) {
@@ -188,6 +193,21 @@ inline constexpr option instance_memory_option{
     if (t->empty() || ec != std::errc{} || p != t->data() + t->size() || v < 0 || v > 4096) {
         throw usage_error("option '--host-threads': '" + *t +
                           "' is not a thread count in [0, 4096] (0: one per instance)");
+    }
+    return v;
+}
+
+/// --chips-per-card N (1 to max_card_chips).
+[[nodiscard]] inline int chips_per_card_from_args(const parsed_args& a) {
+    const auto t = a.get("chips-per-card");
+    if (!t) return 1;
+    int v = 0;
+    const auto [p, ec] = std::from_chars(t->data(), t->data() + t->size(), v);
+    if (t->empty() || ec != std::errc{} || p != t->data() + t->size() || v < 1 ||
+        v > max_card_chips) {
+        throw usage_error("option '--chips-per-card': '" + ::perfcast::parse_error::printable(*t) +
+                          "' is not a chip count in [1, " + std::to_string(max_card_chips) +
+                          "] (2 for an Atlas 300I Duo)");
     }
     return v;
 }

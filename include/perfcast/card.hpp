@@ -43,6 +43,13 @@
 //   `host_threads` = H, a host dispatch stretches by max(1, (1 + U) / H), U the other instances'
 //   average number of busy host threads.
 //
+// Chips. A card may carry several chips (`card_params::chips`; an Atlas 300I Duo two 310Ps), each
+//   a device of its own: its cores, HBM, L2 and the runtime's device-wide lock are shared only
+//   by the instances placed on it (instance_group::chip), while the card's host link and host
+//   threads are shared by all. `evaluate_card(c, nodes, batch, streams, split, p)` places the
+//   streams as spread_over_chips does. The card's QPS sums its chips'; its utilizations are
+//   over all its chips' cores and HBM.
+//
 // "The others demand on average" is a mean-field (Bard-Schweitzer) approximation: the others'
 // demands are those of the configuration itself, so they are solved together with the
 // latencies by fixed-point iteration from "every instance alone" (about 9 rounds on the default
@@ -85,18 +92,29 @@
 
 namespace perfcast {
 
-/// `count` instances with the same split.
+/// `count` instances with the same split, on chip `chip` of the card (0 .. card_params::chips
+/// - 1; 0 on a card of one chip).
 struct instance_group {
     core_split split{};
     stream_count count{1};
+    int chip = 0;
     [[nodiscard]] friend constexpr bool operator==(const instance_group&,
                                                    const instance_group&) = default;
 };
+
+/// Most chips card_params::chips accepts: 8, twice the most of a card we know of (the Atlas
+/// 300I model 3000 carries four Ascend 310s, the Atlas 300I Duo two 310Ps); a bound of ours.
+inline constexpr int max_card_chips = 8;
 
 struct card_params {
     graph_params graph{};
     /// Host threads dispatching for the card; 0: one per instance.
     int host_threads = 0;
+    /// Chips on the card, each a device with its own cores, HBM and L2, all behind the card's one
+    /// host link and host threads: 2 for an Atlas 300I Duo (two 310Ps on one PCIe 4.0 x16
+    /// card: Huawei's product material, as ComputerBase and Gamers Nexus quote it). The chip
+    /// given to evaluate_card is each one's preset.
+    int chips = 1;
     /// The host and runtime path around the kernels (runtime.hpp); none: kernels and transfer
     /// nodes only, as graph.hpp times them.
     std::optional<runtime_path> runtime{};
@@ -117,6 +135,8 @@ constexpr const card_params& validate(const card_params& p) {
     validate(p.memory);
     PERFCAST_EXPECTS(p.host_threads >= 0, where, "host_threads",
                      static_cast<double>(p.host_threads), ">= 0 (0: one per instance)");
+    PERFCAST_EXPECTS(p.chips >= 1 && p.chips <= max_card_chips, where, "chips",
+                     static_cast<double>(p.chips), "1 to 8 chips on the card");
     PERFCAST_EXPECTS(p.tolerance > 0 && p.tolerance < 1, where, "tolerance", p.tolerance,
                      "a relative tolerance in (0, 1)");
     PERFCAST_EXPECTS(p.max_iterations >= 1, where, "max_iterations",
@@ -145,6 +165,7 @@ static_assert(covers_enum<card_bound_names>());
 struct instance_result {
     core_split split{};
     int count = 0;
+    int chip = 0;         // instance_group::chip
     duration latency{};   // one inference, all instances running: device+bubbles+aicpu+transfer,
                           // plus the runtime path's steps when there is one (steps.task())
     duration device{};    // AI Core op time (stretched)
@@ -169,6 +190,7 @@ struct card_result {
 
     std::int64_t batch = 0;
     int streams = 0;
+    int chips = 1;  // card_params::chips
     std::array<instance_result, max_groups> groups{};
     std::size_t group_count = 0;
 
@@ -184,16 +206,19 @@ struct card_result {
     bool runtime_path = false;  // the runtime path was modeled (card_params::runtime)
     step_set window{step_set::task()};  // what avg_window covers
 
-    double cube_utilization = 0;    // busy cube core cycles / available (guide §2's ratio)
+    double cube_utilization = 0;    // busy cube core cycles / available (guide §2's ratio;
+                                    // of every chip's cores)
     double vector_utilization = 0;  // the same for the vector cores
     double aicpu_utilization = 0;
-    double hbm_utilization = 0;     // HBM bytes per second / (bandwidth x hbm_efficiency)
+    double hbm_utilization = 0;     // HBM bytes per second / (bandwidth x hbm_efficiency x
+                                    // chips)
     double link_utilization = 0;    // busier direction: bytes per second / achievable rate
     double host_utilization = 0;    // host dispatch time per second / host threads
     data_size working_set{};        // sum over instances
     double l2_miss = 0;             // share of warm traffic that misses L2 beyond one instance
                                     // alone (the largest over the groups)
-    bool cube_shared = false;       // sum of cube splits > cube cores: time-shared
+    bool cube_shared = false;       // sum of cube splits > cube cores (on some chip):
+                                    // time-shared
     bool vector_shared = false;
     card_bound bound = card_bound::compute;
     int passes = 0;          // timeline walks the solution took (groups x rounds)
@@ -253,13 +278,20 @@ template <class Eval>
                      static_cast<double>(groups.size()), "at most 16 different splits");
     card_result out;
     out.batch = batch;
+    out.chips = p.chips;
     out.group_count = groups.size();
     for (const instance_group& g : groups) {
         PERFCAST_EXPECTS(g.count.value >= 1, where, "streams", static_cast<double>(g.count.value),
                          "at least 1 stream (instance)");
+        PERFCAST_EXPECTS(g.chip >= 0 && g.chip < p.chips, where, "instance chip",
+                         static_cast<double>(g.chip),
+                         "a chip of the card: 0 to " + std::to_string(p.chips - 1) +
+                             " (card_params::chips = " + std::to_string(p.chips) + ")");
         validate(g.split, c);
         out.streams += g.count.value;
     }
+    // groups[g]'s chip, as an index.
+    const auto chip_of = [&](std::size_t g) { return static_cast<std::size_t>(groups[g].chip); };
 
     // Working sets (the L2 miss share follows from them), and of each the weights.
     std::array<data_size, card_result::max_groups> ws{};
@@ -284,6 +316,7 @@ template <class Eval>
     const double n_cube = static_cast<double>(c.cube.cores);
     const double n_vector = static_cast<double>(c.vector.cores);
     const double n_aicpu = static_cast<double>(c.aicpu.cores);
+    const double n_chips = static_cast<double>(p.chips);
     const double threads = static_cast<double>(p.host_threads);
     const double inv_cube = 1.0 / n_cube;
     const double inv_vector = 1.0 / n_vector;
@@ -297,6 +330,7 @@ template <class Eval>
         card_pass ps;
         ps.r.split = groups[g].split;
         ps.r.count = groups[g].count.value;
+        ps.r.chip = groups[g].chip;
         ps.r.working_set = ws[g];
         const double host_stretch = threads > 0 ? dmax(1.0, (1.0 + others.host) / threads) : 1.0;
         copy_set copies_in;
@@ -442,34 +476,47 @@ template <class Eval>
     // walk each group's timeline with the demands of the last round, repeat until no latency
     // moves by more than `tolerance` (damped after 50 rounds, in case it oscillates).
     // With weights shared (memory_rule::copies), the instances' working sets hold one copy of
-    // them: the largest group's, every group running the same model.
+    // them: the largest group's, every group running the same model. Per chip: each has its L2
+    // and its cores.
     const bool shared_weights = p.memory.copies == weight_copies::shared;
-    data_size total_ws{};
-    data_size shared_copy{};
-    long long cube_claims = 0;
-    long long vector_claims = 0;
+    std::array<data_size, max_card_chips> total_ws{};
+    std::array<data_size, max_card_chips> shared_copy{};
+    std::array<long long, max_card_chips> cube_claims{};
+    std::array<long long, max_card_chips> vector_claims{};
+    std::array<bool, max_card_chips> used{};  // the chip runs an instance
     for (std::size_t g = 0; g < groups.size(); ++g) {
+        const std::size_t j = chip_of(g);
+        used[j] = true;
         const auto k = static_cast<double>(groups[g].count.value);
-        total_ws += shared_weights ? (ws[g] - weights[g]) * k : ws[g] * k;
-        if (weights[g] > shared_copy) shared_copy = weights[g];
-        cube_claims += static_cast<long long>(groups[g].count.value) * groups[g].split.cube.value;
-        vector_claims +=
+        total_ws[j] += shared_weights ? (ws[g] - weights[g]) * k : ws[g] * k;
+        if (weights[g] > shared_copy[j]) shared_copy[j] = weights[g];
+        cube_claims[j] +=
+            static_cast<long long>(groups[g].count.value) * groups[g].split.cube.value;
+        vector_claims[j] +=
             static_cast<long long>(groups[g].count.value) * groups[g].split.vector.value;
     }
-    if (shared_weights) total_ws += shared_copy;
-    out.working_set = total_ws;
+    std::array<bool, max_card_chips> cube_shared{};
+    std::array<bool, max_card_chips> vector_shared{};
+    for (std::size_t j = 0; j < static_cast<std::size_t>(p.chips); ++j) {
+        if (shared_weights && used[j]) total_ws[j] += shared_copy[j];
+        out.working_set += total_ws[j];
+        cube_shared[j] = cube_claims[j] > c.cube.cores;
+        vector_shared[j] = vector_claims[j] > c.vector.cores;
+        out.cube_shared = out.cube_shared || cube_shared[j];
+        out.vector_shared = out.vector_shared || vector_shared[j];
+    }
     // L2 misses beyond those of one instance alone, whose L2 behaviour cost.hpp (or a measured
-    // anchor) already prices: the hit share of all instances together, min(1, L2 / sum(W)),
-    // relative to the hit share of one instance of the group alone, min(1, L2 / W).
+    // anchor) already prices: the hit share of all instances of its chip together,
+    // min(1, L2 / sum(W)), relative to the hit share of one instance of the group alone,
+    // min(1, L2 / W).
     std::array<double, card_result::max_groups> miss{};
     for (std::size_t g = 0; g < groups.size(); ++g) {
-        if (!(l2 > data_size{}) || !(total_ws > l2)) continue;
+        const data_size on_chip = total_ws[chip_of(g)];
+        if (!(l2 > data_size{}) || !(on_chip > l2)) continue;
         const double hit_alone = ws[g] > l2 ? l2 / ws[g] : 1.0;
-        miss[g] = dmax(0.0, 1.0 - (l2 / total_ws) / hit_alone);
+        miss[g] = dmax(0.0, 1.0 - (l2 / on_chip) / hit_alone);
         out.l2_miss = dmax(out.l2_miss, miss[g]);
     }
-    out.cube_shared = cube_claims > c.cube.cores;
-    out.vector_shared = vector_claims > c.vector.cores;
 
     std::array<demand, card_result::max_groups> state{};
     std::array<card_pass, card_result::max_groups> pass{};
@@ -479,27 +526,32 @@ template <class Eval>
     };
     std::array<history, card_result::max_groups> past{};
     for (int it = 1; it <= p.max_iterations; ++it) {
-        demand total{};
+        // The demands on each chip (cores, HBM, the device lock) and on the card (link, host).
+        std::array<demand, max_card_chips> total{};
+        demand card{};
         for (std::size_t g = 0; g < groups.size(); ++g) {
             const auto k = static_cast<double>(groups[g].count.value);
-            total.cube += k * state[g].cube;
-            total.vector += k * state[g].vector;
-            total.aicpu += k * state[g].aicpu;
-            total.hbm += k * state[g].hbm;
-            total.link_in += k * state[g].link_in;
-            total.link_out += k * state[g].link_out;
-            total.host += k * state[g].host;
-            total.lock += k * state[g].lock;
+            demand& on = total[chip_of(g)];
+            on.cube += k * state[g].cube;
+            on.vector += k * state[g].vector;
+            on.aicpu += k * state[g].aicpu;
+            on.hbm += k * state[g].hbm;
+            on.lock += k * state[g].lock;
+            card.link_in += k * state[g].link_in;
+            card.link_out += k * state[g].link_out;
+            card.host += k * state[g].host;
         }
         bool settled = it > 1;
         for (std::size_t g = 0; g < groups.size(); ++g) {
             const demand& own = state[g];
-            const demand others{total.cube - own.cube,       total.vector - own.vector,
-                                total.aicpu - own.aicpu,     total.hbm - own.hbm,
-                                total.link_in - own.link_in, total.link_out - own.link_out,
-                                total.host - own.host,       total.lock - own.lock};
+            const demand& on = total[chip_of(g)];
+            const demand others{on.cube - own.cube,         on.vector - own.vector,
+                                on.aicpu - own.aicpu,       on.hbm - own.hbm,
+                                card.link_in - own.link_in, card.link_out - own.link_out,
+                                card.host - own.host,       on.lock - own.lock};
             const duration before = pass[g].r.cycle;
-            pass[g] = run_pass(g, others, miss[g], out.cube_shared, out.vector_shared);
+            pass[g] =
+                run_pass(g, others, miss[g], cube_shared[chip_of(g)], vector_shared[chip_of(g)]);
             const duration l = pass[g].r.cycle;
             if (abs(l - before) > l * p.tolerance) settled = false;
         }
@@ -586,10 +638,10 @@ template <class Eval>
     }
     out.qps = 1000.0 / out.avg_cycle.in(units::ms) * s_count;
     out.throughput = out.qps * static_cast<double>(batch);
-    out.cube_utilization = busy_cube / n_cube;
-    out.vector_utilization = busy_vector / n_vector;
-    out.aicpu_utilization = n_aicpu > 0 ? busy_aicpu / n_aicpu : 0.0;
-    out.hbm_utilization = hbm_rate > 0 ? hbm / hbm_rate : 0.0;
+    out.cube_utilization = busy_cube / (n_cube * n_chips);
+    out.vector_utilization = busy_vector / (n_vector * n_chips);
+    out.aicpu_utilization = n_aicpu > 0 ? busy_aicpu / (n_aicpu * n_chips) : 0.0;
+    out.hbm_utilization = hbm_rate > 0 ? hbm / (hbm_rate * n_chips) : 0.0;
     out.link_utilization = link_rate > 0 ? dmax(link_in, link_out) / link_rate : 0.0;
     out.host_utilization = host / (threads > 0 ? threads : s_count);
     out.bound = card_bound::compute;
@@ -644,15 +696,41 @@ template <class Eval>
                               });
 }
 
-/// `streams` identical instances, each with `split`: `evaluate_card(c, nodes, batch_size{16},
+/// `streams` instances with `split` placed on a card's `chips` chips as a runtime given the
+/// card's devices in turn places them: instance i on chip i mod chips, so chip j runs
+/// streams / chips instances, one more while j < streams mod chips; a chip left without one
+/// gets no group. groups() views them, the first chip's first.
+struct chip_placement {
+    std::array<instance_group, max_card_chips> all{};
+    std::size_t count = 0;
+    [[nodiscard]] constexpr std::span<const instance_group> groups() const noexcept {
+        return {all.data(), count};
+    }
+};
+[[nodiscard]] constexpr chip_placement spread_over_chips(const core_split& split,
+                                                         stream_count streams, int chips) {
+    PERFCAST_EXPECTS(chips >= 1 && chips <= max_card_chips, "spread_over_chips", "chips",
+                     static_cast<double>(chips), "1 to 8 chips on the card");
+    PERFCAST_EXPECTS(streams.value >= 1, "spread_over_chips", "streams",
+                     static_cast<double>(streams.value), "at least 1 stream (instance)");
+    chip_placement out;
+    for (int j = 0; j < chips; ++j) {
+        const int n = streams.value / chips + (j < streams.value % chips ? 1 : 0);
+        if (n > 0) out.all[out.count++] = {split, stream_count{n}, j};
+    }
+    return out;
+}
+
+/// `streams` identical instances, each with `split`, spread over the card's chips
+/// (card_params::chips; spread_over_chips): `evaluate_card(c, nodes, batch_size{16},
 /// stream_count{2}, split)`. The batch and the stream count are distinct types, so swapping them
 /// does not compile.
 [[nodiscard]] constexpr card_result evaluate_card(const chip& c, std::span<const node> nodes,
                                                   batch_size batch, stream_count streams,
                                                   const core_split& split,
                                                   const card_params& p = {}) {
-    const std::array<instance_group, 1> g{{{split, streams}}};
-    return evaluate_card(c, nodes, batch, g, p);
+    validate(p);
+    return evaluate_card(c, nodes, batch, spread_over_chips(split, streams, p.chips).groups(), p);
 }
 
 }  // namespace perfcast

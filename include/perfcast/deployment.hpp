@@ -56,6 +56,8 @@ struct deployment_case {
     std::string runtime;              // preset name; empty: the model's, else none
     std::vector<runtime_setting> settings;  // the row's own options, applied last
     int host_threads = 0;             // 0: one per instance
+    int chips = 1;                    // chips on the card, the instances spread over them
+                                      // (card_params::chips)
     std::optional<double> samples_per_s;    // measured throughput
     std::optional<duration> latency;        // measured mean latency of the timed window
     std::optional<duration> p99;            // measured, read and reported; not predicted
@@ -161,6 +163,7 @@ inline constexpr double closed_loop_slack = 1.1;
     p.graph.model = cal.params;
     p.memory = rule;
     p.host_threads = d.host_threads;
+    p.chips = d.chips;
     p.runtime = runtime_of(d, cal);
     deployment_prediction out;
     out.card = evaluate_card(d.c, d.m->view(), d.batch, d.instances, d.split, p);

@@ -73,15 +73,15 @@ namespace detail {
     g.path = runtime_of(d, cal);
     g.need = memory_of(d.c, d.m->nodes, d.batch);
     g.rule = rule;
-    g.memory = g.need.on_card(d.instances, rule);
-    g.fits = fits(d.c, g.need, d.instances, rule);
+    g.memory = g.need.on_card(d.instances, rule, d.chips);
+    g.fits = fits(d.c, g.need, d.instances, rule, d.chips);
     auto add = [&](std::string what, deployment_case v) {
         deployment_change c;
         c.what = std::move(what);
         c.prediction = predict(v, cal, rule);
         // Only the instance count changes what the card holds (the batch is the deployment's).
-        c.memory = g.need.on_card(v.instances, rule);
-        c.fits = fits(v.c, g.need, v.instances, rule);
+        c.memory = g.need.on_card(v.instances, rule, v.chips);
+        c.fits = fits(v.c, g.need, v.instances, rule, v.chips);
         c.variant = std::move(v);
         c.throughput_gain = c.prediction.samples_per_s / g.base.samples_per_s - 1;
         c.latency_change = c.prediction.latency / g.base.latency - 1;

@@ -88,9 +88,13 @@ struct memory_need {
     [[nodiscard]] friend constexpr bool operator==(const memory_need&,
                                                    const memory_need&) = default;
 
-    /// What `instances` instances hold on one card under rule `r`.
-    [[nodiscard]] constexpr data_size on_card(stream_count instances, const memory_rule& r) const {
-        const double n = static_cast<double>(instances.value);
+    /// What `instances` instances hold on one card under rule `r`; on a card of `chips` chips
+    /// (card_params::chips), each with its own memory, what the fullest chip holds: its
+    /// ceil(instances / chips) instances (spread_over_chips), shared weights once on it.
+    [[nodiscard]] constexpr data_size on_card(stream_count instances, const memory_rule& r,
+                                              int chips = 1) const {
+        const int per_chip = chips > 1 ? (instances.value + chips - 1) / chips : instances.value;
+        const double n = static_cast<double>(per_chip);
         const data_size model = weights + tables;
         const data_size each = working + r.reserve;
         return (r.copies == weight_copies::shared ? model : model * n) + each * n;
@@ -182,10 +186,11 @@ template <class Text>
     });
 }
 
-/// Whether `instances` instances of a model needing `m` fit chip `c`'s memory under rule `r`.
+/// Whether `instances` instances of a model needing `m` fit chip `c`'s memory under rule `r`
+/// (on a card of `chips` such chips, the fullest chip's: memory_need::on_card).
 [[nodiscard]] constexpr bool fits(const chip& c, const memory_need& m, stream_count instances,
-                                  const memory_rule& r) {
-    return m.on_card(instances, r) <= c.memory.hbm_size;
+                                  const memory_rule& r, int chips = 1) {
+    return m.on_card(instances, r, chips) <= c.memory.hbm_size;
 }
 
 }  // namespace perfcast

@@ -137,8 +137,8 @@ public:
     card_service_cache(const chip& c, std::span<const node> model,
                        std::span<const core_split> splits, int max_gear, stream_count max_streams,
                        const card_params& params = {}, const progress_fn& progress = {})
-        : card_cube_(c.cube.cores),
-          card_vector_(c.vector.cores),
+        : card_cube_(c.cube.cores * validate(params).chips),
+          card_vector_(c.vector.cores * params.chips),
           max_gear_(max_gear),
           max_streams_(max_streams.value),
           splits_(splits.begin(), splits.end()) {
@@ -382,8 +382,9 @@ public:
         : grid_(std::move(grid)),
           dist_(std::move(dist)),
           rule_(params.memory),
+          chips_(validate(params).chips),
           capacity_(c.memory.hbm_size),
-          memory_(fitting_needs(c, model, grid_, rule_)),
+          memory_(fitting_needs(c, model, grid_, rule_, chips_)),
           cache_(make_cache(c, model, grid_, params, progress)) {
         // A configuration whose instances do not fit the card's memory (device_memory.hpp, at
         // its largest gear) is left out, counted in unfit(); fitting_needs has checked that one
@@ -392,9 +393,9 @@ public:
             for (const core_count k : grid_.cube) {
                 for (const core_count v : grid_.vector) {
                     for (std::size_t gi = 0; gi < grid_.max_gears.size(); ++gi) {
-                        const data_size held = memory_[gi].on_card(s, rule_);
+                        const data_size held = memory_[gi].on_card(s, rule_, chips_);
                         for (duration w : grid_.windows) {
-                            if (!fits(c, memory_[gi], s, rule_)) {
+                            if (!fits(c, memory_[gi], s, rule_, chips_)) {
                                 ++unfit_;
                                 continue;
                             }
@@ -818,7 +819,8 @@ private:
     /// What an instance holds at each of `g`'s largest gears; an error, before any service
     /// time is computed, when no stream count and gear of the grid fits the card's memory.
     static std::vector<memory_need> fitting_needs(const chip& c, std::span<const node> model,
-                                                  const serving_grid& g, const memory_rule& rule) {
+                                                  const serving_grid& g, const memory_rule& rule,
+                                                  int chips) {
         validate(g, c);
         validate(rule);
         PERFCAST_EXPECTS(!model.empty(), "serving_sweeper", "model (nodes)", 0.0,
@@ -829,18 +831,21 @@ private:
         const stream_count fewest = *std::min_element(g.streams.begin(), g.streams.end());
         std::size_t least = 0;
         for (std::size_t gi = 1; gi < needs.size(); ++gi) {
-            if (needs[gi].on_card(fewest, rule) < needs[least].on_card(fewest, rule)) least = gi;
+            if (needs[gi].on_card(fewest, rule, chips) < needs[least].on_card(fewest, rule, chips))
+                least = gi;
         }
-        if (!fits(c, needs[least], fewest, rule)) {
+        if (!fits(c, needs[least], fewest, rule, chips)) {
             // What alone would make it fit: one stream, shared weights, gear 1; else a card.
             std::string could;
-            if (fewest.value > 1 && fits(c, needs[least], stream_count{1}, rule))
+            if (fewest.value > 1 && fits(c, needs[least], stream_count{1}, rule, chips))
                 could += "fewer streams, ";
             memory_rule shared = rule;
             shared.copies = weight_copies::shared;
-            if (rule.copies == weight_copies::per_instance && fits(c, needs[least], fewest, shared))
+            if (rule.copies == weight_copies::per_instance &&
+                fits(c, needs[least], fewest, shared, chips))
                 could += "weights and tables shared between instances, ";
-            if (g.max_gears[least] > 1 && fits(c, memory_of(c, model, batch_size{1}), fewest, rule))
+            if (g.max_gears[least] > 1 &&
+                fits(c, memory_of(c, model, batch_size{1}), fewest, rule, chips))
                 could += "a smaller largest gear, ";
             could += "a card with more memory";
             ::perfcast::detail::precondition_failed(
@@ -848,7 +853,7 @@ private:
                 "at least one: the smallest, " + std::to_string(fewest.value) +
                     " stream(s) at max gear " + std::to_string(g.max_gears[least]) +
                     ", needs at least " +
-                    gib_above(needs[least].on_card(fewest, rule), c.memory.hbm_size) +
+                    gib_above(needs[least].on_card(fewest, rule, chips), c.memory.hbm_size) +
                     " of the card's " + detail::number_text(c.memory.hbm_size.in(units::GiB)) +
                     " GiB (" + could + ")");
         }
@@ -933,6 +938,7 @@ private:
     serving_grid grid_;
     batch_distribution dist_;
     memory_rule rule_;
+    int chips_;  // card_params::chips: memory is checked per chip
     data_size capacity_;
     std::vector<memory_need> memory_;  // one per largest gear, in the grid's order
     card_service_cache cache_;

@@ -418,13 +418,13 @@ public:
         return table_[bi * row_ + offset_[i] + column(i, columns_of(split))];
     }
 
-    /// Card result of `streams` instances with `split` at batch index bi: the same numbers as
-    /// evaluate_card, without re-costing the nodes.
+    /// Card result of `streams` instances with `split` at batch index bi, spread over the card's
+    /// chips (spread_over_chips): the same numbers as evaluate_card, without re-costing the nodes.
     [[nodiscard]] card_result card(const chip& c, std::size_t bi, stream_count streams,
                                    const core_split& split, const card_params& p) const {
-        const std::array<instance_group, 1> g{{{split, streams}}};
+        const chip_placement g = spread_over_chips(split, streams, p.chips);
         const split_columns cols = columns_of(split);
-        return detail::solve_card(c, nodes_, batches_[bi], g, p,
+        return detail::solve_card(c, nodes_, batches_[bi], g.groups(), p,
                                   [&](std::size_t, std::size_t i) -> const node_eval& {
                                       return table_[bi * row_ + offset_[i] + column(i, cols)];
                                   });
@@ -555,13 +555,13 @@ struct whatif_result {
         const memory_need need = memory_of(c, nodes, grid.batches[bi]);
         r.memory.push_back(need);
         for (const stream_count s : grid.streams) {
-            const data_size held = need.on_card(s, p.memory);
+            const data_size held = need.on_card(s, p.memory, p.chips);
             for (const core_count k : grid.cube) {
                 for (const core_count v : grid.vector) {
                     const core_split split{k, v};
                     candidate x = make_candidate(table.card(c, bi, s, split, p));
                     x.memory = held;
-                    x.fits = fits(c, need, s, p.memory);
+                    x.fits = fits(c, need, s, p.memory, p.chips);
                     r.ranked.push_back(x);
                     detail::report_progress(progress, "evaluating deployments", r.ranked.size(),
                                             total, "deployments");

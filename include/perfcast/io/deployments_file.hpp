@@ -8,7 +8,8 @@
 // instances (>= 1), batch (>= 1), and at least one of samples_per_s and latency_ms per row.
 // Optional: cube / vector (per-instance core limits; empty: all cores), runtime (a preset,
 // runtime.hpp; empty: the model file's, else none), options (runtime settings KEY=VALUE separated
-// by spaces), host_threads (0 or empty: one per instance), p99_ms (read and reported, not
+// by spaces), host_threads (0 or empty: one per instance), chips_per_card (empty: 1; the card's
+// instances spread over its chips, card.hpp), p99_ms (read and reported, not
 // predicted), label (free text). Column names are case-insensitive; an unknown column is an error
 // (a typo would otherwise drop a measurement). Blank lines and lines starting with '#' are
 // skipped. Every error names the file, line, column and field.
@@ -38,9 +39,9 @@ namespace perfcast::io {
 
 namespace detail {
 
-inline constexpr std::array<std::string_view, 13> deployment_columns{
-    "chip",    "model",         "instances",  "cube",   "vector", "batch", "runtime",
-    "options", "samples_per_s", "latency_ms", "p99_ms", "label",  "host_threads"};
+inline constexpr std::array<std::string_view, 14> deployment_columns{
+    "chip",    "model",         "instances",  "cube",   "vector", "batch",        "runtime",
+    "options", "samples_per_s", "latency_ms", "p99_ms", "label",  "host_threads", "chips_per_card"};
 
 /// A whole number in [lo, hi].
 [[nodiscard]] inline long long parse_whole(const line_source& src, std::string_view where,
@@ -171,6 +172,10 @@ using model_loader = std::function<model(const std::string& path)>;
         }
         if (const detail::csv_field* f = field(row, "host_threads"); f && !f->text.empty()) {
             d.host_threads = static_cast<int>(parse_whole(src, where, *f, "host_threads", 0, 4096));
+        }
+        if (const detail::csv_field* f = field(row, "chips_per_card"); f && !f->text.empty()) {
+            d.chips =
+                static_cast<int>(parse_whole(src, where, *f, "chips_per_card", 1, max_card_chips));
         }
         if (const detail::csv_field* f = field(row, "runtime"); f && !f->text.empty()) {
             if (!parse_in(runtime_preset_names, f->text)) {

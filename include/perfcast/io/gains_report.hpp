@@ -19,10 +19,14 @@
 
 namespace perfcast::io {
 
-/// "2 x 12/24 b64": a deployment's instances, cube / vector cores and batch.
+/// "2 x 12/24 b64": a deployment's instances, cube / vector cores and batch; on a card of
+/// several chips "4 x 12/24 b64 on 2 chips".
 [[nodiscard]] inline std::string deployment_text(const deployment_case& d) {
-    return std::to_string(d.instances.value) + " x " + std::to_string(d.split.cube.value) + "/" +
-           std::to_string(d.split.vector.value) + " b" + std::to_string(d.batch.value);
+    std::string s = std::to_string(d.instances.value) + " x " + std::to_string(d.split.cube.value) +
+                    "/" + std::to_string(d.split.vector.value) + " b" +
+                    std::to_string(d.batch.value);
+    if (d.chips > 1) s += " on " + std::to_string(d.chips) + " chips";
+    return s;
 }
 
 namespace detail {

@@ -48,16 +48,19 @@ namespace perfcast::io {
 /// Whether the `what` ("deployments", "configurations") fit: "the largest deployment holds at
 /// least 21.9 GiB of the card's 64 GiB" when all `total` do (`largest`: the most any holds), else
 /// "400 of 480 deployments need more than the card's 64 GiB: " and `then`.
+/// On a card of several chips (`chips` > 1) the sizes are the fullest chip's, of its memory.
 [[nodiscard]] inline std::string memory_fit_line(data_size largest, data_size capacity,
                                                  std::size_t unfit, std::size_t total,
-                                                 std::string_view what, std::string_view then) {
+                                                 std::string_view what, std::string_view then,
+                                                 int chips = 1) {
+    const std::string whose = chips > 1 ? "a chip's " : "the card's ";
     if (unfit == 0) {
         const std::string one(what.substr(0, what.size() - 1));  // "deployment"
-        return "the largest " + one + " holds at least " + size_text(largest) + " of the card's " +
+        return "the largest " + one + " holds at least " + size_text(largest) + " of " + whose +
                size_text(capacity);
     }
     return std::to_string(unfit) + " of " + std::to_string(total) + " " + std::string(what) +
-           " need more than the card's " + size_text(capacity) + ": " + std::string(then);
+           " need more than " + whose + size_text(capacity) + ": " + std::string(then);
 }
 
 }  // namespace perfcast::io

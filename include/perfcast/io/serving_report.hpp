@@ -48,6 +48,7 @@ struct serving_report {
     std::optional<runtime_path> runtime{};     // the runtime path served (card_params::runtime;
                                                // between is 0: no stress-test loop)
     int host_threads = 0;                      // card_params::host_threads (0: one per stream)
+    int chips = 1;                             // card_params::chips
     /// A recorded trace replayed on the first leaders (serving_sweeper::replay_leaders; whatif
     /// --replay) and its file: replays[i] is leader i + 1's.
     std::string replay_source{};
@@ -172,7 +173,7 @@ inline void write_serving_json(std::ostream& out, const serving_report& x,
         .member("mode", capacity ? "capacity" : "load")
         .member("model", x.model_name)
         .member("chip", x.chip_name);
-    write_runtime_members(j, x.runtime, x.host_threads);
+    write_runtime_members(j, x.runtime, x.host_threads, x.chips);
     j.key("batch_sizes")
         .begin_object()
         .member("source", x.sizes_source)

@@ -53,8 +53,8 @@ inline void write_serving_table(std::ostream& out, const serving_report& x,
     const serving_sweep_options& o = x.options;
     const bool capacity = o.target.has_value();
     const std::size_t simulated = simulated_count(r);
-    out << "model " << x.model_name << " (" << x.model_nodes << " nodes) on " << x.chip_name
-        << ", batch sizes: " << x.sizes_text << "\n"
+    out << "model " << x.model_name << " (" << x.model_nodes << " nodes) on "
+        << card_text(x.chip_name, x.chips) << ", batch sizes: " << x.sizes_text << "\n"
         << r.configurations << " configurations ranked by the analytic M/G/c model; ";
     if (simulated < r.ranked.size()) out << "of the top " << r.ranked.size() << ", ";
     out << (simulated < r.ranked.size() ? std::to_string(simulated)
@@ -71,7 +71,7 @@ inline void write_serving_table(std::ostream& out, const serving_report& x,
     if (!r.memory.empty()) {
         out << memory_need_line(r.memory, r.rule) << "\n"
             << memory_fit_line(r.largest, r.capacity, r.unfit, r.unfit + r.configurations,
-                               "configurations", "left out")
+                               "configurations", "left out", x.chips)
             << "\n";
     }
     if (capacity) {

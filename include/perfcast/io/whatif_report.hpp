@@ -55,6 +55,7 @@ struct whatif_report {
     std::optional<selection> pick{};            // best_under(target): with a latency target
     std::optional<runtime_path> runtime{};      // the runtime path the sweep ran (card_params)
     int host_threads = 0;                       // card_params::host_threads
+    int chips = 1;                              // card_params::chips
     std::size_t top = whatif_defaults::top;     // table rows (0: all)
 };
 
@@ -79,9 +80,16 @@ inline void write_runtime_json(json_writer& j, const runtime_path& r) {
     j.end_object();
 }
 
-/// Members "runtime" (write_runtime_json, or null without a runtime path) and "host_threads".
+/// "ascend310p3", or on a card of several chips (card_params::chips) "a card of 2 x ascend310p3".
+[[nodiscard]] inline std::string card_text(std::string_view chip_name, int chips) {
+    if (chips <= 1) return std::string(chip_name);
+    return "a card of " + std::to_string(chips) + " x " + std::string(chip_name);
+}
+
+/// Members "runtime" (write_runtime_json, or null without a runtime path), "host_threads" and
+/// "chips_per_card" (card_params::chips).
 inline void write_runtime_members(json_writer& j, const std::optional<runtime_path>& r,
-                                  int host_threads) {
+                                  int host_threads, int chips) {
     j.key("runtime");
     if (r) {
         write_runtime_json(j, *r);
@@ -89,6 +97,7 @@ inline void write_runtime_members(json_writer& j, const std::optional<runtime_pa
         j.null();
     }
     j.member("host_threads", host_threads);
+    j.member("chips_per_card", chips);
 }
 
 namespace whatif_report_detail {
@@ -133,21 +142,23 @@ inline void write_candidate_json(json_writer& j, const candidate& c, std::size_t
         .end_object();
 }
 
-/// What the deployments hold of the card's memory: memory_need_line, then memory_fit_line.
-[[nodiscard]] inline std::string memory_line(const whatif_result& r) {
+/// What the deployments hold of the card's memory (of a chip's on a card of `chips` chips):
+/// memory_need_line, then memory_fit_line.
+[[nodiscard]] inline std::string memory_line(const whatif_result& r, int chips = 1) {
     if (r.memory.empty() || r.ranked.empty()) return {};
     data_size largest{};
     for (const candidate& x : r.ranked) largest = x.memory > largest ? x.memory : largest;
     return memory_need_line(r.memory, r.rule) + "\n" +
            memory_fit_line(largest, r.capacity, r.unfit(), r.ranked.size(), "deployments",
-                           "ranked last, on no front, never the pick");
+                           "ranked last, on no front, never the pick", chips);
 }
 
 /// The head of the table: the model, the memory, the anchored profile, the pick.
 inline void write_table_head(std::ostream& out, const whatif_report& rep, const whatif_result& r) {
-    out << "model " << rep.model_name << " (" << rep.model_nodes << " nodes) on " << rep.chip_name
-        << ": " << r.ranked.size() << " deployments, ranked by " << rep.rank_label << "\n";
-    if (const std::string m = memory_line(r); !m.empty()) out << m << "\n";
+    out << "model " << rep.model_name << " (" << rep.model_nodes << " nodes) on "
+        << card_text(rep.chip_name, rep.chips) << ": " << r.ranked.size()
+        << " deployments, ranked by " << rep.rank_label << "\n";
+    if (const std::string m = memory_line(r, rep.chips); !m.empty()) out << m << "\n";
     if (rep.profile) {
         const anchored_summary& p = *rep.profile;
         const std::size_t mapped = p.anchored - p.unmapped;
@@ -307,7 +318,7 @@ inline void write_whatif_json(std::ostream& out, const whatif_report& rep, const
     j.begin_object().member("model", rep.model_name).member("chip", rep.chip_name);
     // What each figure means (latency_ms: the task; window_ms: what a stress test times;
     // cycle_ms: task + between-task host work; qps: closed loop).
-    write_runtime_members(j, rep.runtime, rep.host_threads);
+    write_runtime_members(j, rep.runtime, rep.host_threads, rep.chips);
     // What one instance holds at each batch, the rule the card's total follows, the capacity.
     j.key("memory")
         .begin_object()

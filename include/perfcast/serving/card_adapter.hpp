@@ -22,7 +22,9 @@ namespace perfcast {
 /// `split`, while `concurrent` batches run, takes the per-instance latency of
 /// evaluate_card(chip, model, batch, concurrent instances, split). Every running batch is
 /// taken to be of the same size as this one (card.hpp's instances are alike); core
-/// time-sharing, HBM, L2, link and host contention come from the card model. The model's
+/// time-sharing, HBM, L2, link and host contention come from the card model. On a card of
+/// several chips (card_params::chips) the running batches are spread over them
+/// (spread_over_chips) and the latency is the first chip's, which runs the most. The model's
 /// nodes are not copied: they must outlive the adapter (and any table not yet built from it).
 class card_service {
 public:
@@ -75,8 +77,8 @@ private:
     u.streams = streams.value;
     u.stream_cube = split.cube;
     u.stream_vector = split.vector;
-    u.card_cube = core_count{c.cube.cores};
-    u.card_vector = core_count{c.vector.cores};
+    u.card_cube = core_count{c.cube.cores * validate(params).chips};  // every chip's cores
+    u.card_vector = core_count{c.vector.cores * params.chips};
     return make_server(u, card_service(c, model, split, params));
 }
 
