@@ -8,7 +8,9 @@
 #include <perfcast/device_memory.hpp>
 #include <perfcast/graph.hpp>
 #include <perfcast/nodes.hpp>
+#include <perfcast/runtime.hpp>
 #include <perfcast/scenario.hpp>
+#include <perfcast/serving/card_adapter.hpp>
 
 #include <array>
 #include <cstdint>
@@ -449,9 +451,12 @@ TEST_CASE("two chips: an instance on each runs as if alone, and the card does tw
     CHECK(two_chips.groups[0].count == 1);
     CHECK(two_chips.groups[1].count == 1);
     CHECK_FALSE(two_chips.cube_shared);
-    // Disjoint: nobody waits, so each instance is its serial latency, exactly.
-    CHECK(two_chips.avg_latency == alone.latency);
+    // Disjoint: nobody waits, so each instance is its serial latency, exactly; the mean over
+    // the two, 2 / (1 / l + 1 / l), to a rounding or two.
+    CHECK(two_chips.groups[0].latency == alone.latency);
     CHECK(two_chips.groups[1].latency == alone.latency);
+    CHECK(two_chips.avg_latency.in(units::us) ==
+          doctest::Approx(alone.latency.in(units::us)).epsilon(1e-15));
     CHECK(two_chips.qps ==
           doctest::Approx(2 * 1000.0 / alone.latency.in(units::ms)).epsilon(1e-12));
     // One chip: the two queue for its cores (as guide §11 says), within the fixed point's slack.
@@ -500,6 +505,7 @@ TEST_CASE("three streams on two chips: two on the first, one on the second, whic
     CHECK(p.groups()[1].chip == 1);
     CHECK(spread_over_chips(full, stream_count{8}, 3).groups().size() == 3);
     CHECK(spread_over_chips(full, stream_count{8}, 3).groups()[2].count.value == 2);
+    CHECK(spread_over_chips(full, stream_count{8}, 3).groups()[0].count.value == 3);
     card_params two;
     two.chips = 2;
     const card_result r = evaluate_card(b1, m, batch_size{128}, stream_count{3}, full, two);
@@ -527,6 +533,114 @@ TEST_CASE("chips: the card's L2 misses count the instances of one chip only") {
     CHECK(two_chips.working_set == one_chip.working_set);  // the same instances, on two chips
 }
 
+TEST_CASE(
+    "chips: every instance on the first chip of two is the card of one chip, but for its "
+    "utilizations") {
+    // Every group on chip 0: the same sums in the same order, so the same card bit for bit,
+    // save the utilizations (over twice the cores and HBM: exactly half) and the chip count.
+    const std::array<instance_group, 2> groups{
+        {{half, stream_count{2}, 0},
+         {core_split{core_count{6}, core_count{12}}, stream_count{3}, 0}}};
+    for (const std::int64_t batch : {16, 256}) {
+        CAPTURE(batch);
+        card_params p;
+        p.runtime = runtime_presets::acl;
+        p.host_threads = 2;
+        const card_result one =
+            evaluate_card(b1, scenario::ctr_ranking, batch_size{batch}, groups, p);
+        p.chips = 2;
+        card_result two = evaluate_card(b1, scenario::ctr_ranking, batch_size{batch}, groups, p);
+        CHECK(two.chips == 2);
+        CHECK(two.cube_utilization * 2 == one.cube_utilization);
+        CHECK(two.vector_utilization * 2 == one.vector_utilization);
+        CHECK(two.aicpu_utilization * 2 == one.aicpu_utilization);
+        CHECK(two.hbm_utilization * 2 == one.hbm_utilization);
+        two.chips = 1;
+        two.cube_utilization = one.cube_utilization;
+        two.vector_utilization = one.vector_utilization;
+        two.aicpu_utilization = one.aicpu_utilization;
+        two.hbm_utilization = one.hbm_utilization;
+        CHECK(two == one);
+    }
+}
+
+TEST_CASE("chips: HBM and the device lock are each chip's, the host threads the card's") {
+    card_params two;
+    two.chips = 2;
+    // HBM: a memory-bound op, four instances on disjoint quarters of the cores. On one chip
+    // they demand more than its HBM gives (each op about twice as slow); two a chip demand less
+    // than a chip's, and nothing stretches.
+    constexpr std::array<node, 1> stream{
+        nodes::elementwise({B, 1 << 20}, dtype::fp16, {.ops_per_element = 1})};
+    const core_split quarter{core_count{6}, core_count{12}};
+    const card_result hbm_one = evaluate_card(b1, stream, batch_size{64}, stream_count{4}, quarter);
+    const card_result hbm_two =
+        evaluate_card(b1, stream, batch_size{64}, stream_count{4}, quarter, two);
+    CHECK_FALSE(hbm_one.vector_shared);
+    CHECK(hbm_one.groups[0].max_hbm_stretch > 1.5);
+    CHECK(hbm_two.groups[0].max_hbm_stretch == 1.0);
+    CHECK(hbm_two.groups[1].max_hbm_stretch == 1.0);
+    CHECK(hbm_two.qps > 2 * hbm_one.qps);
+    // The runtime's device-wide lock (buffers allocated per task): two instances on one chip
+    // wait for each other there, one on each chip never.
+    card_params lock_one;
+    lock_one.runtime = runtime_presets::acl;
+    card_params lock_two = lock_one;
+    lock_two.chips = 2;
+    const card_result l1 = evaluate_card(b1, scenario::ctr_ranking, batch_size{16}, stream_count{2},
+                                         quarter, lock_one);
+    const card_result l2 = evaluate_card(b1, scenario::ctr_ranking, batch_size{16}, stream_count{2},
+                                         quarter, lock_two);
+    CHECK(l1.groups[0].steps.lock_wait > duration{});
+    CHECK(l2.groups[0].steps.lock_wait == duration{});
+    CHECK(l2.groups[1].steps.lock_wait == duration{});
+    // Host threads: one thread for the card stretches the host work of two instances whether
+    // they share a chip or not.
+    card_params own_threads = lock_two;
+    card_params one_thread = lock_two;
+    one_thread.host_threads = 1;
+    const card_result own = evaluate_card(b1, scenario::ctr_ranking, batch_size{16},
+                                          stream_count{2}, quarter, own_threads);
+    const card_result shared = evaluate_card(b1, scenario::ctr_ranking, batch_size{16},
+                                             stream_count{2}, quarter, one_thread);
+    CHECK(shared.avg_latency > own.avg_latency);
+    CHECK(shared.host_utilization > own.host_utilization);
+}
+
+TEST_CASE("chips: with shared weights each chip that runs an instance holds a copy in its L2") {
+    card_params one;
+    one.memory.copies = weight_copies::shared;
+    card_params two = one;
+    two.chips = 2;
+    const card_result single =
+        evaluate_card(b1, scenario::ctr_ranking, batch_size{64}, stream_count{1}, half, one);
+    const card_result on_one =
+        evaluate_card(b1, scenario::ctr_ranking, batch_size{64}, stream_count{2}, half, one);
+    const card_result on_two =
+        evaluate_card(b1, scenario::ctr_ranking, batch_size{64}, stream_count{2}, half, two);
+    REQUIRE(on_one.working_set < 2.0 * single.working_set);  // the model has weights to share
+    CHECK(on_two.working_set == 2.0 * single.working_set);
+    CHECK(evaluate_card(b1, scenario::ctr_ranking, batch_size{64}, stream_count{1}, half, two)
+              .working_set == single.working_set);  // the idle chip holds nothing
+}
+
+TEST_CASE("chips: served batches spread over the chips, the first chip's latency taken") {
+    constexpr std::array<node, 1> m{nodes::matmul(B * 24, 4096, 4096, dtype::fp16)};
+    card_params two;
+    two.chips = 2;
+    const card_service svc(b1, m, full, two);
+    // Two running batches: one a chip, each as if alone; a third joins the first chip.
+    CHECK(svc(128, 2) == serial_latency(b1, m, 128, full).latency);
+    CHECK(svc(128, 3) ==
+          evaluate_card(b1, m, batch_size{128}, stream_count{3}, full, two).groups[0].latency);
+    CHECK(svc(128, 3) > svc(128, 2));
+    // The server's card has both chips' cores.
+    const server_config server =
+        make_card_server(b1, m, stream_count{2}, full, gear_set::every(4), duration{}, two);
+    CHECK(server.card_cube.value == 48);
+    CHECK(server.card_vector.value == 96);
+}
+
 TEST_CASE("chips: errors name the count and the instance's chip") {
     card_params bad;
     bad.chips = 0;
@@ -543,10 +657,18 @@ TEST_CASE("chips: errors name the count and the instance's chip") {
     card_params two;
     two.chips = 2;
     CHECK(has(error_of([&] { (void)evaluate_card(b1, tiny, batch_size{16}, on_third, two); }),
-              "instance chip = 2, expected a chip of the card: 0 to 1 (card_params::chips = 2)"));
-    const std::array<instance_group, 1> negative{{{half, stream_count{1}, -1}}};
+              "groups[0].chip = 2, expected a chip of the card: 0 to 1 (card_params::chips = 2)"));
+    const std::array<instance_group, 2> negative{
+        {{half, stream_count{1}, 0}, {half, stream_count{1}, -1}}};
     CHECK(has(error_of([&] { (void)evaluate_card(b1, tiny, batch_size{16}, negative); }),
-              "instance chip = -1"));
+              "groups[1].chip = -1"));
+    CHECK(has(error_of([&] {
+                  (void)evaluate_card(b1, tiny, batch_size{16}, stream_count{0}, half, two);
+              }),
+              "evaluate_card: streams = 0, expected at least 1 stream"));
+    const memory_need need = memory_of(b1, tiny, batch_size{16});
+    CHECK(has(error_of([&] { (void)need.on_card(stream_count{2}, memory_rule{}, 0); }),
+              "chips = 0, expected 1 to 8 chips on the card"));
 }
 
 TEST_CASE("chips: memory is each chip's, the fullest one's instances") {

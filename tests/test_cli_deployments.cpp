@@ -280,6 +280,7 @@ TEST_CASE("whatif --chips-per-card: the card's streams spread over its chips") {
     r = run({"--streams", "2", "--chips-per-card", "2", "--gains"});
     REQUIRE(r.status == 0);
     CHECK(has(r.out, "2 x 108/108 b64 on 2 chips"));
+    CHECK(has(r.out, "of a chip's 80 GiB"));
     for (const std::string bad : {"0", "9", "two", ""}) {
         r = run({"--chips-per-card", bad});
         CAPTURE(bad);
@@ -316,6 +317,12 @@ TEST_CASE("deployments: a chips_per_card column spreads a row's instances over i
     REQUIRE(second != std::string::npos);
     CHECK(json_number(r.out, "predicted_samples_per_s", second) >
           1.2 * json_number(r.out, "predicted_samples_per_s"));
+    r = perfcast_test::run_command(cli::validate_command, {"--deployments", path, "--knobs",
+                                                           "launch_us", "--by", "chips_per_card"});
+    CHECK(r.status == cli::exit_ok);
+    CHECK(has(r.out,
+              "hold-out by chips_per_card: each of the 2 configurations predicted by a fit "
+              "on the others"));
     std::remove(path.c_str());
 }
 

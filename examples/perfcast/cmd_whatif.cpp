@@ -598,7 +598,8 @@ inline int run(const parsed_args& a, std::ostream& out, std::ostream& err, const
     } else if (const auto path = a.get("svg")) {
         io::write_output({*path, "--svg"}, [&](std::ostream& f) {
             io::write_serving_svg(
-                f, x, s, r, "perfcast whatif: " + m.name + " on " + std::string(c.name.view()),
+                f, x, s, r,
+                "perfcast whatif: " + m.name + " on " + io::card_text(c.name.view(), params.chips),
                 replay ? std::span<const arrival>(*replay) : std::span<const arrival>{});
         });
     }
@@ -824,7 +825,8 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
     if (auto path = a.get("svg")) {
         io::write_output({*path, "--svg"}, [&](std::ostream& f) {
             io::write_whatif_svg(
-                f, rep, r, "perfcast whatif: " + m.name + " on " + std::string(c.name.view()));
+                f, rep, r,
+                "perfcast whatif: " + m.name + " on " + io::card_text(c.name.view(), params.chips));
         });
     }
     return exit_ok;

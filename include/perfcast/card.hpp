@@ -66,7 +66,7 @@
 // which also equals sum over instances of 1 / cycle_i, a cycle being the latency plus the host
 // work between tasks (runtime.hpp's `between`); without it, 1000 / avg_latency.in(ms) x S.
 //
-// Past 500 lines on purpose: solve_card (about 360 lines) is one fixed point over what instances
+// Past 500 lines on purpose: solve_card (about 390 lines) is one fixed point over what instances
 // share (cores, HBM, L2, link, host), whose passes share their state.
 #pragma once
 
@@ -101,10 +101,6 @@ struct instance_group {
     [[nodiscard]] friend constexpr bool operator==(const instance_group&,
                                                    const instance_group&) = default;
 };
-
-/// Most chips card_params::chips accepts: 8, twice the most of a card we know of (the Atlas
-/// 300I model 3000 carries four Ascend 310s, the Atlas 300I Duo two 310Ps); a bound of ours.
-inline constexpr int max_card_chips = 8;
 
 struct card_params {
     graph_params graph{};
@@ -275,16 +271,18 @@ template <class Eval>
     PERFCAST_EXPECTS(batch >= 1, where, "batch", static_cast<double>(batch), "a batch size >= 1");
     PERFCAST_EXPECTS(!groups.empty(), where, "instances", 0.0, "at least one instance");
     PERFCAST_EXPECTS(groups.size() <= card_result::max_groups, where, "instance groups",
-                     static_cast<double>(groups.size()), "at most 16 different splits");
+                     static_cast<double>(groups.size()),
+                     "at most 16 instance groups (a split on a chip each)");
     card_result out;
     out.batch = batch;
     out.chips = p.chips;
     out.group_count = groups.size();
-    for (const instance_group& g : groups) {
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+        const instance_group& g = groups[i];
         PERFCAST_EXPECTS(g.count.value >= 1, where, "streams", static_cast<double>(g.count.value),
                          "at least 1 stream (instance)");
-        PERFCAST_EXPECTS(g.chip >= 0 && g.chip < p.chips, where, "instance chip",
-                         static_cast<double>(g.chip),
+        PERFCAST_EXPECTS(g.chip >= 0 && g.chip < p.chips, where,
+                         "groups[" + std::to_string(i) + "].chip", static_cast<double>(g.chip),
                          "a chip of the card: 0 to " + std::to_string(p.chips - 1) +
                              " (card_params::chips = " + std::to_string(p.chips) + ")");
         validate(g.split, c);
@@ -660,7 +658,8 @@ template <class Eval>
 
 }  // namespace detail
 
-/// Instances of `nodes` on chip `c` at batch `batch`, one group per distinct split.
+/// Instances of `nodes` on chip `c` at batch `batch`, in groups of a split on a chip each
+/// (instance_group; at most card_result::max_groups).
 [[nodiscard]] constexpr card_result evaluate_card(const chip& c, std::span<const node> nodes,
                                                   batch_size batch,
                                                   std::span<const instance_group> groups,
@@ -682,17 +681,28 @@ template <class Eval>
                     });
             });
     }
-    // At run time evaluate every node once per group.
+    // At run time evaluate every node once per distinct split (groups of one split on several
+    // chips share them: a node's cost does not depend on its chip's neighbours).
     const std::vector<l2_context> contexts = l2_contexts(c, nodes, batch.value, p.graph);
     std::vector<node_eval> evals;
-    evals.reserve(nodes.size() * groups.size());
-    for (const instance_group& g : groups) {
+    std::array<std::size_t, card_result::max_groups> first{};  // groups[g]'s evals, by index
+    std::size_t distinct = 0;
+    for (std::size_t g = 0; g < groups.size() && g < card_result::max_groups; ++g) {
+        std::size_t same = g;
+        for (std::size_t h = 0; h < g && same == g; ++h)
+            if (groups[h].split == groups[g].split) same = h;
+        if (same != g) {
+            first[g] = first[same];
+            continue;
+        }
+        first[g] = distinct++;
         for (std::size_t i = 0; i < nodes.size(); ++i)
-            evals.push_back(evaluate_node(c, nodes[i], batch, g.split, p.graph, contexts[i]));
+            evals.push_back(
+                evaluate_node(c, nodes[i], batch, groups[g].split, p.graph, contexts[i]));
     }
     return detail::solve_card(c, nodes.size(), batch.value, groups, p,
                               [&](std::size_t g, std::size_t i) -> const node_eval& {
-                                  return evals[g * nodes.size() + i];
+                                  return evals[first[g] * nodes.size() + i];
                               });
 }
 
@@ -729,6 +739,8 @@ struct chip_placement {
                                                   batch_size batch, stream_count streams,
                                                   const core_split& split,
                                                   const card_params& p = {}) {
+    PERFCAST_EXPECTS(streams.value >= 1, "evaluate_card", "streams",
+                     static_cast<double>(streams.value), "at least 1 stream (instance)");
     validate(p);
     return evaluate_card(c, nodes, batch, spread_over_chips(split, streams, p.chips).groups(), p);
 }

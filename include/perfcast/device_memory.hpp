@@ -61,6 +61,11 @@ static_assert(covers_enum<weight_copies_names>());
     return name_in(weight_copies_names, w);
 }
 
+/// Most chips one card may carry (card_params::chips): 8, twice the most of a card we know of
+/// (the Atlas 300I model 3000 carries four Ascend 310s, the Atlas 300I Duo two 310Ps); a bound
+/// of ours. The errors that name it say "1 to 8".
+inline constexpr int max_card_chips = 8;
+
 /// How instances use the card's memory besides their tensors.
 struct memory_rule {
     weight_copies copies = weight_copies::per_instance;
@@ -93,7 +98,10 @@ struct memory_need {
     /// ceil(instances / chips) instances (spread_over_chips), shared weights once on it.
     [[nodiscard]] constexpr data_size on_card(stream_count instances, const memory_rule& r,
                                               int chips = 1) const {
-        const int per_chip = chips > 1 ? (instances.value + chips - 1) / chips : instances.value;
+        PERFCAST_EXPECTS(chips >= 1 && chips <= max_card_chips, "memory_need::on_card", "chips",
+                         static_cast<double>(chips), "1 to 8 chips on the card");
+        // ceil(instances / chips) without overflow near INT_MAX
+        const int per_chip = instances.value / chips + (instances.value % chips > 0 ? 1 : 0);
         const double n = static_cast<double>(per_chip);
         const data_size model = weights + tables;
         const data_size each = working + r.reserve;

@@ -854,8 +854,8 @@ private:
                     " stream(s) at max gear " + std::to_string(g.max_gears[least]) +
                     ", needs at least " +
                     gib_above(needs[least].on_card(fewest, rule, chips), c.memory.hbm_size) +
-                    " of the card's " + detail::number_text(c.memory.hbm_size.in(units::GiB)) +
-                    " GiB (" + could + ")");
+                    (chips > 1 ? " of a chip's " : " of the card's ") +
+                    detail::number_text(c.memory.hbm_size.in(units::GiB)) + " GiB (" + could + ")");
         }
         return needs;
     }

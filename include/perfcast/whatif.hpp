@@ -191,7 +191,8 @@ struct candidate {
     /// chip's memory.hbm_size); one that does not ranks after every one that does and is on no
     /// front and no pick.
     bool fits = true;
-    data_size memory{};  // what its instances hold on the card, a lower bound (memory_need)
+    data_size memory{};  // what its instances hold on the card, a lower bound (memory_need; on a
+                         // card of several chips, the fullest chip's)
     [[nodiscard]] friend bool operator==(const candidate&, const candidate&) = default;
 };
 

@@ -85,11 +85,14 @@ inline void write_gains_table(std::ostream& out, const deployment_case& d,
         out << "steps of one task: " << steps_text(g.base.card.groups[0].steps) << "\n";
     }
     const std::array<memory_need, 1> need{g.need};
+    // On a card of several chips: the fullest chip's instances, of its memory.
+    const std::string whose = d.chips > 1 ? "a chip's " : "the card's ";
     out << memory_need_line(need, g.rule) << "\n"
-        << (g.fits ? "the deployment holds at least " + size_text(g.memory) + " of the card's " +
+        << (g.fits ? "the deployment holds at least " + size_text(g.memory) + " of " + whose +
                          size_text(d.c.memory.hbm_size)
                    : "the deployment does not fit: it needs at least " +
-                         size_over(g.memory, d.c.memory.hbm_size) + ", the card has " +
+                         size_over(g.memory, d.c.memory.hbm_size) + ", " +
+                         (d.chips > 1 ? "a chip" : "the card") + " has " +
                          size_text(d.c.memory.hbm_size))
         << "\n\n";
     text_table t(
