@@ -290,23 +290,41 @@ TEST_CASE("whatif --chips-per-card: the card's streams spread over its chips") {
     }
 }
 
-TEST_CASE("deployments: a chips_per_card column spreads a row's instances over its chips") {
+/// A deployments file in the temporary folder, `file`: rows of four instances of the scenario's
+/// model at batch 64 on the 910B1 with `split` ("6,12"), measured at 8e5 samples/s, differing in
+/// `column`, one row per value of `values` ("" leaves it empty); returns its path.
+std::string scenario_rows(std::string_view file, std::string_view split, std::string_view column,
+                          const std::vector<std::string_view>& values) {
     const std::string model =
         std::string(PERFCAST_SOURCE_DIR) + "/tests/data/models/ctr_ranking.model";
+    const std::string path = (std::filesystem::temp_directory_path() / file).string();
+    std::ofstream f(path);
+    f << "chip,model,instances,batch,cube,vector," << column << ",samples_per_s\n";
+    for (const std::string_view v : values)
+        f << "910B1," << model << ",4,64," << split << "," << v << ",8e5\n";
+    return path;
+}
+
+/// `validate --deployments path --knobs launch_us --by column` holds out each of the file's
+/// `configurations` whole.
+void check_holdout_by(const std::string& path, std::string_view column, int configurations) {
+    const auto r = perfcast_test::run_command(
+        cli::validate_command, {"--deployments", path, "--knobs", "launch_us", "--by", column});
+    CHECK(r.status == cli::exit_ok);
+    CHECK(has(r.out, "hold-out by " + std::string(column) + ": each of the " +
+                         std::to_string(configurations) +
+                         " configurations predicted by a fit on the others"));
+}
+
+TEST_CASE("deployments: a chips_per_card column spreads a row's instances over its chips") {
     const std::string path =
-        (std::filesystem::temp_directory_path() / "perfcast_chips_rows.csv").string();
-    std::ofstream(path) << "chip,model,instances,batch,cube,vector,chips_per_card,samples_per_s\n"
-                        << "910B1," << model << ",4,64,24,48,,8e5\n"
-                        << "910B1," << model << ",4,64,24,48,2,8e5\n"
-                        << "910B1," << model << ",4,64,24,48,9,8e5\n";
+        scenario_rows("perfcast_chips_rows.csv", "24,48", "chips_per_card", {"", "2", "9"});
     auto r = perfcast_test::run_command(cli::validate_command,
                                         {"--deployments", path, "--knobs", "none"});
     CHECK(r.status != 0);
     CHECK(has(r.err, "perfcast_chips_rows.csv:4:"));
     CHECK(has(r.err, "chips_per_card is invalid, expected a whole number in 1..8: \"9\""));
-    std::ofstream(path) << "chip,model,instances,batch,cube,vector,chips_per_card,samples_per_s\n"
-                        << "910B1," << model << ",4,64,24,48,,8e5\n"
-                        << "910B1," << model << ",4,64,24,48,2,8e5\n";
+    (void)scenario_rows("perfcast_chips_rows.csv", "24,48", "chips_per_card", {"", "2"});
     r = perfcast_test::run_command(cli::validate_command,
                                    {"--deployments", path, "--knobs", "none", "--format", "json"});
     REQUIRE(r.status == cli::exit_ok);
@@ -317,12 +335,7 @@ TEST_CASE("deployments: a chips_per_card column spreads a row's instances over i
     REQUIRE(second != std::string::npos);
     CHECK(json_number(r.out, "predicted_samples_per_s", second) >
           1.2 * json_number(r.out, "predicted_samples_per_s"));
-    r = perfcast_test::run_command(cli::validate_command, {"--deployments", path, "--knobs",
-                                                           "launch_us", "--by", "chips_per_card"});
-    CHECK(r.status == cli::exit_ok);
-    CHECK(has(r.out,
-              "hold-out by chips_per_card: each of the 2 configurations predicted by a fit "
-              "on the others"));
+    check_holdout_by(path, "chips_per_card", 2);
     std::remove(path.c_str());
 }
 
@@ -508,25 +521,14 @@ TEST_CASE("deployments: a row's ONNX model is imported by the command, refused b
 }
 
 TEST_CASE("deployments: rows that differ in host threads read apart and group by them") {
-    const std::string model =
-        std::string(PERFCAST_SOURCE_DIR) + "/tests/data/models/ctr_ranking.model";
     const std::string path =
-        (std::filesystem::temp_directory_path() / "perfcast_threads_rows.csv").string();
-    std::ofstream(path) << "chip,model,instances,batch,cube,vector,host_threads,samples_per_s\n"
-                        << "910B1," << model << ",4,64,6,12,,8e5\n"
-                        << "910B1," << model << ",4,64,6,12,2,8e5\n"
-                        << "910B1," << model << ",4,64,6,12,1,8e5\n";
+        scenario_rows("perfcast_threads_rows.csv", "6,12", "host_threads", {"", "2", "1"});
     auto r = perfcast_test::run_command(cli::validate_command,
                                         {"--deployments", path, "--knobs", "none"});
     REQUIRE(r.status == cli::exit_ok);
     CHECK(has(r.out, "4 x 6/12 b64 threads=2"));
     CHECK(has(r.out, "4 x 6/12 b64 threads=1"));
-    r = perfcast_test::run_command(cli::validate_command, {"--deployments", path, "--knobs",
-                                                           "launch_us", "--by", "host_threads"});
-    CHECK(r.status == cli::exit_ok);
-    CHECK(has(r.out,
-              "hold-out by host_threads: each of the 3 configurations predicted by a fit "
-              "on the others"));
+    check_holdout_by(path, "host_threads", 3);
     std::remove(path.c_str());
 }
 

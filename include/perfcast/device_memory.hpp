@@ -100,6 +100,8 @@ struct memory_need {
                                               int chips = 1) const {
         PERFCAST_EXPECTS(chips >= 1 && chips <= max_card_chips, "memory_need::on_card", "chips",
                          static_cast<double>(chips), "1 to 8 chips on the card");
+        PERFCAST_EXPECTS(instances.value >= 1, "memory_need::on_card", "instances",
+                         static_cast<double>(instances.value), "at least 1 instance");
         // ceil(instances / chips) without overflow near INT_MAX
         const int per_chip = instances.value / chips + (instances.value % chips > 0 ? 1 : 0);
         const double n = static_cast<double>(per_chip);

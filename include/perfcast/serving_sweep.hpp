@@ -847,9 +847,12 @@ private:
             if (g.max_gears[least] > 1 &&
                 fits(c, memory_of(c, model, batch_size{1}), fewest, rule, chips))
                 could += "a smaller largest gear, ";
-            could += "a card with more memory";
+            could += chips > 1 ? "chips with more memory" : "a card with more memory";
             ::perfcast::detail::precondition_failed(
-                "serving_sweeper", "configurations that fit the card's memory", 0.0,
+                "serving_sweeper",
+                chips > 1 ? "configurations that fit a chip's memory"
+                          : "configurations that fit the card's memory",
+                0.0,
                 "at least one: the smallest, " + std::to_string(fewest.value) +
                     " stream(s) at max gear " + std::to_string(g.max_gears[least]) +
                     ", needs at least " +

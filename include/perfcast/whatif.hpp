@@ -183,10 +183,10 @@ struct candidate {
     double vector_utilization = 0;
     double hbm_utilization = 0;
     double l2_miss = 0;
-    duration bubbles{};      // per inference, under load
-    duration transfer{};
+    duration bubbles{};   // per inference, under load (an instance of the first group: on a
+    duration transfer{};  // card of several chips, of the first chip, which runs the most)
     card_bound bound = card_bound::compute;
-    bool cores_shared = false;  // a split is time-shared (sum of limits above the chip's cores)
+    bool cores_shared = false;  // a split is time-shared (sum of limits above a chip's cores)
     /// Whether the card's memory holds its instances (device_memory.hpp: `memory` at most the
     /// chip's memory.hbm_size); one that does not ranks after every one that does and is on no
     /// front and no pick.

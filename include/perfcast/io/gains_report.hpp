@@ -86,14 +86,15 @@ inline void write_gains_table(std::ostream& out, const deployment_case& d,
     }
     const std::array<memory_need, 1> need{g.need};
     // On a card of several chips: the fullest chip's instances, of its memory.
-    const std::string whose = d.chips > 1 ? "a chip's " : "the card's ";
+    const bool chips = d.chips > 1;
     out << memory_need_line(need, g.rule) << "\n"
-        << (g.fits ? "the deployment holds at least " + size_text(g.memory) + " of " + whose +
+        << (g.fits ? "the deployment holds at least " + size_text(g.memory) +
+                         (chips ? " on its fullest chip, of a chip's " : " of the card's ") +
                          size_text(d.c.memory.hbm_size)
-                   : "the deployment does not fit: it needs at least " +
+                   : "the deployment does not fit: " +
+                         std::string(chips ? "its fullest chip needs" : "it needs") + " at least " +
                          size_over(g.memory, d.c.memory.hbm_size) + ", " +
-                         (d.chips > 1 ? "a chip" : "the card") + " has " +
-                         size_text(d.c.memory.hbm_size))
+                         (chips ? "a chip" : "the card") + " has " + size_text(d.c.memory.hbm_size))
         << "\n\n";
     text_table t(
         {"#", "change", "samples/s", "gain %", "window ms", "change %", "cycle ms", "bound"});
@@ -129,7 +130,8 @@ inline void write_gains_json(std::ostream& out, const deployment_case& d,
         .member("window_ms", g.base.latency.in(units::ms))
         .member("cycle_ms", g.base.cycle.in(units::ms))
         .member("memory_gib", g.memory.in(units::GiB))
-        .member("capacity_gib", d.c.memory.hbm_size.in(units::GiB))
+        .member("capacity_gib", d.c.memory.hbm_size.in(units::GiB))  // a chip's
+        .member("chips_per_card", d.chips)
         .member("fits", g.fits);
     write_steps_json(j, g.base.card);
     j.key("changes").begin_array();

@@ -53,14 +53,15 @@ namespace perfcast::io {
                                                  std::size_t unfit, std::size_t total,
                                                  std::string_view what, std::string_view then,
                                                  int chips = 1) {
-    const std::string whose = chips > 1 ? "a chip's " : "the card's ";
     if (unfit == 0) {
         const std::string one(what.substr(0, what.size() - 1));  // "deployment"
-        return "the largest " + one + " holds at least " + size_text(largest) + " of " + whose +
+        return "the largest " + one + " holds at least " + size_text(largest) +
+               (chips > 1 ? " on its fullest chip, of a chip's " : " of the card's ") +
                size_text(capacity);
     }
     return std::to_string(unfit) + " of " + std::to_string(total) + " " + std::string(what) +
-           " need more than " + whose + size_text(capacity) + ": " + std::string(then);
+           " need more than " + (chips > 1 ? "a chip's " : "the card's ") + size_text(capacity) +
+           (chips > 1 ? " on their fullest chip: " : ": ") + std::string(then);
 }
 
 }  // namespace perfcast::io
