@@ -1006,23 +1006,26 @@ TEST_CASE("perfcast validate and calibrate on the 910B1 profile" * doctest::test
 }
 
 TEST_CASE(
-    "measured rows: sizes past int64 are an error naming the row, times under 1 ns unscored") {
+    "measured rows: sizes past int64 are not mappable, saying why; times under 1 ns unscored") {
     const chip& c = chips::ascend910b1;
     const std::string head =
         "Name,Type,Accelerator Core,Duration(us),Input Shapes,Input Data Types,Output Shapes,"
         "Output Data Types\n";
     // Two inputs of 2^63 - 1 elements: their sum overflowed (undefined behaviour) to a negative
-    // read count once; now it is "too large", with the row's line and names.
+    // read count once, then stopped the run as an error; now the row is not mappable, its
+    // reason the "too large" sum.
     const auto huge = profile::parse_kernel_details(
         head +
             "add1,Add,AI_VECTOR_CORE,5,\"9223372036854775807;9223372036854775807\","
             "FLOAT16;FLOAT16,\"9223372036854775807\",FLOAT16\n",
         "huge.csv");
     REQUIRE(huge.rows.size() == 1);
-    CHECK_THROWS_WITH_AS((void)profile::measured_op_of(c, huge.rows[0]),
-                         doctest::Contains("row at line 2 (add1, Add)"), perfcast::error);
-    CHECK_THROWS_WITH_AS((void)profile::measured_op_of(c, huge.rows[0]),
-                         doctest::Contains("too large"), perfcast::error);
+    CHECK_FALSE(profile::measured_op_of(c, huge.rows[0]).has_value());
+    const auto why = profile::unmapped_of(c, huge.rows[0]);
+    REQUIRE(why.has_value());
+    CHECK(why->line == 2);
+    CHECK(why->reason == profile::unmapped_reason::shapes);
+    CHECK(why->detail.find("too large") != std::string::npos);
     // A measured time under profile::min_measured_us (0.001 us, the least a profiler writes) is
     // no kernel's: not scored (an error relative to 1e-300 us was 3e302 %).
     const auto times = profile::parse_kernel_details(

@@ -480,7 +480,8 @@ TEST_CASE("whatif --gains refuses the ranking's and serving's flags it would ign
     for (const std::vector<std::string>& extra : {std::vector<std::string>{"--top", "2"},
                                                   {"--rank-by", "throughput"},
                                                   {"--max-batch", "64"},
-                                                  {"--seed", "3"}}) {
+                                                  {"--seed", "3"},
+                                                  {"--replay", "recorded.csv"}}) {
         std::vector<std::string> all{"--model", dlrm_model, "--chip", "a100-80gb-sxm",
                                      "--batch", "64",       "--gains"};
         all.insert(all.end(), extra.begin(), extra.end());
@@ -489,6 +490,84 @@ TEST_CASE("whatif --gains refuses the ranking's and serving's flags it would ign
         CHECK(r.status == cli::exit_usage);
         CHECK(has(r.err, "option '" + extra.front() + "' does not apply to --gains"));
     }
+}
+
+TEST_CASE("whatif --gains: a value past the card mode's bounds is a usage error, never narrowed") {
+    const auto gains = [](std::string_view flag, std::string_view value) {
+        return perfcast_test::run_command(cli::whatif_command,
+                                          {"--batch", "64", flag, value, "--gains"});
+    };
+    // The batch: the card mode's bound (max_batch_size) and message, not a ranking of a
+    // 1e11-sample task.
+    const std::string batch_error =
+        "option '--batch': 99999999999 is not a batch size in [1, 1048576]";
+    auto r = perfcast_test::run_command(cli::whatif_command,
+                                        {"--batch", "99999999999", "--streams", "1", "--gains"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, batch_error));
+    CHECK(r.out.empty());
+    r = perfcast_test::run_command(cli::whatif_command, {"--batch", "99999999999"});
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, batch_error));  // the card mode's, word for word
+    // 2^32 + 1 streams once ran as 1, 2^32 as 0 (an internal error, exit 1), 2^32 + 12 cube
+    // cores as 12: each value is checked whole, before it narrows to an int.
+    struct refused {
+        std::string flag;
+        std::string value;
+        std::string range;
+    };
+    for (const refused& c : std::vector<refused>{
+             {"--streams", "4294967297", "is not a stream count per card in [1, 1024]"},
+             {"--streams", "4294967296", "is not a stream count per card in [1, 1024]"},
+             {"--streams", "1025", "is not a stream count per card in [1, 1024]"},
+             {"--cube", "4294967308", "is not a limit of ascend910b1's cube cores in [1, 24]"},
+             {"--cube", "25", "is not a limit of ascend910b1's cube cores in [1, 24]"},
+             {"--vector", "4294967344",
+              "is not a limit of ascend910b1's vector cores in [1, 48]"}}) {
+        CAPTURE(c.flag);
+        CAPTURE(c.value);
+        r = gains(c.flag, c.value);
+        CHECK(r.status == cli::exit_usage);
+        CHECK(has(r.err, "option '" + c.flag + "': " + c.value + " " + c.range));
+        CHECK(r.out.empty());
+    }
+    // At the bounds it runs.
+    r = gains("--cube", "24");
+    CHECK(r.status == cli::exit_ok);
+    CHECK(has(r.out, "1 x 24/48 b64"));
+}
+
+TEST_CASE("deployments --by: one configuration however its options or runtime are written") {
+    // The same two options in either order are one configuration, as are a number written two
+    // ways; a blank runtime cell is the model file's (the scenario's has none: "none").
+    const std::string options =
+        scenario_rows("perfcast_by_options_rows.csv", "6,12", "options",
+                      {"copies=aggregated memory=pinned", "memory=pinned copies=aggregated", "",
+                       "sync_us=5", "sync_us=5.0"});
+    check_holdout_by(options, "options", 3);
+    std::remove(options.c_str());
+    const std::string runtime =
+        scenario_rows("perfcast_by_runtime_rows.csv", "6,12", "runtime", {"", "none", "acl"});
+    check_holdout_by(runtime, "runtime", 2);
+    std::remove(runtime.c_str());
+}
+
+TEST_CASE("deployments: a fold's fit failure names the configuration it held out") {
+    // op_launch_us is identifiable on all 30 DLRM rows (the graphs-off rows launch op by op),
+    // not on the graphs-on rows alone: the fold that holds out the 15 graphs-off rows fails,
+    // and says so.
+    auto r = perfcast_test::run_command(
+        cli::validate_command,
+        {"--deployments", dlrm_rows, "--knobs", "op_launch_us", "--by", "options"});
+    CHECK(r.status == cli::exit_failure);
+    CHECK(has(r.err,
+              "perfcast::validate_deployments_by_group: holding out configuration "
+              "'launch=per-op' (15 rows), the fit on the other 15 rows failed: "
+              "perfcast::fit_deployments: the rows cannot identify:\n  op_launch_us: no "
+              "measured figure moves"));
+    r = perfcast_test::run_command(cli::validate_command,
+                                   {"--deployments", dlrm_rows, "--knobs", "op_launch_us"});
+    CHECK(r.status == cli::exit_ok);  // every leave-one-out fold keeps graphs-off rows
 }
 
 TEST_CASE("deployments: a row's ONNX model is imported by the command, refused by the library") {

@@ -80,6 +80,104 @@ TEST_CASE("cli slips: validate's positional profile without --holdout, one file 
     CHECK(has(zero.err, "--holdout 0: expected the share of rows held out, in (0, 1)"));
 }
 
+TEST_CASE("cli slips: validate's PROFILE without --holdout is said before a chip is asked") {
+    // b3 names its chip (its cube_utilization(%) column): with no --chip the argument was once
+    // judged only after the chip, and a profile that names none said "needs --chip".
+    const std::string bare =
+        (std::filesystem::temp_directory_path() / "perfcast_cli_slips_nochip.csv").string();
+    {
+        std::ofstream f(bare);
+        f << "Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
+             "Output Shapes,Output Data Types\n"
+             "Add,AI_VECTOR_CORE,3,40,\"4096;4096\",fp16;fp16,4096,fp16\n";
+    }
+    for (const std::string& f : {b3, bare}) {
+        CAPTURE(f);
+        const auto loose = run_command(cli::validate_command, {f});
+        CHECK(loose.status == cli::exit_usage);
+        CHECK(has(loose.err, "unexpected argument '" + f + "': a PROFILE goes with --holdout"));
+        CHECK_FALSE(has(loose.err, "needs --chip"));
+    }
+    const auto none = run_command(cli::validate_command, {});
+    CHECK(none.status == cli::exit_usage);
+    CHECK(has(none.err, "needs --test FILE (or PROFILE --holdout SHARE)"));
+    const auto two = run_command(cli::validate_command, {b3, "--holdout", "0.3", "--test", b3});
+    CHECK(two.status == cli::exit_usage);
+    CHECK(has(two.err, "--holdout takes one PROFILE and no --fit / --test"));
+    // The chip is still taken from the profile where it names one.
+    const auto told = run_command(cli::validate_command, {"--test", b3});
+    CHECK(told.status == cli::exit_ok);
+    CHECK(has(told.err, "ascend910b3"));
+    const auto held = run_command(cli::validate_command, {b3, "--holdout", "0.5"});
+    CHECK(held.status == cli::exit_ok);
+    CHECK(has(held.err, "ascend910b3"));
+    std::remove(bare.c_str());
+}
+
+TEST_CASE("cli slips: damaged rows skipped are counted by validate and whatif PROFILE") {
+    // b3 with one row's duration emptied and two set to text: three damaged rows, each listed on
+    // stderr, and now counted on stdout and in JSON too.
+    std::ifstream in(b3, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Lines 3, 4 and 5 with their Duration(us) (the 10th field; no quoted field before it holds
+    // a comma) replaced: line 3's emptied, the others' set to "abc".
+    std::size_t at = text.find('\n') + 1;  // line 2
+    const auto replace_duration = [&](std::size_t line_start, std::string_view with) {
+        std::size_t p = line_start;
+        for (int comma = 0; comma < 9; ++comma) p = text.find(',', p) + 1;
+        text.replace(p, text.find(',', p) - p, with);
+    };
+    for (int line = 2; line < 5; ++line) {
+        at = text.find('\n', at) + 1;
+        replace_duration(at, line == 2 ? "" : "abc");
+    }
+    const std::string path =
+        (std::filesystem::temp_directory_path() / "perfcast_cli_slips_damaged.csv").string();
+    {
+        std::ofstream f(path, std::ios::binary);
+        f << text;
+    }
+    auto w = run_command(cli::whatif_command, {path, "--chip", "ascend910b3", "--batch", "2"});
+    CHECK(w.status == cli::exit_ok);
+    CHECK(has(w.err, "perfcast: warning: skipped row: " + path + ":3:"));
+    CHECK(has(w.err, "perfcast: warning: skipped row: " + path + ":5:"));
+    CHECK(has(w.out,
+              "), 3 rows skipped (communication, DSA, no duration; 3 of them damaged, "
+              "listed on stderr)\n"));
+    w = run_command(cli::whatif_command,
+                    {path, "--chip", "ascend910b3", "--batch", "2", "--format", "json"});
+    CHECK(w.status == cli::exit_ok);
+    CHECK(perfcast_test::json_number(w.out, "skipped", w.out.find("\"profile\"")) == 3);
+    CHECK(perfcast_test::json_number(w.out, "damaged", w.out.find("\"profile\"")) == 3);
+    // The undamaged file: none skipped, none damaged.
+    w = run_command(cli::whatif_command, {b3, "--chip", "ascend910b3", "--batch", "2"});
+    CHECK(has(w.out, "), 0 rows skipped (communication, DSA, no duration)\n"));
+
+    auto v = run_command(cli::validate_command, {"--chip", "ascend910b3", "--test", path});
+    CHECK(v.status == cli::exit_ok);
+    CHECK(has(v.out,
+              "\ndamaged rows skipped: 3 (listed on stderr; not scored nor fitted; "
+              "--strict makes the first an error)\n"));
+    v = run_command(cli::validate_command,
+                    {"--chip", "ascend910b3", "--test", path, "--format", "json"});
+    CHECK(v.status == cli::exit_ok);
+    CHECK(perfcast_test::json_number(v.out, "damaged_rows_skipped") == 3);
+    // A fit file and a scored file: each file's damaged rows, once.
+    v = run_command(cli::validate_command,
+                    {"--chip", "ascend910b3", "--fit", path, "--test", b3, "--format", "json"});
+    CHECK(perfcast_test::json_number(v.out, "damaged_rows_skipped") == 3);
+    v = run_command(cli::validate_command,
+                    {path, "--chip", "ascend910b3", "--holdout", "0.5", "--seeds", "1-2"});
+    CHECK(has(v.out, "\ndamaged rows skipped: 3 "));
+    v = run_command(cli::validate_command, {"--chip", "ascend910b3", "--test", b3});
+    CHECK(v.status == cli::exit_ok);
+    CHECK_FALSE(has(v.out, "damaged rows skipped"));
+    v = run_command(cli::validate_command,
+                    {"--chip", "ascend910b3", "--test", b3, "--format", "json"});
+    CHECK(perfcast_test::json_number(v.out, "damaged_rows_skipped") == 0);
+    std::remove(path.c_str());
+}
+
 TEST_CASE("cli slips: calibrating on a few distinct ops warns; over its own profile is refused") {
     const std::string out =
         (std::filesystem::temp_directory_path() / "perfcast_slips.params").string();
@@ -145,6 +243,47 @@ TEST_CASE("cli slips: --svg over the profile or the model is refused; counts in 
                                   {"--max-batch", "16", "--qps", "1000", "--requests", "5.5e0"});
     CHECK(frac.status == cli::exit_usage);
     CHECK(has(frac.err, "option '--requests': '5.5e0' is not a whole number"));
+}
+
+TEST_CASE("cli slips: --trace and --svg into one file are refused before any work") {
+    // The SVG, written last, once silently replaced the trace.
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "perfcast_outputs";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir / "sub");
+    const std::string x = (dir / "x").string();
+    const auto both = [](const std::string& svg, const std::string& trace) {
+        return run_command(cli::whatif_command,
+                           {"--streams", "2", "--cube", "12", "--vector", "24", "--max-batch", "16",
+                            "--qps", "8000", "--requests", "1000", "--svg", svg, "--trace", trace});
+    };
+    auto r = both(x, x);
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "--svg " + x + " and --trace " + x +
+                         " name one file: the second written would replace the first; choose "
+                         "two output files"));
+    CHECK(r.out.empty());
+    CHECK_FALSE(std::filesystem::exists(x));
+    // Another spelling of a file not yet there.
+    const std::string other = (dir / "sub" / ".." / "x").string();
+    r = both(other, x);
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "--svg " + other + " and --trace " + x + " name one file"));
+    // A link to a file that is there: the file is left as it was.
+    std::ofstream(x) << "kept";
+    const std::string link = (dir / "link").string();
+    std::filesystem::create_symlink(x, link);
+    r = both(x, link);
+    CHECK(r.status == cli::exit_usage);
+    CHECK(has(r.err, "name one file"));
+    CHECK(std::filesystem::file_size(x) == 4);
+    // Two files: both written.
+    const std::string svg = (dir / "t.svg").string();
+    const std::string trace = (dir / "t.json").string();
+    r = both(svg, trace);
+    CHECK(r.status == cli::exit_ok);
+    CHECK(std::filesystem::file_size(svg) > 0);
+    CHECK(std::filesystem::file_size(trace) > 0);
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("cli slips: a count past int64 is too large, not a non-number; lists in exponent form") {

@@ -216,6 +216,29 @@ TEST_CASE("deployment fit and score: a measured figure <= 0 or not finite is ref
           }).starts_with("perfcast::fit_deployments: the rows cannot identify"));
 }
 
+TEST_CASE("deployment validation: a fold whose fit fails names what it held out") {
+    // Row 5 alone launches op by op: op_launch_us is identified on all rows, on none without it.
+    auto rows = synthetic_rows();
+    rows[4].settings.push_back({"launch", "per-op", ""});
+    measure(rows, truth(), 0.0, 1);
+    const std::vector<std::string> op{"op_launch_us"};
+    CHECK(message_of([&] { (void)fit_deployments(rows, op); }) == "no error");
+    const std::string loo = message_of([&] { (void)validate_deployments_loo(rows, op); });
+    CHECK(
+        loo.starts_with("perfcast::validate_deployments_loo: holding out row 5 (synthetic:6), "
+                        "the fit on the other 11 rows failed: perfcast::fit_deployments: the "
+                        "rows cannot identify:\n  op_launch_us: no measured figure moves"));
+    const std::string by = message_of([&] {
+        (void)validate_deployments_by_group(rows, op, [](const deployment_case& d) {
+            return std::string(d.settings.size() == 2 ? "per-op" : "graph");
+        });
+    });
+    CHECK(
+        by.starts_with("perfcast::validate_deployments_by_group: holding out configuration "
+                       "'per-op' (1 row), the fit on the other 11 rows failed: "
+                       "perfcast::fit_deployments: the rows cannot identify:"));
+}
+
 TEST_CASE("deployment validation: two training rows predict the rest; leave-one-out") {
     auto rows = synthetic_rows();
     measure(rows, truth(), 0.0, 1);
@@ -301,6 +324,22 @@ TEST_CASE("deployments file: rows, options and what they measured") {
     CHECK(has(err("ascend910b1,small.model,0,16,,1\n"), "instances is invalid"));
     CHECK(has(err("ascend910b1,small.model,1,16,sync_us=-4,1\n"), "expected a time in [0, 6e7]"));
     CHECK(has(err("ascend910b1,small.model,1,16,,-1\n"), "latency_ms is invalid"));
+    // Under a nanosecond is no measured inference (1e-300 ms once scored an error of 1.6e+301 %):
+    // the file, line, column, field, value and the range.
+    CHECK(has(err("ascend910b1,small.model,1,16,,1e-300\n"),
+              "rows.csv:2:31: latency_ms is invalid, expected a mean latency in ms, at least 1e-6 "
+              "(1 ns: no measured inference is shorter) and at most a day: \"1e-300\""));
+    CHECK(has(message_of([&] {
+                  (void)io::parse_deployments(
+                      "chip,model,instances,batch,latency_ms,p99_ms\n"
+                      "ascend910b1,small.model,1,16,1,1e-7\n",
+                      dir, "rows.csv");
+              }),
+              "rows.csv:2:32: p99_ms is invalid, expected a P99 latency in ms, at least 1e-6"));
+    // 1 ns itself is accepted (1e-12: the ms -> ns conversion rounds in the last bits only).
+    CHECK(io::parse_deployments(head + "ascend910b1,small.model,1,16,,1e-6\n", dir)
+              .front()
+              .latency->in(units::ns) == doctest::Approx(1.0).epsilon(1e-12));
     CHECK(has(err("ascend910b1,small.model,1,16,,\n"), "no measurement"));
     CHECK(has(err("ascend910b1,kernels.model,1,16,copies=aggregated,1\n"),
               "contradicts model 'kernels.model'"));

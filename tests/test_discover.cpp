@@ -273,6 +273,192 @@ TEST_CASE("discover: SQLite exports, and the CSV preferred when the run wrote bo
     }
 }
 
+TEST_CASE("discover: the slices of one op_summary are one table (devices, steps, headers, gaps)") {
+    const scratch_dir dir("discover_slices");
+    // msprof's op_summary columns that matter here; each slice has the header, as msprof writes.
+    const std::string head = "Device_id,OP Type,Task Type,Task Start Time(us),Task Duration(us)\n";
+    const auto slice = [&](const fs::path& folder, int n, const std::string& body,
+                           const std::string& header) {
+        fs::create_directories(folder);
+        std::ofstream(folder / ("op_summary_1_slice_" + std::to_string(n) + ".csv"),
+                      std::ios::binary)
+            << header << body;
+    };
+    // Two rows a slice; the device in the first field.
+    const auto rows = [](int device, int first_start) {
+        std::string b;
+        for (int k = 0; k < 2; ++k) {
+            b += std::to_string(device) + ",Add,AI_CORE," + std::to_string(first_start + 10 * k) +
+                 ",2\n";
+        }
+        return b;
+    };
+    const auto one_source = [](const fs::path& folder) {
+        const discovery d = discover_profiles(folder);
+        REQUIRE(d.sources.size() == 1);
+        return d.sources[0];
+    };
+
+    SUBCASE("slices of two devices: the 'choose one' error of one file; --device N over all") {
+        const fs::path f = dir.path / "two_devices" / "PROF_1" / "mindstudio_profiler_output";
+        slice(f, 0, rows(0, 100), head);
+        slice(f, 1, rows(1, 200), head);
+        const profile_source s = one_source(dir.path / "two_devices");
+        REQUIRE(s.files.size() == 2);
+        CHECK_THROWS_WITH_AS((void)read_profile_source(s),
+                             doctest::Contains("rows of 2 devices (device 0: 2 rows, device 1: 2 "
+                                               "rows): choose one (--device N)"),
+                             perfcast::parse_error);
+        kernel_reader_options o;
+        for (int dev : {0, 1}) {
+            o.device = dev;
+            const kernel_table t = read_profile_source(s, o);
+            REQUIRE(t.rows.size() == 2);
+            CHECK(t.rows[0].device == dev);
+            CHECK(t.rows[1].device == dev);
+        }
+        o.device = 2;
+        CHECK_THROWS_WITH_AS((void)read_profile_source(s, o),
+                             doctest::Contains("no row of device 2 (the file has device 0: 2 "
+                                               "rows, device 1: 2 rows)"),
+                             perfcast::parse_error);
+        o.device.reset();
+        o.several_devices = true;
+        CHECK(read_profile_source(s, o).rows.size() == 4);
+        // The command, as the reviewer ran it: the error without --device, each device with.
+        namespace cli = perfcast::cli;
+        const std::string folder = (dir.path / "two_devices").string();
+        const auto both = run_command(cli::report_command, {folder, "--chip", "ascend910b2"});
+        CHECK(both.status == 1);
+        CHECK(has(both.err, "rows of 2 devices (device 0: 2 rows, device 1: 2 rows): choose one"));
+        for (const std::string_view dev : {"0", "1"}) {
+            const auto picked =
+                run_command(cli::report_command,
+                            {folder, "--chip", "ascend910b2", "--device", dev, "--format", "csv"});
+            CHECK(picked.status == 0);
+            CHECK(has(picked.out, "rows,2,,"));
+        }
+    }
+    SUBCASE("--step over the slices: a step of one slice picked, one of none an error") {
+        const std::string steps = "Step Id,OP Type,Task Type,Task Start Time(us),Duration(us)\n";
+        const fs::path f = dir.path / "steps" / "PROF_1" / "mindstudio_profiler_output";
+        slice(f, 0, "1,Add,AI_CORE,100,2\n1,Mul,AI_CORE,110,2\n", steps);
+        slice(f, 1, "2,Add,AI_CORE,200,2\n", steps);
+        const profile_source s = one_source(dir.path / "steps");
+        kernel_reader_options o;
+        o.step = 2;
+        const kernel_table t = read_profile_source(s, o);
+        REQUIRE(t.rows.size() == 1);
+        CHECK(t.rows[0].step == 2);
+        o.step = 3;
+        CHECK_THROWS_WITH_AS((void)read_profile_source(s, o),
+                             doctest::Contains("no row of step 3 (the file has step 1: 2 rows, "
+                                               "step 2: 1 rows)"),
+                             perfcast::parse_error);
+    }
+    SUBCASE("missing slice numbers are reported, the rows of the others read") {
+        const fs::path f = dir.path / "gap" / "PROF_1" / "mindstudio_profiler_output";
+        slice(f, 0, rows(0, 100), head);
+        slice(f, 10, rows(0, 200), head);
+        const profile_source s = one_source(dir.path / "gap");
+        CHECK(has(s.evidence, "2 slices (slices 1 to 9 missing)"));
+        const kernel_table t = read_profile_source(s);
+        CHECK(t.rows.size() == 4);
+        REQUIRE(t.skipped_count == 1);
+        REQUIRE(t.skipped.size() == 1);
+        CHECK(t.skipped[0].line == 0);
+        CHECK(has(t.skipped[0].source, "op_summary_1_slice_10.csv"));
+        CHECK(describe(t.skipped[0]) ==
+              t.skipped[0].source +
+                  ": slices 1 to 9 missing before this one: their rows are not read");
+        // The command warns on stderr, and the report counts it.
+        const auto r = run_command(perfcast::cli::report_command,
+                                   {(dir.path / "gap").string(), "--chip", "ascend910b2"});
+        CHECK(r.status == 0);
+        CHECK(has(r.err, "op_summary_1_slice_10.csv: slices 1 to 9 missing before this one"));
+        kernel_reader_options strict;
+        strict.strict = true;
+        CHECK_THROWS_WITH_AS((void)read_profile_source(s, strict),
+                             doctest::Contains("slices 1 to 9 missing before this one"),
+                             perfcast::parse_error);
+        // A first slice above 0: slice 0 is missing before it; two gaps, two reports.
+        const fs::path late = dir.path / "late" / "PROF_1" / "mindstudio_profiler_output";
+        slice(late, 1, rows(0, 100), head);
+        slice(late, 4, rows(0, 200), head);
+        const profile_source ls = one_source(dir.path / "late");
+        CHECK(has(ls.evidence, "2 slices (slice 0, slices 2 and 3 missing)"));
+        const kernel_table l = read_profile_source(ls);
+        CHECK(l.rows.size() == 4);
+        REQUIRE(l.skipped.size() == 2);
+        CHECK(has(l.skipped[0].source, "op_summary_1_slice_1.csv"));
+        CHECK(l.skipped[0].reason == "slice 0 missing before this one: its rows are not read");
+        CHECK(has(l.skipped[1].source, "op_summary_1_slice_4.csv"));
+        CHECK(l.skipped[1].reason ==
+              "slices 2 and 3 missing before this one: their rows are not read");
+    }
+    SUBCASE("an empty or headerless slice is reported and the others read") {
+        for (const int bad : {0, 1, 2}) {
+            CAPTURE(bad);
+            const fs::path top = dir.path / ("damaged_" + std::to_string(bad));
+            const fs::path f = top / "PROF_1" / "mindstudio_profiler_output";
+            for (int k = 0; k < 3; ++k) {
+                if (k == bad) {
+                    slice(f, k, "", "");
+                } else {
+                    slice(f, k, rows(0, 100 * (k + 1)), head);
+                }
+            }
+            const profile_source s = one_source(top);
+            CHECK(s.files.size() == 3);
+            const kernel_table t = read_profile_source(s);
+            CHECK(t.rows.size() == 4);
+            REQUIRE(t.skipped_count == 1);
+            REQUIRE(t.skipped.size() == 1);
+            CHECK(has(t.skipped[0].source, "op_summary_1_slice_" + std::to_string(bad) + ".csv"));
+            CHECK(has(t.skipped[0].reason, "slice not read: empty file (expected a header"));
+            kernel_reader_options strict;
+            strict.strict = true;
+            CHECK_THROWS_WITH_AS((void)read_profile_source(s, strict),
+                                 doctest::Contains("empty file"), perfcast::parse_error);
+        }
+        // Rows without the header: not an op table's header, the slice reported.
+        const fs::path f = dir.path / "headerless" / "PROF_1" / "mindstudio_profiler_output";
+        slice(f, 0, rows(0, 100), head);
+        slice(f, 1, rows(0, 200), "");
+        const kernel_table t = read_profile_source(one_source(dir.path / "headerless"));
+        CHECK(t.rows.size() == 2);
+        REQUIRE(t.skipped.size() == 1);
+        CHECK(has(t.skipped[0].reason, "slice not read: missing required column"));
+        // Every slice damaged: no table, each passed over with its reason.
+        const fs::path none = dir.path / "none" / "PROF_1" / "mindstudio_profiler_output";
+        slice(none, 0, "", "");
+        slice(none, 1, "", "");
+        const discovery d = discover_profiles(dir.path / "none");
+        CHECK(d.sources.empty());
+        CHECK(d.not_taken.size() == 2);
+    }
+    SUBCASE("every slice has the first one's columns; in another order they read the same") {
+        const fs::path f = dir.path / "fewer" / "PROF_1" / "mindstudio_profiler_output";
+        slice(f, 0, rows(0, 100), head);
+        slice(f, 1, "Add,AI_CORE,200,2\n",
+              "OP Type,Task Type,Task Start Time(us),Task Duration(us)\n");
+        const profile_source s = one_source(dir.path / "fewer");
+        CHECK_THROWS_WITH_AS((void)read_profile_source(s),
+                             doctest::Contains("op_summary_1_slice_1.csv:1: a header other than "
+                                               "op_summary_1_slice_0.csv's: it lacks 'Device_id'"),
+                             perfcast::parse_error);
+        const fs::path g = dir.path / "reordered" / "PROF_1" / "mindstudio_profiler_output";
+        slice(g, 0, rows(0, 100), head);
+        slice(g, 1, "2,200,AI_CORE,Add,0\n",
+              "Task Duration(us),Task Start Time(us),Task Type,OP Type,Device_id\n");
+        const kernel_table t = read_profile_source(one_source(dir.path / "reordered"));
+        REQUIRE(t.rows.size() == 3);
+        CHECK(t.rows[2].op_type == "Add");
+        CHECK(t.rows[2].device == 0);
+        CHECK(t.skipped_count == 0);
+    }
+}
+
 TEST_CASE("discover: a path that does not exist is an error naming it") {
     CHECK_THROWS_WITH_AS((void)discover_profiles(real / "no_such_run"),
                          doctest::Contains("no_such_run: no such file or folder"),

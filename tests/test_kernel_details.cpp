@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <perfcast/profile/kernel_details.hpp>
@@ -366,10 +367,51 @@ TEST_CASE("kernel_details: errors name the file, line, column, column name and t
     SUBCASE("UTF-16 text is named, with or without a byte-order mark") {
         const std::string utf16_bom("\xFF\xFET\0y\0p\0e\0,\0", 12);
         const std::string utf16_plain("T\0y\0p\0e\0,\0", 10);
-        for (const std::string& text : {utf16_bom, utf16_plain}) {
+        const std::string utf16_big_endian("\0T\0y\0p\0e\0,", 10);  // NULs before the letters
+        for (const std::string& text : {utf16_bom, utf16_plain, utf16_big_endian}) {
             const parse_error e = read_error(text + "\n");
             CHECK(e.line() == 1);
             CHECK(std::string(e.what()).find("the file is UTF-16 text; perfcast reads UTF-8") !=
+                  std::string::npos);
+        }
+    }
+    SUBCASE("an SQLite database, gzip data or other NUL bytes are named, not called UTF-16") {
+        // The first 32 bytes of a real database (tests/data/profiles/real/msinsight_misc/
+        // msprof_0.db: the SQLite header string, page size 1024, format bytes) and the first 20
+        // of `gzip kernel_details.csv` (magic 1f 8b, method 08 deflate, flags 08: a file name).
+        using namespace std::string_view_literals;  // "..."sv keeps the NULs
+        const std::string sqlite("SQLite format 3\0\x04\0\x02\x02\0@  \0\0\0\xE0\0\0\0h,x\n"sv);
+        const std::string gzip("\x1F\x8B\x08\x08\xFB\x0C\x16k\0\x03kernel_det\n"sv);
+        const std::string binary("Type\0\0\x01,\x05\n"sv);
+        const struct {
+            const std::string& text;
+            const char* says;
+        } cases[] = {
+            {sqlite,
+             "an SQLite database, not CSV text: give its file path (a database is read "
+             "from its file, not from standard input or a pipe)"},
+            {gzip, "gzip-compressed, not CSV text: decompress it first (gunzip FILE"},
+            {binary, "NUL bytes in the header: a binary file, not CSV text"},
+        };
+        for (const auto& c : cases) {
+            CAPTURE(c.says);
+            const parse_error e = read_error(c.text);
+            const std::string what = e.what();
+            CHECK(what.find(c.says) != std::string::npos);
+            CHECK(what.find("UTF-16") == std::string::npos);
+            CHECK(e.line() == 1);
+        }
+        // A database whose first record breaks the CSV layer (a quote after a comma, never
+        // closed, runs past the record limit): still named from the bytes the error shows.
+        kernel_reader_options small;
+        small.csv.max_record_bytes = 64;
+        const std::string open_quote =
+            std::string("SQLite format 3\0,\""sv) + std::string(100, 'x');
+        try {
+            (void)parse_kernel_details(open_quote, "q.db", small);
+            FAIL("no parse_error");
+        } catch (const parse_error& e) {
+            CHECK(std::string(e.what()).find("an SQLite database, not CSV text") !=
                   std::string::npos);
         }
     }

@@ -328,6 +328,26 @@ TEST_CASE("msprof db: damaged cells skip their op row, listed with table, row an
         CHECK(has(describe(t.skipped[0]), "fake.db:TASK:1: text, not an integer"));
         CHECK(has(t.skipped[0].excerpt, "soon,"));
     }
+    SUBCASE("a negative start: not a timestamp, as in a CSV") {
+        // A copy of a real export with one task's startNs -100, endNs -50 once gave a span of
+        // 1.7e15 us and a host_bound finding.
+        fake_db db = two_ops();
+        db.task().rows[0][0] = I(-100);
+        db.task().rows[0][1] = I(-50);
+        const kernel_table t = read_msprof_db(db.src).table;
+        REQUIRE(t.rows.size() == 1);
+        CHECK(t.rows[0].line == 3);
+        REQUIRE(t.skipped_count == 1);
+        CHECK(t.skipped[0].source == "fake.db:TASK");
+        CHECK(t.skipped[0].reason ==
+              "negative, not a timestamp in nanoseconds in column "
+              "'startNs': op row globalTaskId 7 left out");
+        // 0 is a timestamp (the epoch), as "0" is in a CSV.
+        fake_db zero = two_ops();
+        zero.task().rows[0][0] = I(0);
+        zero.task().rows[0][1] = I(31'250);
+        CHECK(read_msprof_db(zero.src).table.skipped_count == 0);
+    }
     SUBCASE("an end before the start") {
         fake_db db = two_ops();
         db.task().rows[1][1] = I(1);

@@ -219,6 +219,51 @@ TEST_CASE("report fixes: bandwidth above HBM is flagged L2 or cache, never a sha
     CHECK(has(j.out, "\"hbm_share_pct\": null,\n      \"above_hbm_peak\": true"));
 }
 
+TEST_CASE("report fixes: bytes of 2^63 or more feed no bandwidth, and the row says so") {
+    // Two inputs and an output of 2^63 - 1 fp16 elements: 5.5e19 bytes in 10 us read as 5.5e15
+    // GB/s "above HBM peak: L2 or cache" once. Byte counts reach "too large" at 2^63
+    // (docs/profiles.md's limits); 2^61 - 1 int8 elements a tensor (6.9e18 bytes in all) is below.
+    const std::string csv =
+        "Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
+        "Output Shapes,Output Data Types\n"
+        "Add,AI_VECTOR_CORE,10,48,\"9223372036854775807;9223372036854775807\",fp16;fp16,"
+        "\"9223372036854775807\",fp16\n"
+        "Add,AI_VECTOR_CORE,10,48,\"2305843009213693951;2305843009213693951\",int8;int8,"
+        "\"2305843009213693951\",int8\n"
+        "Add,AI_VECTOR_CORE,10,48,\"4096;4096\",fp16;fp16,\"4096\",fp16\n";
+    const auto t = parse_kernel_details(csv, "t.csv");
+    REQUIRE(t.rows.size() == 3);
+    CHECK(bytes_too_large(t.rows[0]));
+    CHECK_FALSE(bytes_moved_once(t.rows[0]).has_value());
+    CHECK_FALSE(bytes_too_large(t.rows[1]));
+    REQUIRE(bytes_moved_once(t.rows[1]).has_value());
+    // 3 x (2^61 - 1) bytes, each tensor's count rounded to a double's 53 bits (relative 1e-15).
+    CHECK(bytes_moved_once(t.rows[1])->in(units::B) ==
+          doctest::Approx(3.0 * 2305843009213693951.0).epsilon(1e-15));
+    const chip& c = chips::ascend910b1;
+    const profile_report r = report_of(csv, c);
+    const op_entry* huge = op_at(r, 2);
+    REQUIRE(huge != nullptr);
+    CHECK_FALSE(huge->achieved.has_value());
+    CHECK_FALSE(huge->above_hbm_peak);
+    CHECK(has(huge->notes, too_large_bytes_note));
+    CHECK_FALSE(has(huge->notes, above_hbm_note));
+    const op_entry* fine = op_at(r, 4);
+    REQUIRE(fine != nullptr);
+    CHECK(fine->achieved.has_value());
+    CHECK_FALSE(has(fine->notes, too_large_bytes_note));
+    const std::string path = "perfcast_test_report_fixes_too_large.csv";
+    {
+        std::ofstream f(path);
+        f << csv;
+    }
+    const auto out = run_command(cli::report_command, {path, "--chip", "910B1", "--format", "csv"});
+    std::remove(path.c_str());
+    REQUIRE(out.status == cli::exit_ok);
+    CHECK(has(out.out, std::string(too_large_bytes_note)));
+    CHECK_FALSE(has(out.out, "5534023222112865"));
+}
+
 TEST_CASE("report fixes: a GEMM faster than the chip's cube peak is said so, not put on L2") {
     // 4096^3 fp16 GEMMs (2 x 4096^3 = 1.374e11 flop) on the 910B1, whose cube peak is 24 cores
     // x 4096 fp16 multiply-adds a cycle x 2 x 1.85 GHz = 363.7 TFLOP/s: in 8 us (17 PFLOP/s)

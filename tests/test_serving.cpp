@@ -459,6 +459,56 @@ TEST_CASE("capacity: a target nobody meets gives the closest candidate and why")
     CHECK(ok->index < candidates.size());
 }
 
+TEST_CASE("capacity with a batching window: light loads wait it out, busier ones fill gears") {
+    // Requests of one sample on 4 streams, gears 1..4, t(b) = 1 + 0.25 b ms, a 10 ms window. At
+    // low load every request waits out the window: 10 + 1.25 ms. Under load four requests fill
+    // gear 4 and leave at once: the fourth arrival comes 3 exponential gaps after the first
+    // (Gamma(3, 1/qps), P99 8.41 / qps), then 2 ms of service: about 4.1 ms at 4000 QPS.
+    const batch_distribution d{bs_count{1, 1.0}};
+    const auto svc = [](int b, int) { return 1_ms + 0.25_ms * static_cast<double>(b); };
+    const server_config c = streams_of(4, gear_set::every(4), 10_ms, svc);
+    CHECK(low_load(c, d).p99 == 11.25_ms);
+    CHECK(service_floor(c, d).p99 == 1.25_ms);  // the window taken out
+    CHECK(c.window == 10_ms);                   // service_floor took a copy
+
+    capacity_options o;
+    o.target = 5_ms;  // above the floor, below the low-load TP99: only busier loads meet it
+    o.requests = 5000;
+    o.warmup = 500;
+    o.rel_tolerance = 0.02;
+    const capacity_result sim = find_capacity(c, d, o);
+    REQUIRE(sim.has_value());
+    CHECK(sim->latency <= o.target);
+    // Between the light loads that miss it and saturation (16 samples / 8 ms = 8000 QPS): the
+    // gathering alone needs 8.41 / qps <= 3 ms, so at least 2800 QPS.
+    INFO("capacity ", sim->qps.in(units::qps), " QPS");
+    CHECK(sim->qps.in(units::qps) > 2800);
+    CHECK(sim->qps.in(units::qps) < 8000);
+    // A light load misses the target the capacity meets: latency is not monotone in the load.
+    sim_options so;
+    so.warmup = o.warmup;
+    so.keep_latencies = true;
+    CHECK(simulate(c, d, request_rate{100, units::qps}, o.requests, so).at(0.99) > 10_ms);
+
+    // Above the floor but below a full gear's 2 ms of service plus any gathering: no load meets
+    // it, found in a bounded search that says why.
+    o.target = 2.2_ms;
+    const capacity_result none = find_capacity(c, d, o);
+    REQUIRE_FALSE(none.has_value());
+    CHECK(none.error().why.find("lighter loads wait out the batching window: 11.25 ms at low "
+                                "load") != std::string::npos);
+    // The closest: the lowest TP99 a load the search tried gave, above the floor (every batch
+    // either waits for its gear to fill or waits out the window).
+    CHECK(none.error().closest_latency > 1.25_ms);
+    CHECK(is_finite(none.error().closest_latency));
+    // The floor itself above the target: said as the latency at any load.
+    o.target = 1_ms;
+    const capacity_result below = find_capacity(c, d, o);
+    REQUIRE_FALSE(below.has_value());
+    CHECK(below.error().why.find("is 1.25 ms at any load (the service alone, without the "
+                                 "batching window's wait)") != std::string::npos);
+}
+
 TEST_CASE("cards_for: ceil(traffic / (capacity x (1 - headroom)))") {
     CHECK(cards_for(1000_qps, 300_qps).cards == 4);
     CHECK(cards_for(900_qps, 300_qps).cards == 3);  // an exact multiple needs no extra card

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstddef>
+#include <fstream>
 #include <map>
 #include <string>
 #include <string_view>
@@ -26,6 +27,7 @@ namespace test_unmapped {
 #endif
 
 using namespace perfcast;
+using perfcast_test::cli_run;
 using perfcast_test::run_command;
 
 namespace {
@@ -168,6 +170,117 @@ TEST_CASE("validate --unmapped lists the rows not scored and why; nothing scored
                     {"--chip", "910B1", b1, "--holdout", "0.3", "--seeds", "1-2", "--unmapped"});
     CHECK(r.status == cli::exit_usage);
     CHECK(has(r.err, "--unmapped lists one draw's (--seed N)"));
+}
+
+TEST_CASE("a row whose sizes pass 2^63 - 1 is not mappable, and the run goes on without it") {
+    namespace cli = perfcast::cli;
+    // Two inputs of 2^63 - 1 elements: their read count passes int64 (once an error that stopped
+    // validate, calibrate and whatif, naming no file). One input of that many elements and more
+    // (its element count alone does not fit) was already not mappable: both are now alike.
+    const std::string head =
+        "Name,Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
+        "Output Shapes,Output Data Types\n";
+    const std::string huge =
+        "huge,Add,AI_VECTOR_CORE,10,40,\"9223372036854775807;9223372036854775807\",fp16;fp16,"
+        "\"9223372036854775807\",fp16\n";
+    const std::string good = "ok,Add,AI_VECTOR_CORE,3,40,\"4096;4096\",fp16;fp16,4096,fp16\n";
+    const auto t = profile::parse_kernel_details(head + huge + good, "ovf.csv");
+    REQUIRE(t.rows.size() == 2);
+    CHECK_FALSE(profile::op_of(t.rows[0]).has_value());
+    const auto u = profile::unmapped_of(chips::ascend910b3, t.rows[0]);
+    REQUIRE(u.has_value());
+    CHECK(u->reason == profile::unmapped_reason::shapes);
+    CHECK(has(u->detail, "sizes the model cannot hold (perfcast::vector row: read elements"));
+    CHECK(has(u->detail, "too large"));
+    CHECK_FALSE(profile::unmapped_of(chips::ascend910b3, t.rows[1]).has_value());
+
+    const perfcast_test::scratch_dir d("unmapped_ovf");
+    const std::string csv = (d.path / "ovf.csv").string();
+    {
+        std::ofstream f(csv);
+        f << head << huge << good << good;
+    }
+    auto r =
+        run_command(cli::validate_command, {"--chip", "ascend910b3", "--test", csv, "--unmapped"});
+    CHECK(r.status == cli::exit_ok);
+    CHECK(has(r.out, "scored 2 rows (1 not mappable)"));
+    CHECK(has(r.out, "huge  Add   AI_VECTOR_CORE  shapes"));
+    // With --fit A --test B, each file's rows are read and scored: nothing stops on the row.
+    r = run_command(cli::validate_command, {"--chip", "ascend910b3", "--fit", csv, "--test", csv});
+    CHECK(r.status == cli::exit_ok);
+    const std::string params = (d.path / "fit.params").string();
+    r = run_command(cli::calibrate_command, {csv, "--chip", "ascend910b3", "-o", params});
+    CHECK(r.status == cli::exit_ok);
+    CHECK(has(r.out, "fitted on 2 rows"));
+    r = run_command(cli::whatif_command, {csv, "--chip", "ascend910b3", "--batch", "1"});
+    CHECK(r.status == cli::exit_ok);
+    CHECK(has(r.out, "profile: 3 measured ops anchored (2 mapped to ops"));
+}
+
+TEST_CASE("a Block Dim of 0, none or above 65535 on the AI cores is warned, naming file and line") {
+    namespace cli = perfcast::cli;
+    const chip& c = chips::ascend910b3;
+    const std::string head =
+        "Name,Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Input Data Types,"
+        "Output Shapes,Output Data Types\n";
+    const std::string mm = ",MatMul,AI_CORE,10,";
+    const std::string shapes = ",\"64,64;64,64\",fp16;fp16,\"64,64\",fp16\n";
+    const std::string rows = "zero" + mm + "0" + shapes + "none" + mm + shapes + "big" + mm +
+                             "100000" + shapes + "ok" + mm + "20" + shapes + "waves" + mm + "48" +
+                             shapes +
+                             "cpu,TopK,AI_CPU,300,0,\"4000\",int64,\"100;100\","
+                             "int64;int32\n";
+    const auto t = profile::parse_kernel_details(head + rows, "bd.csv");
+    REQUIRE(t.rows.size() == 6);
+    CHECK(profile::block_dim_problem(c, t.rows[0]) ==
+          "Block Dim 0 (task AI_CORE): expected the blocks it launched, 1 .. 65535; priced on "
+          "all 20 cube cores");
+    CHECK(has(profile::block_dim_problem(c, t.rows[1]), "no Block Dim (empty or N/A) (task"));
+    CHECK(has(profile::block_dim_problem(c, t.rows[2]), "Block Dim 100000 (task AI_CORE)"));
+    // Within 1 .. 65535 (48 on 20 cores runs in waves), and an AI CPU task: nothing to say.
+    CHECK(profile::block_dim_problem(c, t.rows[3]).empty());
+    CHECK(profile::block_dim_problem(c, t.rows[4]).empty());
+    CHECK(profile::block_dim_problem(c, t.rows[5]).empty());
+
+    const perfcast_test::scratch_dir d("unmapped_block_dim");
+    const std::string csv = (d.path / "bd.csv").string();
+    {
+        std::ofstream f(csv);
+        f << head << rows;
+    }
+    const auto warned = [&](const cli_run& r) {
+        CHECK(has(r.err, "perfcast: warning: " + csv +
+                             ":2: zero (MatMul): Block Dim 0 (task "
+                             "AI_CORE): expected the blocks it "
+                             "launched, 1 .. 65535; priced on all 20 "
+                             "cube cores\n"));
+        CHECK(has(r.err, csv + ":3: none (MatMul): no Block Dim (empty or N/A)"));
+        CHECK(has(r.err, csv + ":4: big (MatMul): Block Dim 100000"));
+        CHECK_FALSE(has(r.err, csv + ":5:"));
+        CHECK_FALSE(has(r.err, csv + ":6:"));
+        CHECK_FALSE(has(r.err, csv + ":7:"));
+    };
+    const auto v = run_command(cli::validate_command, {"--chip", "910B3", "--test", csv});
+    CHECK(v.status == cli::exit_ok);
+    warned(v);
+    const auto w = run_command(cli::whatif_command, {csv, "--chip", "910B3", "--batch", "1"});
+    CHECK(w.status == cli::exit_ok);
+    warned(w);
+    // A file without the column: one line, not one per row.
+    const std::string bare = (d.path / "bare.csv").string();
+    {
+        std::ofstream f(bare);
+        f << "Type,Accelerator Core,Duration(us),Input Shapes,Input Data Types,Output Shapes,"
+             "Output Data Types\n";
+        for (int i = 0; i < 30; ++i)
+            f << "MatMul,AI_CORE,10,\"64,64;64,64\",fp16;fp16,\"64,64\",fp16\n";
+    }
+    const auto b = run_command(cli::validate_command, {"--chip", "910B3", "--test", bare});
+    CHECK(b.status == cli::exit_ok);
+    CHECK(has(b.err, "perfcast: warning: " + bare +
+                         ": none of its 30 rows on the cube or vector cores records a Block Dim: "
+                         "each is priced on all of its engine's cores\n"));
+    CHECK_FALSE(has(b.err, bare + ":2:"));
 }
 
 }  // namespace test_unmapped

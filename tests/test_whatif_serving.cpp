@@ -319,6 +319,23 @@ TEST_CASE("perfcast whatif --p99-ms too tight: none meets it, with the closest c
           doctest::Approx(best_p99.in(units::ms)).epsilon(1e-12));
 }
 
+TEST_CASE("perfcast whatif --p99-ms with a window: met by loads that fill gears, not light ones") {
+    // At low load every request below the max gear waits out the 1 ms window (idle TP99 above
+    // the 1.1 ms target); busier loads fill gears and leave early. The configuration used to be
+    // pruned as missing the target at every load.
+    const cli_run r =
+        run_cli({"--bs-hist", seed_hist_path, "--streams", "3", "--cube", "12", "--vector", "24",
+                 "--max-batch", "32", "--window-ms", "1", "--p99-ms", "1.1", "--format", "json"});
+    REQUIRE(r.status == cli::exit_ok);
+    INFO(r.out);
+    CHECK(has(r.out, "\"met\": true"));
+    const std::size_t best = r.out.find("\"best\"");
+    REQUIRE(best != std::string::npos);
+    CHECK(json_number(r.out, "low_load_p99_ms", best) > 1.1);
+    CHECK(json_number(r.out, "capacity_qps", best) > 0);
+    CHECK(json_number(r.out, "p99_ms", best) <= 1.1);
+}
+
 TEST_CASE("perfcast whatif --traffic: cards = ceil(traffic / reported capacity), exactly") {
     for (std::string_view headroom : {"0", "0.2"}) {
         const cli_run r = run_cli({"--bs-hist", seed_hist_path, "--streams", "2,3", "--cube", "12",
@@ -442,6 +459,19 @@ TEST_CASE("perfcast whatif --svg: loads far past saturation still draw a curve; 
     CHECK(count(svg, "<polyline") == 1);     // the one configuration's curve
     CHECK_FALSE(has(svg, "points=\"\""));    // with points (an empty series draws points="")
     CHECK_FALSE(has(svg, ">1000000 QPS<"));  // the load past the axis is not marked on it
+    // The title's cap (5 x the low-load TP99 here, no round number) in the report's ms form,
+    // 3 decimals, not every digit of a double ("1.6233636884529146 ms").
+    const std::string above = "TP99 above ";
+    const std::size_t at = svg.find(above);
+    REQUIRE(at != std::string::npos);
+    const std::size_t ms = svg.find(" ms left off)", at);
+    REQUIRE(ms != std::string::npos);
+    const std::string cap = svg.substr(at + above.size(), ms - at - above.size());
+    CAPTURE(cap);
+    const std::size_t dot = cap.find('.');
+    REQUIRE(dot != std::string::npos);
+    CHECK(cap.size() - dot - 1 == 3);
+    CHECK(cap.find_first_not_of("0123456789.") == std::string::npos);
     std::remove(path.c_str());
     // A target no configuration meets: no chart, and a line saying why.
     r = run_cli({"--bs-hist", seed_hist_path, "--streams", "3", "--cube", "12", "--vector", "24",

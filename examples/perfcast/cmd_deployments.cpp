@@ -162,11 +162,29 @@ inline void warn_params_rows_chip(const parsed_args& a, const profile::calibrati
     return s;
 }
 
-/// The configuration a row belongs to under --by COLUMN.
+/// A row's option as the runtime path reads it back (runtime_key::get): "sync_us=5.0" and
+/// "sync_us=5" are one setting.
+[[nodiscard]] inline std::string setting_text(const runtime_setting& r) {
+    for (const runtime_key& k : runtime_keys) {
+        if (k.key != r.key) continue;
+        runtime_path p;
+        k.set(p, r.key, r.value);  // the reader applied it already: valid
+        return r.key + "=" + k.get(p);
+    }
+    return r.key + "=" + r.value;
+}
+
+/// The configuration a row belongs to under --by COLUMN, as the model reads the row, not as it
+/// was written: options in key order ("memory=pinned copies=aggregated" and "copies=aggregated
+/// memory=pinned" are one configuration; a row names each key once), the runtime resolved (a
+/// blank cell is the model file's runtime, else none), so no configuration is on both sides.
 [[nodiscard]] inline std::string group_key(const deployment_case& d, std::string_view by) {
     if (by == "options") {
+        std::vector<std::string> set;
+        for (const runtime_setting& r : d.settings) set.push_back(setting_text(r));
+        std::sort(set.begin(), set.end());
         std::string k;
-        for (const runtime_setting& r : d.settings) k += r.key + "=" + r.value + " ";
+        for (const std::string& s : set) k += (k.empty() ? "" : " ") + s;
         return k.empty() ? std::string("(none)") : k;
     }
     if (by == "instances") return std::to_string(d.instances.value);
@@ -177,7 +195,7 @@ inline void warn_params_rows_chip(const parsed_args& a, const profile::calibrati
         return std::to_string(d.split.cube.value) + "/" + std::to_string(d.split.vector.value);
     }
     if (by == "model") return d.m ? d.m->name : std::string();
-    if (by == "runtime") return d.runtime;
+    if (by == "runtime") return runtime_preset_of(d.m.get(), d.runtime);
     return std::string(d.c.name.view());  // chip
 }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include <perfcast/batching.hpp>
 #include <perfcast/deployment_gains.hpp>
 #include <perfcast/io/gains_report.hpp>
 
@@ -21,6 +22,10 @@
 namespace perfcast::cli::whatif_gains {
 
 namespace {
+
+/// The most instances --gains takes: the most a deployments row names (io/deployments_file.hpp
+/// reads instances in 1..1024; deployment_gains.hpp doubles a count only within it).
+constexpr std::int64_t max_gains_instances = 1024;
 
 /// The one value of a list flag (`fallback` when absent).
 [[nodiscard]] std::int64_t one_value(const parsed_args& a, std::string_view flag,
@@ -41,9 +46,9 @@ int run(const parsed_args& a, std::ostream& out, const model& m, const chip& c,
         const profile::calibration& cal, const std::string& format) {
     // One deployment, every change ranked by what it buys: no ranking of candidates, no
     // serving run, no profile (rows of a profile's flags never reach here: --gains takes a model).
-    for (std::string_view f :
-         {"qps", "p99-ms", "traffic", "headroom", "latency-ms", "rank-by", "top", "svg", "trace",
-          "sweep-batch", "bs-hist", "max-batch", "window-ms", "simulate-top", "requests", "seed"}) {
+    for (std::string_view f : {"qps", "p99-ms", "traffic", "headroom", "latency-ms", "rank-by",
+                               "top", "svg", "trace", "sweep-batch", "bs-hist", "replay",
+                               "max-batch", "window-ms", "simulate-top", "requests", "seed"}) {
         if (a.has(f)) {
             throw usage_error("option '--" + std::string(f) + "' does not apply to --gains");
         }
@@ -52,17 +57,21 @@ int run(const parsed_args& a, std::ostream& out, const model& m, const chip& c,
     deployment_case d;
     d.c = c;
     d.m = std::make_shared<const model>(m);
-    d.batch = batch_size{one_value(a, "batch", 16)};
-    d.instances = stream_count{static_cast<int>(one_value(a, "streams", 1))};
-    d.split = {core_count{static_cast<int>(one_value(a, "cube", c.cube.cores))},
-               core_count{static_cast<int>(one_value(a, "vector", c.vector.cores))}};
-    if (d.split.cube.value > c.cube.cores || d.split.vector.value > c.vector.cores) {
-        throw usage_error("--cube / --vector: " + std::string(c.name.view()) + " has " +
-                          std::to_string(c.cube.cores) + " cube and " +
-                          std::to_string(c.vector.cores) + " vector cores");
-    }
-    if (d.instances.value > 1024)
-        throw usage_error("option '--streams': at most 1024 with --gains");
+    // Each value checked whole, before it narrows to an int, with the card mode's messages
+    // (check_at_most): 4294967297 streams must not run as 1.
+    const std::int64_t batch = one_value(a, "batch", 16);
+    const std::int64_t streams = one_value(a, "streams", 1);
+    const std::int64_t cube = one_value(a, "cube", c.cube.cores);
+    const std::int64_t vector = one_value(a, "vector", c.vector.cores);
+    check_at_most("batch", std::vector{batch}, max_batch_size, "a batch size");
+    check_at_most("streams", std::vector{streams}, max_gains_instances, "a stream count per card");
+    check_at_most("cube", std::vector{cube}, c.cube.cores,
+                  "a limit of " + std::string(c.name.view()) + "'s cube cores");
+    check_at_most("vector", std::vector{vector}, c.vector.cores,
+                  "a limit of " + std::string(c.name.view()) + "'s vector cores");
+    d.batch = batch_size{batch};
+    d.instances = stream_count{static_cast<int>(streams)};
+    d.split = {core_count{static_cast<int>(cube)}, core_count{static_cast<int>(vector)}};
     d.runtime = runtime_preset_from_args(a, m);
     if (const auto t = a.get("runtime-set")) d.settings = runtime_settings_from_flag(*t);
     d.host_threads = host_threads_from_args(a);

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <set>
@@ -181,7 +182,9 @@ public:
     [[nodiscard]] chip chip_for(const std::string& path) {
         if (path.empty() || a_.has("chip") || a_.has("chip-ini")) return chip_from_args(a_);
         chip_told told;
-        kept_ = read_profile_rows(a_, path, err_, &told).rows;
+        profile::kernel_table t = read_profile_rows(a_, path, err_, &told);
+        damaged_[path] = t.skipped_count;
+        kept_ = std::move(t.rows);
         kept_path_ = path;
         if (!told.c) throw usage_error(told.why_not);
         return *told.c;
@@ -198,11 +201,21 @@ public:
             rows = std::move(*kept_);
             kept_.reset();
         } else {
-            rows = read_profile_rows(a_, path, err_).rows;
+            profile::kernel_table t = read_profile_rows(a_, path, err_);
+            damaged_[path] = t.skipped_count;
+            rows = std::move(t.rows);
         }
         note_rows_chip(a_, c, rows, path, err_);
+        warn_block_dims(c, rows, path, err_);
         profile::annotate_context(rows, c, p);
         return rows;
+    }
+
+    /// The damaged rows the reader skipped (listed on stderr) in the files read, each once.
+    [[nodiscard]] std::size_t damaged() const {
+        std::size_t n = 0;
+        for (const auto& [path, count] : damaged_) n += count;
+        return n;
     }
 
 private:
@@ -210,6 +223,7 @@ private:
     std::ostream& err_;
     std::optional<std::vector<profile::kernel_row>> kept_;
     std::string kept_path_;
+    std::map<std::string, std::size_t> damaged_;
 };
 
 /// "fitted on N rows: mean |log error| a -> b; vector efficiency fitted (CV MAPE x % vs y %);
@@ -497,7 +511,15 @@ struct report_options {
     bool near = false;
     bool by_kind = false;
     bool unmapped = false;
+    std::size_t damaged = 0;  // damaged rows the reader skipped in the files read
 };
+
+/// "damaged rows skipped: 2 (listed on stderr; ...)", a line when there are some.
+inline void write_damaged(std::ostream& out, std::size_t damaged) {
+    if (damaged == 0) return;
+    out << "damaged rows skipped: " << damaged
+        << " (listed on stderr; not scored nor fitted; --strict makes the first an error)\n";
+}
 
 inline void write_unmapped(io::json_writer& j, const std::vector<profile::unmapped_row>& rows) {
     j.key("unmapped").begin_array();
@@ -537,6 +559,7 @@ inline void write_report(std::ostream& out, const profile::error_report& rep,
         j.begin_object()
             .member("rows", static_cast<double>(rep.overall.rows))
             .member("skipped", static_cast<double>(rep.skipped))
+            .member("damaged_rows_skipped", static_cast<double>(o.damaged))
             .member("mape", rep.overall.mape)
             .member("median_ape", rep.overall.median_ape)
             .member("p90_ape", rep.overall.p90_ape)
@@ -571,6 +594,7 @@ inline void write_report(std::ostream& out, const profile::error_report& rep,
     out << "scored " << rep.overall.rows << " rows (" << rep.skipped << " not mappable): MAPE "
         << pct(rep.overall.mape) << ", median " << pct(rep.overall.median_ape) << ", P90 "
         << pct(rep.overall.p90_ape) << "\n";
+    write_damaged(out, o.damaged);
     write_floor(out, rep);
     write_twins(out, rep);
     if (near) by_source(rep.rows).write(out);
@@ -620,7 +644,7 @@ inline std::pair<std::uint64_t, std::uint64_t> seed_range(std::string_view text)
 }
 
 inline void write_study(std::ostream& out, const profile::holdout_study& st,
-                        const std::string& format, bool near, bool by_kind) {
+                        const std::string& format, bool near, bool by_kind, std::size_t damaged) {
     const auto& runs = st.runs;
     if (format == "json") {
         io::json_writer j(out);
@@ -631,7 +655,8 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
             .member("mean_median_ape", st.mean_median_ape)
             .member("mean_p90_ape", st.mean_p90_ape)
             .member("mean_floor_mape", st.mean_floor_mape)
-            .member("mean_floor_median_ape", st.mean_floor_median_ape);
+            .member("mean_floor_median_ape", st.mean_floor_median_ape)
+            .member("damaged_rows_skipped", static_cast<double>(damaged));
         j.key("seeds").begin_array();
         for (const auto& r : runs) {
             // A seed that scored no row has no error (null, "-"), not 0 %.
@@ -672,6 +697,7 @@ inline void write_study(std::ostream& out, const profile::holdout_study& st,
         out << " (" << st.scored_runs << " with held-out rows to score)";
     out << ": mean MAPE " << pct(st.mean_mape) << ", mean median APE " << pct(st.mean_median_ape)
         << ", mean P90 APE " << pct(st.mean_p90_ape) << "\n";
+    write_damaged(out, damaged);
     if (st.pooled.repeated_rows > 0) {
         out << "measurement spread (each held-out row predicted by its op's median measurement): "
                "mean MAPE "
@@ -741,10 +767,20 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
             throw usage_error("--" + std::string(flag) +
                               " draws a hold-out: it needs PROFILE --holdout SHARE");
     }
+    // Which files are read: checked before the chip, which may be asked of one of them.
+    if (a.has("holdout")) {
+        if (a.positional.size() != 1 || a.has("fit") || a.has("test"))
+            throw usage_error("--holdout takes one PROFILE and no --fit / --test");
+    } else {
+        if (!a.positional.empty())
+            throw usage_error("unexpected argument '" + a.positional[0] +
+                              "': a PROFILE goes with --holdout SHARE (its rows split into fit and "
+                              "scored); to score a file, --test FILE");
+        if (!a.has("test")) throw usage_error("needs --test FILE (or PROFILE --holdout SHARE)");
+    }
     const progress_fn progress = progress_from_args(a, err, "validate");
     profile_rows profiles(a, err);
-    const chip c = profiles.chip_for(
-        a.has("holdout") ? (a.positional.empty() ? "" : a.positional[0]) : a.value_or("test", ""));
+    const chip c = profiles.chip_for(a.has("holdout") ? a.positional[0] : *a.get("test"));
     profile::calibration cal = params_from_args(a);
     if (const auto from = a.get("transfer-from")) {
         if (!a.has("params") || a.has("fit") || a.has("holdout"))
@@ -798,8 +834,6 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
     std::string scored_what;    // what the scored rows are, for nothing_scored
     std::size_t test_read = 0;  // their count before --tasks / --types
     if (a.has("holdout")) {
-        if (a.positional.size() != 1 || a.has("fit") || a.has("test"))
-            throw usage_error("--holdout takes one PROFILE and no --fit / --test");
         const double share = io::parse_double(*a.get("holdout"), "--holdout");
         if (!(share > 0 && share < 1))
             throw usage_error("--holdout " + *a.get("holdout") +
@@ -826,7 +860,7 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
                     " the model can predict (" + std::to_string(study.pooled.skipped) +
                     " held-out rows not mappable)");
             }
-            write_study(out, study, format, near, by_kind);
+            write_study(out, study, format, near, by_kind, profiles.damaged());
             return exit_ok;
         }
         const std::int64_t seed = a.has("seed") ? io::parse_int(*a.get("seed"), "--seed") : 1;
@@ -855,11 +889,6 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
                       *a.get("holdout") + ", seed " + std::to_string(seed) + ")";
         test_read = split.test.size();
     } else {
-        if (!a.positional.empty())
-            throw usage_error("unexpected argument '" + a.positional[0] +
-                              "': a PROFILE goes with --holdout SHARE (its rows split into fit and "
-                              "scored); to score a file, --test FILE");
-        if (!a.has("test")) throw usage_error("needs --test FILE (or PROFILE --holdout SHARE)");
         if (a.has("fit")) {
             if (same_file(*a.get("fit"), *a.get("test"))) {
                 err << "perfcast validate: warning: --fit and --test name the same file: the "
@@ -893,7 +922,7 @@ int run_validate(std::span<const std::string_view> args, std::ostream& out, std:
                             neighbours ? &*neighbours : nullptr, fit ? &reference : nullptr);
     if (rep.overall.rows == 0)
         throw nothing_scored(scored_what, test_read, test_rows.size(), rep.unmapped, a);
-    write_report(out, rep, {worst, format, near, by_kind, a.has("unmapped")},
+    write_report(out, rep, {worst, format, near, by_kind, a.has("unmapped"), profiles.damaged()},
                  fit ? &*fit : nullptr);
     return exit_ok;
 }

@@ -191,19 +191,8 @@ static_assert(help_says_default("seed", serving_defaults::seed));
     return out;
 }
 
-/// Every value of list flag `flag` in [1, hi]: "option '--streams': 65 is not a stream count
-/// in [1, 64] per card".
-template <class T>
-void check_at_most(std::string_view flag, const std::vector<T>& v, std::int64_t hi,
-                   std::string_view what) {
-    for (T x : v) {
-        if (static_cast<std::int64_t>(x) > hi) {
-            throw usage_error("option '--" + std::string(flag) + "': " + std::to_string(x) +
-                              " is not " + std::string(what) + " in [1, " + std::to_string(hi) +
-                              "]");
-        }
-    }
-}
+// check_at_most (common.hpp): the card and serving modes' checks, which --gains shares.
+using ::perfcast::cli::check_at_most;
 
 /// --latency-ms: 1 us .. 1e9 ms, the same range as serving's --p99-ms (whatif_serving).
 inline constexpr double min_latency_ms = 1e-3;
@@ -640,13 +629,16 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
         return exit_ok;
     }
     // Output paths fail now, not after the search (written later by write_svg and --trace), and
-    // never over a file the command reads.
+    // never over a file the command reads, nor over each other.
+    std::vector<io::output_file> outputs;
     for (const std::string_view out_flag : {"svg", "trace"}) {
         const auto o = output_from_args(a, out_flag);
         if (!o) continue;
         for (const std::string_view in_flag : {"model", "bs-hist", "replay", "params", "chip-ini"})
             if (const auto in = a.get(in_flag)) refuse_output_over_input(*o, *in);
         for (const std::string& in : a.positional) refuse_output_over_input(*o, in);
+        for (const io::output_file& earlier : outputs) refuse_outputs_in_one_file(earlier, *o);
+        outputs.push_back(*o);
     }
     if (a.positional.size() > 1 || (!a.positional.empty() && a.has("model"))) {
         throw usage_error("unexpected argument '" + a.positional.back() +
@@ -688,6 +680,7 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
     chip c = chip_from_args(a, scenario::default_chip.name.view());
     const profile::calibration cal = params_from_args(a);
     std::optional<profile::anchored_profile> anchored;
+    std::size_t damaged = 0;  // the profile's damaged rows, skipped and listed on stderr
     if (from_profile) {
         if (!a.has("batch")) {
             throw usage_error("a profile needs --batch B, the batch size it was measured at");
@@ -720,6 +713,8 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
             }
         }
         note_rows_chip(a, c, table.rows, a.positional.front(), err);
+        warn_block_dims(c, table.rows, a.positional.front(), err);
+        damaged = table.skipped_count;
         anchored = profile::anchor_profile(c, table.rows, pb.front(), cal);
         if (anchored->m.nodes.empty()) {
             throw usage_error("profile '" + a.positional.front() +
@@ -805,6 +800,7 @@ int run_whatif(std::span<const std::string_view> args, std::ostream& out, std::o
                                            .unmapped = p.unmapped,
                                            .batch_dependent = p.batch_dependent,
                                            .skipped = p.skipped,
+                                           .damaged = damaged,
                                            .batch = p.batch,
                                            .measured = p.measured,
                                            .model_at_profile = profile::profiled_time(c, p, cal)};

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include <perfcast/card.hpp>
@@ -245,6 +246,24 @@ inline void refuse_output_over_input(const io::output_file& out, const std::stri
         throw usage_error(std::string(out.flag) + " " + out.path + " is the input file '" + input +
                           "': writing it would replace what the command reads; " +
                           "choose another output file");
+    }
+}
+
+/// Refuses two outputs of one command in one file (`--trace x --svg x`: the second written
+/// would silently replace the first): the same path, another spelling of it ("./x", "d/../x"),
+/// or a link to it.
+inline void refuse_outputs_in_one_file(const io::output_file& first,
+                                       const io::output_file& second) {
+    std::error_code e1;
+    std::error_code e2;
+    const std::filesystem::path p1 = std::filesystem::weakly_canonical(first.path, e1);
+    const std::filesystem::path p2 = std::filesystem::weakly_canonical(second.path, e2);
+    if (first.path == second.path || same_file(first.path, second.path) ||
+        (!e1 && !e2 && p1 == p2)) {
+        throw usage_error(std::string(first.flag) + " " + first.path + " and " +
+                          std::string(second.flag) + " " + second.path +
+                          " name one file: the second written would replace the first; choose "
+                          "two output files");
     }
 }
 
@@ -484,6 +503,43 @@ inline void note_rows_chip(const parsed_args& a, const chip& c,
     if (!note.empty()) err << "perfcast: note: " << source << ": " << note << '\n';
 }
 
+/// One warning per row of `rows` (read from `source`) whose Block Dim the model has to assume on
+/// `c` (profile::block_dim_problem: none, 0, or above 65535 on the cube or vector cores, priced
+/// on all the engine's cores), the first max_warned of them, and a count of the rest; one line
+/// when no such row records a Block Dim at all (a file without the column).
+inline void warn_block_dims(const chip& c, std::span<const profile::kernel_row> rows,
+                            const std::string& source, std::ostream& err) {
+    std::size_t on_cores = 0;
+    std::size_t unrecorded = 0;
+    std::vector<std::pair<const profile::kernel_row*, std::string>> flagged;
+    for (const profile::kernel_row& r : rows) {
+        if (!profile::runs_on_ai_cores(r.task)) continue;
+        ++on_cores;
+        if (!r.block_dim) ++unrecorded;
+        if (std::string p = profile::block_dim_problem(c, r); !p.empty())
+            flagged.emplace_back(&r, std::move(p));
+    }
+    if (flagged.empty()) return;
+    if (unrecorded == on_cores) {
+        err << "perfcast: warning: " << source << ": none of its " << on_cores
+            << " rows on the cube or vector cores records a Block Dim: each is priced on all of "
+               "its engine's cores\n";
+        return;
+    }
+    const std::size_t shown = std::min(flagged.size(), max_warned);
+    for (std::size_t i = 0; i < shown; ++i) {
+        const profile::kernel_row& r = *flagged[i].first;
+        err << "perfcast: warning: " << source << ":" << r.line << ": "
+            << parse_error::printable(r.name) << " (" << parse_error::printable(r.op_type)
+            << "): " << flagged[i].second << '\n';
+    }
+    if (flagged.size() > shown) {
+        err << "perfcast: warning: " << source << ": " << flagged.size() - shown
+            << " more rows whose Block Dim is missing, 0 or above " << profile::max_block_dim
+            << ", each priced on all of its engine's cores (" << flagged.size() << " in all)\n";
+    }
+}
+
 /// The chip msprof's device info file names (PROF_*/device_<N>/info.json.<N>, found beside the
 /// table by discover_profiles): the one preset with its ai_core_num cube cores at its
 /// aic_frequency (profile/device_info.hpp), said on `err` as the rows' evidence is. Nothing when
@@ -636,6 +692,20 @@ inline void note_type_terms_unused(const parsed_args& a, const profile::calibrat
         << types.size() << (types.size() == 1 ? " key" : " keys");
     if (cal.unseen_heavy_factor != 1) err << ", and the factor of heavy types without one";
     err << ") are not applied: the " << why << "\n";
+}
+
+/// Every value of list flag `flag` in [1, hi]: "option '--streams': 65 is not a stream count
+/// per card in [1, 64]" (whatif's card and serving modes, and --gains).
+template <class T>
+void check_at_most(std::string_view flag, const std::vector<T>& v, std::int64_t hi,
+                   std::string_view what) {
+    for (T x : v) {
+        if (static_cast<std::int64_t>(x) > hi) {
+            throw usage_error("option '--" + std::string(flag) + "': " + std::to_string(x) +
+                              " is not " + std::string(what) + " in [1, " + std::to_string(hi) +
+                              "]");
+        }
+    }
 }
 
 /// Parses "1-6", "6,8,12,24", "1-3,8" into values >= 1 (in the order given, duplicates removed).

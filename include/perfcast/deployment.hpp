@@ -619,6 +619,30 @@ validate_deployments(std::span<const deployment_case> cases, std::span<const std
     return v;
 }
 
+namespace detail {
+/// "1 row", "12 rows".
+[[nodiscard]] inline std::string rows_text(std::size_t n) {
+    return std::to_string(n) + (n == 1 ? " row" : " rows");
+}
+
+/// fit_deployments on the rows left when `held_out` ("row 7 (rows.csv:8)", "configuration
+/// 'memory=pinned' (10 rows)") is held out; an error says which fold failed and on how many rows
+/// it trained: a knob the whole file identifies may be one the other rows never exercise.
+[[nodiscard]] inline deployment_fit fit_holding_out(std::string_view where,
+                                                    const std::string& held_out,
+                                                    std::span<const deployment_case> rest,
+                                                    std::span<const std::string> knobs,
+                                                    const profile::calibration& base,
+                                                    const deployment_fit_options& opt) {
+    try {
+        return fit_deployments(rest, knobs, base, opt);
+    } catch (const error& e) {
+        throw error("perfcast::" + std::string(where) + ": holding out " + held_out +
+                    ", the fit on the other " + rows_text(rest.size()) + " failed: " + e.what());
+    }
+}
+}  // namespace detail
+
 /// Leave-one-group-out: rows with the same `group_of(row)` (a configuration: the options, the
 /// instance count, the model ...) are predicted together by a fit on every other group, so no
 /// configuration is on both sides. One fit per group, in the order groups first appear.
@@ -645,7 +669,11 @@ validate_deployments(std::span<const deployment_case> cases, std::span<const std
         for (std::size_t k = 0; k < cases.size(); ++k) {
             if (group_index[k] != g) rest.push_back(cases[k]);
         }
-        v.fits.push_back(fit_deployments(rest, knobs, base, opt));
+        v.fits.push_back(detail::fit_holding_out("validate_deployments_by_group",
+                                                 "configuration '" + groups[g] + "' (" +
+                                                     detail::rows_text(cases.size() - rest.size()) +
+                                                     ")",
+                                                 rest, knobs, base, opt));
         for (std::size_t i = 0; i < cases.size(); ++i) {
             if (group_index[i] != g) continue;
             v.rows[i].row = i;
@@ -669,7 +697,11 @@ validate_deployments_loo(std::span<const deployment_case> cases,
         for (std::size_t k = 0; k < cases.size(); ++k) {
             if (k != i) rest.push_back(cases[k]);
         }
-        v.fits.push_back(fit_deployments(rest, knobs, base, opt));
+        v.fits.push_back(detail::fit_holding_out(
+            "validate_deployments_loo",
+            "row " + std::to_string(i + 1) +
+                (cases[i].origin.empty() ? std::string() : " (" + cases[i].origin + ")"),
+            rest, knobs, base, opt));
         deployment_score s;
         s.row = i;
         detail::score_row(s, cases[i], v.fits.back().cal);

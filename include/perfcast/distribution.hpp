@@ -8,7 +8,8 @@
 // `low_load` gives the per-request latency distribution when every request finds the card idle
 // (no queueing): mean, P50, P90, P99, the core-time a request costs, and the card capacity that
 // core-time implies. It is the limit of the simulation as QPS -> 0, and the seed's "low-load"
-// latency target (guide §1).
+// latency target (guide §1). `service_floor` is the same without the batching window's wait: the
+// latencies no load goes below.
 #pragma once
 
 #include <algorithm>
@@ -234,6 +235,16 @@ struct low_load_result {
     r.core_bound = static_cast<double>(c.card_cube.value) / r.core_time;
     r.capacity = r.stream_bound < r.core_bound ? r.stream_bound : r.core_bound;
     return r;
+}
+
+/// The latencies no load goes below: low_load with the batching window taken out (each request
+/// served alone the moment it arrives; low_load itself when the window is 0). With a window,
+/// low_load's requests wait it out, and under load a gear that fills leaves early, so a loaded
+/// card's latency can fall below low_load's; not below these: a request merged into a larger
+/// batch is served for longer, and queueing and shared cores only add.
+[[nodiscard]] inline low_load_result service_floor(server_config c, const batch_distribution& d) {
+    c.window = duration{};
+    return low_load(c, d);
 }
 
 }  // namespace perfcast

@@ -175,7 +175,11 @@ namespace detail {
         streamed_op.l2_input_share = 0;
         streamed_op.writes_reach_hbm = true;
     }
-    r.memory_streamed = memory_time(c, streamed_op, r.cost.cores, streamed);
+    // Priced as cost() prices the op (a GEMM in its library tile, split-K, walks): the op as
+    // given would leave out a tiling's re-reads and could stream faster than the op runs warm.
+    // Clamped as well: cost() chooses the tiling again for the streamed settings.
+    const duration streamed_memory = cost(c, streamed_op, limit, streamed).memory;
+    r.memory_streamed = streamed_memory < r.cost.memory ? r.cost.memory : streamed_memory;
     if (n.scale != 1.0) {  // an anchored node (see node::scale): every time term, alike
         r.cost.latency = r.cost.latency * n.scale;
         r.cost.core_time = r.cost.core_time * n.scale;

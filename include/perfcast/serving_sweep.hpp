@@ -302,6 +302,9 @@ struct serving_row {
     std::size_t analytic_rank = 0;  // 1-based place in the analytic order
     duration low_load_p99{};        // exact TP99 on an idle card (no queueing)
     duration low_load_mean{};
+    /// TP99 no load goes below (service_floor: low_load_p99 without a batching window's wait;
+    /// with a window, loads that fill gears can go under low_load_p99).
+    duration floor_p99{};
     /// Load mode: the analytic TP99 at the highest load (infinite when it saturates).
     duration analytic_p99{};
     double analytic_utilization = 0;  // at the highest load (>= 1: saturated)
@@ -325,7 +328,8 @@ struct serving_row {
 /// No configuration meets the target: the one with the lowest low-load TP99 and why.
 struct serving_none {
     serving_config closest{};
-    duration closest_p99{};  // its TP99 at low load
+    duration closest_p99{};        // its TP99 at low load
+    duration closest_floor_p99{};  // its TP99 no load goes below (serving_row::floor_p99)
     duration target{};
     std::string why;
 };
@@ -465,6 +469,8 @@ public:
             const low_load_result low = low_load(srv, dist_);
             row.low_load_p99 = low.p99;
             row.low_load_mean = low.mean;
+            row.floor_p99 =
+                srv.window > duration{} ? service_floor(srv, dist_).p99 : row.low_load_p99;
             if (capacity_mode) {
                 const capacity_result c = find_capacity(srv, dist_, ao);
                 if (c) row.analytic_capacity = c->qps;
@@ -488,7 +494,7 @@ public:
                 if (x.analytic_capacity && *x.analytic_capacity != *y.analytic_capacity) {
                     return *x.analytic_capacity > *y.analytic_capacity;
                 }
-                return x.low_load_p99 < y.low_load_p99;
+                return x.floor_p99 < y.floor_p99;
             }
             if (x.analytic_p99 != y.analytic_p99) return x.analytic_p99 < y.analytic_p99;
             return x.analytic_utilization < y.analytic_utilization;  // both saturated
@@ -525,8 +531,8 @@ public:
             serving_row row = rows[order[k]];
             const server_config srv = server(row.config);
             if (capacity_mode) {
-                // A configuration whose low-load TP99 misses the target is not searched.
-                if (row.low_load_p99 <= *o.target) {
+                // A configuration whose TP99 misses the target at any load is not searched.
+                if (row.floor_p99 <= *o.target) {
                     row.simulated = true;
                     row.saturation = saturation(srv, dist_, o.seed, o.service_cv);
                     const capacity_result c = find_capacity(srv, dist_, co);
@@ -565,8 +571,8 @@ public:
                                      if (x.points[0].p99 != y.points[0].p99) {
                                          return x.points[0].p99 < y.points[0].p99;
                                      }
-                                 } else if (x.low_load_p99 != y.low_load_p99) {
-                                     return x.low_load_p99 < y.low_load_p99;
+                                 } else if (x.floor_p99 != y.floor_p99) {
+                                     return x.floor_p99 < y.floor_p99;
                                  }
                                  return x.analytic_rank < y.analytic_rank;
                              }
@@ -586,29 +592,39 @@ public:
                          });
 
         if (capacity_mode && !r.met()) {
-            // None of the leaders meets it: the closest over the whole grid, by the exact
-            // low-load TP99 (the floor no load can go below).
+            // None of the leaders meets it: the closest over the whole grid, by the exact TP99
+            // no load can go below (the low-load TP99 without a batching window's wait).
             std::size_t best = 0;
             for (std::size_t i = 1; i < rows.size(); ++i) {
-                if (rows[i].low_load_p99 < rows[best].low_load_p99) best = i;
+                if (rows[i].floor_p99 < rows[best].floor_p99) best = i;
             }
             serving_none none;
             none.closest = rows[best].config;
             none.closest_p99 = rows[best].low_load_p99;
+            none.closest_floor_p99 = rows[best].floor_p99;
             none.target = *o.target;
-            const duration over = none.closest_p99 - none.target;
+            const duration over = none.closest_floor_p99 - none.target;
+            const bool window = none.closest_floor_p99 < none.closest_p99;
             // Past the floor the whole grid misses it; below, only the simulated were tried.
             const std::string which = over > duration{} || n == configs_.size()
                                           ? std::to_string(configs_.size()) + " configurations"
                                           : "top " + std::to_string(n) + " simulated (of " +
                                                 std::to_string(configs_.size()) +
                                                 " configurations)";
-            none.why =
-                "none of the " + which + " meets TP99 <= " + detail::ms_text(none.target) +
-                "; the closest, " + describe(none.closest) + ", has a TP99 of " +
-                detail::ms_text(none.closest_p99) +
-                (over > duration{} ? " even at low load (" + detail::ms_text(over) + " over)"
-                                   : " at low load, but no load tried met it under queueing");
+            none.why = "none of the " + which + " meets TP99 <= " + detail::ms_text(none.target) +
+                       "; the closest, " + describe(none.closest) + ", has a TP99 of " +
+                       (over > duration{}
+                            ? detail::ms_text(none.closest_floor_p99) +
+                                  (window ? " at any load (its batches' service alone, without the "
+                                            "window's wait: "
+                                          : " even at low load (") +
+                                  detail::ms_text(over) + " over)"
+                            : detail::ms_text(none.closest_p99) +
+                                  (none.closest_p99 > none.target
+                                       ? " at low load, waiting out its window, and no busier "
+                                         "load tried met it"
+                                       : " at low load, but no load tried met it under "
+                                         "queueing"));
             r.none = std::move(none);
         }
         return r;

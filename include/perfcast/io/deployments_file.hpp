@@ -233,12 +233,25 @@ using model_loader = std::function<model(const std::string& path)>;
         };
         d.samples_per_s =
             positive("samples_per_s", "a throughput in samples/s, > 0 and at most 1e12");
-        if (auto v = positive("latency_ms", "a mean latency in ms, > 0 and at most a day")) {
-            if (*v > 86.4e6) bad_field(src, where, *field(row, "latency_ms"), "latency_ms",
-                                       "a mean latency in ms, > 0 and at most a day");
+        // A measured time in [1 ns, hi]: no measured inference is shorter than a nanosecond (a
+        // kernel launch alone takes microseconds); below it the figure is a unit mistake or a
+        // typo, whose log (1e-300 ms: an error of 1.6e+301 %) would swamp any fit.
+        constexpr double min_measured_ms = 1e-6;
+        auto measured_ms = [&](std::string_view name, std::string_view expected, double hi) {
+            const auto v = positive(name, expected);
+            if (v && (*v < min_measured_ms || *v > hi))
+                bad_field(src, where, *field(row, name), name, expected);
+            return v;
+        };
+        if (auto v = measured_ms("latency_ms",
+                                 "a mean latency in ms, at least 1e-6 (1 ns: no measured "
+                                 "inference is shorter) and at most a day",
+                                 86.4e6))
             d.latency = duration{*v, units::ms};
-        }
-        if (auto v = positive("p99_ms", "a P99 latency in ms, > 0 and at most 1e12"))
+        if (auto v = measured_ms("p99_ms",
+                                 "a P99 latency in ms, at least 1e-6 (1 ns: no measured "
+                                 "inference is shorter) and at most 1e12",
+                                 1e12))
             d.p99 = duration{*v, units::ms};
         if (!d.samples_per_s && !d.latency) {
             throw parse_error(where, source, src.number(), 0,

@@ -113,7 +113,7 @@ inline void write_gains_table(std::ostream& out, const deployment_case& d,
     t.write(out);
     out << "\nEach change alone, from the deployment as it is; gain: samples/s (closed loop) "
            "against\nthe deployment's; change: the timed window's latency. Instances keep their "
-           "core limits\n(more instances than the chip has cores for share them); a change "
+           "core limits\n(more instances than a chip has cores for share them); a change "
            "whose instances do not fit\nthe card's memory ranks last.\n";
 }
 

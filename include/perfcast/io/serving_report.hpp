@@ -210,6 +210,7 @@ inline void write_serving_json(std::ostream& out, const serving_report& x,
         j.begin_object();
         write_config_json(j, r.none->closest);
         j.member("low_load_p99_ms", r.none->closest_p99.in(units::ms))
+            .member("floor_p99_ms", r.none->closest_floor_p99.in(units::ms))
             .member("why", r.none->why)
             .end_object();
     } else {

@@ -335,7 +335,7 @@ inline void write_serving_svg(std::ostream& out, const serving_report& x, const 
     // are points above this, so that the curves stay readable.
     const double y_cap = o.target ? 3 * o.target->in(units::ms) : 5 * floor_p99;
     svg_plot p(std::string(title) + " (loads with no steady state and TP99 above " +
-                   format_shortest(y_cap) + " ms left off)",
+                   format_fixed(y_cap, 3) + " ms left off)",
                "QPS per card", "TP99 (ms)");
     std::vector<request_rate> rates;
     for (int i = 1; i <= 10; ++i) rates.push_back(request_rate{hi * i / 10.0, units::qps});

@@ -40,6 +40,7 @@ struct anchored_summary {
     std::size_t unmapped = 0;         // of them kept at their measured time
     std::size_t batch_dependent = 0;  // of them scaling with the batch
     std::size_t skipped = 0;          // rows skipped (communication, DSA, no duration)
+    std::size_t damaged = 0;          // damaged rows the reader skipped (listed on stderr)
     std::int64_t batch = 1;           // the profiled batch
     duration measured{};              // the anchors' measured op time
     duration model_at_profile{};      // the model at the profiled configuration
@@ -164,8 +165,12 @@ inline void write_table_head(std::ostream& out, const whatif_report& rep, const 
         const std::size_t mapped = p.anchored - p.unmapped;
         out << "profile: " << p.anchored << " measured ops anchored (" << mapped
             << " mapped to ops, " << p.batch_dependent << " scaling with the batch; " << p.unmapped
-            << " unmapped, kept at their measured time), " << p.skipped
-            << " rows skipped (communication, DSA, no duration)\n"
+            << " unmapped, kept at their measured time), " << p.skipped + p.damaged
+            << " rows skipped (communication, DSA, no duration"
+            << (p.damaged > 0
+                    ? "; " + std::to_string(p.damaged) + " of them damaged, listed on stderr"
+                    : std::string{})
+            << ")\n"
             << "measured " << format_fixed(p.measured.in(units::ms), 3)
             << " ms of op time; the model at the profiled configuration (batch " << p.batch
             << ", each op's block dim): " << format_fixed(p.model_at_profile.in(units::ms), 3)
@@ -249,7 +254,7 @@ inline void write_whatif_table(std::ostream& out, const whatif_report& rep,
     }
     out << "L2 miss: the share of warm L2 traffic that misses because the instances\n"
            "share the L2 (0 with one: its own misses are in its latency); shared: the\n"
-           "splits add up to more cores than the chip has, so cores are time-shared;\n"
+           "splits add up to more cores than a chip has, so cores are time-shared;\n"
            "front: on the Pareto front of QPS against latency ("
         << r.pareto.size() << " deployments)"
         << (r.by == rank_by::throughput
@@ -345,7 +350,8 @@ inline void write_whatif_json(std::ostream& out, const whatif_report& rep, const
             .member("mapped", static_cast<double>(p.anchored - p.unmapped))
             .member("batch_dependent", static_cast<double>(p.batch_dependent))
             .member("unmapped", static_cast<double>(p.unmapped))
-            .member("skipped", static_cast<double>(p.skipped))
+            .member("skipped", static_cast<double>(p.skipped + p.damaged))
+            .member("damaged", static_cast<double>(p.damaged))
             .member("profiled_batch", static_cast<double>(p.batch))
             .member("measured_ms", p.measured.in(units::ms))
             .member("model_at_profile_ms", p.model_at_profile.in(units::ms))

@@ -5,9 +5,10 @@
 // `ASCEND_PROFILER_OUTPUT/kernel_details.csv`), a folder of per-rank such folders, an msprof
 // `PROF_*` folder (`mindstudio_profiler_output/op_summary_*.csv`, older releases
 // `device_N/summary/op_summary_*.csv`), sliced op summaries (`op_summary_<stamp>_slice_<N>.csv`,
-// read in slice order as one table), or a single CSV. `discover_profiles` walks the folder and
-// returns each op table found, with what the folder says about it (tool, rank, device) and how
-// it was recognised; every CSV it looked at and did not take is listed with the reason.
+// read in slice order as one table: for_each_source_file), or a single CSV. `discover_profiles`
+// walks the folder and returns each op table found, with what the folder says about it (tool, rank,
+// device) and how it was recognised; every CSV it looked at and did not take is listed with the
+// reason.
 //
 // Chosen by content, not by name alone: a candidate is taken only if its header has the op
 // table's required columns (kernel_details.hpp); op_statistic, api_statistic, task_time,
@@ -134,6 +135,46 @@ struct slice_name {
     const auto n = small_int(stem.substr(at + mark.size()));
     if (!n) return std::nullopt;
     return slice_name{std::string(stem.substr(0, at)), *n};
+}
+
+/// Slice numbers absent from `files` (the slices of one table in slice order): each gap, the
+/// numbers `from` to `to`, before `files[before]`. Slices are taken to be numbered from 0 (an
+/// assumption from the names msprof writes, op_summary_<stamp>_slice_0.csv the first), so a first
+/// slice above 0 has a gap before it too; slices after the last cannot be known. Nothing when a
+/// name is not a slice's.
+struct slice_gap {
+    std::size_t before = 0;
+    int from = 0;
+    int to = 0;
+};
+[[nodiscard]] inline std::vector<slice_gap> slice_gaps(
+    const std::vector<std::filesystem::path>& files) {
+    std::vector<slice_gap> gaps;
+    int next = 0;
+    for (std::size_t k = 0; k < files.size(); ++k) {
+        const auto n = parse_slice(files[k].filename().string());
+        if (!n) return {};  // not slices
+        if (n->index > next) gaps.push_back({k, next, n->index - 1});
+        next = std::max(next, n->index + 1);
+    }
+    return gaps;
+}
+
+/// "slice 3", "slices 1 and 2", "slices 1 to 9": the numbers of one gap.
+[[nodiscard]] inline std::string slice_numbers(const slice_gap& g) {
+    if (g.from == g.to) return "slice " + std::to_string(g.from);
+    return "slices " + std::to_string(g.from) + (g.to == g.from + 1 ? " and " : " to ") +
+           std::to_string(g.to);
+}
+
+/// Every gap of `files` ("slices 1 to 9, slice 12"), or "" when none.
+[[nodiscard]] inline std::string missing_slices(const std::vector<std::filesystem::path>& files) {
+    std::string out;
+    for (const slice_gap& g : slice_gaps(files)) {
+        if (!out.empty()) out += ", ";
+        out += slice_numbers(g);
+    }
+    return out;
 }
 
 /// Whether `path` starts with the SQLite header string, "SQLite format 3" and a NUL: the first 16
@@ -453,12 +494,34 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
                 continue;
             }
         }
-        if (auto why = detail::not_an_op_table(c.path)) {
-            out.not_taken.push_back({c.path, *why});
-            continue;
-        }
         profile_source s;
         s.files.push_back(c.path);
+        // The other slices of the same table follow it in path order: taken with it, in slice
+        // order, when one of them is an op table (one that is not is reported when the table
+        // is read: for_each_source_file).
+        if (!kd && c.slice) {
+            while (i + 1 < found.size() && found[i + 1].slice &&
+                   found[i + 1].slice->group == c.slice->group &&
+                   found[i + 1].path.parent_path() == c.path.parent_path()) {
+                ++i;
+                s.files.push_back(found[i].path);
+            }
+            std::sort(s.files.begin(), s.files.end(), [](const fs::path& a, const fs::path& b) {
+                const auto ia = detail::parse_slice(a.filename().string())->index;
+                const auto ib = detail::parse_slice(b.filename().string())->index;
+                return ia != ib ? ia < ib : a < b;  // "_slice_1" and "_slice_01": by name
+            });
+        }
+        std::vector<passed_over> why_not;
+        for (const fs::path& f : s.files) {
+            auto why = detail::not_an_op_table(f);
+            if (!why) break;
+            why_not.push_back({f, std::move(*why)});
+        }
+        if (why_not.size() == s.files.size()) {
+            out.not_taken.insert(out.not_taken.end(), why_not.begin(), why_not.end());
+            continue;
+        }
         if (kd) {
             s.tool = "torch_npu";
             s.evidence = "kernel_details.csv";
@@ -471,20 +534,10 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
             s.timeline = detail::timeline_in(c.path.parent_path(), "msprof_");
             detail::add_device(s, c.path, root);
             s.device_info = detail::device_info_for(c.path, s.device);
-            // The other slices of the same table follow it in path order.
             if (c.slice) {
-                while (i + 1 < found.size() && found[i + 1].slice &&
-                       found[i + 1].slice->group == c.slice->group &&
-                       found[i + 1].path.parent_path() == c.path.parent_path()) {
-                    ++i;
-                    s.files.push_back(found[i].path);
-                }
-                std::vector<std::pair<int, fs::path>> order;
-                for (const fs::path& f : s.files)
-                    order.emplace_back(detail::parse_slice(f.filename().string())->index, f);
-                std::sort(order.begin(), order.end());
-                for (std::size_t k = 0; k < order.size(); ++k) s.files[k] = order[k].second;
                 s.evidence += ", " + std::to_string(s.files.size()) + " slices";
+                const std::string missing = detail::missing_slices(s.files);
+                if (!missing.empty()) s.evidence += " (" + missing + " missing)";
             }
         }
         out.sources.push_back(std::move(s));
@@ -550,16 +603,140 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
            "db_row_source; the perfcast command does when built with SQLite";
 }
 
+namespace detail {
+
+/// The problem of a parse_error without its "perfcast::WHERE: SOURCE:LINE:COLUMN: " and
+/// ": \"TEXT\"" (parse_error's message layout, csv.hpp), for a message that names the place
+/// itself; the whole message when it is not laid out so.
+[[nodiscard]] inline std::string problem_of(const parse_error& e) {
+    const std::string m = e.what();
+    std::string place = e.source();
+    if (e.line() != 0) place += ":" + std::to_string(e.line());
+    if (e.column() != 0) place += ":" + std::to_string(e.column());
+    place += ": ";
+    const std::string tail = ": \"" + parse_error::printable(e.text()) + "\"";
+    const std::size_t at = m.find(place);
+    if (at == std::string::npos || !ends_with(m, tail) ||
+        at + place.size() > m.size() - tail.size()) {
+        return m;
+    }
+    return m.substr(at + place.size(), m.size() - tail.size() - at - place.size());
+}
+
+/// Whether two op table headers hold the same columns (in any order: a row is read by its own
+/// file's header); when not, what differs, for the message.
+[[nodiscard]] inline std::optional<std::string> header_difference(const kernel_header& a,
+                                                                  const kernel_header& b) {
+    std::vector<std::string> x = a.columns;
+    std::vector<std::string> y = b.columns;
+    std::sort(x.begin(), x.end());
+    std::sort(y.begin(), y.end());
+    if (x == y) return std::nullopt;
+    std::vector<std::string> only_a;
+    std::vector<std::string> only_b;
+    std::set_difference(x.begin(), x.end(), y.begin(), y.end(), std::back_inserter(only_a));
+    std::set_difference(y.begin(), y.end(), x.begin(), x.end(), std::back_inserter(only_b));
+    const auto list = [](const std::vector<std::string>& v) {
+        std::string out;
+        for (std::size_t i = 0; i < v.size() && i < 5; ++i) out += (i ? ", '" : "'") + v[i] + "'";
+        if (v.size() > 5) out += " and " + std::to_string(v.size() - 5) + " more";
+        return out;
+    };
+    std::string d;
+    if (!only_a.empty()) d += "lacks " + list(only_a);
+    if (!only_b.empty()) d += std::string(d.empty() ? "" : "; ") + "has " + list(only_b);
+    if (d.empty()) d = "has a column given twice";  // the same set, counted differently
+    return d;
+}
+
+}  // namespace detail
+
 /// Calls `f(kernel_details_reader&)` for each file of `s` in order (slices in slice order).
 /// Throws perfcast::error for an SQLite source (`needs_database_reader`).
+///
+/// The slices of a sliced op_summary are one table: the device and step checks
+/// (kernel_reader_options::device, step) run once over the rows of every slice, after the last
+/// (rows of several devices over the slices are the "choose one" error; `device` keeps that
+/// device's rows of every slice and is an error only when no slice has one). Every slice must
+/// hold the first readable slice's columns (in any order), else the error names the slice and
+/// the columns that differ (slices of one table have one header). A slice that cannot be read
+/// (empty, or a header that is not an op table's) and slice numbers missing between the slices
+/// (0 to the last) are reported, not read, as skipped parts (line 0) of the reader of the first
+/// slice read; `strict` makes the first of them the error.
 template <class F>
 void for_each_source_file(const profile_source& s, kernel_reader_options opt, F&& f) {
+    namespace fs = std::filesystem;
+    static constexpr std::string_view where = "read_kernel_details";
     if (auto why = needs_database_reader(s)) throw ::perfcast::error(*why);
     if (s.device) opt.source_device = s.device;  // msprof's device_N folder above the table
-    for (const std::filesystem::path& p : s.files) {
+    const std::vector<detail::slice_gap> gaps =
+        s.tool == "msprof" ? detail::slice_gaps(s.files) : std::vector<detail::slice_gap>{};
+    if (s.files.size() == 1 && gaps.empty()) {
+        const fs::path& p = s.files.front();
         std::ifstream in = open_input(p.generic_string(), "read_profile_source");
         kernel_details_reader r(in, p.generic_string(), opt);
         f(r);
+        return;
+    }
+
+    // Slices: their headers first (what is lost is said before any row is read), then the rows.
+    std::vector<skipped_row> lost;
+    std::vector<bool> readable(s.files.size(), false);
+    std::optional<kernel_header> first;
+    std::size_t first_at = 0;
+    std::optional<parse_error> first_error;
+    for (std::size_t k = 0; k < s.files.size(); ++k) {
+        const std::string name = s.files[k].generic_string();
+        for (const detail::slice_gap& g : gaps) {
+            if (g.before != k) continue;
+            const std::string what = detail::slice_numbers(g) + " missing before this one: " +
+                                     (g.from == g.to ? "its" : "their") + " rows are not read";
+            if (opt.strict) throw parse_error(where, name, 0, 0, what, "");
+            lost.push_back({name, 0, 0, what, ""});
+        }
+        std::ifstream in = open_input(name, "read_profile_source");
+        std::optional<kernel_header> header;
+        try {
+            header = kernel_details_reader(in, name, opt).header();  // the header alone
+        } catch (const parse_error& e) {
+            if (opt.strict) throw;
+            if (!first_error) first_error = e;
+            lost.push_back({name, 0, 0, "slice not read: " + detail::problem_of(e), e.text()});
+            continue;
+        }
+        if (!first) {
+            first = std::move(header);
+            first_at = k;
+        } else if (const auto d = detail::header_difference(*first, *header)) {
+            throw parse_error(where, name, 1, 0,
+                              "a header other than " + s.files[first_at].filename().string() +
+                                  "'s: it " + *d +
+                                  " (the slices of one table have one header: are they of one "
+                                  "run?)",
+                              "");
+        }
+        readable[k] = true;
+    }
+    if (!first) throw *first_error;  // no slice readable (discover_profiles takes none so)
+
+    kernel_reader_options each = opt;
+    each.check_at_end = false;
+    std::map<int, std::size_t> devices;
+    std::map<int, std::size_t> steps;
+    for (std::size_t k = 0; k < s.files.size(); ++k) {
+        if (!readable[k]) continue;
+        const std::string name = s.files[k].generic_string();
+        std::ifstream in = open_input(name, "read_profile_source");
+        kernel_details_reader r(in, name, each);
+        for (skipped_row& l : lost) r.add_skipped(std::move(l));
+        lost.clear();
+        f(r);
+        for (const auto& [id, n] : r.devices()) devices[id] += n;
+        for (const auto& [id, n] : r.steps()) steps[id] += n;
+    }
+    if (opt.check_at_end) {
+        detail::check_devices(devices, opt, s.name(), where);
+        detail::check_step(steps, opt, s.name(), where);
     }
 }
 
@@ -569,7 +746,7 @@ void for_each_source_file(const profile_source& s, kernel_reader_options opt, F&
     kernel_table all;
     for_each_source_file(s, opt, [&all](kernel_details_reader& r) {
         kernel_table t = detail::read_all(r);
-        if (all.header.columns.empty()) all.header = t.header;
+        if (all.header.columns.empty()) all.header = t.header;  // every slice has its columns
         all.rows.insert(all.rows.end(), std::make_move_iterator(t.rows.begin()),
                         std::make_move_iterator(t.rows.end()));
         all.skipped.insert(all.skipped.end(), t.skipped.begin(), t.skipped.end());

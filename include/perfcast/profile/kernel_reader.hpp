@@ -51,6 +51,11 @@ struct kernel_reader_options {
     /// Unset: every step's rows (the report says how many steps they span). A step no row has,
     /// or a file without the column, is an error at its end.
     std::optional<int> step;
+    /// Whether the reader runs the device and step checks above when its rows end. False
+    /// leaves them to a caller that reads several files as one table: for_each_source_file
+    /// (discover.hpp) runs them over every slice of a sliced op_summary, from each reader's
+    /// `devices()` and `steps()`.
+    bool check_at_end = true;
     /// The CSV layer (its `check_field_count` is not used: the reader compares each row with
     /// the header itself, so that a ragged row can be skipped).
     csv_options csv{};
@@ -66,9 +71,16 @@ struct skipped_row {
     std::string excerpt;
 };
 
-/// "FILE:LINE[:COLUMN]: reason: \"excerpt\"" (the excerpt made printable).
+/// "FILE:LINE[:COLUMN]: reason: \"excerpt\"" (the excerpt made printable). Line 0 is a part
+/// of the table larger than a row (a slice of a sliced op_summary missing or not read):
+/// "FILE: reason", with the excerpt only when there is one.
 [[nodiscard]] inline std::string describe(const skipped_row& s) {
     std::string m(s.source);
+    if (s.line == 0) {
+        m += ": " + s.reason;
+        if (!s.excerpt.empty()) m += ": \"" + parse_error::printable(s.excerpt) + '"';
+        return m;
+    }
     m += ':' + std::to_string(s.line);
     if (s.column != 0) m += ':' + std::to_string(s.column);
     return m + ": " + s.reason + ": \"" + parse_error::printable(s.excerpt) + '"';
@@ -172,13 +184,17 @@ public:
     /// Rows read per Step Id (all steps and devices, before the `step` filter); empty without
     /// the column.
     [[nodiscard]] const std::map<int, std::size_t>& steps() const noexcept { return steps_; }
+    /// Adds to `skipped()` a part of the table lost outside this file's rows, counted as one
+    /// skip: for_each_source_file reports a missing or unreadable slice of a sliced op_summary
+    /// through the reader of the first slice it reads.
+    void add_skipped(skipped_row s) { skip(std::move(s)); }
 
     /// Reads the next usable row into `row` (reusing its storage); false at the end. A damaged
     /// row is skipped (or, `strict`, thrown as a parse_error).
     bool next(kernel_row& row) {
         for (;;) {
             if (!csv_.next()) {
-                check_devices();
+                if (opt_.check_at_end) check_devices();
                 return false;
             }
             const csv_record& r = csv_.record();
@@ -247,22 +263,74 @@ private:
         return true;
     }
 
+    // What a file starting with `f` is when its magic number says it is not text, or nothing.
+    [[nodiscard]] static std::optional<std::string_view> not_text_start(std::string_view f) {
+        // The SQLite header string, "SQLite format 3" and a NUL
+        // (https://www.sqlite.org/fileformat.html, 1.3.1): a database reaches this reader
+        // only from standard input or a pipe (discover.hpp reads a .db file by its path).
+        if (f.starts_with(std::string_view("SQLite format 3\0", 16))) {
+            return "an SQLite database, not CSV text: give its file path (a database is read "
+                   "from its file, not from standard input or a pipe)";
+        }
+        // The gzip magic number, 1f 8b (RFC 1952, 2.3.1: ID1 ID2).
+        if (f.starts_with("\x1F\x8B")) {
+            return "gzip-compressed, not CSV text: decompress it first (gunzip FILE, or "
+                   "zcat FILE | perfcast report - ...)";
+        }
+        return std::nullopt;
+    }
+
+    // What a header that is not text is, from its bytes, or nothing: named, since its header
+    // otherwise reads as unknown names.
+    [[nodiscard]] static std::optional<std::string_view> not_text(const csv_record& h) {
+        const std::string_view f = h.empty() ? std::string_view{} : h[0];
+        if (const auto what = not_text_start(f)) return what;
+        // UTF-16 (a spreadsheet's "Unicode text"): a byte-order mark FF FE / FE FF, or the
+        // letters of an ASCII header with a NUL before (big-endian) or after (little-endian)
+        // each: NULs in every other byte and nowhere else.
+        const auto alternating = [f](std::size_t nul_at) {
+            if (f.size() < 2) return false;
+            for (std::size_t i = 0; i < f.size(); ++i) {
+                if ((f[i] == '\0') != (i % 2 == nul_at)) return false;
+            }
+            return true;
+        };
+        if (f.starts_with("\xFF\xFE") || f.starts_with("\xFE\xFF") || alternating(0) ||
+            alternating(1)) {
+            return "the file is UTF-16 text; perfcast reads UTF-8 (convert it, e.g. "
+                   "iconv -f UTF-16 -t UTF-8)";
+        }
+        for (std::size_t i = 0; i < h.size(); ++i) {
+            if (h[i].find('\0') != std::string_view::npos) {
+                return "NUL bytes in the header: a binary file, not CSV text";
+            }
+        }
+        return std::nullopt;
+    }
+
     void read_header() {
-        if (!csv_.next()) {
+        bool any = false;
+        try {
+            any = csv_.next();
+        } catch (const parse_error& e) {
+            // Binary bytes can break the CSV layer in the first record (a quote after a comma
+            // never closed): its excerpt of an over-long record starts at the file's first byte.
+            if (e.line() <= 1 && !e.text().empty()) {
+                if (const auto what = not_text_start(e.text())) {
+                    throw parse_error(where, csv_.source(), 1, 0, *what, e.text());
+                }
+            }
+            throw;
+        }
+        if (!any) {
             throw parse_error(where, csv_.source(), 1, 0,
                               "empty file (expected a header with Type, Accelerator Core and "
                               "Duration(us))",
                               "");
         }
         const csv_record& h = csv_.record();
-        // UTF-16 (a spreadsheet's "Unicode text"): a byte-order mark FF FE / FE FF, or NUL
-        // bytes between the letters. Named, since its header otherwise reads as unknown names.
-        if (const std::string_view f = h.empty() ? std::string_view{} : h[0];
-            f.starts_with("\xFF\xFE") || f.starts_with("\xFE\xFF") ||
-            f.find('\0') != std::string_view::npos) {
-            throw parse_error(where, csv_.source(), h.line(), 0,
-                              "the file is UTF-16 text; perfcast reads UTF-8 (convert it, e.g. "
-                              "iconv -f UTF-16 -t UTF-8)",
+        if (const auto what = not_text(h)) {
+            throw parse_error(where, csv_.source(), h.line(), 0, *what,
                               h.joined(csv_.options().delimiter));
         }
         for (std::size_t i = 0; i < h.size(); ++i) {

@@ -245,6 +245,10 @@ using string_ids = std::unordered_map<std::int64_t, std::string>;
     msprof_task t;
     t.global_task_id = db_required_integer(c[t_global_task_id], t_global_task_id);
     t.start = timestamp{db_required_integer(c[t_start], t_start)};
+    // As the CSV reader's start (parse_timestamp_us takes digits only): a time before the epoch
+    // is no profiler's clock, and its span to the other rows is nonsense. endNs, at least
+    // startNs below, is then not negative either.
+    if (t.start.ns < 0) throw db_damage{t_start, "negative, not a timestamp in nanoseconds"};
     t.end = timestamp{db_required_integer(c[t_end], t_end)};
     if (t.end < t.start) throw db_damage{t_end, "endNs before startNs"};
     if (const std::string_view p =

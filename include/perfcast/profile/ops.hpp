@@ -847,17 +847,30 @@ struct conv_weight {
 }
 }  // namespace detail
 
-/// An op whose sizes pass 2^63 - 1 ("too large") is an error naming the row's line, name and
-/// type: the profile's file is named by the reader's caller. `ops`: the op kinds whose
-/// profiler types the row may have (an extension's vocabulary, node.hpp's with_rows).
-[[nodiscard]] inline std::optional<op> op_of(const kernel_row& r, op_vocabulary ops) {
+namespace detail {
+/// op_of_row's op, or why the op factories refused the row's sizes: a size that passes 2^63 - 1
+/// ("too large": two inputs of 2^63 - 1 elements each, a GEMM of 1e22 multiply-adds).
+struct row_op {
+    std::optional<op> o;
+    std::string refused;  // the factory's error; empty when it gave an op or nothing
+};
+[[nodiscard]] inline row_op try_op_of_row(const kernel_row& r, op_vocabulary ops) {
     try {
-        return detail::op_of_row(r, ops);
+        return {op_of_row(r, ops), {}};
     } catch (const ::perfcast::error& e) {
-        throw ::perfcast::error("row at line " + std::to_string(r.line) + " (" +
-                                parse_error::printable(r.name) + ", " +
-                                parse_error::printable(r.op_type) + "): " + e.what());
+        // Only a size past what the model holds; any other refusal stops the run as before.
+        if (std::string_view(e.what()).find("too large") == std::string_view::npos) throw;
+        return {std::nullopt, e.what()};
     }
+}
+}  // namespace detail
+
+/// `ops`: the op kinds whose profiler types the row may have (an extension's vocabulary,
+/// node.hpp's with_rows). A row whose sizes pass 2^63 - 1 ("too large") gives nothing, as other
+/// shapes no op reads: one such row of a damaged file does not stop a run over the others
+/// (why_unmapped says which size, unmapped_reason::shapes).
+[[nodiscard]] inline std::optional<op> op_of(const kernel_row& r, op_vocabulary ops) {
+    return detail::try_op_of_row(r, ops).o;
 }
 
 namespace detail {
@@ -1047,6 +1060,29 @@ inline constexpr double min_measured_us = 0.001;
     return measured_op{*o, std::min(k, e.cores), *r.task_duration, r.op_type, std::move(key)};
 }
 
+/// The largest Block Dim a kernel on the AI cores is launched with: CANN's SetBlockDim takes a
+/// blockDim (logical cores) in [1, 65535] (hiascend.com, CANN Community Edition 8.3.RC1 API
+/// reference, "SetBlockDim"). More is no launch: a damaged or mistyped field.
+inline constexpr int max_block_dim = 65535;
+
+/// What the model has to assume of row `r`'s Block Dim on chip `c`, or "" when nothing: a row on
+/// the cube or vector cores with no Block Dim (empty or N/A), a Block Dim of 0, or one above
+/// max_block_dim is priced on all of its engine's cores (measured_op_of, anchor_profile), which
+/// the row does not say. "Block Dim 0 (task AI_CORE): expected the blocks it launched, 1 ..
+/// 65535; priced on all 24 cube cores". A Block Dim above the cores is not one: the blocks
+/// run in waves on all of them.
+[[nodiscard]] inline std::string block_dim_problem(const chip& c, const kernel_row& r) {
+    const auto eng = engine_of(r.task);
+    if (!runs_on_ai_cores(r.task) || !eng) return {};
+    if (r.block_dim && *r.block_dim >= 1 && *r.block_dim <= max_block_dim) return {};
+    const std::string what =
+        !r.block_dim ? "no Block Dim (empty or N/A)" : "Block Dim " + std::to_string(*r.block_dim);
+    return what + " (task " + parse_error::printable(r.task_text) +
+           "): expected the blocks it launched, 1 .. " + std::to_string(max_block_dim) +
+           "; priced on all " + std::to_string(c.engine_of(*eng).cores) + " " +
+           std::string(name_of(*eng)) + " cores";
+}
+
 /// Why a row gives no measured op (measured_op_of), in the order measured_op_of meets them.
 enum class unmapped_reason : unsigned char {
     no_duration,     // no duration of at least min_measured_us
@@ -1137,6 +1173,9 @@ namespace detail {
             shapes += (i == 0 ? "" : ";") + to_string((*side)[i]);
     }
     const std::string bad = notes(note_kind::bad_shape);
+    if (std::string refused = try_op_of_row(r, ops).refused; !refused.empty())
+        return say(unmapped_reason::shapes,
+                   shapes + ": sizes the model cannot hold (" + std::move(refused) + ")");
     const op_row* named = row_for_profiler_type(ops, r.op_type);
     return say(
         unmapped_reason::shapes,

@@ -469,6 +469,7 @@ private:
             e.notes += n;
         };
         for (const row_note& n : r.notes) note(name_of(n.kind));
+        if (bytes_too_large(r)) note(too_large_bytes_note);
         e.above_compute_peak = above_compute_peak(r, d);
         if (e.above_compute_peak) note(above_compute_note);
         if (e.above_hbm_peak && !e.above_compute_peak) note(above_hbm_note);

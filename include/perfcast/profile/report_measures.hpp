@@ -47,11 +47,29 @@ inline constexpr std::array<write_only_type, 8> write_only_types{{
                        [type](const write_only_type& w) { return w.type == type; });
 }
 
+/// The least byte count that is "too large": 2^63, past the 2^63 - 1 bound of shape products
+/// and byte counts (docs/profiles.md, "Valid ranges of physical inputs").
+inline constexpr double too_large_bytes = 0x1p63;
+
+namespace detail {
+[[nodiscard]] inline std::optional<data_size> bytes_once(const kernel_row& r) {
+    return is_write_only_type(r.op_type) ? r.output_bytes() : r.bytes_moved();
+}
+}  // namespace detail
+
+/// Whether the bytes an op moves once (bytes_moved_once) are too large (too_large_bytes or
+/// more): a damaged row, whose rate would be a bandwidth of 5e15 GB/s.
+[[nodiscard]] inline bool bytes_too_large(const kernel_row& r) {
+    const auto b = detail::bytes_once(r);
+    return b && !(b->in(units::B) < too_large_bytes);
+}
+
 /// The bytes an op moves once: its inputs and outputs, or for a write-only type its outputs
-/// alone; nothing when a shape or dtype it needs is unknown.
+/// alone; nothing when a shape or dtype it needs is unknown, or when they are too large
+/// (bytes_too_large: the row feeds no bandwidth, and its note says so).
 [[nodiscard]] inline std::optional<data_size> bytes_moved_once(const kernel_row& r) {
-    if (!is_write_only_type(r.op_type)) return r.bytes_moved();
-    return r.output_bytes();
+    if (bytes_too_large(r)) return std::nullopt;
+    return detail::bytes_once(r);
 }
 
 /// The innermost dimension larger than 1 (1 when there is none). Row-major strides come from the
@@ -134,6 +152,9 @@ inline std::string fixed3(double v) {
     return out;
 }
 
+/// The note of an op whose bytes are too large (bytes_too_large): no bandwidth is computed.
+inline constexpr std::string_view too_large_bytes_note =
+    "bytes of 2^63 or more (too large): no bandwidth computed";
 /// The note of an op faster than the chip's HBM bandwidth (table, csv and json).
 inline constexpr std::string_view above_hbm_note = "above HBM peak: L2 or cache";
 /// The note of a GEMM faster than the chip's cube peak: no cache explains that.

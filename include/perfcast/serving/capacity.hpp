@@ -147,49 +147,97 @@ struct load_point {
     [[nodiscard]] bool meets(duration target) const noexcept { return steady && latency <= target; }
 };
 
+/// Where light loads miss the target because their requests wait out the batching window, the
+/// search scans down from the ceiling for the highest load that meets it, each load this ratio
+/// of the one above, window_scan_steps loads at most (0.8^31: down to 1/1000 of the ceiling).
+/// Both assumptions: a step that a meeting range of loads is wider than, a search bound.
+inline constexpr double window_scan_ratio = 0.8;
+inline constexpr int window_scan_steps = 32;
+
 /// Bisection on the load: `eval(qps)` gives the quantile there. `floor_latency` is the quantile
-/// as the load goes to 0, `guess` a load near saturation and `sat` the saturation throughput:
-/// no load above sat x (1 - saturation_margin) is evaluated, so every bracket holds stable
-/// loads only, and a target still met there gives that load, marked capacity_limit::saturation.
+/// no load goes below (service_floor), `light_latency` the quantile as the load goes to 0
+/// (low_load: the same but for a batching window's wait), `guess` a load near saturation and
+/// `sat` the saturation throughput: no load above sat x (1 - saturation_margin) is evaluated, so
+/// every bracket holds stable loads only, and a target still met there gives that load, marked
+/// capacity_limit::saturation. With a window, light loads can miss a target that busier loads
+/// meet (gears fill and leave early; the latency falls with the load, then rises toward
+/// saturation): the search then scans down from the ceiling (window_scan_ratio) for the highest
+/// load that meets and bisects between it and the load above.
 template <class Eval>
 capacity_result bisect_capacity(const capacity_options& o, duration floor_latency,
-                                request_rate guess, request_rate sat, Eval&& eval) {
+                                duration light_latency, request_rate guess, request_rate sat,
+                                Eval&& eval) {
     if (floor_latency > o.target) {
+        const bool window = light_latency > floor_latency;
         return no_capacity{"perfcast::find_capacity: no load meets the target: the latency at " +
                                number_text(o.quantile * 100) + " % is " + ms_text(floor_latency) +
-                               " even at low load, above the target " + ms_text(o.target),
+                               (window ? " at any load (the service alone, without the batching "
+                                         "window's wait)"
+                                       : " even at low load") +
+                               ", above the target " + ms_text(o.target),
                            0, floor_latency, o.target};
     }
     serving_capacity best;
     best.saturation = sat;
     const double ceiling = sat.in(units::qps) * (1.0 - saturation_margin);
     int evals = 0;
-    double lo = 0;  // meets (load 0 meets: floor_latency <= target)
-    load_point at_lo{floor_latency, 0.0, 0.0};
+    // Load 0 meets when its requests meet the target waiting out the window (or there is none).
+    const bool light_meets = light_latency <= o.target;
+    double lo = 0;  // the highest load known to meet (0: none yet, or load 0 where light_meets)
+    load_point at_lo{light_latency, 0.0, 0.0};
     double hi = std::min(guess.in(units::qps), ceiling);
-    // Grow until a load fails (merging can beat the no-merging guess), up to the ceiling.
-    for (int i = 0; i < 64; ++i) {
-        const load_point p = eval(request_rate{hi, units::qps});
+    // The lowest latency quantile a load gave: "none meets it" reports it as the closest.
+    duration seen = duration{std::numeric_limits<double>::infinity(), units::s};
+    const auto measure = [&](double q) {
+        const load_point p = eval(request_rate{q, units::qps});
         ++evals;
+        if (p.latency < seen) seen = p.latency;
+        return p;
+    };
+    const auto at_ceiling = [&](const load_point& p) {
+        best.qps = request_rate{ceiling, units::qps};
+        best.latency = p.latency;
+        best.utilization = p.utilization;
+        best.core_utilization = p.core_utilization;
+        best.evaluations = evals;
+        best.limit = capacity_limit::saturation;
+        return best;
+    };
+    if (!light_meets) {
+        // The loads that meet lie between light loads and saturation: scan down from the top.
+        double q = ceiling;
+        for (int i = 0; i < window_scan_steps; ++i, q *= window_scan_ratio) {
+            const load_point p = measure(q);
+            if (p.meets(o.target)) {
+                if (i == 0) return at_ceiling(p);
+                lo = q;
+                at_lo = p;
+                break;
+            }
+            hi = q;  // the lowest load above that fails
+        }
+        if (lo == 0) {
+            return no_capacity{"perfcast::find_capacity: no load meets the target " +
+                                   ms_text(o.target) + " of the loads tried (" +
+                                   number_text(ceiling) + " down to " + number_text(hi) +
+                                   " requests/s; lighter loads wait out the batching window: " +
+                                   ms_text(light_latency) + " at low load)",
+                               0, seen, o.target};
+        }
+    }
+    // Grow until a load fails (merging can beat the no-merging guess), up to the ceiling.
+    for (int i = 0; light_meets && i < 64; ++i) {
+        const load_point p = measure(hi);
         if (!p.meets(o.target)) break;
         lo = hi;
         at_lo = p;
-        if (hi >= ceiling) {
-            best.qps = request_rate{ceiling, units::qps};
-            best.latency = p.latency;
-            best.utilization = p.utilization;
-            best.core_utilization = p.core_utilization;
-            best.evaluations = evals;
-            best.limit = capacity_limit::saturation;
-            return best;
-        }
+        if (hi >= ceiling) return at_ceiling(p);
         hi = std::min(hi * 2, ceiling);
     }
-    // Shrink until a load meets, when the guess already failed.
+    // Shrink until a load meets, when the guess already failed (load 0 meets).
     while (lo == 0 && evals < 60) {
         const double probe = hi / 4;
-        const load_point p = eval(request_rate{probe, units::qps});
-        ++evals;
+        const load_point p = measure(probe);
         if (p.meets(o.target)) {
             lo = probe;
             at_lo = p;
@@ -201,12 +249,11 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
         return no_capacity{"perfcast::find_capacity: no load meets the target " +
                                ms_text(o.target) + " (even " + number_text(hi) +
                                " requests/s fails)",
-                           0, floor_latency, o.target};
+                           0, seen, o.target};
     }
     while (hi - lo > o.rel_tolerance * hi && evals < 200) {
         const double mid = 0.5 * (lo + hi);
-        const load_point p = eval(request_rate{mid, units::qps});
-        ++evals;
+        const load_point p = measure(mid);
         if (p.meets(o.target)) {
             lo = mid;
             at_lo = p;
@@ -240,26 +287,30 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
 /// sizes from `dist` (bisection on the simulation or the analytic model), never above
 /// saturation x (1 - saturation_margin) and never at a load whose run's queue grew: a loose
 /// target gives that cap, marked capacity_limit::saturation. "None meets it" when even the
-/// low-load quantile (no queueing) is above the target.
+/// quantile no load goes below (service_floor: no queueing, no window wait) is above the target,
+/// or when no load the search tried meets it.
 [[nodiscard]] inline capacity_result find_capacity(const server_config& config,
                                                    const batch_distribution& dist,
                                                    const capacity_options& o) {
     detail::check_capacity_options(o);
     const low_load_result low = low_load(config, dist);
-    const duration floor_latency = low.at(o.quantile);
+    const duration light_latency = low.at(o.quantile);
+    const duration floor_latency =
+        config.window > duration{} ? service_floor(config, dist).at(o.quantile) : light_latency;
     if (o.method == capacity_method::analytic) {
         // The model's own saturation load (any rate gives it: it does not depend on the load).
         const request_rate sat = analyze(config, dist, low.capacity, o.service_cv).saturation;
-        return detail::bisect_capacity(o, floor_latency, low.capacity, sat, [&](request_rate q) {
-            const analytic_result a = analyze(config, dist, q, o.service_cv);
-            return detail::load_point{a.stable ? a.at(o.quantile) : a.mean, a.utilization, 0.0,
-                                      a.stable};
-        });
+        return detail::bisect_capacity(
+            o, floor_latency, light_latency, low.capacity, sat, [&](request_rate q) {
+                const analytic_result a = analyze(config, dist, q, o.service_cv);
+                return detail::load_point{a.stable ? a.at(o.quantile) : a.mean, a.utilization, 0.0,
+                                          a.stable};
+            });
     }
     const sim_options so = detail::capacity_sim_options(o);
     const saturation_result sat = saturation(config, dist, o.seed, o.service_cv);
     return detail::bisect_capacity(
-        o, floor_latency, low.capacity, sat.throughput, [&](request_rate q) {
+        o, floor_latency, light_latency, low.capacity, sat.throughput, [&](request_rate q) {
             const serving_result s = simulate(config, dist, q, o.requests, so);
             return detail::load_point{s.at(o.quantile), s.utilization, s.core_utilization,
                                       !s.queue_grew()};
@@ -287,8 +338,11 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
     const sim_options so = detail::capacity_sim_options(o);
     // The trace's sizes, queued at once: its bursts are not the saturation's business.
     const saturation_result sat = saturation(config, dist, o.seed, o.service_cv);
+    const duration light_latency = low.at(o.quantile);
+    const duration floor_latency =
+        config.window > duration{} ? service_floor(config, dist).at(o.quantile) : light_latency;
     return detail::bisect_capacity(
-        o, low.at(o.quantile), low.capacity, sat.throughput, [&](request_rate q) {
+        o, floor_latency, light_latency, low.capacity, sat.throughput, [&](request_rate q) {
             trace_arrivals src(trace, q / base);
             const serving_result s = simulate(config, src, so);
             return detail::load_point{s.at(o.quantile), s.utilization, s.core_utilization,
@@ -297,7 +351,7 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
 }
 
 /// The candidate with the highest capacity, or none meets it with the closest candidate (the
-/// lowest latency quantile at low load).
+/// lowest latency quantile no load goes below: at low load, without a batching window's wait).
 [[nodiscard]] inline capacity_result best_capacity(std::span<const server_config> candidates,
                                                    const batch_distribution& dist,
                                                    const capacity_options& o) {
@@ -323,7 +377,8 @@ capacity_result bisect_capacity(const capacity_options& o, duration floor_latenc
                   " configurations meets the target " + detail::ms_text(o.target) +
                   "; the closest is candidate " + std::to_string(closest.closest) + " at " +
                   detail::ms_text(closest.closest_latency) + " (" +
-                  detail::number_text(o.quantile * 100) + " % at low load)";
+                  detail::number_text(o.quantile * 100) +
+                  " % at low load, without a batching window's wait)";
     return closest;
 }
 
