@@ -46,6 +46,7 @@ public:
                 std::string_view problem, std::string text)
         : error(make_message(where, source, line, column, problem, text)),
           source_(std::move(source)),
+          problem_(problem),
           text_(std::move(text)),
           line_(line),
           column_(column) {}
@@ -55,6 +56,8 @@ public:
     [[nodiscard]] std::size_t column() const noexcept { return column_; }
     /// The offending text as it was in the input (not escaped).
     [[nodiscard]] const std::string& text() const noexcept { return text_; }
+    /// What is wrong, without the place and the text: for a message that names the place itself.
+    [[nodiscard]] const std::string& problem() const noexcept { return problem_; }
 
     /// `text` made printable for a message: at most `max` bytes, control and non-ASCII bytes
     /// as \t, \r, \n, \xNN, quotes and backslashes escaped.
@@ -97,6 +100,7 @@ private:
     }
 
     std::string source_;
+    std::string problem_;
     std::string text_;
     std::size_t line_ = 0;
     std::size_t column_ = 0;

@@ -605,24 +605,6 @@ inline void add_device(profile_source& s, const std::filesystem::path& table,
 
 namespace detail {
 
-/// The problem of a parse_error without its "perfcast::WHERE: SOURCE:LINE:COLUMN: " and
-/// ": \"TEXT\"" (parse_error's message layout, csv.hpp), for a message that names the place
-/// itself; the whole message when it is not laid out so.
-[[nodiscard]] inline std::string problem_of(const parse_error& e) {
-    const std::string m = e.what();
-    std::string place = e.source();
-    if (e.line() != 0) place += ":" + std::to_string(e.line());
-    if (e.column() != 0) place += ":" + std::to_string(e.column());
-    place += ": ";
-    const std::string tail = ": \"" + parse_error::printable(e.text()) + "\"";
-    const std::size_t at = m.find(place);
-    if (at == std::string::npos || !ends_with(m, tail) ||
-        at + place.size() > m.size() - tail.size()) {
-        return m;
-    }
-    return m.substr(at + place.size(), m.size() - tail.size() - at - place.size());
-}
-
 /// Whether two op table headers hold the same columns (in any order: a row is read by its own
 /// file's header); when not, what differs, for the message.
 [[nodiscard]] inline std::optional<std::string> header_difference(const kernel_header& a,
@@ -701,7 +683,7 @@ void for_each_source_file(const profile_source& s, kernel_reader_options opt, F&
         } catch (const parse_error& e) {
             if (opt.strict) throw;
             if (!first_error) first_error = e;
-            lost.push_back({name, 0, 0, "slice not read: " + detail::problem_of(e), e.text()});
+            lost.push_back({name, 0, 0, "slice not read: " + e.problem(), e.text()});
             continue;
         }
         if (!first) {
